@@ -1,0 +1,9 @@
+import { defineConfig } from 'drizzle-kit';
+
+// drizzle-kit only generates SQL from the schema; it needs no database connection.
+export default defineConfig({
+  dialect: 'postgresql',
+  schema: './src/db/schema.ts',
+  out: './migrations',
+  casing: 'snake_case',
+});

@@ -1,0 +1,59 @@
+import { ConfigError, UsageError } from '../errors.js';
+import type { Command, CommandIo } from './command.js';
+
+/**
+ * Every command: its one-line summary, and its module, loaded only when run so start-up and
+ * `--help` stay fast.
+ */
+const COMMANDS: Record<string, { summary: string; load: () => Promise<{ command: Command }> }> = {};
+
+function helpText(): string {
+  const names = Object.keys(COMMANDS);
+  const width = Math.max(...names.map((n) => n.length), 4);
+  return [
+    'ledger-indexer: mirrors a token payment ledger into PostgreSQL',
+    '',
+    'Usage: ledger-indexer <command> [options]',
+    '',
+    'Commands:',
+    ...names.map((name) => `  ${name.padEnd(width)}  ${COMMANDS[name]?.summary ?? ''}`),
+    '',
+    "Run 'ledger-indexer <command> --help' for a command's options.",
+  ].join('\n');
+}
+
+/** Runs the command line `argv` (without `node` and the script); resolves to the exit code. */
+export async function main(argv: string[], io: CommandIo): Promise<number> {
+  const [name, ...rest] = argv;
+  if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
+    io.stdout.write(`${helpText()}\n`);
+    return name === undefined ? 2 : 0;
+  }
+  if (name === '--version') {
+    const { readFile } = await import('node:fs/promises');
+    const { join } = await import('node:path');
+    const { packageRoot } = await import('../paths.js');
+    const pkg = JSON.parse(await readFile(join(packageRoot, 'package.json'), 'utf8')) as { version: string };
+    io.stdout.write(`${pkg.version}\n`);
+    return 0;
+  }
+  const entry = COMMANDS[name];
+  if (!entry) {
+    io.stderr.write(`ledger-indexer: unknown command '${name}' (see --help)\n`);
+    return 2;
+  }
+  const { command } = await entry.load();
+  if (rest.includes('--help') || rest.includes('-h')) {
+    io.stdout.write(`${command.usage.trimEnd()}\n`);
+    return 0;
+  }
+  try {
+    return await command.run(rest, io);
+  } catch (error) {
+    if (error instanceof ConfigError || error instanceof UsageError) {
+      io.stderr.write(`ledger-indexer ${name}: ${error.message}\n`);
+      return 2;
+    }
+    throw error;
+  }
+}

@@ -1,0 +1,105 @@
+/**
+ * The seams between the sync engine (pure paging and reconciliation logic in `src/sync`) and the
+ * outside world. The engine is handed these functions; `src/db` implements the store on
+ * PostgreSQL/PGlite, `src/client` the fetching. Tests may implement them with arrays.
+ *
+ * Nothing in `src/sync` imports pg, drizzle, bullmq or pino.
+ */
+import type { LedgerTx, RejectedRecord, TxListFilter, TxPage } from '../client/types.js';
+
+/** Which list a stream follows: the global `/txs` (no account) or one account's, optionally filtered. */
+export interface StreamSpec extends TxListFilter {
+  account?: string | undefined;
+}
+
+/** Where a walk over a stream's pages stands; stored with the stream and committed with each page. */
+export interface WalkCheckpoint {
+  /** `backfill`: pages 1..totalPages, first time. `tail`: from page 1 down to the watermark. */
+  mode: 'backfill' | 'tail';
+  /** The next page to fetch (1-based). Resuming there only repeats records, never skips. */
+  nextPage: number;
+  /** The highest `rawId` seen on page 1 when this walk began; becomes the watermark when it ends. */
+  headRawId: number | null;
+  /** The largest `totalPages` seen during this walk (it grows while walking). */
+  totalPages: number;
+}
+
+/** A stream's persisted state as the engine sees it. */
+export interface StreamState {
+  key: string;
+  spec: StreamSpec;
+  /**
+   * Every record of the stream with `rawId <= watermark` is known to be stored. `null` until the
+   * first complete walk ends. Moves only when a walk finishes.
+   */
+  watermark: number | null;
+  /** The walk in progress, or `null` when none is. */
+  walk: WalkCheckpoint | null;
+}
+
+/** Proof of the right to write a stream's checkpoint: the lease's fencing number. */
+export interface StreamLease {
+  key: string;
+  /** Strictly increasing per stream; a write carrying an older number is refused. */
+  fence: number;
+  owner: string;
+}
+
+/** What one page contributes, committed atomically with the stream's new checkpoint. */
+export interface PageCommit {
+  lease: StreamLease;
+  /** The page number fetched (for rejected-record reports). */
+  page: number;
+  records: LedgerTx[];
+  rejected: RejectedRecord[];
+  /** The checkpoint after this page; `null` when the walk is finished. */
+  walk: WalkCheckpoint | null;
+  /** The stream's watermark after this page (unchanged unless the walk finished). */
+  watermark: number | null;
+}
+
+/** Counts of what a write did. `unchanged` rows were identical and not rewritten. */
+export interface WriteCounts {
+  inserted: number;
+  updated: number;
+  unchanged: number;
+  rejected: number;
+}
+
+/** A stored record that is not final yet and is due for a re-read. */
+export interface PendingRecord {
+  rawId: number;
+  ledgerHash: string;
+  /** How many re-reads were already made; drives the backoff. */
+  attempts: number;
+}
+
+/** The persistence the sync engine needs. Implemented in `src/db/store.ts`. */
+export interface SyncStore {
+  /**
+   * Takes (or renews) the lease on a stream, creating its row when new, and returns its state.
+   * Throws `LeaseLostError` while another owner holds an unexpired lease.
+   */
+  acquireStream(
+    spec: StreamSpec,
+    owner: string,
+    leaseMs: number,
+  ): Promise<{ lease: StreamLease; state: StreamState }>;
+  /** Writes a page's records, rejected records and the checkpoint in one transaction; refuses a stale fence. */
+  commitPage(commit: PageCommit): Promise<WriteCounts>;
+  /** Ends the lease; records the outcome (success time or error) for `status`. */
+  releaseStream(lease: StreamLease, outcome: { ok: true } | { ok: false; error: string }): Promise<void>;
+  /** Records not final yet whose next re-read is due at `now`, oldest first. */
+  duePending(limit: number, now: Date): Promise<PendingRecord[]>;
+  /**
+   * Stores re-read records (status history included) and schedules the next re-read of those
+   * still not final; `missing` are hashes the service no longer knows (404).
+   */
+  commitReread(input: { records: LedgerTx[]; missing: PendingRecord[]; now: Date }): Promise<WriteCounts>;
+}
+
+/** Fetches one page of a stream. Implemented over the client. */
+export type FetchPage = (spec: StreamSpec, page: number) => Promise<TxPage>;
+
+/** Fetches one record by its ledger hash; `null` when the service does not know it. */
+export type FetchByHash = (ledgerHash: string) => Promise<LedgerTx | null>;

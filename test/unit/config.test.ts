@@ -1,0 +1,72 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { flagName, loadConfig, redactUrl } from '../../src/config.js';
+import { ConfigError } from '../../src/errors.js';
+
+describe('loadConfig', () => {
+  it('applies documented defaults to an empty environment', () => {
+    const config = loadConfig({});
+    assert.equal(config.ledgerBaseUrl, undefined);
+    assert.equal(config.databaseUrl, undefined);
+    assert.equal(config.dataDir, './.ledger-indexer');
+    assert.equal(config.logLevel, 'info');
+    assert.equal(config.requestTimeoutMs, 10_000);
+    assert.equal(config.retries, 5);
+    assert.equal(config.requestsPerSecond, 50);
+    assert.deepEqual(config.ledgerPaths, {});
+  });
+
+  it('reads every variable and lets flag overrides win', () => {
+    const config = loadConfig(
+      {
+        LEDGER_BASE_URL: 'http://127.0.0.1:9000',
+        DATABASE_URL: 'postgres://u:p@127.0.0.1/db',
+        REDIS_URL: 'redis://127.0.0.1:6379',
+        LOG_LEVEL: 'debug',
+        LEDGER_REQUEST_TIMEOUT_MS: '2500',
+        LEDGER_PATHS: '{"txsByHash":"/tx/{ledgerHash}"}',
+      },
+      { ledgerBaseUrl: 'http://127.0.0.1:9999' },
+    );
+    assert.equal(config.ledgerBaseUrl, 'http://127.0.0.1:9999');
+    assert.equal(config.logLevel, 'debug');
+    assert.equal(config.requestTimeoutMs, 2500);
+    assert.deepEqual(config.ledgerPaths, { txsByHash: '/tx/{ledgerHash}' });
+  });
+
+  const bad: Array<[Record<string, string>, string]> = [
+    [{ LEDGER_REQUEST_TIMEOUT_MS: 'soon' }, 'LEDGER_REQUEST_TIMEOUT_MS'],
+    [{ LEDGER_REQUEST_TIMEOUT_MS: '0' }, 'LEDGER_REQUEST_TIMEOUT_MS'],
+    [{ LEDGER_RETRIES: '-1' }, 'LEDGER_RETRIES'],
+    [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL'],
+    [{ DATABASE_URL: 'mysql://x' }, 'DATABASE_URL'],
+    [{ LEDGER_BASE_URL: 'not a url' }, 'LEDGER_BASE_URL'],
+    [{ REDIS_URL: 'http://x' }, 'REDIS_URL'],
+    [{ LEDGER_PATHS: '[1]' }, 'LEDGER_PATHS'],
+    [{ LEDGER_RETRY_MIN_MS: '500', LEDGER_RETRY_MAX_MS: '100' }, 'LEDGER_RETRY_MAX_MS'],
+  ];
+  for (const [env, setting] of bad) {
+    it(`rejects a bad ${setting} with one line naming it`, () => {
+      assert.throws(
+        () => loadConfig(env),
+        (error: unknown) =>
+          error instanceof ConfigError &&
+          error.setting === setting &&
+          error.message.startsWith(`${setting}:`) &&
+          !error.message.includes('\n'),
+      );
+    });
+  }
+
+  it('names the flag, not the variable, when the flag was wrong', () => {
+    assert.throws(() => loadConfig({}, { ledgerBaseUrl: 'nope' }), /^ConfigError: --base-url:|--base-url/);
+    assert.equal(flagName('requestTimeoutMs'), '--request-timeout-ms');
+  });
+});
+
+describe('redactUrl', () => {
+  it('hides passwords and keeps the rest', () => {
+    assert.equal(redactUrl('postgres://app:s3cret@db:5432/ledger'), 'postgres://app:***@db:5432/ledger');
+    assert.equal(redactUrl('redis://127.0.0.1:6379'), 'redis://127.0.0.1:6379');
+  });
+});
