@@ -1,7 +1,7 @@
 // Runs the test files with node's test runner. Node 20's runner takes no globs, so the files are
 // listed here. Exits non-zero when any test fails or when no test ran at all.
 import { spawn } from 'node:child_process';
-import { readdirSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 
 const root = new URL('..', import.meta.url).pathname;
@@ -10,6 +10,7 @@ const folders = suites.length > 0 ? suites : ['unit', 'integration'];
 
 function collect(dir) {
   let files = [];
+  if (!existsSync(dir)) return files;
   for (const name of readdirSync(dir).sort()) {
     const path = join(dir, name);
     if (statSync(path).isDirectory()) files = files.concat(collect(path));
