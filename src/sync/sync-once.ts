@@ -1,0 +1,105 @@
+import type { LedgerToken, TxListFilter } from '../client/types.js';
+import { fetchByHashFromClient, fetchPageFromClient, type SyncClient } from './client-ports.js';
+import type { StreamSpec, SyncStore } from './ports.js';
+import { type ReconcileResult, reconcilePending } from './reconcile.js';
+import type { SyncLogger } from './sync-logger.js';
+import { type PageEvent, type WalkResult, walkStream } from './walk-stream.js';
+
+/**
+ * What a one-shot sync needs; the context of `createContext` (src/context.ts) satisfies it, so a
+ * queue job can hand over the same object.
+ */
+export interface SyncContext {
+  config: { concurrency: number };
+  logger: SyncLogger;
+  client: SyncClient;
+  store: SyncStore;
+  /** Stores the tokens of `/info`; token refresh is skipped without it. */
+  saveTokens?: ((tokens: LedgerToken[]) => Promise<unknown>) | undefined;
+}
+
+/** What to sync. */
+export interface SyncOptions extends TxListFilter {
+  /** Accounts to sync, one stream each; none: the global list. */
+  accounts?: readonly string[] | undefined;
+  /** Re-walk every stream from page 1. Default false. */
+  full?: boolean | undefined;
+  /** The lease owner; default `sync:<pid>:<random>`. */
+  owner?: string | undefined;
+  /** Re-read non-final records after the walks. Default true. */
+  reconcile?: boolean | undefined;
+  /** Refresh tokens from `/info` first. Default true (when the context can save them). */
+  refreshTokens?: boolean | undefined;
+  /** Most records re-read in this run. Default: all that are due. */
+  maxRereads?: number | undefined;
+  signal?: AbortSignal | undefined;
+  onPage?: ((event: PageEvent) => void) | undefined;
+  /** Called when a stream's walk begins, with its spec. */
+  onStream?: ((spec: StreamSpec) => void) | undefined;
+}
+
+/** What {@link syncOnce} did. */
+export interface SyncResult {
+  /** Tokens refreshed from `/info`, `null` when not refreshed. */
+  tokens: number | null;
+  streams: WalkResult[];
+  reconcile: ReconcileResult | null;
+  /** The signal stopped the run before everything was up to date. */
+  stopped: boolean;
+}
+
+/** The streams of a sync: one per account, or the global list, each with the same filters. */
+export function streamSpecs(options: SyncOptions): StreamSpec[] {
+  const filter: TxListFilter = {
+    tokenTag: options.tokenTag,
+    action: options.action,
+    withoutAction: options.withoutAction,
+  };
+  const accounts = [...new Set(options.accounts ?? [])];
+  return accounts.length === 0 ? [{ ...filter }] : accounts.map((account) => ({ account, ...filter }));
+}
+
+/**
+ * The one-shot sync: refreshes tokens, walks each stream (backfill where never synced, else tail)
+ * one after another, then re-reads the non-final records that are due. Throws on the first
+ * stream that fails; streams already walked keep what they committed.
+ */
+export async function syncOnce(ctx: SyncContext, options: SyncOptions = {}): Promise<SyncResult> {
+  const owner = options.owner ?? `sync:${process.pid}:${Math.random().toString(36).slice(2, 10)}`;
+  const result: SyncResult = { tokens: null, streams: [], reconcile: null, stopped: false };
+  if (options.refreshTokens !== false && ctx.saveTokens) {
+    const info = await ctx.client.info();
+    await ctx.saveTokens(info.tokenList);
+    result.tokens = info.tokenList.length;
+    ctx.logger.info({ tokens: result.tokens }, 'tokens refreshed');
+  }
+  const fetchPage = fetchPageFromClient(ctx.client);
+  for (const spec of streamSpecs(options)) {
+    if (options.signal?.aborted) break;
+    options.onStream?.(spec);
+    const walked = await walkStream({
+      store: ctx.store,
+      fetchPage,
+      spec,
+      owner,
+      full: options.full,
+      concurrency: ctx.config.concurrency,
+      signal: options.signal,
+      onPage: options.onPage,
+      logger: ctx.logger,
+    });
+    result.streams.push(walked);
+  }
+  if (options.reconcile !== false && !options.signal?.aborted) {
+    result.reconcile = await reconcilePending({
+      store: ctx.store,
+      fetchByHash: fetchByHashFromClient(ctx.client),
+      concurrency: ctx.config.concurrency,
+      maxRecords: options.maxRereads,
+      signal: options.signal,
+      logger: ctx.logger,
+    });
+  }
+  result.stopped = options.signal?.aborted === true;
+  return result;
+}

@@ -1,0 +1,266 @@
+import type { TxPage } from '../client/types.js';
+import { MalformedResponseError } from '../errors.js';
+import { isEmptyPage, linkPages, pageRawIds } from './page-links.js';
+import type { FetchPage, StreamLease, StreamSpec, SyncStore, WalkCheckpoint, WriteCounts } from './ports.js';
+import { delay, quietLogger, type SyncLogger } from './sync-logger.js';
+
+/** What {@link walkStream} needs: the ports, the stream, and how hard to push. */
+export interface WalkStreamInput {
+  store: SyncStore;
+  fetchPage: FetchPage;
+  spec: StreamSpec;
+  /** Who holds the lease (host, pid, run id): shows in `sync_streams` while the walk runs. */
+  owner: string;
+  /** Lease length; renewed while the walk goes on. Default 120000. */
+  leaseMs?: number;
+  /** Most pages in flight at once. Default 4. Commits stay in ascending page order whatever it is. */
+  concurrency?: number;
+  /** Start a new backfill from page 1 even when the stream is complete or mid-walk. Default false. */
+  full?: boolean;
+  /** How often an empty page before `totalPages` is fetched again before the walk fails. Default 3. */
+  emptyPageRetries?: number;
+  /** Pause before refetching an empty page, doubled each time. Default 250. */
+  emptyPageDelayMs?: number;
+  /** Once aborted, the walk stops after the page in flight, checkpoint committed. */
+  signal?: AbortSignal | undefined;
+  /** Called after each committed page (progress bars, metrics). */
+  onPage?: ((event: PageEvent) => void) | undefined;
+  logger?: SyncLogger | undefined;
+  /** Clock, for lease renewal. Default `Date.now`. */
+  now?: () => number;
+}
+
+/** One committed page, as reported to {@link WalkStreamInput.onPage}. */
+export interface PageEvent {
+  key: string;
+  mode: WalkCheckpoint['mode'];
+  page: number;
+  /** The largest `totalPages` seen so far in this walk. */
+  totalPages: number;
+  /** Valid records on the page. */
+  records: number;
+  counts: WriteCounts;
+}
+
+/** What one call of {@link walkStream} did. */
+export interface WalkResult {
+  key: string;
+  mode: WalkCheckpoint['mode'];
+  /** Pages committed by this call. */
+  pages: number;
+  /** Valid records fetched (repeats included). */
+  records: number;
+  counts: WriteCounts;
+  /** Pages fetched again because their link to the previous page could not be proven. */
+  refetched: number;
+  /** The stream's watermark after this call. */
+  watermark: number | null;
+  /** The walk reached its end (the watermark moved); false when stopped by the signal. */
+  finished: boolean;
+}
+
+interface Fetched {
+  page: number;
+  /** Fetch issued after the previous page's committed version had been received. */
+  ordered: boolean;
+  outcome: { ok: true; value: TxPage } | { ok: false; error: unknown };
+}
+
+const REGROW_AFTER_PAGES = 16;
+const DEFAULTS = { leaseMs: 120_000, concurrency: 4, emptyPageRetries: 3, emptyPageDelayMs: 250 };
+
+/**
+ * Walks one stream: takes its lease, then backfills (pages 1..totalPages, resuming from the
+ * checkpoint) or tails (page 1 down to the watermark) according to its state, committing each
+ * page with the next checkpoint in one transaction, in ascending page order. Pages are fetched
+ * a few at a time; a page fetched before its predecessor is accepted only when its rawIds prove
+ * nothing slipped between the two (see {@link linkPages}), and fetched again otherwise.
+ *
+ * Fails (checkpoint intact, lease released with the error) when a fetch fails after the client's
+ * retries, or a page before `totalPages` stays empty.
+ */
+export async function walkStream(input: WalkStreamInput): Promise<WalkResult> {
+  const { store, fetchPage, spec, owner } = input;
+  const leaseMs = input.leaseMs ?? DEFAULTS.leaseMs;
+  const now = input.now ?? Date.now;
+  const logger = input.logger ?? quietLogger;
+  const acquired = await store.acquireStream(spec, owner, leaseMs);
+  let lease: StreamLease = acquired.lease;
+  let leaseTakenAt = now();
+  const { key } = acquired.state;
+  const startWalk = (mode: WalkCheckpoint['mode']): WalkCheckpoint => ({
+    mode,
+    nextPage: 1,
+    headRawId: null,
+    totalPages: 0,
+  });
+  let watermark = acquired.state.watermark;
+  let walk: WalkCheckpoint = input.full
+    ? startWalk('backfill')
+    : (acquired.state.walk ?? startWalk(watermark === null ? 'backfill' : 'tail'));
+  const result: WalkResult = {
+    key,
+    mode: walk.mode,
+    pages: 0,
+    records: 0,
+    counts: { inserted: 0, updated: 0, unchanged: 0, rejected: 0 },
+    refetched: 0,
+    watermark,
+    finished: false,
+  };
+  logger.info(
+    { stream: key, mode: walk.mode, next_page: walk.nextPage, watermark, total_pages: walk.totalPages },
+    'walk starts',
+  );
+
+  const maxWindow = Math.max(1, input.concurrency ?? DEFAULTS.concurrency);
+  let window = 1;
+  let calmPages = 0;
+  let committedThrough = walk.nextPage - 1;
+  let previousMin: number | null = null;
+  const inflight = new Map<number, Promise<Fetched>>();
+  const issue = (page: number): void => {
+    if (inflight.has(page)) return;
+    const ordered = committedThrough >= page - 1;
+    const fetched = fetchPage(spec, page).then(
+      (value): Fetched => ({ page, ordered, outcome: { ok: true, value } }),
+      (error: unknown): Fetched => ({ page, ordered, outcome: { ok: false, error } }),
+    );
+    inflight.set(page, fetched);
+  };
+
+  try {
+    for (;;) {
+      const page = walk.nextPage;
+      const last = Math.max(walk.totalPages, page);
+      for (let ahead = page; ahead <= Math.min(page + window - 1, last); ahead++) issue(ahead);
+      let fetched = await take(inflight, page);
+      let emptyTries = 0;
+      for (;;) {
+        if (!fetched.outcome.ok) throw fetched.outcome.error;
+        const served = fetched.outcome.value;
+        if (isEmptyPage(served) && page <= Math.max(walk.totalPages, served.totalPages)) {
+          if (emptyTries >= (input.emptyPageRetries ?? DEFAULTS.emptyPageRetries)) {
+            throw new MalformedResponseError(
+              `stream ${key} page ${page}`,
+              `page is empty although the list has ${Math.max(walk.totalPages, served.totalPages)} pages`,
+              '',
+            );
+          }
+          logger.warn(
+            { stream: key, page, attempt: emptyTries + 1 },
+            'empty page before the last one, fetching again',
+          );
+          await delay((input.emptyPageDelayMs ?? DEFAULTS.emptyPageDelayMs) * 2 ** emptyTries, input.signal);
+          emptyTries++;
+        } else if (!fetched.ordered && linkPages(previousMin, pageRawIds(served)) === 'unproven') {
+          result.refetched++;
+          // Parallel fetches could not prove this link (filtered lists rarely have consecutive
+          // rawIds): fetch one page at a time for a while before widening again.
+          window = 1;
+          calmPages = -REGROW_AFTER_PAGES;
+          logger.debug({ stream: key, page }, 'page link unproven, fetching again');
+        } else {
+          break;
+        }
+        issue(page);
+        fetched = await take(inflight, page);
+      }
+      const served = fetched.outcome.value;
+
+      const ids = pageRawIds(served);
+      const totalPages = Math.max(walk.totalPages, served.totalPages);
+      const headRawId = walk.headRawId ?? (page === 1 && ids.length > 0 ? Math.max(...ids) : null);
+      const reachedWatermark =
+        walk.mode === 'tail' && watermark !== null && ids.some((id) => id <= watermark!);
+      const finished = reachedWatermark || page + 1 > totalPages;
+      const nextWalk: WalkCheckpoint | null = finished
+        ? null
+        : { mode: walk.mode, nextPage: page + 1, headRawId, totalPages };
+      // Everything at or below the head seen when the walk began is now stored; -1 marks a stream
+      // that was complete while still empty.
+      const nextWatermark = finished ? Math.max(watermark ?? -1, headRawId ?? -1) : watermark;
+      const counts = await store.commitPage({
+        lease,
+        page,
+        records: served.txs,
+        rejected: served.rejected,
+        walk: nextWalk,
+        watermark: nextWatermark,
+      });
+      committedThrough = page;
+      previousMin = ids.length > 0 ? Math.min(...ids) : null;
+      watermark = nextWatermark;
+      result.pages++;
+      result.records += served.txs.length;
+      addCounts(result.counts, counts);
+      result.watermark = watermark;
+      input.onPage?.({ key, mode: walk.mode, page, totalPages, records: served.txs.length, counts });
+      if (finished) {
+        result.finished = true;
+        break;
+      }
+      walk = nextWalk!;
+      if (++calmPages > 0 && window < maxWindow) window = Math.min(maxWindow, window * 2);
+      if (input.signal?.aborted) break;
+      if (now() - leaseTakenAt > leaseMs / 3) {
+        lease = (await store.acquireStream(spec, owner, leaseMs)).lease;
+        leaseTakenAt = now();
+      }
+    }
+  } catch (error) {
+    await releaseQuietly(store, lease, { ok: false, error: errorText(error) }, logger);
+    throw error;
+  } finally {
+    inflight.clear();
+  }
+  await store.releaseStream(lease, { ok: true });
+  logger.info(
+    {
+      stream: key,
+      mode: result.mode,
+      pages: result.pages,
+      records: result.records,
+      inserted: result.counts.inserted,
+      updated: result.counts.updated,
+      rejected: result.counts.rejected,
+      refetched: result.refetched,
+      watermark: result.watermark,
+      finished: result.finished,
+    },
+    result.finished ? 'walk finished' : 'walk stopped',
+  );
+  return result;
+}
+
+async function take(inflight: Map<number, Promise<Fetched>>, page: number): Promise<Fetched> {
+  const fetched = inflight.get(page);
+  if (!fetched) throw new Error(`page ${page} was never requested`);
+  inflight.delete(page);
+  return fetched;
+}
+
+function addCounts(total: WriteCounts, add: WriteCounts): void {
+  total.inserted += add.inserted;
+  total.updated += add.updated;
+  total.unchanged += add.unchanged;
+  total.rejected += add.rejected;
+}
+
+async function releaseQuietly(
+  store: SyncStore,
+  lease: StreamLease,
+  outcome: { ok: false; error: string },
+  logger: SyncLogger,
+): Promise<void> {
+  try {
+    await store.releaseStream(lease, outcome);
+  } catch (error) {
+    logger.warn({ stream: lease.key, err: errorText(error) }, 'could not release the stream lease');
+  }
+}
+
+/** One line describing a thrown value, for logs and the stream's last error. */
+export function errorText(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

@@ -1,0 +1,269 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { MalformedResponseError } from '../../src/errors.js';
+import { linkPages, pageRawIds } from '../../src/sync/page-links.js';
+import { walkStream } from '../../src/sync/walk-stream.js';
+import { LiveList, MemoryStore, makeTx, storedIds } from './sync-fakes.js';
+
+const spec = {};
+const owner = 'test-runner';
+const range = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => from + i);
+
+describe('walkStream: backfill', () => {
+  it('stores every record of a 95-record list and sets the watermark to the newest', async () => {
+    const list = new LiveList({ count: 95 });
+    const store = new MemoryStore();
+    const result = await walkStream({ store, fetchPage: list.fetchPage, spec, owner, concurrency: 4 });
+    assert.deepEqual(storedIds(store), range(1, 95));
+    assert.equal(result.finished, true);
+    assert.equal(result.mode, 'backfill');
+    assert.equal(result.watermark, 95);
+    const stream = store.streams.get('txs');
+    assert.equal(stream?.walk, null);
+    assert.equal(stream?.watermark, 95);
+    assert.equal(stream?.owner, null, 'lease released');
+    assert.deepEqual(
+      store.commits.map((c) => c.page),
+      range(1, 10),
+      'pages committed in ascending order',
+    );
+  });
+
+  it('resumes from the checkpoint after a crash, without refetching committed pages', async () => {
+    const list = new LiveList({ count: 95 });
+    const store = new MemoryStore();
+    store.failCommitAtPage = 4;
+    await assert.rejects(
+      walkStream({ store, fetchPage: list.fetchPage, spec, owner, concurrency: 1 }),
+      /killed/,
+    );
+    const stream = store.streams.get('txs');
+    assert.equal(stream?.walk?.nextPage, 4);
+    assert.equal(stream?.watermark, null, 'the watermark moves only when a walk finishes');
+    assert.deepEqual(storedIds(store), range(66, 95));
+
+    list.served.length = 0;
+    const result = await walkStream({ store, fetchPage: list.fetchPage, spec, owner, concurrency: 1 });
+    assert.equal(list.served[0], 4, 'the second run starts at the checkpoint');
+    assert.deepEqual(storedIds(store), range(1, 95));
+    assert.equal(result.watermark, 95);
+  });
+
+  it('follows totalPages as it grows while records arrive during the walk', async () => {
+    const list = new LiveList({ count: 50 });
+    list.afterServe = () => list.add(7);
+    const store = new MemoryStore();
+    const result = await walkStream({ store, fetchPage: list.fetchPage, spec, owner, concurrency: 1 });
+    const ids = storedIds(store);
+    for (const id of range(1, 50)) assert.ok(ids.includes(id), `record ${id} stored`);
+    assert.ok(result.pages > 5, `walked past the first totalPages (${result.pages} pages)`);
+    assert.equal(result.watermark, 50, 'the watermark is the head seen when the walk began');
+  });
+
+  it('does not stop on a short page before totalPages', async () => {
+    const list = new LiveList({ count: 60 });
+    list.override = (page) => {
+      if (page !== 3) return undefined;
+      const full = list.page(3);
+      return { ...full, txs: full.txs.slice(0, 4) };
+    };
+    const store = new MemoryStore();
+    await walkStream({ store, fetchPage: list.fetchPage, spec, owner, concurrency: 1 });
+    assert.ok(list.served.includes(6), 'page 6 fetched');
+    assert.ok(store.rows.has(1), 'the oldest record stored');
+  });
+
+  it('fetches an empty page before totalPages again and goes on when it fills', async () => {
+    const list = new LiveList({ count: 60 });
+    list.override = (page, attempt) =>
+      page === 3 && attempt <= 2 ? { ...list.page(3), txs: [] } : undefined;
+    const store = new MemoryStore();
+    const result = await walkStream({
+      store,
+      fetchPage: list.fetchPage,
+      spec,
+      owner,
+      concurrency: 1,
+      emptyPageDelayMs: 1,
+    });
+    assert.equal(list.served.filter((p) => p === 3).length, 3);
+    assert.deepEqual(storedIds(store), range(1, 60));
+    assert.equal(result.finished, true);
+  });
+
+  it('fails with the checkpoint intact when a page before totalPages stays empty', async () => {
+    const list = new LiveList({ count: 60 });
+    list.override = (page) => (page === 3 ? { ...list.page(3), txs: [] } : undefined);
+    const store = new MemoryStore();
+    await assert.rejects(
+      walkStream({ store, fetchPage: list.fetchPage, spec, owner, concurrency: 2, emptyPageDelayMs: 1 }),
+      MalformedResponseError,
+    );
+    const stream = store.streams.get('txs');
+    assert.equal(stream?.walk?.nextPage, 3);
+    assert.match(stream?.lastError ?? '', /page 3/);
+    assert.equal(stream?.owner, null, 'lease released after the failure');
+  });
+
+  it('fails with the checkpoint intact when the service keeps failing', async () => {
+    const list = new LiveList({ count: 60 });
+    const store = new MemoryStore();
+    const fetchPage = async (s: object, page: number) => {
+      if (page === 4) throw new Error('HTTP 503');
+      return list.fetchPage(s, page);
+    };
+    await assert.rejects(walkStream({ store, fetchPage, spec, owner, concurrency: 4 }), /503/);
+    assert.equal(store.streams.get('txs')?.walk?.nextPage, 4);
+    assert.deepEqual(storedIds(store), range(31, 60));
+  });
+
+  it('commits the valid records of a page with malformed ones set aside', async () => {
+    const list = new LiveList({ count: 25 });
+    list.override = (page) => {
+      if (page !== 2) return undefined;
+      const full = list.page(2);
+      return {
+        ...full,
+        txs: full.txs.filter((tx) => tx.rawId !== 12),
+        rejected: [{ reason: 'amount is not decimal digits', raw: '{"rawId":12}', rawId: 12 }],
+      };
+    };
+    const store = new MemoryStore();
+    const result = await walkStream({ store, fetchPage: list.fetchPage, spec, owner });
+    assert.equal(store.rows.size, 24);
+    assert.equal(store.rejected.length, 1);
+    assert.equal(store.rejected[0]?.page, 2);
+    assert.equal(result.counts.rejected, 1);
+  });
+});
+
+describe('walkStream: tail', () => {
+  it('walks from page 1 only down to the watermark and moves it to the new head', async () => {
+    const list = new LiveList({ count: 200 });
+    const store = new MemoryStore();
+    await walkStream({ store, fetchPage: list.fetchPage, spec, owner });
+    list.add(15);
+    list.served.length = 0;
+    const result = await walkStream({ store, fetchPage: list.fetchPage, spec, owner, concurrency: 1 });
+    assert.equal(result.mode, 'tail');
+    assert.deepEqual(list.served, [1, 2], 'stops at the page holding the watermark');
+    assert.equal(result.watermark, 215);
+    assert.deepEqual(storedIds(store), range(1, 215));
+  });
+
+  it('writes nothing new when the service has not changed', async () => {
+    const list = new LiveList({ count: 40 });
+    const store = new MemoryStore();
+    await walkStream({ store, fetchPage: list.fetchPage, spec, owner });
+    const result = await walkStream({ store, fetchPage: list.fetchPage, spec, owner });
+    assert.equal(result.counts.inserted, 0);
+    assert.equal(result.counts.updated, 0);
+    assert.equal(result.pages, 1);
+  });
+
+  it('re-walks everything with full', async () => {
+    const list = new LiveList({ count: 40 });
+    const store = new MemoryStore();
+    await walkStream({ store, fetchPage: list.fetchPage, spec, owner });
+    const result = await walkStream({ store, fetchPage: list.fetchPage, spec, owner, full: true });
+    assert.equal(result.mode, 'backfill');
+    assert.equal(result.pages, 4);
+  });
+
+  it('completes an empty stream and later picks up its first records', async () => {
+    const list = new LiveList({ count: 0 });
+    const store = new MemoryStore();
+    const first = await walkStream({ store, fetchPage: list.fetchPage, spec, owner });
+    assert.equal(first.finished, true);
+    list.add(3);
+    const second = await walkStream({ store, fetchPage: list.fetchPage, spec, owner });
+    assert.equal(second.mode, 'tail');
+    assert.deepEqual(storedIds(store), [1, 2, 3]);
+  });
+
+  it('stops after the page in flight when the signal aborts, checkpoint committed', async () => {
+    const list = new LiveList({ count: 100 });
+    const store = new MemoryStore();
+    const controller = new AbortController();
+    const result = await walkStream({
+      store,
+      fetchPage: list.fetchPage,
+      spec,
+      owner,
+      concurrency: 1,
+      signal: controller.signal,
+      onPage: (event) => {
+        if (event.page === 3) controller.abort();
+      },
+    });
+    assert.equal(result.finished, false);
+    assert.equal(result.pages, 3);
+    assert.equal(store.streams.get('txs')?.walk?.nextPage, 4);
+  });
+});
+
+describe('walkStream over a list that shifts while pages are fetched in parallel', () => {
+  for (const [name, step] of [
+    ['consecutive rawIds', () => 1],
+    ['rawIds with holes', () => 1 + Math.floor(Math.random() * 3)],
+  ] as const) {
+    it(`never skips a record (${name})`, async () => {
+      for (let round = 0; round < 15; round++) {
+        const list = new LiveList({ count: 300, step });
+        const before = list.records.map((tx) => tx.rawId);
+        list.jitterMs = 4;
+        list.afterServe = () => list.add(Math.floor(Math.random() * 4));
+        const store = new MemoryStore();
+        await walkStream({ store, fetchPage: list.fetchPage, spec, owner, concurrency: 6 });
+        const missing = before.filter((id) => !store.rows.has(id));
+        assert.deepEqual(missing, [], `round ${round}: records skipped`);
+      }
+    });
+  }
+
+  it('fetches a page again when it was served before its predecessor with arrivals between', async () => {
+    const list = new LiveList({ count: 60 });
+    // Page 3 is answered first, then 5 records arrive, then page 2: 5 records fall between them.
+    let release: () => void = () => {};
+    const page2Gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const fetchPage = async (s: object, page: number) => {
+      if (page === 2 && list.served.filter((p) => p === 2).length === 0) await page2Gate;
+      const answer = await list.fetchPage(s, page);
+      if (page === 3 && list.served.filter((p) => p === 3).length === 1) {
+        list.add(5);
+        release();
+      }
+      return answer;
+    };
+    const store = new MemoryStore();
+    // Page 1 alone, then a window of two (pages 2 and 3 together).
+    const result = await walkStream({ store, fetchPage, spec, owner, concurrency: 2 });
+    assert.ok(result.refetched >= 1, 'the unproven page was fetched again');
+    for (const id of range(1, 60)) assert.ok(store.rows.has(id), `record ${id} stored`);
+  });
+});
+
+describe('linkPages', () => {
+  it('accepts overlap and consecutive joins, and nothing else', () => {
+    assert.equal(linkPages(50, [52, 51, 50, 49]), 'overlap');
+    assert.equal(linkPages(50, [49, 48]), 'join');
+    assert.equal(linkPages(50, [47, 46]), 'unproven');
+    assert.equal(linkPages(null, [47]), 'unproven');
+    assert.equal(linkPages(50, []), 'unproven');
+  });
+
+  it('counts the readable rawIds of rejected records', () => {
+    const page = {
+      currentPage: 1,
+      totalPages: 1,
+      txs: [makeTx(9)],
+      rejected: [
+        { reason: 'bad amount', raw: '{}', rawId: 8 },
+        { reason: 'no rawId', raw: '{}' },
+      ],
+    };
+    assert.deepEqual(pageRawIds(page), [9, 8]);
+  });
+});
