@@ -1,0 +1,160 @@
+import { sql } from 'drizzle-orm';
+import type { RawIdRange } from '../sync/completeness.js';
+import { mergeRanges } from '../sync/completeness.js';
+import type { BackfillRun } from '../sync/parallel-backfill.js';
+import { type Executor, queryRows, toNumber } from './rows.js';
+
+/** SQL of the parallel backfill's proof: runs, proven ranges, and the rawId questions `verify` asks. */
+
+interface RunRow {
+  id: string;
+  stream_key: string;
+  head_raw_id: unknown;
+  total_pages: unknown;
+  status: string;
+  round: unknown;
+}
+
+const toRun = (row: RunRow): BackfillRun => ({
+  id: row.id,
+  key: row.stream_key,
+  headRawId: Number(row.head_raw_id),
+  totalPages: Number(row.total_pages),
+  status: row.status as BackfillRun['status'],
+  round: Number(row.round),
+});
+
+/** Inserts a running run; `null` when the stream already has one (the partial unique index). */
+export async function insertBackfillRun(
+  db: Executor,
+  run: { id: string; key: string; headRawId: number; totalPages: number; now: Date },
+): Promise<BackfillRun | null> {
+  const rows = await queryRows<RunRow>(
+    db,
+    sql`insert into backfill_runs (id, stream_key, head_raw_id, total_pages, status, round, created_at)
+        values (${run.id}, ${run.key}, ${run.headRawId}, ${run.totalPages}, 'running', 0, ${run.now.toISOString()})
+        on conflict do nothing
+        returning id, stream_key, head_raw_id, total_pages, status, round`,
+  );
+  return rows[0] ? toRun(rows[0]) : null;
+}
+
+export async function selectBackfillRun(db: Executor, id: string): Promise<BackfillRun | null> {
+  const rows = await queryRows<RunRow>(
+    db,
+    sql`select id, stream_key, head_raw_id, total_pages, status, round from backfill_runs where id = ${id}`,
+  );
+  return rows[0] ? toRun(rows[0]) : null;
+}
+
+/** The stream's running run, if any. */
+export async function selectRunningBackfill(db: Executor, key: string): Promise<BackfillRun | null> {
+  const rows = await queryRows<RunRow>(
+    db,
+    sql`select id, stream_key, head_raw_id, total_pages, status, round from backfill_runs
+        where stream_key = ${key} and status = 'running'`,
+  );
+  return rows[0] ? toRun(rows[0]) : null;
+}
+
+export async function updateBackfillCheck(
+  db: Executor,
+  input: {
+    id: string;
+    round: number;
+    gaps: RawIdRange[];
+    status: BackfillRun['status'];
+    error?: string | undefined;
+    now: Date;
+  },
+): Promise<void> {
+  const finished = input.status === 'running' ? null : input.now.toISOString();
+  await db.execute(
+    sql`update backfill_runs
+        set round = greatest(round, ${input.round}), gaps = ${JSON.stringify(input.gaps)}::jsonb, status = ${input.status},
+            error = ${input.error ?? null}, finished_at = ${finished}
+        where id = ${input.id} and status = 'running'`,
+  );
+}
+
+export async function insertProvenRanges(
+  db: Executor,
+  input: { key: string; backfillId: string | null; ranges: RawIdRange[]; now: Date },
+): Promise<void> {
+  for (const range of input.ranges) {
+    await db.execute(
+      sql`insert into backfill_proven_ranges (stream_key, lo, hi, backfill_id, proven_at)
+          values (${input.key}, ${range.lo}, ${range.hi}, ${input.backfillId}, ${input.now.toISOString()})`,
+    );
+  }
+}
+
+/** The stream's proven ranges, merged. */
+export async function selectProvenRanges(db: Executor, key: string): Promise<RawIdRange[]> {
+  const rows = await queryRows<{ lo: unknown; hi: unknown }>(
+    db,
+    sql`select lo, hi from backfill_proven_ranges where stream_key = ${key} order by lo`,
+  );
+  return mergeRanges(rows.map((r) => ({ lo: Number(r.lo), hi: Number(r.hi) })));
+}
+
+/**
+ * Replaces the stream's proven ranges by their merged form, so the table stays as small as the
+ * number of distinct ranges rather than the number of pages ever fetched.
+ */
+export async function compactProvenRanges(db: Executor, key: string, now: Date): Promise<RawIdRange[]> {
+  const merged = await selectProvenRanges(db, key);
+  await db.execute(sql`delete from backfill_proven_ranges where stream_key = ${key}`);
+  await insertProvenRanges(db, { key, backfillId: null, ranges: merged, now });
+  return merged;
+}
+
+/** Stored records (valid or rejected) with a rawId above `rawId`, in the global list. */
+export async function countStoredAbove(db: Executor, rawId: number): Promise<number> {
+  const rows = await queryRows<{ n: unknown }>(
+    db,
+    sql`select (select count(*) from ledger_transactions where raw_id > ${rawId})
+             + (select count(distinct raw_id) from rejected_records r where raw_id > ${rawId}
+                and not exists (select 1 from ledger_transactions t where t.raw_id = r.raw_id)) as n`,
+  );
+  return toNumber(rows[0]?.n) ?? 0;
+}
+
+/** Stored records of the global list, and the range of their rawIds. */
+export async function storedSummary(
+  db: Executor,
+): Promise<{ count: number; min: number | null; max: number | null }> {
+  const rows = await queryRows<{ n: unknown; lo: unknown; hi: unknown }>(
+    db,
+    sql`select count(*) as n, min(raw_id) as lo, max(raw_id) as hi from ledger_transactions`,
+  );
+  const row = rows[0];
+  return { count: toNumber(row?.n) ?? 0, min: toNumber(row?.lo), max: toNumber(row?.hi) };
+}
+
+/** Places where consecutive stored rawIds (up to `upTo`) are more than one apart. */
+export async function selectRawIdHoles(db: Executor, upTo: number, limit: number): Promise<RawIdRange[]> {
+  const rows = await queryRows<{ lo: unknown; hi: unknown }>(
+    db,
+    sql`select prev + 1 as lo, raw_id - 1 as hi from (
+          select raw_id, lag(raw_id) over (order by raw_id) as prev
+          from ledger_transactions where raw_id <= ${upTo}
+        ) s where raw_id - prev > 1 order by lo limit ${limit}`,
+  );
+  return rows.map((r) => ({ lo: Number(r.lo), hi: Number(r.hi) }));
+}
+
+/** Every stream with its watermark and spec, for `verify`. */
+export async function selectStreams(
+  db: Executor,
+): Promise<{ key: string; spec: Record<string, string>; watermark: number | null }[]> {
+  const rows = await queryRows<{ key: string; spec: unknown; watermark: unknown }>(
+    db,
+    sql`select key, spec, watermark from sync_streams order by key`,
+  );
+  return rows.map((r) => ({
+    key: r.key,
+    spec: (typeof r.spec === 'string' ? JSON.parse(r.spec) : r.spec) as Record<string, string>,
+    watermark: toNumber(r.watermark),
+  }));
+}

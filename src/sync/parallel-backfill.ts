@@ -1,0 +1,278 @@
+import type { LedgerTx, RejectedRecord } from '../client/types.js';
+import { LeaseLostError, MalformedResponseError } from '../errors.js';
+import {
+  judgeCompleteness,
+  type ObservedPage,
+  type PageRange,
+  provenByRun,
+  type RawIdRange,
+  repairStartPage,
+  splitPages,
+} from './completeness.js';
+import { isEmptyPage, pageRawIds } from './page-links.js';
+import type { FetchPage, StreamSpec, SyncStore, WriteCounts } from './ports.js';
+import { streamKey } from './stream-key.js';
+import { quietLogger, type SyncLogger } from './sync-logger.js';
+
+/** One parallel backfill of a stream, as stored. */
+export interface BackfillRun {
+  id: string;
+  key: string;
+  /** The newest rawId on page 1 when the run began: what the run must prove down to 0. */
+  headRawId: number;
+  totalPages: number;
+  status: 'running' | 'done' | 'failed';
+  round: number;
+}
+
+/** The persistence of the parallel backfill. Implemented in `src/db/proof-store.ts`. */
+export interface BackfillStore {
+  /** Records a new run; `null` when the stream already has one running. */
+  startRun(run: Omit<BackfillRun, 'status' | 'round'>): Promise<BackfillRun | null>;
+  getRun(id: string): Promise<BackfillRun | null>;
+  /** Stores a page's records (idempotent upserts) and the ranges it proves, in one transaction. */
+  commitRangePage(input: {
+    key: string;
+    backfillId: string;
+    page: number;
+    records: LedgerTx[];
+    rejected: RejectedRecord[];
+    proven: RawIdRange[];
+  }): Promise<WriteCounts>;
+  /** Every range proven for the stream so far, by any run, merged. */
+  provenRanges(key: string): Promise<RawIdRange[]>;
+  /** How many stored records of the stream have a rawId above `rawId`. */
+  storedAbove(key: string, rawId: number): Promise<number>;
+  /** Records a check's outcome on the run. */
+  recordCheck(input: {
+    id: string;
+    round: number;
+    gaps: RawIdRange[];
+    status: BackfillRun['status'];
+    error?: string;
+  }): Promise<void>;
+}
+
+/** A stretch of the list for one job: pages `fromPage..toPage`, or down past `stopBelowRawId`. */
+export interface RangeTask {
+  fromPage: number;
+  /** Last page to fetch; `null`: go on to the end of the list (or past `stopBelowRawId`). */
+  toPage: number | null;
+  /** Stop once a page holds a rawId below this (a repair walk across a gap). */
+  stopBelowRawId: number | null;
+}
+
+/** Only unfiltered lists hold every rawId, so only they can count stored records to find a page. */
+export function supportsParallelBackfill(spec: StreamSpec): boolean {
+  return !spec.account && !spec.tokenTag && !spec.action && !spec.withoutAction;
+}
+
+/**
+ * Begins a parallel backfill: reads page 1 for the head and the page count, records the run, and
+ * splits the pages into range tasks (the last one open-ended, since the list grows while the
+ * ranges are fetched). Returns `null` when a run is already going.
+ */
+export async function planBackfill(input: {
+  store: BackfillStore;
+  fetchPage: FetchPage;
+  spec: StreamSpec;
+  id: string;
+  pagesPerRange: number;
+}): Promise<{ run: BackfillRun; tasks: RangeTask[] } | null> {
+  const key = streamKey(input.spec);
+  const first = await input.fetchPage(input.spec, 1);
+  const ids = pageRawIds(first);
+  const headRawId = ids.length > 0 ? Math.max(...ids) : 0;
+  const totalPages = Math.max(1, first.totalPages);
+  const run = await input.store.startRun({ id: input.id, key, headRawId, totalPages });
+  if (!run) return null;
+  const tasks: RangeTask[] = splitPages(totalPages, input.pagesPerRange).map((range: PageRange, i, all) => ({
+    fromPage: range.from,
+    toPage: i === all.length - 1 ? null : range.to,
+    stopBelowRawId: null,
+  }));
+  return { run, tasks };
+}
+
+/** What one range task fetched. */
+export interface RangeResult {
+  pages: number;
+  records: number;
+  counts: WriteCounts;
+  /** The lowest rawId seen, `null` when none. */
+  lowest: number | null;
+}
+
+/**
+ * Fetches one range task in ascending page order, one page at a time, committing each page with
+ * the ranges it proves (its own span, and the join with the page before it in this task). Pages
+ * of one task are never fetched out of order, so nothing can slip between them.
+ */
+export async function fetchRange(input: {
+  store: BackfillStore;
+  fetchPage: FetchPage;
+  spec: StreamSpec;
+  backfillId: string;
+  task: RangeTask;
+  signal?: AbortSignal | undefined;
+  logger?: SyncLogger | undefined;
+}): Promise<RangeResult> {
+  const { task, spec } = input;
+  const key = streamKey(spec);
+  const logger = input.logger ?? quietLogger;
+  const result: RangeResult = { pages: 0, records: 0, counts: zeroCounts(), lowest: null };
+  let previous: ObservedPage | null = null;
+  for (let page = task.fromPage; ; page++) {
+    input.signal?.throwIfAborted();
+    const served = await input.fetchPage(spec, page);
+    const rawIds = pageRawIds(served);
+    if (isEmptyPage(served) && page < served.totalPages) {
+      throw new MalformedResponseError(
+        `stream ${key} page ${page}`,
+        `empty page before the last (${served.totalPages})`,
+        '',
+      );
+    }
+    const observed: ObservedPage = { page, rawIds, totalPages: served.totalPages };
+    const proven = provenByRun(previous ? [previous, observed] : [observed]);
+    const counts = await input.store.commitRangePage({
+      key,
+      backfillId: input.backfillId,
+      page,
+      records: served.txs,
+      rejected: served.rejected,
+      proven,
+    });
+    addCounts(result.counts, counts);
+    result.pages++;
+    result.records += served.txs.length;
+    const low = rawIds.length > 0 ? Math.min(...rawIds) : null;
+    if (low !== null) result.lowest = result.lowest === null ? low : Math.min(result.lowest, low);
+    previous = observed;
+    const atEnd = rawIds.length === 0 || page >= served.totalPages;
+    const pastGap = task.stopBelowRawId !== null && low !== null && low < task.stopBelowRawId;
+    const pastRange = task.toPage !== null && page >= task.toPage;
+    if (atEnd || pastGap || pastRange) break;
+  }
+  logger.debug(
+    { stream: key, from_page: task.fromPage, pages: result.pages, records: result.records },
+    'range fetched',
+  );
+  return result;
+}
+
+/** What a completeness check decided. */
+export type CheckOutcome =
+  | { status: 'done'; watermark: number }
+  | { status: 'repair'; gaps: RawIdRange[]; tasks: RangeTask[] }
+  | { status: 'failed'; gaps: RawIdRange[] };
+
+/**
+ * Checks a run once its ranges are fetched. Complete: moves the stream's watermark to the run's
+ * head through the stream's fenced lease, so it only ever moves past proven ranges. Otherwise
+ * plans one repair walk per gap, starting on a page that still lies above the gap and walking
+ * down until past it; after `maxRounds` checks the run fails with its gaps recorded.
+ */
+export async function checkBackfill(input: {
+  store: BackfillStore;
+  syncStore: SyncStore;
+  spec: StreamSpec;
+  backfillId: string;
+  round: number;
+  owner: string;
+  maxRounds?: number;
+  pageSize?: number;
+  logger?: SyncLogger | undefined;
+}): Promise<CheckOutcome> {
+  const logger = input.logger ?? quietLogger;
+  const key = streamKey(input.spec);
+  const run = await input.store.getRun(input.backfillId);
+  if (!run) throw new Error(`backfill ${input.backfillId} not found`);
+  if (run.status === 'done') return { status: 'done', watermark: run.headRawId };
+  const report = judgeCompleteness(await input.store.provenRanges(key), run.headRawId);
+  if (report.complete) {
+    await advanceWatermark({
+      syncStore: input.syncStore,
+      spec: input.spec,
+      owner: input.owner,
+      watermark: run.headRawId,
+    });
+    await input.store.recordCheck({ id: run.id, round: input.round, gaps: [], status: 'done' });
+    logger.info(
+      { stream: key, backfill: run.id, round: input.round, watermark: run.headRawId },
+      'backfill proven complete',
+    );
+    return { status: 'done', watermark: run.headRawId };
+  }
+  if (input.round >= (input.maxRounds ?? 5)) {
+    const error = `${report.gaps.length} gap(s) still unproven after ${input.round} checks`;
+    await input.store.recordCheck({
+      id: run.id,
+      round: input.round,
+      gaps: report.gaps,
+      status: 'failed',
+      error,
+    });
+    logger.error({ stream: key, backfill: run.id, gaps: report.gaps.length }, 'backfill left unproven gaps');
+    return { status: 'failed', gaps: report.gaps };
+  }
+  const tasks: RangeTask[] = [];
+  for (const gap of report.gaps) {
+    const above = await input.store.storedAbove(key, gap.hi);
+    tasks.push({
+      fromPage: repairStartPage(above, input.pageSize ?? 10),
+      toPage: null,
+      stopBelowRawId: gap.lo,
+    });
+  }
+  await input.store.recordCheck({ id: run.id, round: input.round, gaps: report.gaps, status: 'running' });
+  logger.info(
+    { stream: key, backfill: run.id, round: input.round, gaps: report.gaps.length },
+    'repairing gaps',
+  );
+  return { status: 'repair', gaps: report.gaps, tasks };
+}
+
+/**
+ * Moves a stream's watermark forward (never back) through its lease: the store refuses the write
+ * if another runner took the lease since. A walk in progress is left alone.
+ */
+export async function advanceWatermark(input: {
+  syncStore: SyncStore;
+  spec: StreamSpec;
+  owner: string;
+  watermark: number;
+}): Promise<void> {
+  const { lease, state } = await input.syncStore.acquireStream(input.spec, input.owner, 30_000);
+  try {
+    const watermark = Math.max(state.watermark ?? -1, input.watermark);
+    await input.syncStore.commitPage({
+      lease,
+      page: 0,
+      records: [],
+      rejected: [],
+      walk: state.walk,
+      watermark,
+    });
+  } catch (error) {
+    await input.syncStore.releaseStream(lease, { ok: false, error: String(error) }).catch(() => undefined);
+    throw error;
+  }
+  await input.syncStore.releaseStream(lease, { ok: true });
+}
+
+/** Whether an error means another runner owns the stream right now. */
+export function isLeaseConflict(error: unknown): boolean {
+  return error instanceof LeaseLostError;
+}
+
+function zeroCounts(): WriteCounts {
+  return { inserted: 0, updated: 0, unchanged: 0, rejected: 0 };
+}
+
+function addCounts(total: WriteCounts, add: WriteCounts): void {
+  total.inserted += add.inserted;
+  total.updated += add.updated;
+  total.unchanged += add.unchanged;
+  total.rejected += add.rejected;
+}

@@ -1,0 +1,153 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { mergeRanges, type RawIdRange } from '../../src/sync/completeness.js';
+import {
+  type BackfillRun,
+  type BackfillStore,
+  checkBackfill,
+  fetchRange,
+  planBackfill,
+  type RangeTask,
+} from '../../src/sync/parallel-backfill.js';
+import { LiveList, MemoryStore, storedIds } from './sync-fakes.js';
+
+/** The backfill's persistence over the array-backed sync store's rows. */
+class MemoryBackfillStore implements BackfillStore {
+  readonly runs = new Map<string, BackfillRun>();
+  ranges: RawIdRange[] = [];
+  constructor(readonly rows: MemoryStore) {}
+  async startRun(run: Omit<BackfillRun, 'status' | 'round'>) {
+    if ([...this.runs.values()].some((r) => r.key === run.key && r.status === 'running')) return null;
+    const stored: BackfillRun = { ...run, status: 'running', round: 0 };
+    this.runs.set(run.id, stored);
+    return { ...stored };
+  }
+  async getRun(id: string) {
+    return this.runs.get(id) ?? null;
+  }
+  async commitRangePage(input: Parameters<BackfillStore['commitRangePage']>[0]) {
+    for (const tx of input.records) this.rows.rows.set(tx.rawId, tx);
+    this.ranges.push(...input.proven);
+    return { inserted: input.records.length, updated: 0, unchanged: 0, rejected: 0 };
+  }
+  async provenRanges() {
+    return mergeRanges(this.ranges);
+  }
+  async storedAbove(_key: string, rawId: number) {
+    return [...this.rows.rows.keys()].filter((id) => id > rawId).length;
+  }
+  async recordCheck(input: Parameters<BackfillStore['recordCheck']>[0]) {
+    const run = this.runs.get(input.id);
+    if (run) Object.assign(run, { status: input.status, round: input.round });
+  }
+}
+
+/** Runs tasks last-first, the worst order for a list that grows while it is read. */
+async function runTasks(store: MemoryBackfillStore, list: LiveList, backfillId: string, tasks: RangeTask[]) {
+  for (const task of [...tasks].reverse()) {
+    await fetchRange({ store, fetchPage: list.fetchPage, spec: {}, backfillId, task });
+  }
+}
+
+describe('parallel backfill', () => {
+  it('ranges fetched out of order while records arrive miss records, and the check finds and repairs every gap', async () => {
+    const list = new LiveList({ count: 300 });
+    const rows = new MemoryStore();
+    const store = new MemoryBackfillStore(rows);
+    const plan = await planBackfill({
+      store,
+      fetchPage: list.fetchPage,
+      spec: {},
+      id: 'b1',
+      pagesPerRange: 5,
+    });
+    assert.ok(plan);
+    assert.equal(plan.run.headRawId, 300);
+    list.afterServe = () => list.add(1); // one arrival after every request
+    await runTasks(store, list, 'b1', plan.tasks);
+
+    const truthUpToHead = list.records.map((tx) => tx.rawId).filter((id) => id <= 300);
+    const missed = truthUpToHead.filter((id) => !rows.rows.has(id));
+    assert.ok(missed.length > 0, 'out-of-order ranges skipped records');
+
+    let round = 0;
+    for (;;) {
+      const outcome = await checkBackfill({
+        store,
+        syncStore: rows,
+        spec: {},
+        backfillId: 'b1',
+        round,
+        owner: 'w1',
+      });
+      if (outcome.status === 'done') break;
+      assert.equal(outcome.status, 'repair');
+      if (outcome.status !== 'repair') return;
+      assert.ok(outcome.gaps.length > 0);
+      await runTasks(store, list, 'b1', outcome.tasks);
+      round++;
+    }
+    assert.ok(round >= 1 && round <= 2, `repaired in ${round} round(s)`);
+    const stored = new Set(storedIds(rows));
+    assert.deepEqual(
+      truthUpToHead.filter((id) => !stored.has(id)),
+      [],
+    );
+    assert.equal(rows.streams.get('txs')?.watermark, 300);
+  });
+
+  it('a run whose gaps cannot be closed fails after its rounds and never moves the watermark', async () => {
+    const list = new LiveList({ count: 50 });
+    const rows = new MemoryStore();
+    const store = new MemoryBackfillStore(rows);
+    const plan = await planBackfill({
+      store,
+      fetchPage: list.fetchPage,
+      spec: {},
+      id: 'b2',
+      pagesPerRange: 2,
+    });
+    assert.ok(plan);
+    // Only the newest range is ever fetched.
+    await fetchRange({ store, fetchPage: list.fetchPage, spec: {}, backfillId: 'b2', task: plan.tasks[0]! });
+    const outcome = await checkBackfill({
+      store,
+      syncStore: rows,
+      spec: {},
+      backfillId: 'b2',
+      round: 3,
+      owner: 'w',
+      maxRounds: 3,
+    });
+    assert.equal(outcome.status, 'failed');
+    assert.equal(rows.streams.get('txs')?.watermark ?? null, null);
+  });
+
+  it('a second plan while one runs is refused', async () => {
+    const list = new LiveList({ count: 20 });
+    const store = new MemoryBackfillStore(new MemoryStore());
+    assert.ok(await planBackfill({ store, fetchPage: list.fetchPage, spec: {}, id: 'a', pagesPerRange: 1 }));
+    assert.equal(
+      await planBackfill({ store, fetchPage: list.fetchPage, spec: {}, id: 'b', pagesPerRange: 1 }),
+      null,
+    );
+  });
+
+  it('the last range runs on to the end of a list that grew after planning', async () => {
+    const list = new LiveList({ count: 40 });
+    const rows = new MemoryStore();
+    const store = new MemoryBackfillStore(rows);
+    const plan = await planBackfill({
+      store,
+      fetchPage: list.fetchPage,
+      spec: {},
+      id: 'c',
+      pagesPerRange: 2,
+    });
+    assert.ok(plan);
+    assert.equal(plan.tasks.at(-1)?.toPage, null);
+    list.add(25); // the bottom records move to pages 5..7
+    await runTasks(store, list, 'c', plan.tasks.slice(-1));
+    assert.ok(rows.rows.has(1), 'the oldest record was reached');
+  });
+});
