@@ -1,5 +1,5 @@
 /** The library's public surface: `import { createLedgerClient } from 'ledger-indexer'`. */
-export * from './client/types.js';
+export * from './client/index.js';
 export * from './config.js';
 export * from './errors.js';
 export { createLogger, silentLogger } from './logger.js';

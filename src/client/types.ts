@@ -123,3 +123,24 @@ export interface LedgerFee {
   bundleFee: string;
   burnFeeMap: Record<string, string>;
 }
+
+/** `/balance/{tag}/{account}`: one token's balance of one account. */
+export interface LedgerAccountBalance {
+  accid: string;
+  balance: LedgerBalance;
+}
+
+/** One page of key paging (`/txs?cursor=<rawId>&order=asc&count=<n>`), where a deployment offers it. */
+export interface TxKeyPage {
+  /** Valid records, in the order served (ascending `rawId`). */
+  txs: LedgerTx[];
+  rejected: RejectedRecord[];
+  hasNextPage: boolean;
+}
+
+/** The answer of `POST /tx`: `{"status":"ok"}` on success. */
+export interface SubmitTxResult {
+  status: string;
+  /** The whole answer. */
+  raw: Record<string, unknown>;
+}

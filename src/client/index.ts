@@ -1,0 +1,25 @@
+/** The typed client of the ledger service. */
+export { type ClientStats, isNotFound } from './http.js';
+export {
+  type CallOptions,
+  createLedgerClient,
+  type LedgerClient,
+  type ToolCall,
+  type ToolCallOptions,
+  type TxsAfterQuery,
+} from './ledger-client.js';
+export { clientOptionsFromConfig, type LedgerClientOptions } from './options.js';
+export { parseSingleTx, parseTxKeyPage, parseTxPage } from './page.js';
+export {
+  ACCOUNT_PATH_SHAPES,
+  DEFAULT_PATHS,
+  type EndpointName,
+  resolvePaths,
+  TOOL_NAMES,
+  type ToolName,
+} from './paths.js';
+export { parseTxRecord, tryParseTxRecord } from './record.js';
+export { createRequestBudget, type RequestBudget, type RequestBudgetOptions } from './request-budget.js';
+export { parseRetryAfter, retryDelayMs } from './retry-after.js';
+export { createFetchByHash, createFetchPage } from './sync-adapters.js';
+export * from './types.js';

@@ -1,0 +1,136 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { type Config, ENV } from '../config.js';
+import { ConfigError } from '../errors.js';
+import type { Logger } from '../logger.js';
+import { packageRoot } from '../paths.js';
+import { type EndpointName, resolvePaths, type ToolName } from './paths.js';
+
+/** Options of `createLedgerClient`. Only `baseUrl` is required. */
+export interface LedgerClientOptions {
+  /** The service's base address, e.g. `https://api.example.org` (a path prefix is kept). */
+  baseUrl: string;
+  /**
+   * Path templates by endpoint name, overriding the interface document's spelling, e.g.
+   * `{ txsByHash: '/tx/{ledgerHash}', mintedTxByChainTxHash: '/minted/{chainTxHash}' }`.
+   */
+  paths?: Partial<Record<EndpointName, string>> | Record<string, string> | undefined;
+  /** Per-attempt timeout (connect, headers and body). Default 10000 ms. */
+  timeoutMs?: number | undefined;
+  /** Retries of a transient failure (network, timeout, 5xx, 429) after the first try. Default 5. */
+  retries?: number | undefined;
+  /** Backoff ceiling of the first retry; it doubles per retry. Default 200 ms. */
+  retryMinMs?: number | undefined;
+  /** Largest backoff delay. Default 10000 ms. */
+  retryMaxMs?: number | undefined;
+  /** Longest `Retry-After` honoured; a longer one waits this long. Default 60000 ms. */
+  retryAfterCapMs?: number | undefined;
+  /** Retries of a 2xx answer with a malformed body (within `retries`). Default 2. */
+  malformedRetries?: number | undefined;
+  /** Request budget shared by all calls of this client, retries included; 0 = unlimited. Default 50. */
+  requestsPerSecond?: number | undefined;
+  /** Requests that may go at once after a quiet spell. Default a tenth of `requestsPerSecond`, at least 1. */
+  requestBurst?: number | undefined;
+  /** Keep-alive connections to the service at most. Default 16. */
+  connections?: number | undefined;
+  /** HTTP method of each Tools endpoint (their methods are not documented). Default POST (JSON body). */
+  toolMethods?: Partial<Record<ToolName, 'GET' | 'POST'>> | undefined;
+  /** Where retried failures are logged (`warn`). Default: silent. */
+  logger?: Logger | undefined;
+  /** `User-Agent` header. Default `ledger-indexer/<version>`. */
+  userAgent?: string | undefined;
+}
+
+/** The options with every default applied and checked. */
+export type ResolvedClientOptions = Required<
+  Omit<LedgerClientOptions, 'paths' | 'logger' | 'requestBurst'>
+> & {
+  paths: Record<EndpointName, string>;
+  logger: Logger | undefined;
+  requestBurst: number | undefined;
+};
+
+/**
+ * Client options from the process configuration (`LEDGER_BASE_URL`, `LEDGER_PATHS`, timeouts,
+ * retries, budget). Throws {@link ConfigError} naming the variable when the base URL is missing
+ * or a path template is wrong.
+ */
+export function clientOptionsFromConfig(config: Config, logger?: Logger): LedgerClientOptions {
+  if (config.ledgerBaseUrl === undefined) {
+    throw new ConfigError(
+      ENV.ledgerBaseUrl,
+      'is required (the ledger service base URL, e.g. http://127.0.0.1:8080)',
+    );
+  }
+  return {
+    baseUrl: config.ledgerBaseUrl,
+    paths: resolvePaths(config.ledgerPaths, ENV.ledgerPaths),
+    timeoutMs: config.requestTimeoutMs,
+    retries: config.retries,
+    retryMinMs: config.retryMinMs,
+    retryMaxMs: config.retryMaxMs,
+    retryAfterCapMs: config.retryAfterCapMs,
+    requestsPerSecond: config.requestsPerSecond,
+    connections: Math.max(16, config.concurrency),
+    logger,
+  };
+}
+
+/** Applies defaults and checks values; a bad one is a {@link ConfigError} naming the option. */
+export function resolveClientOptions(options: LedgerClientOptions): ResolvedClientOptions {
+  let base: URL;
+  try {
+    base = new URL(options.baseUrl);
+  } catch {
+    throw new ConfigError('baseUrl', `is not a valid URL (got '${options.baseUrl}')`);
+  }
+  if (base.protocol !== 'http:' && base.protocol !== 'https:') {
+    throw new ConfigError('baseUrl', 'must start with http:// or https://');
+  }
+  if (base.search || base.hash) throw new ConfigError('baseUrl', 'must not hold a query or fragment');
+  const number = (
+    name: keyof LedgerClientOptions,
+    value: number | undefined,
+    fallback: number,
+    min: number,
+  ) => {
+    const result = value ?? fallback;
+    if (typeof result !== 'number' || !Number.isFinite(result) || result < min) {
+      throw new ConfigError(name, `must be a number >= ${min} (got ${String(value)})`);
+    }
+    return result;
+  };
+  const retryMinMs = number('retryMinMs', options.retryMinMs, 200, 0);
+  const resolved: ResolvedClientOptions = {
+    baseUrl: options.baseUrl,
+    paths: resolvePaths(options.paths as Record<string, string> | undefined, 'paths'),
+    timeoutMs: number('timeoutMs', options.timeoutMs, 10_000, 1),
+    retries: Math.floor(number('retries', options.retries, 5, 0)),
+    retryMinMs,
+    retryMaxMs: number('retryMaxMs', options.retryMaxMs, Math.max(10_000, retryMinMs), retryMinMs),
+    retryAfterCapMs: number('retryAfterCapMs', options.retryAfterCapMs, 60_000, 0),
+    malformedRetries: Math.floor(number('malformedRetries', options.malformedRetries, 2, 0)),
+    requestsPerSecond: number('requestsPerSecond', options.requestsPerSecond, 50, 0),
+    requestBurst:
+      options.requestBurst === undefined ? undefined : number('requestBurst', options.requestBurst, 1, 1),
+    connections: Math.floor(number('connections', options.connections, 16, 1)),
+    toolMethods: options.toolMethods ?? {},
+    logger: options.logger,
+    userAgent: options.userAgent ?? defaultUserAgent(),
+  };
+  return resolved;
+}
+
+let userAgent: string | undefined;
+
+function defaultUserAgent(): string {
+  if (userAgent === undefined) {
+    try {
+      const pkg = JSON.parse(readFileSync(join(packageRoot, 'package.json'), 'utf8')) as { version?: string };
+      userAgent = `ledger-indexer/${pkg.version ?? '0'}`;
+    } catch {
+      userAgent = 'ledger-indexer';
+    }
+  }
+  return userAgent;
+}

@@ -1,0 +1,238 @@
+import { InvalidRecordError } from '../errors.js';
+import type { InternalStatus, LedgerExpress, LedgerTx, RejectedRecord } from './types.js';
+
+/** Decimal digits only: no sign, no point, no exponent. */
+const DIGITS = /^\d+$/;
+/** An old record's `internalStatus`: a bare word such as `success`. */
+const BARE_WORD = /^[A-Za-z_][\w-]*$/;
+/** `nonce` is stored as a Postgres bigint; a longer digit string would fail the whole page's write. */
+const BIGINT_MAX = 9_223_372_036_854_775_807n;
+
+const REQUIRED_STRINGS = [
+  'id',
+  'tokenSymbol',
+  'action',
+  'from',
+  'to',
+  'feeRecipient',
+  'tokenID',
+  'chainType',
+  'chainID',
+  'data',
+  'sig',
+  'status',
+] as const;
+
+const EXPRESS_FIELDS = ['chainTxHash', 'withdrawFee', 'refundLedgerHash', 'err'] as const;
+
+/**
+ * Validates one wire transaction record and returns it typed. Amounts stay decimal strings,
+ * `nonce` becomes a digit string, `internalStatus` is parsed (JSON or an old record's bare word)
+ * and the optional fields older records lack (`version`, `internalStatus`, `express`,
+ * `targetChainTxHash`) are defaulted to empty. Any `action` and `status` text is valid.
+ *
+ * Throws {@link InvalidRecordError} (reason + raw JSON) when the record cannot be trusted.
+ */
+export function parseTxRecord(value: unknown): LedgerTx {
+  const reason = recordProblem(value);
+  if (typeof reason === 'string') throw new InvalidRecordError(reason, rawText(value));
+  return reason;
+}
+
+/**
+ * Like {@link parseTxRecord}, but returns a {@link RejectedRecord} (with whatever keys could be
+ * read) instead of throwing, so a page keeps its good records.
+ */
+export function tryParseTxRecord(
+  value: unknown,
+): { ok: true; tx: LedgerTx } | { ok: false; rejected: RejectedRecord } {
+  const result = recordProblem(value);
+  if (typeof result !== 'string') return { ok: true, tx: result };
+  const rejected: RejectedRecord = { reason: result, raw: rawText(value) };
+  if (isObject(value)) {
+    if (isNonNegativeSafeInteger(value['rawId'])) rejected.rawId = value['rawId'];
+    if (typeof value['ledgerHash'] === 'string' && value['ledgerHash'] !== '') {
+      rejected.ledgerHash = value['ledgerHash'];
+    }
+  }
+  return { ok: false, rejected };
+}
+
+/** Parses an `internalStatus` string (a JSON document with a string `status`, or a bare word); a string result is the problem. */
+function parseInternalStatus(raw: string): InternalStatus | null | string {
+  const text = raw.trim();
+  if (text === '') return null;
+  if (BARE_WORD.test(text)) return { status: text, json: { status: text } };
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    return 'internalStatus is neither JSON nor a bare word';
+  }
+  if (typeof parsed === 'string' && BARE_WORD.test(parsed))
+    return { status: parsed, json: { status: parsed } };
+  if (!isObject(parsed)) return 'internalStatus JSON is not an object';
+  if (typeof parsed['status'] !== 'string') return 'internalStatus JSON has no string status';
+  return { status: parsed['status'], json: parsed };
+}
+
+/** Returns the validated record, or the reason it is invalid. */
+function recordProblem(value: unknown): LedgerTx | string {
+  if (!isObject(value)) return `record is ${describe(value)}, not an object`;
+
+  const rawId = value['rawId'];
+  if (rawId === undefined || rawId === null) return 'rawId is missing';
+  if (!isNonNegativeSafeInteger(rawId))
+    return `rawId must be a non-negative safe integer (got ${describe(rawId)})`;
+
+  const ledgerHash = value['ledgerHash'];
+  if (typeof ledgerHash !== 'string' || ledgerHash === '') {
+    return `ledgerHash must be a non-empty string (got ${describe(ledgerHash)})`;
+  }
+
+  const strings: Partial<Record<(typeof REQUIRED_STRINGS)[number], string>> = {};
+  for (const key of REQUIRED_STRINGS) {
+    const field = value[key];
+    if (typeof field !== 'string') return `${key} must be a string (got ${describe(field)})`;
+    strings[key] = field;
+  }
+
+  const amount = digitString(value, 'amount');
+  if (amount.problem !== undefined) return amount.problem;
+  const fee = digitString(value, 'fee');
+  if (fee.problem !== undefined) return fee.problem;
+
+  const nonce = parseNonce(value['nonce']);
+  if (nonce.problem !== undefined) return nonce.problem;
+
+  const timestamp = value['timestamp'];
+  if (!isNonNegativeSafeInteger(timestamp)) {
+    return `timestamp must be a non-negative safe integer (got ${describe(timestamp)})`;
+  }
+
+  const version = optionalString(value, 'version');
+  if (version.problem !== undefined) return version.problem;
+  const targetChainTxHash = optionalString(value, 'targetChainTxHash');
+  if (targetChainTxHash.problem !== undefined) return targetChainTxHash.problem;
+
+  const internal = parseInternalField(value['internalStatus']);
+  if (typeof internal === 'string') return internal;
+
+  const express = parseExpress(value['express']);
+  if (typeof express === 'string') return express;
+
+  return {
+    rawId,
+    id: strings.id ?? '',
+    tokenSymbol: strings.tokenSymbol ?? '',
+    action: strings.action ?? '',
+    from: strings.from ?? '',
+    to: strings.to ?? '',
+    amount: amount.value,
+    fee: fee.value,
+    feeRecipient: strings.feeRecipient ?? '',
+    nonce: nonce.value,
+    tokenID: strings.tokenID ?? '',
+    chainType: strings.chainType ?? '',
+    chainID: strings.chainID ?? '',
+    data: strings.data ?? '',
+    version: version.value,
+    sig: strings.sig ?? '',
+    ledgerHash,
+    status: strings.status ?? '',
+    internalStatus: internal.raw,
+    internalStatusParsed: internal.parsed,
+    timestamp,
+    targetChainTxHash: targetChainTxHash.value,
+    express,
+  };
+}
+
+type Checked = { value: string; problem?: undefined } | { value?: undefined; problem: string };
+
+function digitString(record: Record<string, unknown>, key: string): Checked {
+  const field = record[key];
+  if (typeof field !== 'string')
+    return { problem: `${key} must be a decimal digit string (got ${describe(field)})` };
+  if (!DIGITS.test(field)) return { problem: `${key} must be decimal digits (got '${clip(field)}')` };
+  return { value: field };
+}
+
+function parseNonce(field: unknown): Checked {
+  if (typeof field === 'number') {
+    if (!isNonNegativeSafeInteger(field)) {
+      return { problem: `nonce must be a non-negative safe integer (got ${describe(field)})` };
+    }
+    return { value: String(field) };
+  }
+  if (typeof field === 'string' && DIGITS.test(field)) {
+    if (BigInt(field) > BIGINT_MAX)
+      return { problem: `nonce is out of the 64-bit range (got '${clip(field)}')` };
+    return { value: field.replace(/^0+(?=\d)/, '') };
+  }
+  return { problem: `nonce must be a non-negative integer or digit string (got ${describe(field)})` };
+}
+
+function optionalString(record: Record<string, unknown>, key: string): Checked {
+  const field = record[key];
+  if (field === undefined || field === null) return { value: '' };
+  if (typeof field !== 'string') return { problem: `${key} must be a string (got ${describe(field)})` };
+  return { value: field };
+}
+
+function parseInternalField(field: unknown): { raw: string; parsed: InternalStatus | null } | string {
+  if (field === undefined || field === null) return { raw: '', parsed: null };
+  // Tolerated: a deployment that sends the document itself rather than a string holding it.
+  if (isObject(field)) {
+    if (typeof field['status'] !== 'string') return 'internalStatus object has no string status';
+    return { raw: JSON.stringify(field), parsed: { status: field['status'], json: field } };
+  }
+  if (typeof field !== 'string') return `internalStatus must be a string (got ${describe(field)})`;
+  const parsed = parseInternalStatus(field);
+  if (typeof parsed === 'string') return `${parsed} (got '${clip(field)}')`;
+  return { raw: field, parsed };
+}
+
+function parseExpress(field: unknown): LedgerExpress | string {
+  const express: LedgerExpress = { chainTxHash: '', withdrawFee: '', refundLedgerHash: '', err: '' };
+  if (field === undefined || field === null) return express;
+  if (!isObject(field)) return `express must be an object (got ${describe(field)})`;
+  for (const key of EXPRESS_FIELDS) {
+    const value = field[key];
+    if (value === undefined || value === null) continue;
+    if (typeof value !== 'string') return `express.${key} must be a string (got ${describe(value)})`;
+    express[key] = value;
+  }
+  return express;
+}
+
+/** A plain JSON object (not an array, not null). */
+export function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+export function isNonNegativeSafeInteger(value: unknown): value is number {
+  return typeof value === 'number' && Number.isSafeInteger(value) && value >= 0;
+}
+
+/** A short description of a bad value for a reason text: its type, and the value when short. */
+export function describe(value: unknown): string {
+  if (value === undefined) return 'nothing';
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  if (typeof value === 'object') return 'an object';
+  if (typeof value === 'string') return `string '${clip(value)}'`;
+  return `${typeof value} ${clip(String(value))}`;
+}
+
+function clip(text: string): string {
+  return text.length > 80 ? `${text.slice(0, 80)}…` : text;
+}
+
+function rawText(value: unknown): string {
+  try {
+    return JSON.stringify(value) ?? String(value);
+  } catch {
+    return String(value);
+  }
+}
