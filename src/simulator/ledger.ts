@@ -1,0 +1,328 @@
+import {
+  chainHashBytes,
+  createTokens,
+  createWellKnownAccounts,
+  inventAccount,
+  type TokenDef,
+  type WellKnownAccounts,
+} from './catalog.js';
+import { lastAtMost } from './columns.js';
+import { LedgerBook } from './ledger-book.js';
+import { type ListFilter, ListIndex, type ListView } from './list-index.js';
+import { createRng, type Rng } from './random.js';
+import { createRecordGenerator, type RecordGenerator } from './record-generator.js';
+import {
+  batchIdOf,
+  ledgerHashOf,
+  malformedKindOf,
+  malformedText,
+  mintChainHashOf,
+  type RenderContext,
+  rawIdFromHashBytes,
+  renderRecord,
+  type WireRecord,
+} from './record-json.js';
+import { BURN, MINT, type NewRecord, RecordTable } from './record-table.js';
+import type { GroundTruthRecord } from './types.js';
+
+/** Settings the ledger model needs (already defaulted). */
+export interface LedgerSettings {
+  seed: number;
+  records: number;
+  holeRate: number;
+  packageDelayMs: number;
+  burnTargetDelayMs: number;
+  jsonCacheSize: number;
+  historyEndMs: number;
+}
+
+/** One page of a list, ready to serialise. */
+export interface PageSlice {
+  currentPage: number;
+  totalPages: number;
+  texts: string[];
+}
+
+/**
+ * The simulated ledger: its records, balances, lists and the passage of records from
+ * `confirmed` to `packaged`. No HTTP here.
+ */
+export class SimulatedLedger {
+  readonly tokens: TokenDef[] = createTokens();
+  readonly wellKnown: WellKnownAccounts;
+  readonly table = new RecordTable();
+  readonly book: LedgerBook;
+  readonly lists: ListIndex;
+  private readonly generator: RecordGenerator;
+  private readonly holes: Rng;
+  private readonly ctx: RenderContext;
+  private nextRawId = 1;
+  private batchCounter = 0;
+  /** Positions waiting to be packaged, in arrival order. */
+  private readonly pendingPackage: number[] = [];
+  private pendingHead = 0;
+  /** Packaged burns waiting for their target-chain hash: [position, due ms]. */
+  private readonly pendingTarget: Array<[number, number]> = [];
+  private pendingTargetHead = 0;
+  private readonly postedHashes = new Map<string, number>();
+  private readonly cache: Array<string | undefined> = [];
+  private readonly cacheOrder: number[] = [];
+  private cacheOrderHead = 0;
+  private cached = 0;
+
+  constructor(private readonly settings: LedgerSettings) {
+    const { seed } = settings;
+    this.wellKnown = createWellKnownAccounts(seed);
+    const feeRecipient = this.table.account(this.wellKnown.feeRecipient);
+    const marketMaker = this.table.account(this.wellKnown.marketMaker);
+    const owner = this.table.account(this.wellKnown.owner);
+    this.book = new LedgerBook(this.tokens, feeRecipient);
+    this.lists = new ListIndex(this.table);
+    const accountRng = createRng(seed, 0xacc);
+    const poolSize = Math.min(5000, Math.max(40, Math.floor(settings.records / 100)));
+    const accounts: number[] = [];
+    for (let i = 0; i < poolSize; i++) accounts.push(this.table.account(inventAccount(accountRng)));
+    this.generator = createRecordGenerator({
+      seed,
+      table: this.table,
+      book: this.book,
+      tokens: this.tokens,
+      accounts,
+      marketMaker,
+      owner,
+    });
+    this.holes = createRng(seed, 0x401e);
+    this.ctx = {
+      seed,
+      table: this.table,
+      tokens: this.tokens,
+      feeRecipient: this.wellKnown.feeRecipient,
+      legacyMaxRawId: 0,
+    };
+    this.generateHistory(settings.records);
+  }
+
+  private generateHistory(n: number): void {
+    const batchRng = createRng(this.settings.seed, 0xba7);
+    let left = 0;
+    let timestamp = 0;
+    for (let i = 0; i < n; i++) {
+      if (left === 0) {
+        left = batchRng.int(1, 12);
+        this.batchCounter++;
+        timestamp = this.settings.historyEndMs - (n - i) * 1100;
+      }
+      left--;
+      const record = this.generator.next(timestamp, timestamp);
+      this.table.append(record, this.takeRawId(), { batch: this.batchCounter, timestamp });
+    }
+    const lastLegacy = Math.floor(n * 0.03) - 1;
+    this.ctx.legacyMaxRawId = lastLegacy >= 0 ? this.table.rawId.get(lastLegacy) : 0;
+  }
+
+  private takeRawId(): number {
+    if (this.settings.holeRate > 0 && this.holes.chance(this.settings.holeRate)) {
+      this.nextRawId += this.holes.int(1, 3);
+    }
+    return this.nextRawId++;
+  }
+
+  /** Appends `n` generated records as `confirmed`; returns the head rawId. */
+  arrive(n: number, now: number): number {
+    for (let i = 0; i < n; i++) this.appendLive(this.generator.next(now, now));
+    return this.headRawId();
+  }
+
+  /** Appends a record submitted through `POST /tx` (its movements already checked). */
+  appendSubmitted(record: NewRecord): number {
+    this.book.apply(record);
+    const pos = this.appendLive(record);
+    const hash = record.extra?.posted?.ledgerHash;
+    if (hash) this.postedHashes.set(hash.toLowerCase(), pos);
+    return pos;
+  }
+
+  private appendLive(record: NewRecord): number {
+    const pos = this.table.append(record, this.takeRawId());
+    this.pendingPackage.push(pos);
+    return pos;
+  }
+
+  headRawId(): number {
+    const count = this.table.count;
+    return count === 0 ? 0 : this.table.rawId.get(count - 1);
+  }
+
+  /** Moves time forward: packages due records (one storage batch per call) and lands due burns. */
+  advance(now: number, settle = false): void {
+    const table = this.table;
+    let batch = 0;
+    while (this.pendingHead < this.pendingPackage.length) {
+      const pos = this.pendingPackage[this.pendingHead]!;
+      if (!settle && table.arrivedAt.get(pos) + this.settings.packageDelayMs > now) break;
+      if (batch === 0) batch = ++this.batchCounter;
+      table.markPackaged(pos, batch, now);
+      this.invalidate(pos);
+      if (table.action.get(pos) === BURN)
+        this.pendingTarget.push([pos, now + this.settings.burnTargetDelayMs]);
+      this.pendingHead++;
+    }
+    if (this.pendingHead > 4096 && this.pendingHead * 2 > this.pendingPackage.length) {
+      this.pendingPackage.splice(0, this.pendingHead);
+      this.pendingHead = 0;
+    }
+    while (this.pendingTargetHead < this.pendingTarget.length) {
+      const [pos, due] = this.pendingTarget[this.pendingTargetHead]!;
+      if (!settle && due > now) break;
+      table.markTargetLanded(pos);
+      this.invalidate(pos);
+      this.pendingTargetHead++;
+    }
+    if (this.pendingTargetHead > 4096 && this.pendingTargetHead * 2 > this.pendingTarget.length) {
+      this.pendingTarget.splice(0, this.pendingTargetHead);
+      this.pendingTargetHead = 0;
+    }
+  }
+
+  /** Records not yet final (`confirmed`, or burns without their target hash). */
+  pendingCount(): number {
+    return (
+      this.pendingPackage.length - this.pendingHead + (this.pendingTarget.length - this.pendingTargetHead)
+    );
+  }
+
+  private invalidate(pos: number): void {
+    if (this.cache[pos] !== undefined) {
+      this.cache[pos] = undefined;
+      this.cached--;
+    }
+  }
+
+  /** The record's JSON text as the service holds it now, serialised once and cached. */
+  recordText(pos: number): string {
+    const hit = this.cache[pos];
+    if (hit !== undefined) return hit;
+    const text = JSON.stringify(renderRecord(this.ctx, pos));
+    this.cache[pos] = text;
+    this.cached++;
+    this.cacheOrder.push(pos);
+    while (this.cached > this.settings.jsonCacheSize && this.cacheOrderHead < this.cacheOrder.length) {
+      this.invalidate(this.cacheOrder[this.cacheOrderHead++]!);
+    }
+    if (this.cacheOrderHead > 65536 && this.cacheOrderHead * 2 > this.cacheOrder.length) {
+      this.cacheOrder.splice(0, this.cacheOrderHead);
+      this.cacheOrderHead = 0;
+    }
+    return text;
+  }
+
+  /** The text served publicly: malformed when the record's rawId is chosen at `malformedRate`. */
+  servedText(pos: number, malformedRate: number): string {
+    const kind = malformedKindOf(this.settings.seed, this.table.rawId.get(pos), malformedRate);
+    if (kind === undefined) return this.recordText(pos);
+    return malformedText(renderRecord(this.ctx, pos), kind);
+  }
+
+  render(pos: number): WireRecord {
+    return renderRecord(this.ctx, pos);
+  }
+
+  groundTruth(pos: number, malformedRate: number): GroundTruthRecord {
+    const record = renderRecord(this.ctx, pos);
+    const kind = malformedKindOf(this.settings.seed, record.rawId, malformedRate);
+    return {
+      ...record,
+      tokenTag: this.tokens[this.table.token.get(pos)]?.tag ?? '',
+      arrivedAtMs: this.table.arrivedAt.get(pos),
+      ...(kind ? { malformed: kind } : {}),
+    };
+  }
+
+  /** Resolves wire filter values; undefined when the account was never seen. */
+  list(filter: {
+    account?: string;
+    tokenTag?: string;
+    action?: number;
+    withoutAction?: number;
+  }): ListView | undefined {
+    const resolved: ListFilter = { action: filter.action, withoutAction: filter.withoutAction };
+    if (filter.account !== undefined) {
+      const account = this.table.findAccount(filter.account);
+      if (account === undefined) return undefined;
+      resolved.account = account;
+    }
+    if (filter.tokenTag !== undefined)
+      resolved.token = this.tokens.findIndex((t) => t.tag === filter.tokenTag);
+    return this.lists.view(resolved);
+  }
+
+  /** Page `page` (1-based) of a list, newest first, 10 a page. */
+  page(view: ListView | undefined, page: number, malformedRate: number): PageSlice {
+    const length = view?.length ?? 0;
+    const totalPages = Math.ceil(length / 10);
+    const texts: string[] = [];
+    if (view) {
+      const top = length - 1 - (page - 1) * 10;
+      for (let i = top; i > top - 10 && i >= 0; i--) texts.push(this.servedText(view.at(i), malformedRate));
+    }
+    return { currentPage: page, totalPages, texts };
+  }
+
+  /** Key paging: up to `count` records after (asc) or before (desc) rawId `cursor`, exclusive. */
+  keyPage(
+    view: ListView | undefined,
+    input: { cursor: number | undefined; order: 'asc' | 'desc'; count: number; malformedRate: number },
+  ): { texts: string[]; hasNextPage: boolean } {
+    const length = view?.length ?? 0;
+    const texts: string[] = [];
+    if (!view || length === 0) return { texts, hasNextPage: false };
+    const rawIdAt = (i: number) => this.table.rawId.get(view.at(i));
+    if (input.order === 'asc') {
+      let i = input.cursor === undefined ? 0 : lastAtMost(length, rawIdAt, input.cursor) + 1;
+      for (; i < length && texts.length < input.count; i++)
+        texts.push(this.servedText(view.at(i), input.malformedRate));
+      return { texts, hasNextPage: i < length };
+    }
+    let i = input.cursor === undefined ? length - 1 : lastAtMost(length, rawIdAt, input.cursor - 1);
+    for (; i >= 0 && texts.length < input.count; i--)
+      texts.push(this.servedText(view.at(i), input.malformedRate));
+    return { texts, hasNextPage: i >= 0 };
+  }
+
+  /** Table position of a rawId, or undefined. */
+  positionOf(rawId: number): number | undefined {
+    const pos = lastAtMost(this.table.count, (i) => this.table.rawId.get(i), rawId);
+    return pos >= 0 && this.table.rawId.get(pos) === rawId ? pos : undefined;
+  }
+
+  byLedgerHash(hash: string): number | undefined {
+    const posted = this.postedHashes.get(hash.toLowerCase());
+    if (posted !== undefined) return posted;
+    if (!/^0x[0-9a-fA-F]{64}$/.test(hash)) return undefined;
+    const rawId = rawIdFromHashBytes(this.settings.seed, Buffer.from(hash.slice(2), 'hex'), 'ledger');
+    const pos = this.positionOf(rawId);
+    if (pos === undefined || this.table.extras.get(pos)?.posted) return undefined;
+    return ledgerHashOf(this.settings.seed, rawId) === hash.toLowerCase() ? pos : undefined;
+  }
+
+  byMintChainHash(hash: string): number | undefined {
+    const bytes = chainHashBytes(hash);
+    if (!bytes) return undefined;
+    const rawId = rawIdFromHashBytes(this.settings.seed, bytes, 'chain');
+    const pos = this.positionOf(rawId);
+    if (pos === undefined || this.table.action.get(pos) !== MINT) return undefined;
+    const chain = this.table.extras.get(pos)?.targetChain ?? 'ethereum';
+    const expected = mintChainHashOf(this.settings.seed, rawId, chain);
+    const matches = hash.startsWith('0x') ? expected === hash.toLowerCase() : expected === hash;
+    return matches ? pos : undefined;
+  }
+
+  /** The batch id of a batch number (for tests of shared ids). */
+  batchId(batch: number): string {
+    return batchIdOf(this.settings.seed, batch);
+  }
+
+  cacheSize(): number {
+    return this.cached;
+  }
+}

@@ -1,0 +1,192 @@
+import { chainHashText, type TokenDef } from './catalog.js';
+import { createRng, hash32, randomBytes } from './random.js';
+import { ACTIONS, BUNDLE, BURN, MINT, type RecordTable, TRANSFER } from './record-table.js';
+import type { GroundTruthRecord, MalformedKind } from './types.js';
+
+/** Everything record rendering needs besides the table. */
+export interface RenderContext {
+  seed: number;
+  table: RecordTable;
+  tokens: TokenDef[];
+  feeRecipient: string;
+  /** Records with a rawId at or below this are "old": bare `success`, some fields missing. */
+  legacyMaxRawId: number;
+}
+
+/** The public wire record (field order as in the interface document). */
+export type WireRecord = Omit<GroundTruthRecord, 'tokenTag' | 'arrivedAtMs' | 'malformed'>;
+
+const LEDGER_HASH_DOMAIN = 0x1ed9;
+const CHAIN_HASH_DOMAIN = 0xc4a1;
+const DETAIL_DOMAIN = 0xde7a;
+
+/**
+ * 32 pseudo-random bytes whose last four hide the rawId, so a hash can be turned back into its
+ * record without a million-entry map, while still looking random to a client.
+ */
+function keyedHashBytes(seed: number, rawId: number, domain: number): Uint8Array {
+  const bytes = randomBytes(createRng(seed, domain, rawId), 32);
+  const hidden = (rawId ^ hash32(seed, domain)) >>> 0;
+  new DataView(bytes.buffer).setUint32(28, hidden);
+  return bytes;
+}
+
+/** The rawId a hash made by {@link keyedHashBytes} points at (the caller re-renders to confirm). */
+export function rawIdFromHashBytes(seed: number, bytes: Uint8Array, domain: 'ledger' | 'chain'): number {
+  const hidden = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength).getUint32(28);
+  return (hidden ^ hash32(seed, domain === 'ledger' ? LEDGER_HASH_DOMAIN : CHAIN_HASH_DOMAIN)) >>> 0;
+}
+
+export function ledgerHashOf(seed: number, rawId: number): string {
+  return `0x${Buffer.from(keyedHashBytes(seed, rawId, LEDGER_HASH_DOMAIN)).toString('hex')}`;
+}
+
+/** The source-chain hash of a mint (also its `targetChainTxHash`). */
+export function mintChainHashOf(seed: number, rawId: number, chain: string): string {
+  return chainHashText(chain, keyedHashBytes(seed, rawId, CHAIN_HASH_DOMAIN));
+}
+
+/** The storage batch id (an Arweave transaction id) of batch number `batch`. */
+export function batchIdOf(seed: number, batch: number): string {
+  return Buffer.from(randomBytes(createRng(seed, 0xba7c, batch), 32)).toString('base64url');
+}
+
+/** Whether (and how) the public endpoints serve this rawId malformed at the given share. */
+export function malformedKindOf(seed: number, rawId: number, rate: number): MalformedKind | undefined {
+  if (rate <= 0) return undefined;
+  if (hash32(seed, rawId, 0xbad) / 0x100000000 >= rate) return undefined;
+  const kinds: MalformedKind[] = ['bad_amount', 'missing_raw_id', 'broken_internal_status'];
+  return kinds[hash32(seed, rawId, 0xbad2) % 3];
+}
+
+/** Builds the wire record at table position `pos`, as the service holds it now. */
+export function renderRecord(ctx: RenderContext, pos: number): WireRecord {
+  const { table, tokens, seed } = ctx;
+  const rawId = table.rawId.get(pos);
+  const action = table.action.get(pos);
+  const token = tokens[table.token.get(pos)] ?? tokens[0]!;
+  const extra = table.extras.get(pos);
+  const rng = createRng(seed, DETAIL_DOMAIN, rawId);
+  const packaged = table.isPackaged(pos);
+  const legacy = rawId <= ctx.legacyMaxRawId;
+  const posted = extra?.posted;
+
+  const from = table.accounts[table.from.get(pos)] ?? '';
+  const to = table.accounts[table.to.get(pos)] ?? '';
+  const symbol = rng.chance(0.12) ? token.symbolSpellings[1]! : token.symbolSpellings[0]!;
+  const tokenID = rng.chance(0.3) ? token.idSpellings[token.idSpellings.length - 1]! : token.idSpellings[0]!;
+  const targetChain = extra?.targetChain ?? token.chains[0] ?? 'ethereum';
+
+  let data = '';
+  let targetChainTxHash = '';
+  let internalStatus = legacy ? 'success' : '{"status":"success"}';
+  const express = { chainTxHash: '', withdrawFee: '', refundLedgerHash: '', err: '' };
+  let fee = '0';
+  if (action === MINT) {
+    targetChainTxHash = mintChainHashOf(seed, rawId, targetChain);
+    data = JSON.stringify({
+      chainType: targetChain,
+      txHash: targetChainTxHash,
+      blockNumber: 18_000_000 + Math.floor(rawId / 7),
+      from: to,
+      value: table.amount[pos],
+    });
+  } else if (action === TRANSFER) {
+    fee = token.transferFee;
+    if (extra?.express) {
+      const withdrawFee = (BigInt(token.burnFeeMap[targetChain] ?? '0') * 2n).toString();
+      data = JSON.stringify({
+        appId: 'express',
+        withdrawAction: 'pay',
+        withdrawTo: from,
+        withdrawChainType: targetChain,
+        withdrawFee,
+      });
+      const failed = rng.chance(0.1);
+      express.withdrawFee = withdrawFee;
+      if (packaged) {
+        if (failed) {
+          express.err = 'err_insufficient_liquidity';
+          express.refundLedgerHash = `0x${rng.hex(32)}`;
+        } else {
+          express.chainTxHash = `0x${rng.hex(32)}`;
+        }
+      }
+    }
+  } else if (action === BURN) {
+    fee = token.burnFeeMap[targetChain] ?? '0';
+    data = JSON.stringify({ targetChainType: targetChain });
+    if (table.targetLanded(pos)) targetChainTxHash = chainHashText(targetChain, randomBytes(rng, 32));
+  } else if (action === BUNDLE && extra?.bundle) {
+    fee = token.bundleFee;
+    const { items, failIndex, failMsg } = extra.bundle;
+    const sigs: Record<string, string> = {};
+    const wireItems = items.map((item) => {
+      const itemToken = tokens[item.token] ?? token;
+      const itemFrom = table.accounts[item.from] ?? '';
+      sigs[itemFrom] = `0x${rng.hex(65)}`;
+      return {
+        tag: itemToken.tag,
+        chainID: itemToken.chainID,
+        from: itemFrom,
+        to: table.accounts[item.to] ?? '',
+        amount: item.amount,
+      };
+    });
+    data = JSON.stringify({
+      bundle: {
+        items: wireItems,
+        expiration: Math.floor(table.nonce.get(pos) / 1000) + 600,
+        salt: uuidFrom(rng.hex(16)),
+        version: 'v1',
+        sigs,
+      },
+    });
+    if (failIndex !== null)
+      internalStatus = JSON.stringify({ status: 'failed', index: failIndex, msg: failMsg });
+  }
+
+  const record: WireRecord = {
+    rawId,
+    id: packaged ? batchIdOf(seed, table.batch.get(pos)) : '',
+    tokenSymbol: posted?.tokenSymbol ?? symbol,
+    action: ACTIONS[action] ?? 'transfer',
+    from: posted?.from ?? from,
+    to: posted?.to ?? to,
+    amount: table.amount[pos] ?? '0',
+    fee: posted?.fee ?? fee,
+    feeRecipient: posted?.feeRecipient ?? ctx.feeRecipient,
+    nonce: table.nonce.get(pos),
+    tokenID: posted?.tokenID ?? tokenID,
+    chainType: posted?.chainType ?? token.chainType,
+    chainID: posted?.chainID ?? token.chainID,
+    data: posted?.data ?? data,
+    version: posted?.version ?? (rng.chance(0.15) ? '' : 'v1'),
+    sig: posted?.sig ?? `0x${rng.hex(65)}`,
+    ledgerHash: posted?.ledgerHash ?? ledgerHashOf(seed, rawId),
+    status: packaged ? 'packaged' : 'confirmed',
+    internalStatus,
+    timestamp: packaged ? table.timestamp.get(pos) : 0,
+    targetChainTxHash,
+    express,
+  };
+  if (legacy) {
+    if (rng.chance(0.5)) delete record.version;
+    if (rng.chance(0.3)) delete record.express;
+    if (rng.chance(0.3)) delete record.targetChainTxHash;
+  }
+  return record;
+}
+
+/** The record's text as served when it is malformed in the given way. */
+export function malformedText(record: WireRecord, kind: MalformedKind): string {
+  const copy: Partial<WireRecord> = { ...record };
+  if (kind === 'bad_amount') copy.amount = `${record.amount}.5e-3`;
+  else if (kind === 'missing_raw_id') delete copy.rawId;
+  else copy.internalStatus = '{"status":"succ';
+  return JSON.stringify(copy);
+}
+
+function uuidFrom(hex: string): string {
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-4${hex.slice(13, 16)}-a${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
+}
