@@ -5,7 +5,10 @@ import type { Command, CommandIo } from './command.js';
  * Every command: its one-line summary, and its module, loaded only when run so start-up and
  * `--help` stay fast.
  */
-const COMMANDS: Record<string, { summary: string; load: () => Promise<{ command: Command }> }> = {};
+const COMMANDS: Record<string, { summary: string; load: () => Promise<{ command: Command }> }> = {
+  sync: { summary: 'one-shot sync of the service into the database', load: () => import('./commands/sync.js') },
+  status: { summary: 'per-stream sync state, lag and non-final backlog', load: () => import('./commands/status.js') },
+};
 
 function helpText(): string {
   const names = Object.keys(COMMANDS);

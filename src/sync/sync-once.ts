@@ -1,5 +1,6 @@
+import type { LedgerClient } from '../client/ledger-client.js';
+import { createFetchByHash, createFetchPage } from '../client/sync-adapters.js';
 import type { LedgerToken, TxListFilter } from '../client/types.js';
-import { fetchByHashFromClient, fetchPageFromClient, type SyncClient } from './client-ports.js';
 import type { StreamSpec, SyncStore } from './ports.js';
 import { type ReconcileResult, reconcilePending } from './reconcile.js';
 import type { SyncLogger } from './sync-logger.js';
@@ -12,7 +13,7 @@ import { type PageEvent, type WalkResult, walkStream } from './walk-stream.js';
 export interface SyncContext {
   config: { concurrency: number };
   logger: SyncLogger;
-  client: SyncClient;
+  client: LedgerClient;
   store: SyncStore;
   /** Stores the tokens of `/info`; token refresh is skipped without it. */
   saveTokens?: ((tokens: LedgerToken[]) => Promise<unknown>) | undefined;
@@ -73,7 +74,7 @@ export async function syncOnce(ctx: SyncContext, options: SyncOptions = {}): Pro
     result.tokens = info.tokenList.length;
     ctx.logger.info({ tokens: result.tokens }, 'tokens refreshed');
   }
-  const fetchPage = fetchPageFromClient(ctx.client);
+  const fetchPage = createFetchPage(ctx.client);
   for (const spec of streamSpecs(options)) {
     if (options.signal?.aborted) break;
     options.onStream?.(spec);
@@ -93,7 +94,7 @@ export async function syncOnce(ctx: SyncContext, options: SyncOptions = {}): Pro
   if (options.reconcile !== false && !options.signal?.aborted) {
     result.reconcile = await reconcilePending({
       store: ctx.store,
-      fetchByHash: fetchByHashFromClient(ctx.client),
+      fetchByHash: createFetchByHash(ctx.client),
       concurrency: ctx.config.concurrency,
       maxRecords: options.maxRereads,
       signal: options.signal,

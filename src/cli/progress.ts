@@ -1,0 +1,70 @@
+import type { PageEvent } from '../sync/walk-stream.js';
+import { formatDuration } from './format.js';
+
+/** Where the progress goes and how. */
+export interface ProgressOptions {
+  out: NodeJS.WritableStream;
+  /** Redraw one bar in place (a terminal) instead of printing plain lines. */
+  tty: boolean;
+  /** Least time between two plain lines. Default 2000 ms. */
+  plainEveryMs?: number;
+  now?: () => number;
+}
+
+/** Shows a sync's progress: pages, records per second and ETA. */
+export interface Progress {
+  /** A page was committed. */
+  page(event: PageEvent): void;
+  /** Clears the bar (TTY) or prints a last line, before the summary. */
+  done(): void;
+}
+
+const BAR_WIDTH = 24;
+
+/**
+ * A progress display fed with the engine's page events: on a terminal a bar redrawn in place,
+ * otherwise a plain line every few seconds (logs stay readable when piped).
+ */
+export function createProgress(options: ProgressOptions): Progress {
+  const now = options.now ?? Date.now;
+  const plainEveryMs = options.plainEveryMs ?? 2000;
+  const startedAt = now();
+  let records = 0;
+  let lastLineAt = Number.NEGATIVE_INFINITY;
+  let last: PageEvent | null = null;
+  let drawn = false;
+
+  const line = (event: PageEvent): string => {
+    const seconds = Math.max((now() - startedAt) / 1000, 0.001);
+    const rate = Math.round(records / seconds);
+    const left = event.mode === 'backfill' ? Math.max(event.totalPages - event.page, 0) : 0;
+    const pagesPerSecond = pagesDone / seconds;
+    const eta = event.mode === 'backfill' && pagesPerSecond > 0 ? formatDuration(left / pagesPerSecond) : '-';
+    const total = event.mode === 'backfill' ? `/${event.totalPages}` : '';
+    return `${event.key} ${event.mode} page ${event.page}${total}  ${records} records  ${rate} rec/s  ETA ${eta}`;
+  };
+  let pagesDone = 0;
+
+  return {
+    page(event) {
+      records += event.records;
+      pagesDone++;
+      last = event;
+      const at = now();
+      if (options.tty) {
+        const share = event.totalPages > 0 ? Math.min(event.page / event.totalPages, 1) : 0;
+        const filled = Math.round(share * BAR_WIDTH);
+        const bar = `[${'#'.repeat(filled)}${'.'.repeat(BAR_WIDTH - filled)}]`;
+        options.out.write(`\r\x1b[K${bar} ${line(event)}`);
+        drawn = true;
+      } else if (at - lastLineAt >= plainEveryMs) {
+        lastLineAt = at;
+        options.out.write(`${line(event)}\n`);
+      }
+    },
+    done() {
+      if (options.tty && drawn) options.out.write('\r\x1b[K');
+      else if (!options.tty && last) options.out.write(`${line(last)}\n`);
+    },
+  };
+}

@@ -1,0 +1,75 @@
+import { createLedgerClient, type LedgerClient } from './client/ledger-client.js';
+import { clientOptionsFromConfig } from './client/options.js';
+import type { LedgerToken } from './client/types.js';
+import type { Config } from './config.js';
+import { type Database, openDatabase } from './db/connect.js';
+import { migrateDatabase } from './db/migrate.js';
+import { createPgStore } from './db/store.js';
+import { upsertTokens } from './db/tokens.js';
+import type { Logger } from './logger.js';
+import type { SyncStore } from './sync/ports.js';
+
+/**
+ * Everything a sync needs, built once from the configuration and handed to `syncOnce`, queue
+ * jobs and commands. Close it when done: it holds the database and the HTTP connections.
+ */
+export interface AppContext {
+  config: Config;
+  logger: Logger;
+  client: LedgerClient;
+  database: Database;
+  store: SyncStore;
+  /** Stores the tokens of `/info` (tags, symbols, decimals). */
+  saveTokens(tokens: LedgerToken[]): Promise<unknown>;
+  close(): Promise<void>;
+}
+
+/** Options of {@link createContext}. */
+export interface CreateContextOptions {
+  config: Config;
+  logger: Logger;
+  /** Apply pending migrations first. Default true. */
+  migrate?: boolean;
+  /** An open database to use instead of opening one from the configuration; not closed by `close()`. */
+  database?: Database;
+}
+
+/**
+ * Opens the database (PostgreSQL from `DATABASE_URL`, else PGlite in the data folder), migrates
+ * it, and creates the client and the store. Throws `ConfigError` when the base URL is missing.
+ */
+export async function createContext(options: CreateContextOptions): Promise<AppContext> {
+  const { config, logger } = options;
+  const client = createLedgerClient(clientOptionsFromConfig(config, logger));
+  let database: Database;
+  try {
+    database =
+      options.database ??
+      (await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, logger }));
+  } catch (error) {
+    await client.close();
+    throw error;
+  }
+  try {
+    if (options.migrate !== false) await migrateDatabase(database);
+  } catch (error) {
+    await client.close();
+    if (!options.database) await database.close();
+    throw error;
+  }
+  const store = createPgStore({ database, logger });
+  return {
+    config,
+    logger,
+    client,
+    database,
+    store,
+    saveTokens: async (tokens) => {
+      return upsertTokens(database, tokens);
+    },
+    async close() {
+      await client.close();
+      if (!options.database) await database.close();
+    },
+  };
+}

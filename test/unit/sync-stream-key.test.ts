@@ -1,0 +1,23 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { streamKey as storeKey } from '../../src/db/stream-key.js';
+import { streamKey } from '../../src/sync/stream-key.js';
+
+describe('streamKey', () => {
+  const specs = [
+    {},
+    { action: 'burn' },
+    { account: '0xAbC', tokenTag: 'ethereum-usdc-0x1', withoutAction: 'mint' },
+    { account: 'eid/1 2', action: 'transfer', tokenTag: 't' },
+  ];
+
+  it('gives one key per list and filters, filters in a fixed order', () => {
+    assert.equal(streamKey({}), 'txs');
+    assert.equal(streamKey({ action: 'burn', tokenTag: 'x' }), streamKey({ tokenTag: 'x', action: 'burn' }));
+    assert.notEqual(streamKey({ account: 'a' }), streamKey({ account: 'A' }));
+  });
+
+  it('matches the key the store derives', () => {
+    for (const spec of specs) assert.equal(streamKey(spec), storeKey(spec));
+  });
+});
