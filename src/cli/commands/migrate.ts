@@ -1,0 +1,46 @@
+import { loadConfig } from '../../config.js';
+import { openDatabase } from '../../db/connect.js';
+import { migrateDatabase } from '../../db/migrate.js';
+import { createLogger } from '../../logger.js';
+import { type Command, parseFlags } from '../command.js';
+
+const usage = `Usage: ledger-indexer migrate
+
+Applies the database migrations that are not applied yet, then exits. Safe to run from several
+processes at once (they take turns on a PostgreSQL advisory lock).
+
+Environment:
+  DATABASE_URL             PostgreSQL connection string; absent: the embedded database in
+                           LEDGER_INDEXER_DATA_DIR (default ./.ledger-indexer)
+  LOG_LEVEL                default info
+`;
+
+export const command: Command = {
+  summary: 'apply database migrations (safe when several processes start at once)',
+  usage,
+  async run(argv, io) {
+    parseFlags(argv, {});
+    const config = loadConfig(io.env);
+    const logger = createLogger({ level: config.logLevel });
+    const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, logger });
+    const target = database.describe();
+    try {
+      const started = Date.now();
+      await migrateDatabase(database);
+      logger.debug({ duration_ms: Date.now() - started }, 'migrations applied');
+      io.stdout.write(`migrated ${target}\n`);
+      return 0;
+    } catch (error) {
+      io.stderr.write(`ledger-indexer migrate: cannot migrate ${target}: ${describeError(error)}\n`);
+      return 1;
+    } finally {
+      await database.close().catch(() => undefined);
+    }
+  },
+};
+
+function describeError(error: unknown): string {
+  if (error instanceof AggregateError && error.errors.length > 0) return describeError(error.errors[0]);
+  if (error instanceof Error) return error.message.split('\n')[0] || error.name;
+  return String(error);
+}

@@ -1,0 +1,102 @@
+import { mkdir } from 'node:fs/promises';
+import { resolve } from 'node:path';
+import { PGlite } from '@electric-sql/pglite';
+import { drizzle as drizzlePg } from 'drizzle-orm/node-postgres';
+import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
+import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
+import pg from 'pg';
+import { redactUrl } from '../config.js';
+import type { Logger } from '../logger.js';
+
+/** A Drizzle database usable over both drivers; every query of `src/db` is written once for both. */
+export type Db = PgDatabase<PgQueryResultHKT>;
+
+/** An open database: PostgreSQL through a `pg` pool, or the embedded PGlite in a folder. */
+export interface Database {
+  kind: 'postgres' | 'pglite';
+  db: Db;
+  /**
+   * Runs `fn` on one dedicated connection, held for its whole duration (session-level state
+   * such as advisory locks stays with it). PGlite has a single connection anyway.
+   */
+  withConnection<T>(fn: (db: Db) => Promise<T>): Promise<T>;
+  /** A description safe to print: the URL without its password, or the data folder. */
+  describe(): string;
+  close(): Promise<void>;
+}
+
+/** Options of {@link openDatabase}. */
+export interface OpenDatabaseOptions {
+  /** PostgreSQL connection string; absent: the embedded PGlite in {@link dataDir}. */
+  databaseUrl?: string | undefined;
+  /** Folder of the embedded database. Default `./.ledger-indexer`. */
+  dataDir?: string | undefined;
+  logger?: Logger | undefined;
+  /** Largest number of pooled PostgreSQL connections. Default 10. */
+  maxConnections?: number | undefined;
+}
+
+/**
+ * Opens the database: `pg` + `drizzle-orm/node-postgres` when a URL is given, else PGlite
+ * (real PostgreSQL in WebAssembly) persisted in the data folder. Does not migrate: call
+ * `migrateDatabase` for that. A PostgreSQL pool connects lazily, so an unreachable server
+ * shows on first use.
+ */
+export async function openDatabase(options: OpenDatabaseOptions): Promise<Database> {
+  if (options.databaseUrl) return openPostgres(options.databaseUrl, options);
+  return openPglite(resolve(options.dataDir ?? './.ledger-indexer'), options.logger);
+}
+
+function openPostgres(url: string, options: OpenDatabaseOptions): Database {
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: options.maxConnections ?? 10,
+    connectionTimeoutMillis: 10_000,
+    application_name: 'ledger-indexer',
+  });
+  // An idle pooled connection dropped by the server must not crash the process.
+  pool.on('error', (error) => {
+    options.logger?.warn({ err: error, database_url: url }, 'idle database connection failed');
+  });
+  const db = drizzlePg({ client: pool }) as unknown as Db;
+  options.logger?.debug({ database_url: url }, 'database pool created');
+  return {
+    kind: 'postgres',
+    db,
+    async withConnection(fn) {
+      const client = await pool.connect();
+      let broken: Error | undefined;
+      try {
+        return await fn(drizzlePg({ client }) as unknown as Db);
+      } catch (error) {
+        broken = error instanceof Error ? error : undefined;
+        throw error;
+      } finally {
+        // A failed session may still hold session state (locks): discard it rather than reuse it.
+        client.release(broken);
+      }
+    },
+    describe: () => redactUrl(url),
+    close: () => pool.end(),
+  };
+}
+
+async function openPglite(dataDir: string, logger: Logger | undefined): Promise<Database> {
+  await mkdir(dataDir, { recursive: true });
+  const client = await PGlite.create({ dataDir });
+  const db = drizzlePglite({ client }) as unknown as Db;
+  logger?.debug({ data_dir: dataDir }, 'embedded database opened');
+  let queue: Promise<unknown> = Promise.resolve();
+  return {
+    kind: 'pglite',
+    db,
+    withConnection(fn) {
+      // One connection: callers that want it to themselves take turns.
+      const run = queue.then(() => fn(db));
+      queue = run.catch(() => undefined);
+      return run;
+    },
+    describe: () => `embedded PostgreSQL in ${dataDir}`,
+    close: () => client.close(),
+  };
+}

@@ -1,0 +1,259 @@
+/**
+ * The mirror's tables (Drizzle). Migrations are generated from this file by drizzle-kit into
+ * `migrations/` (`npm run db:generate`); never edit them by hand.
+ *
+ * Layout of this file: the ledger's data first (transactions, bundle items, tokens, status
+ * history, re-read queue), then the sync bookkeeping (streams, runs, rejected records).
+ * Tables of the queue/worker side (e.g. the parallel-backfill proof) go at the END of this file,
+ * below the marked section, so the two halves never interleave.
+ */
+import { sql } from 'drizzle-orm';
+import {
+  bigint,
+  bigserial,
+  index,
+  integer,
+  jsonb,
+  numeric,
+  pgTable,
+  primaryKey,
+  text,
+  timestamp,
+  uniqueIndex,
+} from 'drizzle-orm/pg-core';
+
+const tstz = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' });
+
+/** One row per ledger record, keyed by its `rawId`. Amounts are exact numerics. */
+export const ledgerTransactions = pgTable(
+  'ledger_transactions',
+  {
+    rawId: bigint('raw_id', { mode: 'number' }).primaryKey(),
+    /** Wire `id`: the storage batch, `''` until packaged. */
+    recordId: text('record_id').notNull(),
+    tokenSymbol: text('token_symbol').notNull(),
+    action: text('action').notNull(),
+    fromAccount: text('from_account').notNull(),
+    toAccount: text('to_account').notNull(),
+    amount: numeric('amount').notNull(),
+    fee: numeric('fee').notNull(),
+    feeRecipient: text('fee_recipient').notNull(),
+    /** Numeric rather than bigint: the wire value is a client-chosen JSON number. */
+    nonce: numeric('nonce').notNull(),
+    tokenId: text('token_id').notNull(),
+    chainType: text('chain_type').notNull(),
+    chainId: text('chain_id').notNull(),
+    data: text('data').notNull(),
+    version: text('version').notNull(),
+    sig: text('sig').notNull(),
+    ledgerHash: text('ledger_hash').notNull(),
+    status: text('status').notNull(),
+    /** Raw `internalStatus` string as served (`''` when absent). */
+    internalStatus: text('internal_status').notNull(),
+    /** Inner `status` of `internalStatus` (`success`, `failed`, …); null when absent or unreadable. */
+    internalStatusCode: text('internal_status_code'),
+    internalStatusJson: jsonb('internal_status_json'),
+    timestampMs: bigint('timestamp_ms', { mode: 'number' }).notNull(),
+    /** `timestamp` as a time; null while the service says 0 (not packaged yet). */
+    ledgerTime: tstz('ledger_time'),
+    targetChainTxHash: text('target_chain_tx_hash').notNull(),
+    expressChainTxHash: text('express_chain_tx_hash').notNull(),
+    expressWithdrawFee: text('express_withdraw_fee').notNull(),
+    expressRefundLedgerHash: text('express_refund_ledger_hash').notNull(),
+    expressErr: text('express_err').notNull(),
+    /** Derived tag, replaced by the `/info` tag that matches it case-insensitively. */
+    tokenTag: text('token_tag').notNull(),
+    firstSeenAt: tstz('first_seen_at').notNull(),
+    updatedAt: tstz('updated_at').notNull(),
+  },
+  (t) => [
+    uniqueIndex('ledger_transactions_ledger_hash_key').on(t.ledgerHash),
+    index('ledger_transactions_token_time_idx').on(t.tokenTag, t.ledgerTime),
+    index('ledger_transactions_from_idx').on(t.fromAccount),
+    index('ledger_transactions_to_idx').on(t.toAccount),
+    index('ledger_transactions_action_time_idx').on(t.action, t.ledgerTime),
+    index('ledger_transactions_time_idx').on(t.ledgerTime),
+    index('ledger_transactions_non_final_idx').on(t.rawId).where(sql`${t.status} <> 'packaged'`),
+  ],
+);
+
+/** One row per item of a bundle's `data`. Items took effect only when the bundle's `internal_status_code` is `success`. */
+export const ledgerBundleItems = pgTable(
+  'ledger_bundle_items',
+  {
+    rawId: bigint('raw_id', { mode: 'number' })
+      .notNull()
+      .references(() => ledgerTransactions.rawId, { onDelete: 'cascade' }),
+    itemIndex: integer('item_index').notNull(),
+    tag: text('tag').notNull(),
+    chainId: text('chain_id').notNull(),
+    fromAccount: text('from_account').notNull(),
+    toAccount: text('to_account').notNull(),
+    amount: numeric('amount').notNull(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.rawId, t.itemIndex] }),
+    index('ledger_bundle_items_tag_idx').on(t.tag),
+    index('ledger_bundle_items_from_idx').on(t.fromAccount),
+    index('ledger_bundle_items_to_idx').on(t.toAccount),
+  ],
+);
+
+/** The tokens of `/info`; their tags are authoritative. */
+export const ledgerTokens = pgTable(
+  'ledger_tokens',
+  {
+    tag: text('tag').primaryKey(),
+    symbol: text('symbol').notNull(),
+    decimals: integer('decimals').notNull(),
+    chainType: text('chain_type').notNull(),
+    chainId: text('chain_id').notNull(),
+    tokenId: text('token_id').notNull(),
+    raw: jsonb('raw').notNull(),
+    updatedAt: tstz('updated_at').notNull(),
+  },
+  (t) => [index('ledger_tokens_tag_lower_idx').on(sql`lower(${t.tag})`)],
+);
+
+/** Each observed change of a record's `status`/`internal_status`, the first sighting included. */
+export const ledgerTxStatusHistory = pgTable(
+  'ledger_tx_status_history',
+  {
+    id: bigserial('id', { mode: 'number' }).primaryKey(),
+    rawId: bigint('raw_id', { mode: 'number' })
+      .notNull()
+      .references(() => ledgerTransactions.rawId, { onDelete: 'cascade' }),
+    status: text('status').notNull(),
+    internalStatus: text('internal_status').notNull(),
+    internalStatusCode: text('internal_status_code'),
+    observedAt: tstz('observed_at').notNull(),
+  },
+  (t) => [index('ledger_tx_status_history_raw_id_idx').on(t.rawId, t.observedAt)],
+);
+
+/**
+ * Records not final yet (status not `packaged`, or a recent burn still without its target-chain
+ * hash) and when to re-read them. Kept apart from `ledger_transactions` so a re-read that finds
+ * nothing new does not rewrite the record.
+ */
+export const ledgerTxRechecks = pgTable(
+  'ledger_tx_rechecks',
+  {
+    rawId: bigint('raw_id', { mode: 'number' })
+      .primaryKey()
+      .references(() => ledgerTransactions.rawId, { onDelete: 'cascade' }),
+    dueAt: tstz('due_at').notNull(),
+    attempts: integer('attempts').notNull().default(0),
+  },
+  (t) => [index('ledger_tx_rechecks_due_idx').on(t.dueAt, t.rawId)],
+);
+
+/** One row per stream (a list followed with its filters): walk checkpoint, watermark, lease. */
+export const syncStreams = pgTable('sync_streams', {
+  key: text('key').primaryKey(),
+  spec: jsonb('spec').notNull(),
+  /** The walk in progress (`WalkCheckpoint`), null when none is. */
+  walk: jsonb('walk'),
+  watermark: bigint('watermark', { mode: 'number' }),
+  leaseOwner: text('lease_owner'),
+  /** Fencing number: grows with every new lease; writes carrying a smaller one are refused. */
+  leaseFence: bigint('lease_fence', { mode: 'number' }).notNull().default(0),
+  leaseExpiresAt: tstz('lease_expires_at'),
+  /** Lease length asked for at acquisition; each committed page extends the lease by it. */
+  leaseMs: integer('lease_ms'),
+  lastSuccessAt: tstz('last_success_at'),
+  lastErrorAt: tstz('last_error_at'),
+  errorStreak: integer('error_streak').notNull().default(0),
+  lastError: text('last_error'),
+  createdAt: tstz('created_at').notNull(),
+  updatedAt: tstz('updated_at').notNull(),
+});
+
+/** One row per run (lease) of a stream, with what it wrote. */
+export const syncRuns = pgTable(
+  'sync_runs',
+  {
+    id: bigserial('id', { mode: 'number' }).primaryKey(),
+    streamKey: text('stream_key')
+      .notNull()
+      .references(() => syncStreams.key, { onDelete: 'cascade' }),
+    fence: bigint('fence', { mode: 'number' }).notNull(),
+    owner: text('owner').notNull(),
+    startedAt: tstz('started_at').notNull(),
+    finishedAt: tstz('finished_at'),
+    pages: integer('pages').notNull().default(0),
+    inserted: integer('inserted').notNull().default(0),
+    updated: integer('updated').notNull().default(0),
+    unchanged: integer('unchanged').notNull().default(0),
+    rejected: integer('rejected').notNull().default(0),
+    /** `running`, `ok` or `error`. */
+    outcome: text('outcome').notNull(),
+    error: text('error'),
+  },
+  (t) => [
+    uniqueIndex('sync_runs_stream_fence_key').on(t.streamKey, t.fence),
+    index('sync_runs_started_idx').on(t.startedAt),
+  ],
+);
+
+/** What could not be stored, once per distinct (reason, raw text); re-reads bump `seen_count`. */
+export const rejectedRecords = pgTable(
+  'rejected_records',
+  {
+    /** sha256 of reason and raw text: the de-duplication key. */
+    fingerprint: text('fingerprint').primaryKey(),
+    streamKey: text('stream_key'),
+    page: integer('page'),
+    reason: text('reason').notNull(),
+    rawText: text('raw_text').notNull(),
+    rawId: bigint('raw_id', { mode: 'number' }),
+    ledgerHash: text('ledger_hash'),
+    firstSeenAt: tstz('first_seen_at').notNull(),
+    seenAt: tstz('seen_at').notNull(),
+    seenCount: integer('seen_count').notNull().default(1),
+  },
+  (t) => [index('rejected_records_raw_id_idx').on(t.rawId), index('rejected_records_seen_idx').on(t.seenAt)],
+);
+
+// ---------------------------------------------------------------------------------------------
+// Queue/worker tables (parallel-backfill proof and the like): append them below this line.
+// ---------------------------------------------------------------------------------------------
+
+/** One parallel backfill of a stream: the head it must reach and where its check stands. */
+export const backfillRuns = pgTable(
+  'backfill_runs',
+  {
+    id: text('id').primaryKey(),
+    streamKey: text('stream_key').notNull(),
+    /** The newest rawId on page 1 when the backfill began; the stream's watermark once proven. */
+    headRawId: bigint('head_raw_id', { mode: 'number' }).notNull(),
+    totalPages: integer('total_pages').notNull(),
+    /** `running`, `done` or `failed`. */
+    status: text('status').notNull(),
+    /** Completeness checks made so far (each one repairs the gaps it found). */
+    round: integer('round').notNull().default(0),
+    /** Unproven rawId ranges left by the last check, as `[{lo, hi}]`. */
+    gaps: jsonb('gaps'),
+    error: text('error'),
+    createdAt: tstz('created_at').notNull(),
+    finishedAt: tstz('finished_at'),
+  },
+  (t) => [uniqueIndex('backfill_runs_one_running_key').on(t.streamKey).where(sql`${t.status} = 'running'`)],
+);
+
+/**
+ * RawId ranges of a stream proven complete: every record of the service with a rawId inside is
+ * stored (a page's own span, or the space between two pages fetched one after the other).
+ */
+export const backfillProvenRanges = pgTable(
+  'backfill_proven_ranges',
+  {
+    id: bigserial('id', { mode: 'number' }).primaryKey(),
+    streamKey: text('stream_key').notNull(),
+    lo: bigint('lo', { mode: 'number' }).notNull(),
+    hi: bigint('hi', { mode: 'number' }).notNull(),
+    backfillId: text('backfill_id'),
+    provenAt: tstz('proven_at').notNull(),
+  },
+  (t) => [index('backfill_proven_ranges_stream_idx').on(t.streamKey, t.lo)],
+);

@@ -1,0 +1,285 @@
+import { sql } from 'drizzle-orm';
+import type { LedgerTx } from '../client/types.js';
+import { LeaseLostError } from '../errors.js';
+import type { Logger } from '../logger.js';
+import type {
+  PageCommit,
+  PendingRecord,
+  StreamLease,
+  StreamSpec,
+  StreamState,
+  SyncStore,
+  WalkCheckpoint,
+  WriteCounts,
+} from '../sync/ports.js';
+import type { Database } from './connect.js';
+import { type Executor, queryRows, toDate } from './rows.js';
+import { normaliseSpec, streamKey } from './stream-key.js';
+import { writeRejected } from './write-rejected.js';
+import {
+  DEFAULT_RECHECK_POLICY,
+  prepareBatch,
+  type RecheckPolicy,
+  rescheduleRechecks,
+  writeTransactions,
+} from './write-transactions.js';
+
+/** Options of {@link createPgStore}. */
+export interface PgStoreOptions {
+  database: Database;
+  /** The clock for leases, `first_seen_at`/`updated_at` and re-read scheduling. Default `new Date()`. */
+  now?: () => Date;
+  /** Re-read schedule of records not final; each field defaults as in {@link DEFAULT_RECHECK_POLICY}. */
+  recheck?: Partial<RecheckPolicy>;
+  logger?: Logger;
+}
+
+/** SQLSTATEs after which a whole transaction is safely repeated: serialization failure, deadlock. */
+const RETRYABLE_SQLSTATES = new Set(['40001', '40P01']);
+const TRANSACTION_ATTEMPTS = 3;
+
+/**
+ * The sync engine's store on PostgreSQL or PGlite.
+ *
+ * Leases: `acquireStream` takes a free or expired lease with a new, larger fencing number; the
+ * same owner re-acquiring its live lease renews it and keeps the number. Owners must therefore be
+ * unique per runner. Every committed page extends the lease by the length asked for at
+ * acquisition; a commit or release carrying a fence smaller than the stream's is refused with
+ * {@link LeaseLostError} and changes nothing.
+ */
+export function createPgStore(options: PgStoreOptions): SyncStore {
+  const { database } = options;
+  const now = options.now ?? (() => new Date());
+  const policy: RecheckPolicy = { ...DEFAULT_RECHECK_POLICY, ...options.recheck };
+  const logger = options.logger;
+
+  async function inTransaction<T>(label: string, fn: (tx: Executor) => Promise<T>): Promise<T> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await database.db.transaction((tx) => fn(tx));
+      } catch (error) {
+        const code = sqlState(error);
+        if (code === undefined || !RETRYABLE_SQLSTATES.has(code) || attempt >= TRANSACTION_ATTEMPTS)
+          throw error;
+        logger?.warn(
+          { err: error, sqlstate: code, attempt, operation: label },
+          'database transaction retried',
+        );
+      }
+    }
+  }
+
+  return {
+    async acquireStream(spec: StreamSpec, owner: string, leaseMs: number) {
+      const key = streamKey(spec);
+      const at = now();
+      const nowIso = at.toISOString();
+      const expires = new Date(at.getTime() + leaseMs).toISOString();
+      const rows = await queryRows<{
+        fence: string;
+        watermark: string | null;
+        walk: string | null;
+        spec: string;
+      }>(
+        database.db,
+        sql`
+        WITH s AS (
+          INSERT INTO sync_streams AS s (key, spec, lease_owner, lease_fence, lease_expires_at, lease_ms, created_at, updated_at)
+          VALUES (${key}, ${JSON.stringify(normaliseSpec(spec))}::jsonb, ${owner}, 1, ${expires}::timestamptz,
+                  ${leaseMs}::int, ${nowIso}::timestamptz, ${nowIso}::timestamptz)
+          ON CONFLICT (key) DO UPDATE SET
+            lease_fence = CASE WHEN s.lease_owner = excluded.lease_owner AND s.lease_expires_at > ${nowIso}::timestamptz
+                               THEN s.lease_fence ELSE s.lease_fence + 1 END,
+            lease_owner = excluded.lease_owner,
+            lease_expires_at = excluded.lease_expires_at,
+            lease_ms = excluded.lease_ms,
+            updated_at = excluded.updated_at
+          WHERE s.lease_owner IS NULL
+             OR s.lease_expires_at IS NULL
+             OR s.lease_expires_at <= ${nowIso}::timestamptz
+             OR s.lease_owner = excluded.lease_owner
+          RETURNING s.key, s.lease_fence, s.watermark, s.walk, s.spec
+        ),
+        abandoned AS (
+          UPDATE sync_runs r SET outcome = 'error', error = 'lease expired before the run ended',
+                 finished_at = ${nowIso}::timestamptz
+          FROM s WHERE r.stream_key = s.key AND r.outcome = 'running' AND r.fence < s.lease_fence
+        ),
+        run AS (
+          INSERT INTO sync_runs (stream_key, fence, owner, started_at, outcome)
+          SELECT s.key, s.lease_fence, ${owner}, ${nowIso}::timestamptz, 'running' FROM s
+          ON CONFLICT (stream_key, fence) DO NOTHING
+        )
+        SELECT lease_fence::text AS fence, watermark::text AS watermark, walk::text AS walk, spec::text AS spec FROM s
+        `,
+      );
+      const row = rows[0];
+      if (row === undefined) {
+        const [holder] = await queryRows<{ owner: string | null; expires: unknown }>(
+          database.db,
+          sql`SELECT lease_owner AS owner, lease_expires_at AS expires FROM sync_streams WHERE key = ${key}`,
+        );
+        throw new LeaseLostError(
+          key,
+          `held by ${holder?.owner ?? 'another runner'} until ${toDate(holder?.expires)?.toISOString() ?? 'unknown'}`,
+        );
+      }
+      const lease: StreamLease = { key, fence: Number(row.fence), owner };
+      const state: StreamState = {
+        key,
+        spec: JSON.parse(row.spec) as StreamSpec,
+        watermark: row.watermark === null ? null : Number(row.watermark),
+        walk: row.walk === null ? null : (JSON.parse(row.walk) as WalkCheckpoint),
+      };
+      return { lease, state };
+    },
+
+    async commitPage(commit: PageCommit): Promise<WriteCounts> {
+      const at = now();
+      const nowIso = at.toISOString();
+      const { lease } = commit;
+      const prepared = prepareBatch(commit.records, { now: at, burnWindowMs: policy.burnWindowMs });
+      return inTransaction('commit_page', async (tx) => {
+        // First statement: checks the fence and locks the stream row, so a stale writer waits here
+        // and then fails before writing anything.
+        const fenced = await queryRows<{ key: string }>(
+          tx,
+          sql`
+          UPDATE sync_streams SET
+            walk = ${commit.walk === null ? null : JSON.stringify(commit.walk)}::jsonb,
+            watermark = ${commit.watermark}::bigint,
+            lease_expires_at = CASE
+              WHEN lease_owner = ${lease.owner} AND lease_fence = ${lease.fence}::bigint AND lease_ms IS NOT NULL
+              THEN greatest(lease_expires_at, ${nowIso}::timestamptz + lease_ms * interval '1 millisecond')
+              ELSE lease_expires_at END,
+            updated_at = ${nowIso}::timestamptz
+          WHERE key = ${lease.key} AND lease_fence <= ${lease.fence}::bigint
+          RETURNING key
+          `,
+        );
+        if (fenced.length === 0) throw await leaseLost(tx, lease);
+        const written = await writeTransactions(tx, {
+          records: prepared.records,
+          now: at,
+          queueRechecks: policy,
+        });
+        const rejected = [...commit.rejected, ...prepared.rejected, ...written.conflicts];
+        await writeRejected(tx, { rejected, streamKey: lease.key, page: commit.page, now: at });
+        const counts: WriteCounts = {
+          inserted: written.inserted,
+          updated: written.updated,
+          unchanged: written.unchanged,
+          rejected: rejected.length,
+        };
+        await tx.execute(sql`
+          UPDATE sync_runs SET
+            pages = pages + 1,
+            inserted = inserted + ${counts.inserted}::int,
+            updated = updated + ${counts.updated}::int,
+            unchanged = unchanged + ${counts.unchanged}::int,
+            rejected = rejected + ${counts.rejected}::int
+          WHERE stream_key = ${lease.key} AND fence = ${lease.fence}::bigint
+        `);
+        return counts;
+      });
+    },
+
+    async releaseStream(lease: StreamLease, outcome: { ok: true } | { ok: false; error: string }) {
+      const nowIso = now().toISOString();
+      const ok = outcome.ok;
+      const error = outcome.ok ? null : outcome.error.slice(0, 4000);
+      // A stale lease releases nothing and records nothing on the stream; its run row still ends.
+      await database.db.execute(sql`
+        WITH s AS (
+          UPDATE sync_streams SET
+            lease_owner = NULL,
+            lease_expires_at = NULL,
+            last_success_at = CASE WHEN ${ok}::boolean THEN ${nowIso}::timestamptz ELSE last_success_at END,
+            error_streak = CASE WHEN ${ok}::boolean THEN 0 ELSE error_streak + 1 END,
+            last_error = CASE WHEN ${ok}::boolean THEN last_error ELSE ${error}::text END,
+            last_error_at = CASE WHEN ${ok}::boolean THEN last_error_at ELSE ${nowIso}::timestamptz END,
+            updated_at = ${nowIso}::timestamptz
+          WHERE key = ${lease.key} AND lease_fence = ${lease.fence}::bigint AND lease_owner = ${lease.owner}
+          RETURNING key
+        )
+        UPDATE sync_runs SET
+          finished_at = ${nowIso}::timestamptz,
+          outcome = CASE WHEN ${ok}::boolean THEN 'ok' ELSE 'error' END,
+          error = ${error}::text
+        WHERE stream_key = ${lease.key} AND fence = ${lease.fence}::bigint AND outcome = 'running'
+      `);
+    },
+
+    async duePending(limit: number, at: Date): Promise<PendingRecord[]> {
+      const rows = await queryRows<{ raw_id: string; ledger_hash: string; attempts: number }>(
+        database.db,
+        sql`
+        SELECT r.raw_id::text AS raw_id, t.ledger_hash, r.attempts
+        FROM ledger_tx_rechecks r JOIN ledger_transactions t ON t.raw_id = r.raw_id
+        WHERE r.due_at <= ${at.toISOString()}::timestamptz
+        ORDER BY r.due_at, r.raw_id
+        LIMIT ${limit}::int
+        `,
+      );
+      return rows.map((r) => ({
+        rawId: Number(r.raw_id),
+        ledgerHash: r.ledger_hash,
+        attempts: Number(r.attempts),
+      }));
+    },
+
+    async commitReread(input: {
+      records: LedgerTx[];
+      missing: PendingRecord[];
+      now: Date;
+    }): Promise<WriteCounts> {
+      const prepared = prepareBatch(input.records, { now: input.now, burnWindowMs: policy.burnWindowMs });
+      return inTransaction('commit_reread', async (tx) => {
+        const written = await writeTransactions(tx, {
+          records: prepared.records,
+          now: input.now,
+          queueRechecks: null,
+        });
+        const rejected = [...prepared.rejected, ...written.conflicts];
+        await writeRejected(tx, { rejected, streamKey: null, page: null, now: input.now });
+        const conflicted = new Set(written.conflicts.map((c) => c.rawId));
+        const reread = [
+          ...prepared.records
+            .filter((r) => !conflicted.has(r.row.raw_id))
+            .map((r) => ({ rawId: r.row.raw_id, pending: r.pending })),
+          // What could not be stored or found is retried later like a record not final, until given up.
+          ...[...input.missing, ...rejected].flatMap((r) =>
+            r.rawId === undefined ? [] : [{ rawId: r.rawId, pending: 'missing' as const }],
+          ),
+        ];
+        await rescheduleRechecks(tx, { reread, now: input.now, policy });
+        return {
+          inserted: written.inserted,
+          updated: written.updated,
+          unchanged: written.unchanged,
+          rejected: rejected.length,
+        };
+      });
+    },
+  };
+}
+
+async function leaseLost(tx: Executor, lease: StreamLease): Promise<LeaseLostError> {
+  const [row] = await queryRows<{ fence: string; owner: string | null }>(
+    tx,
+    sql`SELECT lease_fence::text AS fence, lease_owner AS owner FROM sync_streams WHERE key = ${lease.key}`,
+  );
+  if (row === undefined) return new LeaseLostError(lease.key, 'the stream does not exist');
+  return new LeaseLostError(
+    lease.key,
+    `fence ${lease.fence} is stale: the stream is at fence ${row.fence} (owner ${row.owner ?? 'none'})`,
+  );
+}
+
+function sqlState(error: unknown): string | undefined {
+  for (let e: unknown = error, depth = 0; e && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code)) return code;
+  }
+  return undefined;
+}

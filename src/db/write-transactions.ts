@@ -1,0 +1,329 @@
+/**
+ * The set-based write of a batch of records: one statement upserts the rows, appends status
+ * history, rewrites bundle items and (for pages) queues or clears re-reads.
+ */
+import { sql } from 'drizzle-orm';
+import type { LedgerTx, RejectedRecord } from '../client/types.js';
+import { InvalidRecordError } from '../errors.js';
+import { type EncodedTransaction, encodeTransaction, type PendingReason } from './encode.js';
+import { type Executor, queryOne } from './rows.js';
+
+/** When and how often records that are not final are re-read. */
+export interface RecheckPolicy {
+  /** Delay before the first re-read; doubles with each attempt. Default 30 s. */
+  baseMs: number;
+  /** Longest delay between re-reads. Default 1 h. */
+  maxMs: number;
+  /** How long a burn is waited on for its target-chain hash, after first sight and after its ledger time. Default 24 h. */
+  burnWindowMs: number;
+  /** Re-reads after which a record is no longer re-read (it stays stored as it is). Default 20. */
+  maxAttempts: number;
+}
+
+export const DEFAULT_RECHECK_POLICY: RecheckPolicy = {
+  baseMs: 30_000,
+  maxMs: 60 * 60 * 1000,
+  burnWindowMs: 24 * 60 * 60 * 1000,
+  maxAttempts: 20,
+};
+
+/** A batch ready to write: one encoded record per `rawId`, sorted by it, and what was set aside. */
+export interface PreparedBatch {
+  records: EncodedTransaction[];
+  rejected: RejectedRecord[];
+}
+
+/**
+ * Encodes a batch: the last of several records with one `rawId` wins; a record that cannot be
+ * encoded, or whose `ledgerHash` another record of the batch already has, is set aside as
+ * rejected. Sorted by `rawId` so concurrent writers lock rows in one order.
+ */
+export function prepareBatch(
+  records: readonly LedgerTx[],
+  options: { now: Date; burnWindowMs: number },
+): PreparedBatch {
+  const byRawId = new Map<number, LedgerTx>();
+  for (const tx of records) byRawId.set(tx.rawId, tx);
+  const rejected: RejectedRecord[] = [];
+  const encoded: EncodedTransaction[] = [];
+  const hashOwner = new Map<string, number>();
+  for (const tx of [...byRawId.values()].sort((a, b) => a.rawId - b.rawId)) {
+    let item: EncodedTransaction;
+    try {
+      item = encodeTransaction(tx, { now: options.now, burnWindowMs: options.burnWindowMs });
+    } catch (error) {
+      if (!(error instanceof InvalidRecordError)) throw error;
+      rejected.push(rejectedFrom(tx, error.reason, error.raw));
+      continue;
+    }
+    const owner = hashOwner.get(item.row.ledger_hash);
+    if (owner !== undefined) {
+      rejected.push(rejectedFrom(tx, `ledgerHash is also the hash of rawId ${owner} in the same batch`));
+      continue;
+    }
+    hashOwner.set(item.row.ledger_hash, tx.rawId);
+    encoded.push(item);
+  }
+  return { records: encoded, rejected };
+}
+
+/** What {@link writeTransactions} did. */
+export interface TransactionWriteResult {
+  inserted: number;
+  updated: number;
+  unchanged: number;
+  /** Records refused because their `ledgerHash` is stored under another `rawId`. */
+  conflicts: RejectedRecord[];
+}
+
+const COLUMNS = [
+  'raw_id',
+  'record_id',
+  'token_symbol',
+  'action',
+  'from_account',
+  'to_account',
+  'amount',
+  'fee',
+  'fee_recipient',
+  'nonce',
+  'token_id',
+  'chain_type',
+  'chain_id',
+  'data',
+  'version',
+  'sig',
+  'ledger_hash',
+  'status',
+  'internal_status',
+  'internal_status_code',
+  'internal_status_json',
+  'timestamp_ms',
+  'ledger_time',
+  'target_chain_tx_hash',
+  'express_chain_tx_hash',
+  'express_withdraw_fee',
+  'express_refund_ledger_hash',
+  'express_err',
+  'token_tag',
+] as const;
+
+const RECORD_TYPES: Record<(typeof COLUMNS)[number], string> = {
+  raw_id: 'bigint',
+  record_id: 'text',
+  token_symbol: 'text',
+  action: 'text',
+  from_account: 'text',
+  to_account: 'text',
+  amount: 'numeric',
+  fee: 'numeric',
+  fee_recipient: 'text',
+  nonce: 'numeric',
+  token_id: 'text',
+  chain_type: 'text',
+  chain_id: 'text',
+  data: 'text',
+  version: 'text',
+  sig: 'text',
+  ledger_hash: 'text',
+  status: 'text',
+  internal_status: 'text',
+  internal_status_code: 'text',
+  internal_status_json: 'jsonb',
+  timestamp_ms: 'bigint',
+  ledger_time: 'timestamptz',
+  target_chain_tx_hash: 'text',
+  express_chain_tx_hash: 'text',
+  express_withdraw_fee: 'text',
+  express_refund_ledger_hash: 'text',
+  express_err: 'text',
+  token_tag: 'text',
+};
+
+// Fixed identifiers only: no value ever goes into these strings.
+const INPUT_DEFINITION = sql.raw(`${COLUMNS.map((c) => `${c} ${RECORD_TYPES[c]}`).join(', ')}, pending text`);
+const COLUMN_LIST = sql.raw(COLUMNS.join(', '));
+const DATA_COLUMNS = COLUMNS.filter((c) => c !== 'raw_id');
+const SELECT_LIST = sql.raw(COLUMNS.map((c) => (c === 'token_tag' ? 'i.matched_tag' : `i.${c}`)).join(', '));
+const UPDATE_SET = sql.raw(DATA_COLUMNS.map((c) => `${c} = excluded.${c}`).join(', '));
+const CURRENT_VALUES = sql.raw(DATA_COLUMNS.map((c) => `ledger_transactions.${c}`).join(', '));
+const NEW_VALUES = sql.raw(DATA_COLUMNS.map((c) => `excluded.${c}`).join(', '));
+
+/**
+ * Upserts encoded records keyed by `raw_id` in one statement. A row identical to the stored one
+ * is not rewritten (no new row version, `updated_at` kept). A new row, or a changed `status` /
+ * `internal_status`, appends a status-history row; a new row or changed `data` rewrites its
+ * bundle items. The token tag is replaced by the `ledger_tokens` tag matching it (exact first,
+ * then case-insensitive: the rule of `createTokenTagMatcher`). With `queueRechecks`, records not
+ * final are queued for re-reading (keeping an existing schedule) and final ones leave the queue.
+ */
+export async function writeTransactions(
+  executor: Executor,
+  input: { records: readonly EncodedTransaction[]; now: Date; queueRechecks: RecheckPolicy | null },
+): Promise<TransactionWriteResult> {
+  if (input.records.length === 0) return { inserted: 0, updated: 0, unchanged: 0, conflicts: [] };
+  const rows = JSON.stringify(input.records.map((r) => ({ ...r.row, pending: r.pending })));
+  const items = JSON.stringify(input.records.flatMap((r) => r.items));
+  const now = input.now.toISOString();
+  const policy = input.queueRechecks;
+  const rechecks = policy
+    ? sql`,
+      rechecks_added AS (
+        INSERT INTO ledger_tx_rechecks (raw_id, due_at, attempts)
+        SELECT u.raw_id, ${now}::timestamptz + ${policy.baseMs}::float8 * interval '1 millisecond', 0
+        FROM upserted u JOIN input i ON i.raw_id = u.raw_id
+        WHERE i.pending IS NOT NULL
+        ORDER BY u.raw_id
+        ON CONFLICT (raw_id) DO NOTHING
+      ),
+      rechecks_done AS (
+        DELETE FROM ledger_tx_rechecks r
+        USING upserted u JOIN input i ON i.raw_id = u.raw_id
+        WHERE r.raw_id = u.raw_id AND i.pending IS NULL
+      )`
+    : sql``;
+
+  const result = await queryOne<{ inserted: number; written: number; clashes: unknown }>(
+    executor,
+    sql`
+    WITH input AS (
+      SELECT * FROM json_to_recordset(${rows}::json) AS r(${INPUT_DEFINITION})
+    ),
+    tagged AS (
+      SELECT i.*, coalesce(
+        (SELECT t.tag FROM ledger_tokens t WHERE lower(t.tag) = lower(i.token_tag)
+         ORDER BY (t.tag = i.token_tag) DESC, t.tag LIMIT 1),
+        i.token_tag) AS matched_tag
+      FROM input i
+    ),
+    old AS (
+      SELECT t.raw_id, t.status, t.internal_status, t.data
+      FROM ledger_transactions t
+      WHERE t.raw_id IN (SELECT raw_id FROM input)
+    ),
+    clash AS (
+      SELECT i.raw_id, i.ledger_hash, t.raw_id AS other_raw_id
+      FROM input i JOIN ledger_transactions t ON t.ledger_hash = i.ledger_hash AND t.raw_id <> i.raw_id
+    ),
+    upserted AS (
+      INSERT INTO ledger_transactions (${COLUMN_LIST}, first_seen_at, updated_at)
+      SELECT ${SELECT_LIST}, ${now}::timestamptz, ${now}::timestamptz
+      FROM tagged i
+      WHERE i.raw_id NOT IN (SELECT raw_id FROM clash)
+      ORDER BY i.raw_id
+      ON CONFLICT (raw_id) DO UPDATE SET ${UPDATE_SET}, updated_at = excluded.updated_at
+      WHERE (${CURRENT_VALUES}) IS DISTINCT FROM (${NEW_VALUES})
+      RETURNING raw_id, status, internal_status, internal_status_code, data
+    ),
+    history AS (
+      INSERT INTO ledger_tx_status_history (raw_id, status, internal_status, internal_status_code, observed_at)
+      SELECT u.raw_id, u.status, u.internal_status, u.internal_status_code, ${now}::timestamptz
+      FROM upserted u LEFT JOIN old o ON o.raw_id = u.raw_id
+      WHERE o.raw_id IS NULL
+         OR o.status IS DISTINCT FROM u.status
+         OR o.internal_status IS DISTINCT FROM u.internal_status
+      ORDER BY u.raw_id
+    ),
+    items_target AS (
+      SELECT u.raw_id FROM upserted u LEFT JOIN old o ON o.raw_id = u.raw_id
+      WHERE o.raw_id IS NULL OR o.data IS DISTINCT FROM u.data
+    ),
+    items_in AS (
+      SELECT * FROM json_to_recordset(${items}::json) AS r(
+        raw_id bigint, item_index integer, tag text, chain_id text, from_account text, to_account text, amount numeric)
+    ),
+    items_deleted AS (
+      DELETE FROM ledger_bundle_items b USING items_target x
+      WHERE b.raw_id = x.raw_id
+        AND NOT EXISTS (SELECT 1 FROM items_in n WHERE n.raw_id = b.raw_id AND n.item_index = b.item_index)
+    ),
+    items_written AS (
+      INSERT INTO ledger_bundle_items (raw_id, item_index, tag, chain_id, from_account, to_account, amount)
+      SELECT n.raw_id, n.item_index, n.tag, n.chain_id, n.from_account, n.to_account, n.amount
+      FROM items_in n WHERE n.raw_id IN (SELECT raw_id FROM items_target)
+      ORDER BY n.raw_id, n.item_index
+      ON CONFLICT (raw_id, item_index) DO UPDATE SET
+        tag = excluded.tag, chain_id = excluded.chain_id, from_account = excluded.from_account,
+        to_account = excluded.to_account, amount = excluded.amount
+    )${rechecks}
+    SELECT
+      (SELECT count(*)::int FROM upserted u WHERE NOT EXISTS (SELECT 1 FROM old o WHERE o.raw_id = u.raw_id)) AS inserted,
+      (SELECT count(*)::int FROM upserted) AS written,
+      (SELECT coalesce(json_agg(json_build_object('raw_id', raw_id, 'ledger_hash', ledger_hash, 'other_raw_id', other_raw_id))::text, '[]')
+       FROM clash) AS clashes
+    `,
+  );
+
+  const clashes = JSON.parse(String(result.clashes)) as Array<{
+    raw_id: number;
+    ledger_hash: string;
+    other_raw_id: number;
+  }>;
+  const byRawId = new Map(input.records.map((r) => [r.row.raw_id, r]));
+  const conflicts = clashes.map((c) => {
+    const record = byRawId.get(Number(c.raw_id));
+    return {
+      reason: `ledgerHash ${c.ledger_hash} is already stored under rawId ${c.other_raw_id}`,
+      raw: JSON.stringify(record?.row ?? c),
+      rawId: Number(c.raw_id),
+      ledgerHash: c.ledger_hash,
+    };
+  });
+  const inserted = Number(result.inserted);
+  const written = Number(result.written);
+  return {
+    inserted,
+    updated: written - inserted,
+    unchanged: input.records.length - conflicts.length - written,
+    conflicts,
+  };
+}
+
+/**
+ * After a re-read: re-schedules the re-read records still not final (and the `missing` ones)
+ * with exponential backoff, and drops from the queue those final, given up on (burns past their
+ * window, or `maxAttempts` reached).
+ */
+export async function rescheduleRechecks(
+  executor: Executor,
+  input: {
+    reread: ReadonlyArray<{ rawId: number; pending: PendingReason | 'missing' }>;
+    now: Date;
+    policy: RecheckPolicy;
+  },
+): Promise<void> {
+  if (input.reread.length === 0) return;
+  const rows = JSON.stringify(input.reread.map((r) => ({ raw_id: r.rawId, pending: r.pending })));
+  const now = input.now.toISOString();
+  const { baseMs, maxMs, burnWindowMs, maxAttempts } = input.policy;
+  await executor.execute(sql`
+    WITH reread AS (
+      SELECT * FROM json_to_recordset(${rows}::json) AS r(raw_id bigint, pending text)
+    ),
+    gone AS (
+      DELETE FROM ledger_tx_rechecks r
+      USING reread x JOIN ledger_transactions t ON t.raw_id = x.raw_id
+      WHERE r.raw_id = x.raw_id
+        AND (x.pending IS NULL
+             OR (x.pending = 'burn' AND t.first_seen_at < ${now}::timestamptz - ${burnWindowMs}::float8 * interval '1 millisecond')
+             OR r.attempts + 1 >= ${maxAttempts}::int)
+      RETURNING r.raw_id
+    )
+    UPDATE ledger_tx_rechecks r
+    SET attempts = r.attempts + 1,
+        due_at = ${now}::timestamptz
+          + least(${baseMs}::float8 * power(2::float8, least(r.attempts + 1, 60)), ${maxMs}::float8)
+          * interval '1 millisecond'
+    FROM reread x
+    WHERE r.raw_id = x.raw_id AND r.raw_id NOT IN (SELECT raw_id FROM gone)
+  `);
+}
+
+function rejectedFrom(tx: LedgerTx, reason: string, raw?: string): RejectedRecord {
+  return {
+    reason,
+    raw: raw ?? JSON.stringify(tx),
+    rawId: Number.isSafeInteger(tx.rawId) ? tx.rawId : undefined,
+    ledgerHash: typeof tx.ledgerHash === 'string' && tx.ledgerHash !== '' ? tx.ledgerHash : undefined,
+  };
+}

@@ -1,0 +1,137 @@
+// Each integration test file gets its own PostgreSQL database: a clone of a migrated template
+// that is built once per version of the migrations and shared by every test process.
+import { createHash, randomBytes } from 'node:crypto';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import pg from 'pg';
+import type { LedgerTx } from '../../src/client/types.js';
+import { type Database, openDatabase } from '../../src/db/connect.js';
+import { migrateDatabase } from '../../src/db/migrate.js';
+import { migrationsFolder } from '../../src/paths.js';
+
+const TEMPLATE_LOCK_KEY = 7_311_905_013;
+
+export interface TestDatabase {
+  /** Connection string of this file's own database. */
+  url: string;
+  database: Database;
+  /** Closes the connections and drops the database. */
+  drop(): Promise<void>;
+}
+
+/** The server's admin connection string: `DATABASE_URL`, else the local default. */
+export function adminUrl(): string {
+  return process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+}
+
+/** `url` with its database name replaced. */
+export function urlFor(name: string, base: string = adminUrl()): string {
+  const url = new URL(base);
+  url.pathname = `/${name}`;
+  return url.toString();
+}
+
+/** Creates an empty, migrated database of its own for one test file. */
+export async function createTestDatabase(): Promise<TestDatabase> {
+  const template = `ledger_tpl_${migrationsHash()}`;
+  const name = `ledger_test_${process.pid}_${randomBytes(4).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: adminUrl() });
+  await admin.connect();
+  try {
+    await admin.query('SELECT pg_advisory_lock($1)', [TEMPLATE_LOCK_KEY]);
+    try {
+      await ensureTemplate(admin, template);
+      await admin.query(`CREATE DATABASE ${ident(name)} TEMPLATE ${ident(template)}`);
+    } finally {
+      await admin.query('SELECT pg_advisory_unlock($1)', [TEMPLATE_LOCK_KEY]);
+    }
+  } finally {
+    await admin.end();
+  }
+  const url = urlFor(name);
+  const database = await openDatabase({ databaseUrl: url, maxConnections: 8 });
+  return {
+    url,
+    database,
+    async drop() {
+      await database.close();
+      await dropDatabase(name);
+    },
+  };
+}
+
+/** Drops a database, closing whatever is still connected to it. */
+export async function dropDatabase(name: string): Promise<void> {
+  const admin = new pg.Client({ connectionString: adminUrl() });
+  await admin.connect();
+  try {
+    await admin.query(`DROP DATABASE IF EXISTS ${ident(name)} WITH (FORCE)`);
+  } finally {
+    await admin.end();
+  }
+}
+
+async function ensureTemplate(admin: pg.Client, template: string): Promise<void> {
+  const found = await admin.query('SELECT 1 FROM pg_database WHERE datname = $1', [template]);
+  if (found.rowCount) return;
+  // Built under another name and renamed when complete, so a half-built template is never cloned.
+  const building = `${template}_building`;
+  await admin.query(`DROP DATABASE IF EXISTS ${ident(building)} WITH (FORCE)`);
+  await admin.query(`CREATE DATABASE ${ident(building)}`);
+  const database = await openDatabase({ databaseUrl: urlFor(building), maxConnections: 1 });
+  try {
+    await migrateDatabase(database);
+  } finally {
+    await database.close();
+  }
+  await admin.query(`ALTER DATABASE ${ident(building)} RENAME TO ${ident(template)}`);
+}
+
+/** A short hash of every file of the migrations folder: a changed migration means a new template. */
+function migrationsHash(): string {
+  const hash = createHash('sha256');
+  const walk = (dir: string): void => {
+    for (const entry of readdirSync(dir).sort()) {
+      const path = join(dir, entry);
+      if (statSync(path).isDirectory()) walk(path);
+      else hash.update(relative(migrationsFolder, path)).update('\0').update(readFileSync(path)).update('\0');
+    }
+  };
+  walk(migrationsFolder);
+  return hash.digest('hex').slice(0, 16);
+}
+
+function ident(name: string): string {
+  return `"${name.replace(/"/g, '""')}"`;
+}
+
+/** A valid, packaged `transfer` record; `overrides` change any field. */
+export function makeLedgerTx(overrides: Partial<LedgerTx> = {}): LedgerTx {
+  const rawId = overrides.rawId ?? 1;
+  return {
+    rawId,
+    id: 'batch-1',
+    tokenSymbol: 'USDC',
+    action: 'transfer',
+    from: '0xAbC0000000000000000000000000000000000001',
+    to: 'eid-recipient',
+    amount: '1000',
+    fee: '10',
+    feeRecipient: '0xFee0000000000000000000000000000000000002',
+    nonce: '1700000000000',
+    tokenID: '0xA0b86991c6218b36c1d19D4a2e9Eb0cE3606eB48',
+    chainType: 'ethereum',
+    chainID: '1',
+    data: '',
+    version: 'v1',
+    sig: '0xsig',
+    ledgerHash: `0xhash${rawId}`,
+    status: 'packaged',
+    internalStatus: '{"status":"success"}',
+    internalStatusParsed: { status: 'success', json: { status: 'success' } },
+    timestamp: 1_700_000_000_000,
+    targetChainTxHash: '',
+    express: { chainTxHash: '', withdrawFee: '', refundLedgerHash: '', err: '' },
+    ...overrides,
+  };
+}
