@@ -1,0 +1,53 @@
+/** A scenario part that could not run, and why. */
+export interface NotRun {
+  notRun: string;
+}
+
+/** Either a measurement or the reason there is none. */
+export type Maybe<T> = T | NotRun;
+
+export function isNotRun(value: unknown): value is NotRun {
+  return typeof value === 'object' && value !== null && 'notRun' in value;
+}
+
+/** One measured pass over records: what the user would compare. */
+export interface ThroughputRun {
+  /** What ran, in words. */
+  label: string;
+  /** Rows in PostgreSQL afterwards (records parsed, for the HTTP ceiling). */
+  rows: number;
+  /** Records the simulator serves for the same pass (its ground truth), when known. */
+  expectedRows: number | null;
+  /** `rows === expectedRows`. */
+  rowsMatch: boolean | null;
+  wallMs: number;
+  rowsPerSecond: number;
+  /** List pages the simulator served for this pass. */
+  pagesRequested: number | null;
+  /** Peak resident memory of the measured processes, summed (bytes); null when not a separate process. */
+  peakRssBytes: number | null;
+  /** Peak resident memory of each measured process (bytes). */
+  peakRssPerProcessBytes?: Array<number | null>;
+  /** Set when only a leading slice of the pages was run (the rate is the slice's). */
+  slice?: { pages: number; totalPages: number };
+  note?: string;
+}
+
+export function throughput(input: Omit<ThroughputRun, 'rowsPerSecond' | 'rowsMatch'>): ThroughputRun {
+  return {
+    ...input,
+    rowsMatch: input.expectedRows === null ? null : input.rows === input.expectedRows,
+    rowsPerSecond: input.wallMs > 0 ? round((input.rows * 1000) / input.wallMs, 1) : 0,
+  };
+}
+
+export function round(value: number, digits = 3): number {
+  const f = 10 ** digits;
+  return Math.round(value * f) / f;
+}
+
+/** Error text for a NotRun, one line. */
+export function reason(error: unknown): string {
+  const text = error instanceof Error ? error.message : String(error);
+  return text.split('\n')[0]?.slice(0, 400) ?? 'unknown error';
+}

@@ -1,0 +1,82 @@
+import type { ScenarioDatabase } from './databases.js';
+import { type ThroughputRun, throughput } from './figures.js';
+import type { IndexerRunner } from './indexer-runner.js';
+import { spawnMeasured } from './processes.js';
+import { listPagesServed, type SimulatorProcess } from './simulator-process.js';
+
+/** What every measured indexer process is given. */
+export interface IndexerSetup {
+  runner: IndexerRunner;
+  root: string;
+  /** The harness's environment, passed on (minus what the benchmark sets itself). */
+  env: Record<string, string | undefined>;
+  concurrency: number;
+}
+
+/**
+ * The environment of a measured ledger-indexer process. The client-side request budget is
+ * lifted (`LEDGER_REQUESTS_PER_SECOND=0`): the simulator on loopback sets no limit, and the
+ * benchmark measures the indexer, not its politeness setting.
+ */
+export function indexerEnv(
+  setup: IndexerSetup,
+  input: { databaseUrl: string; baseUrl: string; redisUrl?: string },
+): Record<string, string | undefined> {
+  return {
+    ...setup.env,
+    DATABASE_URL: input.databaseUrl,
+    LEDGER_BASE_URL: input.baseUrl,
+    REDIS_URL: input.redisUrl,
+    LOG_LEVEL: 'warn',
+    LEDGER_REQUESTS_PER_SECOND: '0',
+    LEDGER_CONCURRENCY: String(setup.concurrency),
+    NODE_ENV: 'production',
+  };
+}
+
+/** Runs `ledger-indexer sync` once as a child process and measures it. */
+export async function runIndexerSync(
+  setup: IndexerSetup,
+  input: {
+    label: string;
+    simulator: SimulatorProcess;
+    database: ScenarioDatabase;
+    expectedRows: number;
+    /** Extra node flags for the indexer process, e.g. `--cpu-prof`. */
+    nodeFlags?: string[];
+  },
+): Promise<ThroughputRun & { stdout: string }> {
+  if (!setup.runner.hasCommand('sync')) throw new Error('the sync command has not landed');
+  const before = listPagesServed(await input.simulator.stats());
+  const child = spawnMeasured({
+    nodeArgs: [
+      ...(input.nodeFlags ?? []),
+      ...setup.runner.nodeArgs(['sync', '--base-url', input.simulator.url]),
+    ],
+    env: indexerEnv(setup, { databaseUrl: input.database.url, baseUrl: input.simulator.url }),
+    cwd: setup.root,
+    label: 'sync',
+  });
+  const result = await child.exited;
+  if (result.code !== 0) {
+    throw new Error(`sync exited with ${result.code ?? result.signal}: ${lastLine(result.stderrTail)}`);
+  }
+  const after = listPagesServed(await input.simulator.stats());
+  return {
+    ...throughput({
+      label: input.label,
+      rows: await input.database.countRows(),
+      expectedRows: input.expectedRows,
+      wallMs: result.wallMs,
+      pagesRequested: after - before,
+      peakRssBytes: result.peakRssBytes,
+      peakRssPerProcessBytes: [result.peakRssBytes],
+    }),
+    stdout: result.stdout,
+  };
+}
+
+export function lastLine(text: string): string {
+  const lines = text.trim().split('\n');
+  return (lines[lines.length - 1] ?? '').slice(0, 400);
+}

@@ -1,0 +1,112 @@
+import { spawnSync } from 'node:child_process';
+import type { ScenarioDatabase } from './databases.js';
+import { type ThroughputRun, throughput } from './figures.js';
+import { type IndexerSetup, indexerEnv, lastLine } from './indexer-sync.js';
+import { type MeasuredProcess, type ProcessResult, spawnMeasured } from './processes.js';
+import { listPagesServed, type SimulatorProcess } from './simulator-process.js';
+
+/** A fleet of `ledger-indexer worker` processes on one Redis and one database. */
+export interface WorkerFleet {
+  processes: MeasuredProcess[];
+  /** Sends SIGTERM to every worker and waits for them to drain and exit. */
+  stop(): Promise<ProcessResult[]>;
+}
+
+/** Starts `count` worker processes and registers the schedule (`schedule --every <every>`). */
+export async function startWorkerFleet(
+  setup: IndexerSetup,
+  input: { count: number; every: string; database: ScenarioDatabase; baseUrl: string; redisUrl: string },
+): Promise<WorkerFleet> {
+  for (const name of ['worker', 'schedule']) {
+    if (!setup.runner.hasCommand(name)) throw new Error(`the ${name} command has not landed`);
+  }
+  const env = indexerEnv(setup, {
+    databaseUrl: input.database.url,
+    baseUrl: input.baseUrl,
+    redisUrl: input.redisUrl,
+  });
+  const processes = Array.from({ length: input.count }, (_, i) =>
+    spawnMeasured({
+      nodeArgs: setup.runner.nodeArgs(['worker']),
+      env,
+      cwd: setup.root,
+      label: `worker-${i + 1}`,
+    }),
+  );
+  const stop = async (): Promise<ProcessResult[]> => {
+    for (const worker of processes) {
+      if (worker.child.exitCode === null && worker.child.signalCode === null) worker.child.kill('SIGTERM');
+    }
+    const timers = processes.map((worker) => setTimeout(() => worker.child.kill('SIGKILL'), 30_000));
+    try {
+      return await Promise.all(processes.map((worker) => worker.exited));
+    } finally {
+      for (const timer of timers) clearTimeout(timer);
+    }
+  };
+  const scheduled = spawnSync(process.execPath, setup.runner.nodeArgs(['schedule', '--every', input.every]), {
+    cwd: setup.root,
+    env,
+    encoding: 'utf8',
+    timeout: 60_000,
+  });
+  if (scheduled.status !== 0) {
+    await stop();
+    throw new Error(`schedule failed: ${lastLine(scheduled.stderr ?? '')}`);
+  }
+  return { processes, stop };
+}
+
+/**
+ * Scenario 1 with the production shape: `processes` workers backfill the global list from an
+ * empty database. Timed from the workers' start until every record of the simulator is stored.
+ */
+export async function runIndexerWorkers(
+  setup: IndexerSetup,
+  input: {
+    simulator: SimulatorProcess;
+    database: ScenarioDatabase;
+    expectedRows: number;
+    processes: number;
+    redisUrl: string;
+  },
+): Promise<ThroughputRun> {
+  const before = listPagesServed(await input.simulator.stats());
+  const started = performance.now();
+  const fleet = await startWorkerFleet(setup, {
+    count: input.processes,
+    every: '2s',
+    database: input.database,
+    baseUrl: input.simulator.url,
+    redisUrl: input.redisUrl,
+  });
+  let wallMs: number;
+  let rows: number;
+  let peaks: Array<number | null> = [];
+  try {
+    const deadline = Date.now() + Math.max(120_000, input.expectedRows * 5);
+    rows = 0;
+    for (;;) {
+      rows = await input.database.countRows().catch(() => 0);
+      if (rows >= input.expectedRows) break;
+      const dead = fleet.processes.find((p) => p.child.exitCode !== null || p.child.signalCode !== null);
+      if (dead) throw new Error(`a worker exited early (${dead.child.exitCode ?? dead.child.signalCode})`);
+      if (Date.now() > deadline)
+        throw new Error(`workers stored ${rows} of ${input.expectedRows} rows before the deadline`);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    wallMs = performance.now() - started;
+  } finally {
+    peaks = (await fleet.stop()).map((r) => r.peakRssBytes);
+  }
+  const after = listPagesServed(await input.simulator.stats());
+  return throughput({
+    label: `ledger-indexer workers (${input.processes} processes)`,
+    rows,
+    expectedRows: input.expectedRows,
+    wallMs,
+    pagesRequested: after - before,
+    peakRssBytes: peaks.reduce<number>((sum, p) => sum + (p ?? 0), 0) || null,
+    peakRssPerProcessBytes: peaks,
+  });
+}

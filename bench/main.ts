@@ -1,0 +1,145 @@
+/**
+ * `npm run bench`: measures ledger-indexer against a hand-written baseline and the machine's
+ * limits, in one run, and reports ratios (absolute times drift on shared machines; ratios taken
+ * within one run hold). Writes a table to the terminal and `bench/results/latest.json`.
+ */
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus, tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { BenchContext } from './context.js';
+import { adminUrl, postgresVersion } from './databases.js';
+import { isNotRun, type Maybe } from './figures.js';
+import { runFreshnessScenario } from './freshness.js';
+import { prepareIndexerRunner } from './indexer-runner.js';
+import { describeMachine } from './machine.js';
+import { type BenchOptions, HelpRequested, parseBenchOptions, type SCENARIOS, USAGE } from './options.js';
+import { cleanPeakFiles } from './processes.js';
+import { type BenchResults, computeRatios, judgeTargets } from './report.js';
+import { renderTable } from './report-table.js';
+import {
+  attempt,
+  type MemoryPoint,
+  runHistoryScenarios,
+  runLatencyScenario,
+  runMemorySmall,
+} from './scenarios.js';
+
+const root = dirname(dirname(fileURLToPath(import.meta.url)));
+
+async function main(argv: string[]): Promise<number> {
+  let options: BenchOptions;
+  try {
+    options = parseBenchOptions(argv);
+  } catch (error) {
+    if (error instanceof HelpRequested) {
+      process.stdout.write(USAGE);
+      return 0;
+    }
+    process.stderr.write(`bench: ${error instanceof Error ? error.message : String(error)}\n${USAGE}`);
+    return 2;
+  }
+  const started = performance.now();
+  const log = (message: string): void => {
+    process.stderr.write(`[bench ${((performance.now() - started) / 1000).toFixed(1)}s] ${message}\n`);
+  };
+  const admin = adminUrl(process.env);
+  const postgres = await postgresVersion(admin);
+  if (postgres === null) {
+    process.stderr.write(`bench: PostgreSQL at DATABASE_URL is not reachable\n`);
+    return 1;
+  }
+  log('building the CLI');
+  const runner = prepareIndexerRunner(root);
+  log(`indexer runs from ${runner.kind}`);
+  const tmpDir = mkdtempSync(join(tmpdir(), 'ledger-bench-'));
+  const context: BenchContext = {
+    options,
+    setup: { runner, root, env: withoutBenchSettings(process.env), concurrency: options.concurrency },
+    admin,
+    tmpDir,
+    log,
+  };
+  const wants = (name: (typeof SCENARIOS)[number]): boolean =>
+    options.only.length === 0 || options.only.includes(name);
+  const skipped = { notRun: 'not selected (--only)' };
+  try {
+    const history = await attempt(() =>
+      runHistoryScenarios(context, {
+        backfill: wants('backfill'),
+        tail: wants('tail'),
+        memoryLarge: wants('memory'),
+      }),
+    );
+    const pick = <T>(value: T | null | undefined): Maybe<T> => value ?? skipped;
+    const backfill = isNotRun(history) ? history : pick(history.backfill);
+    const tail = isNotRun(history) ? history : pick(history.tail);
+    const large: Maybe<MemoryPoint> = isNotRun(history) ? history : pick(history.memoryLarge);
+    const latency = wants('latency') ? await attempt(() => runLatencyScenario(context)) : skipped;
+    const freshness = wants('freshness') ? await attempt(() => runFreshnessScenario(context)) : skipped;
+    const small = wants('memory') ? await attempt(() => runMemorySmall(context)) : skipped;
+    const scenarios: BenchResults['scenarios'] = {
+      backfill: wants('backfill') ? backfill : skipped,
+      latency,
+      tail: wants('tail') ? tail : skipped,
+      freshness,
+      memory: { small, large: wants('memory') ? large : skipped },
+    };
+    const ratios = computeRatios(scenarios);
+    const results: BenchResults = {
+      schema: 'ledger-indexer-bench/1',
+      generatedAt: new Date().toISOString(),
+      command: ['npm run bench', ...(argv.length > 0 ? ['--', ...argv] : [])].join(' '),
+      runner: runner.kind,
+      machine: describeMachine(postgres),
+      options: { ...options },
+      totalWallMs: Math.round(performance.now() - started),
+      scenarios,
+      ratios,
+      targets: judgeTargets({ ratios, scenarios }),
+    };
+    writeResults(results, options);
+    process.stdout.write(`${renderTable(results)}\n`);
+    return 0;
+  } finally {
+    rmSync(tmpDir, { recursive: true, force: true });
+    cleanPeakFiles();
+  }
+}
+
+function writeResults(results: BenchResults, options: BenchOptions): void {
+  const text = `${JSON.stringify(results, null, 2)}\n`;
+  const folder = join(root, 'bench', 'results');
+  mkdirSync(folder, { recursive: true });
+  if (options.out !== null) {
+    mkdirSync(dirname(options.out), { recursive: true });
+    writeFileSync(options.out, text);
+  } else {
+    writeFileSync(join(folder, 'latest.json'), text);
+  }
+  if (options.keep) {
+    const date = results.generatedAt.slice(0, 10);
+    writeFileSync(join(folder, `${date}-${cpus().length}core.json`), text);
+  }
+}
+
+/** The harness's environment minus the settings the benchmark chooses for the indexer itself. */
+function withoutBenchSettings(env: NodeJS.ProcessEnv): Record<string, string | undefined> {
+  const copy: Record<string, string | undefined> = { ...env };
+  for (const key of Object.keys(copy)) {
+    if (key.startsWith('LEDGER_') || key === 'REDIS_URL' || key === 'NODE_OPTIONS') delete copy[key];
+  }
+  return copy;
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (error: unknown) => {
+    process.stderr.write(
+      `bench: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+    );
+    process.exitCode = 1;
+  },
+);

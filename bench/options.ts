@@ -1,0 +1,112 @@
+import { parseArgs } from 'node:util';
+
+/** Sizes and switches of one benchmark run. */
+export interface BenchOptions {
+  /** Records of the backfill scenario (and of the tail scenario's synced history). */
+  records: number;
+  /** Records of the backfill with added latency. */
+  latencyRecords: number;
+  /** Added latency per request in the latency scenario, ms. */
+  latencyMs: number;
+  /** New records of the tail scenario. */
+  tailRecords: number;
+  /** Records of the small memory run (the large one is the backfill scenario itself). */
+  memorySmallRecords: number;
+  /** Records present before the freshness scenario starts. */
+  freshnessHistory: number;
+  /** Arrivals per second during the freshness scenario. */
+  freshnessArrivalsPerSecond: number;
+  /** How long records arrive during the freshness scenario, ms. */
+  freshnessDurationMs: number;
+  /** Schedule of the workers in the freshness scenario. */
+  freshnessEvery: string;
+  /** Longest the hand-written baseline may run before its rate is taken from the leading slice, ms. */
+  baselineBudgetMs: number;
+  /** Worker processes of the workers scenarios. */
+  workerProcesses: number;
+  /** Pages the indexer fetches at once (`LEDGER_CONCURRENCY`); the HTTP ceiling uses the same. */
+  concurrency: number;
+  /** Seed of every simulator. */
+  seed: number;
+  quick: boolean;
+  /** Where the JSON goes besides `bench/results/latest.json`; null = only there. */
+  out: string | null;
+  /** Also write `bench/results/<date>-<cores>core.json`. */
+  keep: boolean;
+  /** Scenarios to run (all when empty). */
+  only: string[];
+}
+
+export const SCENARIOS = ['backfill', 'latency', 'tail', 'freshness', 'memory'] as const;
+
+export const USAGE = `Usage: npm run bench -- [options]
+
+  --records N        records of the backfill (default 200000; 1000000 for the memory ratio 1M / 100k)
+  --quick            small sizes for a quick look (backfill 20000 unless --records given)
+  --only a,b         scenarios to run: ${SCENARIOS.join(', ')} (default all)
+  --out PATH         also write the JSON here
+  --keep             also write bench/results/<date>-<cores>core.json
+  --seed S           simulator seed (default 42)
+  --workers N        worker processes (default 4)
+  --concurrency N    pages fetched at once by the indexer and by the HTTP ceiling (default 8)
+`;
+
+/** Parses the benchmark's command line. Throws with one line on a bad flag. */
+export function parseBenchOptions(argv: string[]): BenchOptions {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      records: { type: 'string' },
+      quick: { type: 'boolean', default: false },
+      only: { type: 'string' },
+      out: { type: 'string' },
+      keep: { type: 'boolean', default: false },
+      seed: { type: 'string' },
+      workers: { type: 'string' },
+      concurrency: { type: 'string' },
+      help: { type: 'boolean', short: 'h', default: false },
+    },
+    strict: true,
+    allowPositionals: false,
+  });
+  if (values.help) throw new HelpRequested();
+  const quick = values.quick === true;
+  const records = whole('records', values.records, 10) ?? (quick ? 20_000 : 200_000);
+  const only = (values.only ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+  for (const name of only) {
+    if (!(SCENARIOS as readonly string[]).includes(name))
+      throw new Error(`--only: unknown scenario '${name}'`);
+  }
+  return {
+    records,
+    latencyRecords: quick ? Math.min(5_000, records) : 50_000,
+    latencyMs: 50,
+    tailRecords: quick ? Math.max(10, Math.min(1_000, Math.floor(records / 10))) : 1_000,
+    memorySmallRecords: quick ? Math.max(10, Math.floor(records / 2)) : 100_000,
+    freshnessHistory: quick ? 500 : 2_000,
+    freshnessArrivalsPerSecond: 50,
+    freshnessDurationMs: quick ? 6_000 : 30_000,
+    freshnessEvery: '1s',
+    baselineBudgetMs: quick ? 3_000 : 20_000,
+    workerProcesses: whole('workers', values.workers, 1) ?? 4,
+    concurrency: whole('concurrency', values.concurrency, 1) ?? 8,
+    seed: whole('seed', values.seed, 0) ?? 42,
+    quick,
+    out: values.out ?? null,
+    keep: values.keep === true,
+    only,
+  };
+}
+
+/** `--help` was asked for. */
+export class HelpRequested extends Error {}
+
+function whole(name: string, value: string | undefined, min: number): number | undefined {
+  if (value === undefined) return undefined;
+  if (!/^\d+$/.test(value) || Number(value) < min)
+    throw new Error(`--${name} must be a whole number >= ${min}`);
+  return Number(value);
+}

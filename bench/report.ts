@@ -1,0 +1,157 @@
+import { isNotRun, type Maybe, type NotRun, round, type ThroughputRun } from './figures.js';
+import type { FreshnessFigures } from './freshness.js';
+import type { MachineInfo } from './machine.js';
+import type { BackfillFigures, LatencyFigures, MemoryPoint, TailFigures } from './scenarios.js';
+
+/** Everything one benchmark run measured: the content of `bench/results/*.json`. */
+export interface BenchResults {
+  schema: 'ledger-indexer-bench/1';
+  generatedAt: string;
+  command: string;
+  /** How the indexer processes ran: compiled (`dist`) or through `tsx`. */
+  runner: 'dist' | 'tsx';
+  machine: MachineInfo;
+  options: Record<string, unknown>;
+  totalWallMs: number;
+  scenarios: {
+    backfill: Maybe<BackfillFigures>;
+    latency: Maybe<LatencyFigures>;
+    tail: Maybe<TailFigures>;
+    freshness: Maybe<FreshnessFigures>;
+    memory: { small: Maybe<MemoryPoint>; large: Maybe<MemoryPoint> };
+  };
+  ratios: Ratios;
+  targets: Target[];
+}
+
+export interface Ratios {
+  /** Indexer rows/s ÷ the hand-written baseline's rows/s. */
+  indexerVsBaseline: { sync: Maybe<number>; workers: Maybe<number> };
+  /** Indexer rows/s ÷ min(HTTP ceiling, database ceiling) rows/s. */
+  indexerVsCeiling: {
+    sync: Maybe<number>;
+    workers: Maybe<number>;
+    /** Which ceiling is the lower one. */
+    limitedBy: 'http' | 'database' | null;
+  };
+  /** Rows/s with added latency ÷ `concurrency × 10 ÷ latency`. */
+  latencyVsIdeal: Maybe<number>;
+  /** Pages the tail sync requested ÷ `ceil(new / 10) + 1`. */
+  tailPagesVsIdeal: Maybe<number>;
+  /** Peak RSS of the large backfill ÷ that of the small one (1M ÷ 100k with `--records 1000000`). */
+  peakRss1mVs100k: Maybe<{ value: number; largeRecords: number; smallRecords: number }>;
+}
+
+/** A target of the issue and whether this run met it. The benchmark reports; it does not fail. */
+export interface Target {
+  name: string;
+  target: string;
+  value: number | null;
+  met: boolean | null;
+}
+
+const notRun = (why: string): NotRun => ({ notRun: why });
+
+function rate(run: Maybe<ThroughputRun> | undefined): Maybe<number> {
+  if (run === undefined) return notRun('scenario not selected');
+  if (isNotRun(run)) return run;
+  if (run.rowsMatch === false && run.slice === undefined) {
+    return notRun(`${run.label} stored ${run.rows} rows of ${run.expectedRows}`);
+  }
+  return run.rowsPerSecond;
+}
+
+function divide(a: Maybe<number>, b: Maybe<number>): Maybe<number> {
+  if (isNotRun(a)) return a;
+  if (isNotRun(b)) return b;
+  return b > 0 ? round(a / b) : notRun('division by zero');
+}
+
+export function computeRatios(scenarios: BenchResults['scenarios']): Ratios {
+  const backfill = isNotRun(scenarios.backfill) ? undefined : scenarios.backfill;
+  const why = isNotRun(scenarios.backfill) ? scenarios.backfill : notRun('scenario not run');
+  const sync = backfill ? rate(backfill.indexerSync) : why;
+  const workers = backfill ? rate(backfill.indexerWorkers) : why;
+  const baseline = backfill ? rate(backfill.baseline) : why;
+  const http = backfill ? rate(backfill.httpCeiling) : why;
+  const database = backfill ? rate(backfill.dbCeiling) : why;
+  let ceiling: Maybe<number> = notRun('no ceiling measured');
+  let limitedBy: 'http' | 'database' | null = null;
+  if (!isNotRun(http) && !isNotRun(database)) {
+    ceiling = Math.min(http, database);
+    limitedBy = http <= database ? 'http' : 'database';
+  } else {
+    ceiling = isNotRun(http) ? http : database;
+  }
+  const latency = scenarios.latency;
+  const tail = scenarios.tail;
+  const { small, large } = scenarios.memory;
+  let memory: Ratios['peakRss1mVs100k'];
+  if (isNotRun(small)) memory = small;
+  else if (isNotRun(large)) memory = large;
+  else if (small.peakRssBytes === null || large.peakRssBytes === null)
+    memory = notRun('peak RSS not measured');
+  else {
+    memory = {
+      value: round(large.peakRssBytes / small.peakRssBytes),
+      largeRecords: large.records,
+      smallRecords: small.records,
+    };
+  }
+  return {
+    indexerVsBaseline: { sync: divide(sync, baseline), workers: divide(workers, baseline) },
+    indexerVsCeiling: { sync: divide(sync, ceiling), workers: divide(workers, ceiling), limitedBy },
+    latencyVsIdeal: isNotRun(latency) ? latency : divide(rate(latency.run), latency.idealRowsPerSecond),
+    tailPagesVsIdeal: isNotRun(tail) ? tail : round(tail.pagesRequested / tail.idealPages),
+    peakRss1mVs100k: memory,
+  };
+}
+
+const best = (a: Maybe<number>, b: Maybe<number>): number | null => {
+  const values = [a, b].filter((v): v is number => typeof v === 'number');
+  return values.length > 0 ? Math.max(...values) : null;
+};
+
+export function judgeTargets(results: Pick<BenchResults, 'ratios' | 'scenarios'>): Target[] {
+  const { ratios, scenarios } = results;
+  const targets: Target[] = [];
+  const add = (name: string, target: string, value: number | null, ok: (v: number) => boolean): void => {
+    targets.push({ name, target, value, met: value === null ? null : ok(value) });
+  };
+  add(
+    'indexer ÷ baseline',
+    '>= 20',
+    best(ratios.indexerVsBaseline.sync, ratios.indexerVsBaseline.workers),
+    (v) => v >= 20,
+  );
+  add(
+    'indexer ÷ min(HTTP ceiling, database ceiling)',
+    '>= 0.6',
+    best(ratios.indexerVsCeiling.sync, ratios.indexerVsCeiling.workers),
+    (v) => v >= 0.6,
+  );
+  add('latency scenario ÷ ideal', '>= 0.9', num(ratios.latencyVsIdeal), (v) => v >= 0.9);
+  const tail = scenarios.tail;
+  add(
+    'tail pages − ideal',
+    '<= 1',
+    isNotRun(tail) ? null : tail.pagesRequested - tail.idealPages,
+    (v) => v <= 1,
+  );
+  const fresh = scenarios.freshness;
+  add('freshness p95 (ms)', '<= 2000', isNotRun(fresh) ? null : fresh.delayMs.p95, (v) => v <= 2000);
+  const memory = ratios.peakRss1mVs100k;
+  add('peak RSS large ÷ small', '<= 1.3', isNotRun(memory) ? null : memory.value, (v) => v <= 1.3);
+  const large = scenarios.memory.large;
+  add(
+    'peak RSS of the large backfill (MB)',
+    '< 300',
+    isNotRun(large) || large.peakRssBytes === null ? null : round(large.peakRssBytes / 1e6, 1),
+    (v) => v < 300,
+  );
+  return targets;
+}
+
+function num(value: Maybe<number>): number | null {
+  return typeof value === 'number' ? value : null;
+}

@@ -1,0 +1,251 @@
+import { join } from 'node:path';
+import { runBaseline } from './baseline.js';
+import { type BenchContext, freshDatabase, usingDatabase } from './context.js';
+import type { ScenarioDatabase } from './databases.js';
+import { runDbCeiling } from './db-ceiling.js';
+import { type Maybe, reason, type ThroughputRun } from './figures.js';
+import { runHttpCeiling } from './http-ceiling.js';
+import { runIndexerSync } from './indexer-sync.js';
+import { runIndexerWorkers } from './indexer-workers.js';
+import { startPrivateRedis } from './redis-server.js';
+import { listPagesServed, requestsServed, startSimulatorProcess } from './simulator-process.js';
+
+/** Scenario 1: backfill without added latency. */
+export interface BackfillFigures {
+  records: number;
+  indexerSync: Maybe<ThroughputRun>;
+  indexerWorkers: Maybe<ThroughputRun>;
+  baseline: Maybe<ThroughputRun>;
+  httpCeiling: Maybe<ThroughputRun>;
+  dbCeiling: Maybe<ThroughputRun>;
+}
+
+/** Scenario 3: new records on top of a synced history. */
+export interface TailFigures {
+  history: number;
+  newRecords: number;
+  pagesRequested: number;
+  /** `ceil(newRecords / 10) + 1`. */
+  idealPages: number;
+  /** Every request the tail sync made (list pages, look-ups of non-final records, /info…). */
+  requestsServed: number;
+  wallMs: number;
+  rows: number;
+  expectedRows: number;
+  rowsMatch: boolean;
+  peakRssBytes: number | null;
+}
+
+/** Scenario 2: backfill with added latency per request. */
+export interface LatencyFigures {
+  records: number;
+  latencyMs: number;
+  concurrency: number;
+  run: ThroughputRun;
+  /** `concurrency × 10 ÷ latency`. */
+  idealRowsPerSecond: number;
+}
+
+/** Scenario 5: peak memory of a small and a large backfill. */
+export interface MemoryPoint {
+  records: number;
+  peakRssBytes: number | null;
+}
+
+type Wanted = { backfill: boolean; tail: boolean; memoryLarge: boolean };
+
+/**
+ * Scenario 1 (and the history of scenario 3, and the large point of scenario 5): one simulator of
+ * `records` records, measured five ways, each into its own fresh database.
+ */
+export async function runHistoryScenarios(
+  context: BenchContext,
+  wanted: Wanted,
+): Promise<{
+  backfill: BackfillFigures | null;
+  tail: Maybe<TailFigures> | null;
+  memoryLarge: Maybe<MemoryPoint> | null;
+}> {
+  const { options, setup } = context;
+  const records = options.records;
+  context.log(`simulator: ${records} records, seed ${options.seed}`);
+  const simulator = await startSimulatorProcess(
+    { records, seed: options.seed, arrivalsPerSecond: 0 },
+    setup.root,
+  );
+  try {
+    const truthFile = join(context.tmpDir, 'history.ndjson');
+    const expectedRows = await simulator.dump(truthFile);
+    const syncDatabase = await freshDatabase(context, 'backfill_sync');
+    try {
+      context.log('backfill: ledger-indexer sync');
+      const sync = await attempt(() =>
+        runIndexerSync(setup, {
+          label: 'ledger-indexer sync (one process)',
+          simulator,
+          database: syncDatabase,
+          expectedRows,
+        }),
+      );
+      const indexerSync = 'notRun' in sync ? sync : stripStdout(sync);
+      const memoryLarge = wanted.memoryLarge
+        ? 'notRun' in indexerSync
+          ? indexerSync
+          : { records, peakRssBytes: indexerSync.peakRssBytes }
+        : null;
+      let backfill: BackfillFigures | null = null;
+      if (wanted.backfill) {
+        context.log(`backfill: ledger-indexer workers (${options.workerProcesses} processes)`);
+        const indexerWorkers = await attempt(async () => {
+          const redis = await startPrivateRedis();
+          try {
+            return await usingDatabase(await freshDatabase(context, 'backfill_workers'), (database) =>
+              runIndexerWorkers(setup, {
+                simulator,
+                database,
+                expectedRows,
+                processes: options.workerProcesses,
+                redisUrl: redis.url,
+              }),
+            );
+          } finally {
+            await redis.stop();
+          }
+        });
+        context.log('backfill: hand-written baseline');
+        const baseline = await attempt(async () =>
+          usingDatabase(await freshDatabase(context, 'backfill_baseline', { migrate: true }), (database) =>
+            runBaseline({
+              baseUrl: simulator.url,
+              databaseUrl: database.url,
+              budgetMs: options.baselineBudgetMs,
+              expectedRows,
+            }),
+          ),
+        );
+        context.log('backfill: HTTP ceiling');
+        const httpCeiling = await attempt(() =>
+          runHttpCeiling({ baseUrl: simulator.url, concurrency: options.concurrency, expectedRows }),
+        );
+        context.log('backfill: database ceiling (COPY)');
+        const dbCeiling = await attempt(async () =>
+          usingDatabase(await freshDatabase(context, 'backfill_copy', { migrate: true }), (database) =>
+            runDbCeiling({ truthFile, databaseUrl: database.url, expectedRows }),
+          ),
+        );
+        backfill = { records, indexerSync, indexerWorkers, baseline, httpCeiling, dbCeiling };
+      }
+      let tail: Maybe<TailFigures> | null = null;
+      if (wanted.tail) {
+        tail =
+          'notRun' in indexerSync
+            ? { notRun: `the history could not be synced: ${indexerSync.notRun}` }
+            : await attempt(() =>
+                runTail(context, { simulator, database: syncDatabase, history: expectedRows }),
+              );
+      }
+      return { backfill, tail, memoryLarge };
+    } finally {
+      await syncDatabase.drop().catch(() => undefined);
+    }
+  } finally {
+    await simulator.close();
+  }
+}
+
+async function runTail(
+  context: BenchContext,
+  input: {
+    simulator: Awaited<ReturnType<typeof startSimulatorProcess>>;
+    database: ScenarioDatabase;
+    history: number;
+  },
+): Promise<TailFigures> {
+  const { simulator, database } = input;
+  const newRecords = context.options.tailRecords;
+  context.log(`tail: ${newRecords} new records on top of ${input.history}`);
+  await simulator.addRecords(newRecords);
+  const statsBefore = await simulator.stats();
+  const expectedRows = await simulator.dump(join(context.tmpDir, 'tail.ndjson'));
+  const run = await runIndexerSync(context.setup, {
+    label: 'ledger-indexer sync (tail)',
+    simulator,
+    database,
+    expectedRows,
+  });
+  const statsAfter = await simulator.stats();
+  return {
+    history: input.history,
+    newRecords,
+    pagesRequested: listPagesServed(statsAfter) - listPagesServed(statsBefore),
+    idealPages: Math.ceil(newRecords / 10) + 1,
+    requestsServed: requestsServed(statsAfter) - requestsServed(statsBefore),
+    wallMs: Math.round(run.wallMs),
+    rows: run.rows,
+    expectedRows,
+    rowsMatch: run.rows === expectedRows,
+    peakRssBytes: run.peakRssBytes,
+  };
+}
+
+/** Scenario 2: backfill of `latencyRecords` with `latencyMs` added to every request. */
+export async function runLatencyScenario(context: BenchContext): Promise<LatencyFigures> {
+  const { options, setup } = context;
+  context.log(`latency: ${options.latencyRecords} records, ${options.latencyMs} ms per request`);
+  const simulator = await startSimulatorProcess(
+    { records: options.latencyRecords, seed: options.seed, faults: { latencyMs: options.latencyMs } },
+    setup.root,
+  );
+  try {
+    const expectedRows = await simulator.dump(join(context.tmpDir, 'latency.ndjson'));
+    const run = await usingDatabase(await freshDatabase(context, 'latency'), (database) =>
+      runIndexerSync(setup, {
+        label: `ledger-indexer sync, ${options.latencyMs} ms added per request`,
+        simulator,
+        database,
+        expectedRows,
+      }),
+    );
+    return {
+      records: options.latencyRecords,
+      latencyMs: options.latencyMs,
+      concurrency: options.concurrency,
+      run: stripStdout(run),
+      idealRowsPerSecond: (options.concurrency * 10) / (options.latencyMs / 1000),
+    };
+  } finally {
+    await simulator.close();
+  }
+}
+
+/** Scenario 5, small point: peak memory of a backfill of `memorySmallRecords`. */
+export async function runMemorySmall(context: BenchContext): Promise<MemoryPoint> {
+  const { options, setup } = context;
+  const records = options.memorySmallRecords;
+  context.log(`memory: backfill of ${records} records`);
+  const simulator = await startSimulatorProcess({ records, seed: options.seed }, setup.root);
+  try {
+    const expectedRows = await simulator.dump(join(context.tmpDir, 'memory.ndjson'));
+    const run = await usingDatabase(await freshDatabase(context, 'memory'), (database) =>
+      runIndexerSync(setup, { label: 'ledger-indexer sync (memory)', simulator, database, expectedRows }),
+    );
+    if (run.rowsMatch !== true) throw new Error(`memory run stored ${run.rows} rows of ${expectedRows}`);
+    return { records, peakRssBytes: run.peakRssBytes };
+  } finally {
+    await simulator.close();
+  }
+}
+
+/** Runs `fn`; a failure becomes a "not run" figure with its one-line reason. */
+export async function attempt<T>(fn: () => Promise<T>): Promise<Maybe<T>> {
+  try {
+    return await fn();
+  } catch (error) {
+    return { notRun: reason(error) };
+  }
+}
+
+function stripStdout<T extends { stdout: string }>(run: T): Omit<T, 'stdout'> {
+  const { stdout: _stdout, ...rest } = run;
+  return rest;
+}
