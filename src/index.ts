@@ -3,6 +3,15 @@ export * from './client/index.js';
 export * from './config.js';
 export * from './errors.js';
 export { createLogger, silentLogger } from './logger.js';
+export {
+  createSimulator,
+  type GroundTruthRecord,
+  type MalformedKind,
+  type Simulator,
+  type SimulatorFaults,
+  type SimulatorOptions,
+  type SimulatorStats,
+} from './simulator/index.js';
 export type {
   FetchByHash,
   FetchPage,

@@ -15,6 +15,7 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<{ command:
   worker: { summary: 'run the BullMQ workers until SIGTERM', load: () => import('./commands/worker.js') },
   schedule: { summary: 'register the periodic sync jobs (idempotent)', load: () => import('./commands/schedule.js') },
   verify: { summary: 'completeness report against the service', load: () => import('./commands/verify.js') },
+  simulate: { summary: 'run the reference ledger server (simulator)', load: () => import('./commands/simulate.js') },
 };
 
 function helpText(): string {

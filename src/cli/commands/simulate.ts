@@ -1,0 +1,121 @@
+import { UsageError } from '../../errors.js';
+import { createSimulator } from '../../simulator/simulator.js';
+import type { SimulatorFaults } from '../../simulator/types.js';
+import { type Command, intFlag, parseFlags } from '../command.js';
+
+const usage = `Usage: ledger-indexer simulate [options]
+
+Runs the reference ledger server: the service's query endpoints over a seeded, in-memory ledger
+with live arrivals and faults on demand. Control endpoints live under /_sim/ (records as NDJSON,
+pause/resume arrivals, add records, settle, faults, stats). Stops on SIGINT/SIGTERM.
+
+Data:
+  --host H                   address to bind (default 127.0.0.1)
+  --port P                   port; 0 picks a free one (default 8740)
+  --records N                records present at start (default 10000)
+  --seed S                   seed of the data set; same seed, same data (default 1)
+  --arrivals PER_S           new records per second at the head (default 1; 0 = none)
+  --package-delay-ms MS      confirmed -> packaged delay (default 2000)
+  --burn-target-delay-ms MS  packaged burn -> targetChainTxHash delay (default 5000)
+  --hole-rate R              share of rawIds never published, 0..1 (default 0.01)
+  --key-paging               also serve /txs?cursor=&order=&count= key paging
+
+Faults (all default 0; change them at run time with POST /_sim/faults):
+  --latency-ms MS            fixed delay added to every answer
+  --latency-jitter-ms MS     random extra delay up to MS
+  --error-rate R             share answered 500 or 503
+  --rate-limit-rate R        share answered 429 with Retry-After
+  --retry-after-s S          Retry-After seconds sent with 429 (default 1)
+  --hang-rate R              share never answered
+  --truncate-rate R          share of 200 answers cut in half
+  --malformed-rate R         share of records served malformed (fixed per rawId)
+  --request-budget N         requests per second per client, then 429 (0 = unlimited)
+
+  -h, --help                 this text
+`;
+
+function numberFlag(name: string, value: string | undefined, max?: number): number | undefined {
+  if (value === undefined) return undefined;
+  const parsed = Number(value);
+  if (value.trim() === '' || !Number.isFinite(parsed) || parsed < 0 || (max !== undefined && parsed > max)) {
+    throw new UsageError(
+      `--${name} must be a number${max === undefined ? ' >= 0' : ` between 0 and ${max}`} (got '${value}')`,
+    );
+  }
+  return parsed;
+}
+
+export const command: Command = {
+  summary: 'run the reference ledger server (simulator)',
+  usage,
+  async run(argv, io) {
+    const { values } = parseFlags(argv, {
+      host: { type: 'string' },
+      port: { type: 'string' },
+      records: { type: 'string' },
+      seed: { type: 'string' },
+      arrivals: { type: 'string' },
+      'package-delay-ms': { type: 'string' },
+      'burn-target-delay-ms': { type: 'string' },
+      'hole-rate': { type: 'string' },
+      'key-paging': { type: 'boolean' },
+      'latency-ms': { type: 'string' },
+      'latency-jitter-ms': { type: 'string' },
+      'error-rate': { type: 'string' },
+      'rate-limit-rate': { type: 'string' },
+      'retry-after-s': { type: 'string' },
+      'hang-rate': { type: 'string' },
+      'truncate-rate': { type: 'string' },
+      'malformed-rate': { type: 'string' },
+      'request-budget': { type: 'string' },
+    });
+    const port = intFlag('port', values.port, 0) ?? 8740;
+    if (port > 65535) throw new UsageError(`--port must be at most 65535 (got '${values.port}')`);
+    const records = intFlag('records', values.records, 0) ?? 10_000;
+    if (records > 20_000_000)
+      throw new UsageError(`--records must be at most 20000000 (got '${values.records}')`);
+    const holeRate = numberFlag('hole-rate', values['hole-rate'], 0.99);
+    const faults: Partial<SimulatorFaults> = {};
+    const fault = (key: keyof SimulatorFaults, flag: string, max?: number) => {
+      const value = numberFlag(flag, values[flag as keyof typeof values] as string | undefined, max);
+      if (value !== undefined) faults[key] = value;
+    };
+    fault('latencyMs', 'latency-ms');
+    fault('latencyJitterMs', 'latency-jitter-ms');
+    fault('errorRate', 'error-rate', 1);
+    fault('rateLimitRate', 'rate-limit-rate', 1);
+    fault('retryAfterSeconds', 'retry-after-s');
+    fault('hangRate', 'hang-rate', 1);
+    fault('truncateRate', 'truncate-rate', 1);
+    fault('malformedRate', 'malformed-rate', 1);
+    fault('requestBudgetPerSecond', 'request-budget');
+    const seed = values.seed ?? '1';
+
+    const simulator = createSimulator({
+      records,
+      seed: /^\d+$/.test(seed) ? Number(seed) : seed,
+      arrivalsPerSecond: numberFlag('arrivals', values.arrivals) ?? 1,
+      packageDelayMs: intFlag('package-delay-ms', values['package-delay-ms'], 0) ?? 2000,
+      burnTargetDelayMs: intFlag('burn-target-delay-ms', values['burn-target-delay-ms'], 0) ?? 5000,
+      ...(holeRate !== undefined ? { holeRate } : {}),
+      keyPaging: values['key-paging'] ?? false,
+      faults,
+    });
+    let url: string;
+    try {
+      ({ url } = await simulator.listen({ host: values.host ?? '127.0.0.1', port }));
+    } catch (error) {
+      throw new UsageError(
+        `cannot listen on ${values.host ?? '127.0.0.1'}:${port}: ${(error as Error).message}`,
+      );
+    }
+    io.stdout.write(`ledger simulator listening on ${url} (${records} records, seed ${seed})\n`);
+    if (!io.signal.aborted) {
+      await new Promise<void>((resolve) =>
+        io.signal.addEventListener('abort', () => resolve(), { once: true }),
+      );
+    }
+    await simulator.close();
+    return 0;
+  },
+};
