@@ -19,8 +19,14 @@ export async function writeRejected(
     const reason = toStorableText(record.reason);
     const raw = toStorableText(record.raw);
     const fingerprint = createHash('sha256').update(reason).update('\n').update(raw).digest('hex');
+    const seen = byFingerprint.get(fingerprint);
+    if (seen) {
+      seen['seen_count'] = Number(seen['seen_count']) + 1;
+      continue;
+    }
     byFingerprint.set(fingerprint, {
       fingerprint,
+      seen_count: 1,
       reason,
       raw_text: raw,
       raw_id: record.rawId !== undefined && Number.isSafeInteger(record.rawId) ? record.rawId : null,
@@ -33,12 +39,13 @@ export async function writeRejected(
     INSERT INTO rejected_records
       (fingerprint, stream_key, page, reason, raw_text, raw_id, ledger_hash, first_seen_at, seen_at, seen_count)
     SELECT r.fingerprint, ${input.streamKey}::text, ${input.page}::int, r.reason, r.raw_text, r.raw_id, r.ledger_hash,
-           ${now}::timestamptz, ${now}::timestamptz, 1
-    FROM json_to_recordset(${rows}::json) AS r(fingerprint text, reason text, raw_text text, raw_id bigint, ledger_hash text)
+           ${now}::timestamptz, ${now}::timestamptz, r.seen_count
+    FROM json_to_recordset(${rows}::json)
+      AS r(fingerprint text, seen_count integer, reason text, raw_text text, raw_id bigint, ledger_hash text)
     ORDER BY r.fingerprint
     ON CONFLICT (fingerprint) DO UPDATE SET
       seen_at = excluded.seen_at,
-      seen_count = rejected_records.seen_count + 1,
+      seen_count = rejected_records.seen_count + excluded.seen_count,
       stream_key = coalesce(excluded.stream_key, rejected_records.stream_key),
       page = coalesce(excluded.page, rejected_records.page)
   `);

@@ -1,0 +1,524 @@
+import assert from 'node:assert/strict';
+import { after, before, beforeEach, describe, it } from 'node:test';
+import { sql } from 'drizzle-orm';
+import type { LedgerTx } from '../../src/client/types.js';
+import { queryOne, queryRows } from '../../src/db/rows.js';
+import { createPgStore } from '../../src/db/store.js';
+import { countNonFinal, countRejected, listStreams, recentRuns } from '../../src/db/stream-queries.js';
+import { upsertTokens } from '../../src/db/tokens.js';
+import { LeaseLostError } from '../../src/errors.js';
+import type { PageCommit, StreamLease, SyncStore } from '../../src/sync/ports.js';
+import { createTestDatabase, makeLedgerTx, type TestDatabase } from '../helpers/database.js';
+
+const BIG = '115792089237316195423570985008687907853269984665640564039457584007913129639935';
+const MINUTE = 60_000;
+
+describe('PostgreSQL store', () => {
+  let t: TestDatabase;
+  let clock: Date;
+  let store: SyncStore;
+  const q = <T>(query: ReturnType<typeof sql>) => queryRows<T>(t.database.db, query);
+
+  before(async () => {
+    t = await createTestDatabase();
+  });
+  after(async () => {
+    await t?.drop();
+  });
+  beforeEach(async () => {
+    await t.database.db.execute(
+      sql`TRUNCATE ledger_transactions, ledger_tokens, sync_streams, rejected_records, sync_runs CASCADE`,
+    );
+    clock = new Date('2026-03-01T12:00:00Z');
+    store = createPgStore({ database: t.database, now: () => clock });
+  });
+
+  async function lease(account?: string): Promise<StreamLease> {
+    return (await store.acquireStream(account === undefined ? {} : { account }, 'runner-1', 10 * MINUTE))
+      .lease;
+  }
+
+  function page(l: StreamLease, records: LedgerTx[], extra: Partial<PageCommit> = {}): PageCommit {
+    return { lease: l, page: 1, records, rejected: [], walk: null, watermark: null, ...extra };
+  }
+
+  it('round-trips every field exactly', async () => {
+    const tx = makeLedgerTx({
+      rawId: 9_007_199_254_740_991,
+      amount: BIG,
+      fee: `${BIG}9`,
+      nonce: '18446744073709551616',
+      action: 'bundle',
+      data: JSON.stringify({
+        bundle: { items: [{ tag: 'a', chainID: '1', from: 'f', to: 't', amount: BIG }] },
+      }),
+      internalStatus: '{"status":"failed","index":-1,"msg":"err_x"}',
+      internalStatusParsed: { status: 'failed', json: { status: 'failed', index: -1, msg: 'err_x' } },
+      timestamp: 1_700_000_000_123,
+      targetChainTxHash: 'tch',
+      express: { chainTxHash: 'c', withdrawFee: '12', refundLedgerHash: 'r', err: 'boom' },
+    });
+    const counts = await store.commitPage(page(await lease(), [tx]));
+    assert.deepEqual(counts, { inserted: 1, updated: 0, unchanged: 0, rejected: 0 });
+    const [row] = await q<Record<string, string | null>>(sql`
+      SELECT raw_id::text, record_id, token_symbol, action, from_account, to_account, amount::text, fee::text,
+             fee_recipient, nonce::text, token_id, chain_type, chain_id, data, version, sig, ledger_hash, status,
+             internal_status, internal_status_code, internal_status_json::text, timestamp_ms::text,
+             to_char(ledger_time AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS') AS ledger_time,
+             target_chain_tx_hash, express_chain_tx_hash, express_withdraw_fee, express_refund_ledger_hash,
+             express_err, token_tag, first_seen_at = updated_at AS same_times
+      FROM ledger_transactions`);
+    assert.deepEqual(row, {
+      raw_id: '9007199254740991',
+      record_id: tx.id,
+      token_symbol: 'USDC',
+      action: 'bundle',
+      from_account: tx.from,
+      to_account: tx.to,
+      amount: BIG,
+      fee: `${BIG}9`,
+      fee_recipient: tx.feeRecipient,
+      nonce: '18446744073709551616',
+      token_id: tx.tokenID,
+      chain_type: 'ethereum',
+      chain_id: '1',
+      data: tx.data,
+      version: 'v1',
+      sig: '0xsig',
+      ledger_hash: tx.ledgerHash,
+      status: 'packaged',
+      internal_status: '{"status":"failed","index":-1,"msg":"err_x"}',
+      internal_status_code: 'failed',
+      internal_status_json: '{"msg": "err_x", "index": -1, "status": "failed"}',
+      timestamp_ms: '1700000000123',
+      ledger_time: '2023-11-14T22:13:20.123',
+      target_chain_tx_hash: 'tch',
+      express_chain_tx_hash: 'c',
+      express_withdraw_fee: '12',
+      express_refund_ledger_hash: 'r',
+      express_err: 'boom',
+      token_tag: 'ethereum-usdc-0xa0b86991c6218b36c1d19d4a2e9eb0ce3606eb48',
+      same_times: true as unknown as string,
+    });
+    const items = await q<{ amount: string; item_index: number }>(
+      sql`SELECT amount::text, item_index FROM ledger_bundle_items`,
+    );
+    assert.deepEqual(items, [{ amount: BIG, item_index: 0 }]);
+  });
+
+  it('resolves duplicates inside one batch: the last one wins', async () => {
+    const counts = await store.commitPage(
+      page(await lease(), [
+        makeLedgerTx({ rawId: 1, status: 'confirmed' }),
+        makeLedgerTx({ rawId: 2 }),
+        makeLedgerTx({ rawId: 1, status: 'packaged', fee: '99' }),
+      ]),
+    );
+    assert.deepEqual(counts, { inserted: 2, updated: 0, unchanged: 0, rejected: 0 });
+    const rows = await q<{ raw_id: string; fee: string; status: string }>(
+      sql`SELECT raw_id::text, fee::text, status FROM ledger_transactions ORDER BY raw_id`,
+    );
+    assert.deepEqual(rows, [
+      { raw_id: '1', fee: '99', status: 'packaged' },
+      { raw_id: '2', fee: '10', status: 'packaged' },
+    ]);
+  });
+
+  it('does not rewrite an unchanged row', async () => {
+    const l = await lease();
+    const records = [makeLedgerTx({ rawId: 1 }), makeLedgerTx({ rawId: 2 })];
+    await store.commitPage(page(l, records));
+    const before = await q<{ xmin: string; updated_at: Date }>(
+      sql`SELECT xmin::text, updated_at FROM ledger_transactions ORDER BY raw_id`,
+    );
+    clock = new Date(clock.getTime() + MINUTE);
+    const counts = await store.commitPage(page(l, records));
+    assert.deepEqual(counts, { inserted: 0, updated: 0, unchanged: 2, rejected: 0 });
+    const afterRows = await q<{ xmin: string; updated_at: Date }>(
+      sql`SELECT xmin::text, updated_at FROM ledger_transactions ORDER BY raw_id`,
+    );
+    assert.deepEqual(afterRows, before);
+    const history = await queryOne<{ n: number }>(
+      t.database.db,
+      sql`SELECT count(*)::int AS n FROM ledger_tx_status_history`,
+    );
+    assert.equal(history.n, 2);
+  });
+
+  it('appends a status-history row on each change of status or internal status', async () => {
+    const l = await lease();
+    const confirmed = makeLedgerTx({ rawId: 7, status: 'confirmed', id: '', timestamp: 0 });
+    await store.commitPage(page(l, [confirmed]));
+    clock = new Date(clock.getTime() + MINUTE);
+    // id and timestamp fill in: updated, but no status change, so no history row.
+    await store.commitPage(page(l, [{ ...confirmed, id: 'b1' }]));
+    clock = new Date(clock.getTime() + MINUTE);
+    const counts = await store.commitPage(
+      page(l, [{ ...confirmed, id: 'b1', status: 'packaged', timestamp: 5 }]),
+    );
+    assert.deepEqual(counts, { inserted: 0, updated: 1, unchanged: 0, rejected: 0 });
+    clock = new Date(clock.getTime() + MINUTE);
+    await store.commitPage(
+      page(l, [
+        {
+          ...confirmed,
+          id: 'b1',
+          status: 'packaged',
+          timestamp: 5,
+          internalStatus: '{"status":"failed"}',
+          internalStatusParsed: { status: 'failed', json: { status: 'failed' } },
+        },
+      ]),
+    );
+    const history = await q<{ status: string; code: string; observed_at: Date }>(sql`
+      SELECT status, internal_status_code AS code, observed_at FROM ledger_tx_status_history ORDER BY id`);
+    assert.deepEqual(
+      history.map((h) => [h.status, h.code, new Date(h.observed_at).toISOString()]),
+      [
+        ['confirmed', 'success', '2026-03-01T12:00:00.000Z'],
+        ['packaged', 'success', '2026-03-01T12:02:00.000Z'],
+        ['packaged', 'failed', '2026-03-01T12:03:00.000Z'],
+      ],
+    );
+    const [row] = await q<{ ledger_time: Date | null; first_seen_at: Date; updated_at: Date }>(
+      sql`SELECT ledger_time, first_seen_at, updated_at FROM ledger_transactions`,
+    );
+    assert.equal(new Date(row!.first_seen_at).toISOString(), '2026-03-01T12:00:00.000Z');
+    assert.equal(new Date(row!.updated_at).toISOString(), '2026-03-01T12:03:00.000Z');
+    assert.equal(new Date(row!.ledger_time!).getTime(), 5);
+  });
+
+  it('rewrites bundle items when the bundle data changes, and only then', async () => {
+    const l = await lease();
+    const data = (amounts: string[]) =>
+      JSON.stringify({
+        bundle: {
+          items: amounts.map((amount, i) => ({ tag: 'x', chainID: '1', from: `f${i}`, to: 't', amount })),
+        },
+      });
+    const bundle = makeLedgerTx({ rawId: 3, action: 'bundle', data: data(['1', '2', '3']) });
+    await store.commitPage(page(l, [bundle]));
+    const items = () =>
+      q<{ i: number; amount: string }>(
+        sql`SELECT item_index AS i, amount::text FROM ledger_bundle_items ORDER BY 1`,
+      );
+    assert.deepEqual(await items(), [
+      { i: 0, amount: '1' },
+      { i: 1, amount: '2' },
+      { i: 2, amount: '3' },
+    ]);
+    await store.commitPage(page(l, [{ ...bundle, data: data(['5', '6']) }]));
+    assert.deepEqual(await items(), [
+      { i: 0, amount: '5' },
+      { i: 1, amount: '6' },
+    ]);
+    await store.commitPage(page(l, [{ ...bundle, data: '{"bundle": broken' }]));
+    assert.deepEqual(await items(), []);
+    const stored = await queryOne<{ data: string }>(t.database.db, sql`SELECT data FROM ledger_transactions`);
+    assert.equal(stored.data, '{"bundle": broken');
+  });
+
+  it('commits a page and its checkpoint together or not at all', async () => {
+    const l = await lease();
+    await store.commitPage(
+      page(l, [makeLedgerTx({ rawId: 1 })], {
+        walk: { mode: 'backfill', nextPage: 2, headRawId: 10, totalPages: 5 },
+      }),
+    );
+    // Make the last write of the commit (the rejected record) fail, after rows and checkpoint.
+    await t.database.db.execute(
+      sql.raw(`
+      CREATE FUNCTION refuse_poison() RETURNS trigger LANGUAGE plpgsql AS
+        $$ BEGIN IF NEW.reason = 'poison' THEN RAISE EXCEPTION 'refused by test'; END IF; RETURN NEW; END $$;
+      CREATE TRIGGER refuse_poison BEFORE INSERT ON rejected_records FOR EACH ROW EXECUTE FUNCTION refuse_poison();
+    `),
+    );
+    try {
+      await assert.rejects(
+        store.commitPage(
+          page(l, [makeLedgerTx({ rawId: 2 }), makeLedgerTx({ rawId: 1, fee: '55' })], {
+            page: 2,
+            rejected: [{ reason: 'poison', raw: '{}' }],
+            walk: { mode: 'backfill', nextPage: 3, headRawId: 10, totalPages: 5 },
+          }),
+        ),
+        (error: Error) => /refused by test/.test(`${error.message} ${(error.cause as Error | undefined)?.message}`),
+      );
+    } finally {
+      await t.database.db.execute(
+        sql.raw('DROP TRIGGER refuse_poison ON rejected_records; DROP FUNCTION refuse_poison();'),
+      );
+    }
+    const rows = await q<{ raw_id: string; fee: string }>(
+      sql`SELECT raw_id::text, fee::text FROM ledger_transactions`,
+    );
+    assert.deepEqual(rows, [{ raw_id: '1', fee: '10' }]);
+    const [stream] = await listStreams(t.database.db);
+    assert.equal(stream?.walk?.nextPage, 2);
+  });
+
+  it('refuses a stale writer: the older lease cannot commit once a newer one exists', async () => {
+    const first = await store.acquireStream({ account: 'acc' }, 'runner-a', MINUTE);
+    await store.commitPage(
+      page(first.lease, [makeLedgerTx({ rawId: 1 })], {
+        walk: { mode: 'backfill', nextPage: 5, headRawId: 100, totalPages: 9 },
+      }),
+    );
+    clock = new Date(clock.getTime() + 2 * MINUTE);
+    const second = await store.acquireStream({ account: 'acc' }, 'runner-b', MINUTE);
+    assert.ok(second.lease.fence > first.lease.fence);
+    assert.equal(second.state.walk?.nextPage, 5);
+    await assert.rejects(
+      store.commitPage(
+        page(first.lease, [makeLedgerTx({ rawId: 2 })], {
+          walk: { mode: 'backfill', nextPage: 2, headRawId: 100, totalPages: 9 },
+          watermark: 1,
+        }),
+      ),
+      LeaseLostError,
+    );
+    const [stream] = await listStreams(t.database.db);
+    assert.equal(stream?.walk?.nextPage, 5);
+    assert.equal(stream?.watermark, null);
+    assert.equal(stream?.leaseOwner, 'runner-b');
+    const stored = await q<{ raw_id: string }>(sql`SELECT raw_id::text FROM ledger_transactions`);
+    assert.deepEqual(stored, [{ raw_id: '1' }]);
+    // The stale runner's release does not free the new owner's lease.
+    await store.releaseStream(first.lease, { ok: false, error: 'late' });
+    assert.equal((await listStreams(t.database.db))[0]?.leaseOwner, 'runner-b');
+  });
+
+  it('refuses another owner while a lease is live, and hands it over after expiry', async () => {
+    const a = await store.acquireStream({}, 'runner-a', MINUTE);
+    await assert.rejects(store.acquireStream({}, 'runner-b', MINUTE), (error: unknown) => {
+      return error instanceof LeaseLostError && /runner-a/.test(error.message);
+    });
+    // Renewal by the same owner keeps the fence.
+    const renewed = await store.acquireStream({}, 'runner-a', MINUTE);
+    assert.equal(renewed.lease.fence, a.lease.fence);
+    // A committed page extends the lease.
+    clock = new Date(clock.getTime() + 50_000);
+    await store.commitPage(page(a.lease, []));
+    clock = new Date(clock.getTime() + 50_000);
+    await assert.rejects(store.acquireStream({}, 'runner-b', MINUTE), LeaseLostError);
+    clock = new Date(clock.getTime() + MINUTE);
+    const b = await store.acquireStream({}, 'runner-b', MINUTE);
+    assert.equal(b.lease.fence, a.lease.fence + 1);
+    await store.releaseStream(b.lease, { ok: true });
+    const c = await store.acquireStream({}, 'runner-c', MINUTE);
+    assert.equal(c.lease.fence, b.lease.fence + 1);
+    const runs = await recentRuns(t.database.db, { streamKey: 'txs' });
+    assert.deepEqual(
+      runs.map((r) => [r.owner, r.outcome]),
+      [
+        ['runner-c', 'running'],
+        ['runner-b', 'ok'],
+        ['runner-a', 'error'],
+      ],
+    );
+  });
+
+  it('records outcomes and run counts for status', async () => {
+    const l = await lease('acc-1');
+    await store.commitPage(
+      page(l, [makeLedgerTx({ rawId: 1 }), makeLedgerTx({ rawId: 2 })], { watermark: 2 }),
+    );
+    await store.commitPage(page(l, [makeLedgerTx({ rawId: 2 })], { watermark: 2 }));
+    await store.releaseStream(l, { ok: false, error: 'HTTP 503' });
+    const l2 = await lease('acc-1');
+    await store.releaseStream(l2, { ok: false, error: 'HTTP 503 again' });
+    let [stream] = await listStreams(t.database.db);
+    assert.equal(stream?.key, 'txsByAccount/acc-1');
+    assert.deepEqual(stream?.spec, { account: 'acc-1' });
+    assert.equal(stream?.watermark, 2);
+    assert.equal(stream?.errorStreak, 2);
+    assert.equal(stream?.lastError, 'HTTP 503 again');
+    assert.equal(stream?.leaseOwner, null);
+    const l3 = await lease('acc-1');
+    await store.releaseStream(l3, { ok: true });
+    [stream] = await listStreams(t.database.db);
+    assert.equal(stream?.errorStreak, 0);
+    assert.equal(stream?.lastSuccessAt?.toISOString(), clock.toISOString());
+    const [firstRun] = (await recentRuns(t.database.db)).filter((r) => r.fence === l.fence);
+    assert.deepEqual(
+      [firstRun?.pages, firstRun?.inserted, firstRun?.unchanged, firstRun?.outcome],
+      [2, 2, 1, 'error'],
+    );
+  });
+
+  it('queues records not final and re-reads them with growing delays', async () => {
+    const l = await lease();
+    const confirmed = makeLedgerTx({ rawId: 1, status: 'confirmed', id: '', timestamp: 0 });
+    const burn = makeLedgerTx({ rawId: 2, action: 'burn', timestamp: clock.getTime() - MINUTE });
+    const done = makeLedgerTx({ rawId: 3 });
+    await store.commitPage(page(l, [confirmed, burn, done]));
+    assert.deepEqual(await store.duePending(10, clock), []);
+    assert.deepEqual(await countNonFinal(t.database.db, clock), { notPackaged: 1, queued: 2, due: 0 });
+
+    clock = new Date(clock.getTime() + 30_000);
+    const due = await store.duePending(10, clock);
+    assert.deepEqual(
+      due.map((d) => [d.rawId, d.ledgerHash, d.attempts]),
+      [
+        [1, '0xhash1', 0],
+        [2, '0xhash2', 0],
+      ],
+    );
+    // Still confirmed, burn still without its hash: both re-scheduled, 60 s later (attempt 1).
+    const counts = await store.commitReread({ records: [confirmed, burn], missing: [], now: clock });
+    assert.deepEqual(counts, { inserted: 0, updated: 0, unchanged: 2, rejected: 0 });
+    assert.deepEqual(await store.duePending(10, new Date(clock.getTime() + 59_000)), []);
+    clock = new Date(clock.getTime() + 60_000);
+    assert.equal((await store.duePending(10, clock)).length, 2);
+    // Packaged now; the burn's hash appeared: both leave the queue, and history shows the change.
+    await store.commitReread({
+      records: [
+        { ...confirmed, status: 'packaged', id: 'b', timestamp: 1 },
+        { ...burn, targetChainTxHash: '0xlanded' },
+      ],
+      missing: [],
+      now: clock,
+    });
+    assert.deepEqual(await countNonFinal(t.database.db, clock), { notPackaged: 0, queued: 0, due: 0 });
+    const history = await queryOne<{ n: number }>(
+      t.database.db,
+      sql`SELECT count(*)::int AS n FROM ledger_tx_status_history WHERE raw_id = 1`,
+    );
+    assert.equal(history.n, 2);
+  });
+
+  it('backs off exponentially up to the cap and gives up after the last attempt', async () => {
+    store = createPgStore({
+      database: t.database,
+      now: () => clock,
+      recheck: { baseMs: 1000, maxMs: 5000, maxAttempts: 5 },
+    });
+    const l = await lease();
+    const tx = makeLedgerTx({ rawId: 1, status: 'confirmed' });
+    await store.commitPage(page(l, [tx]));
+    const delays: number[] = [];
+    for (let i = 0; i < 6; i++) {
+      const [pending] = await q<{ due_at: Date }>(sql`SELECT due_at FROM ledger_tx_rechecks`);
+      if (!pending) break;
+      delays.push(new Date(pending.due_at).getTime() - clock.getTime());
+      clock = new Date(pending.due_at);
+      const [due] = await store.duePending(1, clock);
+      assert.ok(due);
+      await store.commitReread({ records: [], missing: [due], now: clock });
+    }
+    assert.deepEqual(delays, [1000, 2000, 4000, 5000, 5000]);
+    const stored = await q<{ raw_id: string }>(sql`SELECT raw_id::text FROM ledger_transactions`);
+    assert.equal(stored.length, 1, 'a record given up on stays stored');
+  });
+
+  it('stops waiting on a burn whose target-chain hash never comes', async () => {
+    const l = await lease();
+    const burn = makeLedgerTx({ rawId: 1, action: 'burn', timestamp: clock.getTime() });
+    await store.commitPage(page(l, [burn]));
+    clock = new Date(clock.getTime() + 25 * 60 * MINUTE);
+    await store.commitReread({ records: [burn], missing: [], now: clock });
+    assert.deepEqual(await countNonFinal(t.database.db, clock), { notPackaged: 0, queued: 0, due: 0 });
+  });
+
+  it('stores rejected records with their reason, once per distinct record', async () => {
+    const l = await lease();
+    const bad = { reason: 'rawId is missing', raw: '{"ledgerHash":"0xbad"}', ledgerHash: '0xbad' };
+    const counts = await store.commitPage(
+      page(l, [makeLedgerTx({ rawId: 1 }), makeLedgerTx({ rawId: 2, amount: '12.5' })], {
+        rejected: [bad, bad],
+      }),
+    );
+    assert.deepEqual(counts, { inserted: 1, updated: 0, unchanged: 0, rejected: 3 });
+    await store.commitPage(page(l, [], { page: 4, rejected: [bad] }));
+    const rows = await q<{
+      reason: string;
+      raw_id: string | null;
+      ledger_hash: string | null;
+      page: number;
+      seen_count: number;
+    }>(sql`SELECT reason, raw_id::text, ledger_hash, page, seen_count FROM rejected_records ORDER BY reason`);
+    assert.equal(rows.length, 2);
+    assert.match(rows[0]!.reason, /^amount is not a decimal digit string/);
+    assert.equal(rows[0]!.raw_id, '2');
+    assert.deepEqual(rows[1], {
+      reason: 'rawId is missing',
+      raw_id: null,
+      ledger_hash: '0xbad',
+      page: 4,
+      seen_count: 3,
+    });
+    assert.deepEqual(await countRejected(t.database.db), { distinct: 2, sightings: 4 });
+  });
+
+  it('sets aside a record whose ledger hash is stored under another rawId', async () => {
+    const l = await lease();
+    await store.commitPage(page(l, [makeLedgerTx({ rawId: 1, ledgerHash: '0xdup' })]));
+    const counts = await store.commitPage(
+      page(l, [makeLedgerTx({ rawId: 2, ledgerHash: '0xdup' }), makeLedgerTx({ rawId: 3 })]),
+    );
+    assert.deepEqual(counts, { inserted: 1, updated: 0, unchanged: 0, rejected: 1 });
+    const [rejected] = await q<{ reason: string; raw_id: string }>(
+      sql`SELECT reason, raw_id::text FROM rejected_records`,
+    );
+    assert.equal(rejected?.raw_id, '2');
+    assert.match(rejected?.reason ?? '', /already stored under rawId 1/);
+  });
+
+  it('uses the /info tag that matches a record, including for records stored before the token was known', async () => {
+    const l = await lease();
+    const ar = makeLedgerTx({ rawId: 1, tokenSymbol: 'ar', chainType: 'arweave', tokenID: 'AbC' });
+    await store.commitPage(page(l, [ar]));
+    const tokens = await upsertTokens(t.database, [
+      {
+        tag: 'arweave-AR-AbC',
+        symbol: 'AR',
+        decimals: 12,
+        chainType: 'arweave',
+        chainID: '0',
+        id: 'AbC',
+        raw: { x: 1 },
+      },
+    ]);
+    assert.deepEqual(tokens, { inserted: 1, updated: 0, unchanged: 0, retagged: 1 });
+    await store.commitPage(
+      page(l, [makeLedgerTx({ rawId: 2, tokenSymbol: 'Ar', chainType: 'arweave', tokenID: 'AbC' })]),
+    );
+    const tags = await q<{ token_tag: string }>(
+      sql`SELECT token_tag FROM ledger_transactions ORDER BY raw_id`,
+    );
+    assert.deepEqual(tags, [{ token_tag: 'arweave-AR-AbC' }, { token_tag: 'arweave-AR-AbC' }]);
+    const again = await upsertTokens(t.database, [
+      {
+        tag: 'arweave-AR-AbC',
+        symbol: 'AR',
+        decimals: 12,
+        chainType: 'arweave',
+        chainID: '0',
+        id: 'AbC',
+        raw: { x: 1 },
+      },
+    ]);
+    assert.deepEqual(again, { inserted: 0, updated: 0, unchanged: 1, retagged: 0 });
+  });
+
+  it('lets two streams write the same records concurrently without loss or duplicates', async () => {
+    const a = await store.acquireStream({}, 'runner-a', MINUTE);
+    const b = await store.acquireStream({ account: 'x' }, 'runner-b', MINUTE);
+    const records = Array.from({ length: 200 }, (_, i) => makeLedgerTx({ rawId: i + 1 }));
+    const reversed = [...records].reverse();
+    const results = await Promise.all(
+      Array.from({ length: 10 }, (_, i) =>
+        store.commitPage(page(i % 2 ? a.lease : b.lease, i % 2 ? records : reversed)),
+      ),
+    );
+    assert.equal(
+      results.reduce((n, c) => n + c.inserted, 0),
+      200,
+    );
+    const n = await queryOne<{ n: number }>(
+      t.database.db,
+      sql`SELECT count(*)::int AS n FROM ledger_transactions`,
+    );
+    assert.equal(n.n, 200);
+  });
+});
