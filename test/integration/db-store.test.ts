@@ -242,7 +242,8 @@ describe('PostgreSQL store', () => {
             walk: { mode: 'backfill', nextPage: 3, headRawId: 10, totalPages: 5 },
           }),
         ),
-        (error: Error) => /refused by test/.test(`${error.message} ${(error.cause as Error | undefined)?.message}`),
+        (error: Error) =>
+          /refused by test/.test(`${error.message} ${(error.cause as Error | undefined)?.message}`),
       );
     } finally {
       await t.database.db.execute(
