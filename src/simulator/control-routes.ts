@@ -1,4 +1,3 @@
-import { once } from 'node:events';
 import type { ServerResponse } from 'node:http';
 import { checkFaults } from './faults.js';
 import { json, type Reply } from './public-routes.js';
@@ -10,6 +9,19 @@ export interface ControlTarget extends Simulator {
   setArrivalRate(perSecond: number): void;
   resetStats(): void;
   details(): Record<string, unknown>;
+}
+
+/** Resolves when the response can take more data, or is gone. */
+function drained(res: ServerResponse): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      res.off('drain', done);
+      res.off('close', done);
+      resolve();
+    };
+    res.on('drain', done);
+    res.on('close', done);
+  });
 }
 
 /**
@@ -28,7 +40,7 @@ async function streamRecords(
     if (chunk.length > 64 * 1024) {
       const ok = res.write(chunk);
       chunk = '';
-      if (!ok) await Promise.race([once(res, 'drain'), once(res, 'close')]);
+      if (!ok) await drained(res);
       if (res.destroyed) return;
     }
   }
