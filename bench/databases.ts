@@ -59,7 +59,7 @@ export async function withClient<T>(url: string, fn: (client: pg.Client) => Prom
 export async function postgresVersion(url: string): Promise<string | null> {
   try {
     return await withClient(url, async (client) => {
-      const result = await client.query<{ v: string }>('SHOW server_version');
+      const result = await client.query<{ v: string }>("SELECT current_setting('server_version') AS v");
       return result.rows[0]?.v ?? null;
     });
   } catch {

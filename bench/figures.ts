@@ -28,6 +28,11 @@ export interface ThroughputRun {
   peakRssBytes: number | null;
   /** Peak resident memory of each measured process (bytes). */
   peakRssPerProcessBytes?: Array<number | null>;
+  /**
+   * CPU time of the measured processes (user + system, ms), summed: far below `wallMs` means the
+   * process mostly waited (on the database or the service).
+   */
+  cpuMs?: number | null;
   /** Set when only a leading slice of the pages was run (the rate is the slice's). */
   slice?: { pages: number; totalPages: number };
   note?: string;

@@ -71,6 +71,7 @@ export async function runIndexerSync(
       pagesRequested: after - before,
       peakRssBytes: result.peakRssBytes,
       peakRssPerProcessBytes: [result.peakRssBytes],
+      cpuMs: result.cpuMs === null ? null : Math.round(result.cpuMs),
     }),
     stdout: result.stdout,
   };

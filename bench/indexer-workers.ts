@@ -83,6 +83,7 @@ export async function runIndexerWorkers(
   let wallMs: number;
   let rows: number;
   let peaks: Array<number | null> = [];
+  let cpuMs: number | null = null;
   try {
     const deadline = Date.now() + Math.max(120_000, input.expectedRows * 5);
     rows = 0;
@@ -97,7 +98,11 @@ export async function runIndexerWorkers(
     }
     wallMs = performance.now() - started;
   } finally {
-    peaks = (await fleet.stop()).map((r) => r.peakRssBytes);
+    const results = await fleet.stop();
+    peaks = results.map((r) => r.peakRssBytes);
+    cpuMs = results.every((r) => r.cpuMs !== null)
+      ? Math.round(results.reduce((s, r) => s + (r.cpuMs ?? 0), 0))
+      : null;
   }
   const after = listPagesServed(await input.simulator.stats());
   return throughput({
@@ -108,5 +113,6 @@ export async function runIndexerWorkers(
     pagesRequested: after - before,
     peakRssBytes: peaks.reduce<number>((sum, p) => sum + (p ?? 0), 0) || null,
     peakRssPerProcessBytes: peaks,
+    cpuMs,
   });
 }

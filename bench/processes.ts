@@ -13,6 +13,8 @@ export interface ProcessResult {
   wallMs: number;
   /** Peak resident set in bytes: the larger of getrusage's maxRSS (reported at exit) and the sampled VmHWM. */
   peakRssBytes: number | null;
+  /** CPU time the process used (user + system), ms; null when it could not report it. */
+  cpuMs: number | null;
   /** The last few kilobytes of stderr, for error messages. */
   stderrTail: string;
   stdout: string;
@@ -60,10 +62,18 @@ export function spawnMeasured(input: {
       const wallMs = performance.now() - started;
       const sampled = watcher.stop();
       const reported = readReportedPeaks(rssFile, pid);
-      const peak = Math.max(sampled ?? 0, reported ?? 0);
+      const peak = Math.max(sampled ?? 0, reported?.maxRssBytes ?? 0);
       // stdout may still hold buffered data after 'exit'; 'close' follows shortly.
       child.once('close', () =>
-        resolve({ code, signal, wallMs, peakRssBytes: peak > 0 ? peak : null, stderrTail, stdout }),
+        resolve({
+          code,
+          signal,
+          wallMs,
+          peakRssBytes: peak > 0 ? peak : null,
+          cpuMs: reported?.cpuMs ?? null,
+          stderrTail,
+          stdout,
+        }),
       );
     });
   });
@@ -94,12 +104,12 @@ export function spawnMeasured(input: {
   return { child, pid, exited, waitForStdout };
 }
 
-function readReportedPeaks(base: string, pid: number): number | null {
+function readReportedPeaks(base: string, pid: number): { maxRssBytes: number; cpuMs: number } | null {
   const file = `${base}.${pid}`;
   try {
-    const value = Number(readFileSync(file, 'utf8'));
+    const value = JSON.parse(readFileSync(file, 'utf8')) as { maxRssBytes: number; cpuMs: number };
     rmSync(file, { force: true });
-    return Number.isFinite(value) ? value : null;
+    return Number.isFinite(value.maxRssBytes) ? value : null;
   } catch {
     return null;
   }

@@ -8,11 +8,13 @@ const fmt = (value: Maybe<number>): string =>
 
 /** The terminal report: one line per measured pass, then the ratios against their targets. */
 export function renderTable(results: BenchResults): string {
-  const rows: string[][] = [['scenario', 'run', 'rows', 'wall', 'rows/s', 'pages', 'peak RSS', 'note']];
+  const rows: string[][] = [
+    ['scenario', 'run', 'rows', 'wall', 'cpu', 'rows/s', 'pages', 'peak RSS', 'note'],
+  ];
   const s = results.scenarios;
   const addRun = (scenario: string, name: string, run: Maybe<ThroughputRun>): void => {
     if (isNotRun(run)) {
-      rows.push([scenario, name, '', '', '', '', '', `not run: ${run.notRun}`]);
+      rows.push([scenario, name, '', '', '', '', '', '', `not run: ${run.notRun}`]);
       return;
     }
     const match = run.rowsMatch === false ? `ROWS ≠ ${run.expectedRows}` : '';
@@ -21,13 +23,15 @@ export function renderTable(results: BenchResults): string {
       name,
       String(run.rows),
       secs(run.wallMs),
+      run.cpuMs === undefined || run.cpuMs === null ? '—' : secs(run.cpuMs),
       run.rowsPerSecond.toFixed(0),
       run.pagesRequested === null ? '—' : String(run.pagesRequested),
       mb(run.peakRssBytes),
       [match, run.note ?? ''].filter(Boolean).join('; '),
     ]);
   };
-  if (isNotRun(s.backfill)) rows.push(['backfill', '', '', '', '', '', '', `not run: ${s.backfill.notRun}`]);
+  if (isNotRun(s.backfill))
+    rows.push(['backfill', '', '', '', '', '', '', '', `not run: ${s.backfill.notRun}`]);
   else {
     const b = s.backfill;
     const label = `backfill ${b.records}`;
@@ -37,7 +41,7 @@ export function renderTable(results: BenchResults): string {
     addRun(label, 'HTTP ceiling', b.httpCeiling);
     addRun(label, 'database ceiling (COPY)', b.dbCeiling);
   }
-  if (isNotRun(s.latency)) rows.push(['latency', '', '', '', '', '', '', `not run: ${s.latency.notRun}`]);
+  if (isNotRun(s.latency)) rows.push(['latency', '', '', '', '', '', '', '', `not run: ${s.latency.notRun}`]);
   else {
     const l = s.latency;
     addRun(`latency ${l.latencyMs} ms, ${l.records}`, 'indexer sync', l.run);
@@ -46,13 +50,14 @@ export function renderTable(results: BenchResults): string {
       'ideal',
       '',
       '',
+      '',
       l.idealRowsPerSecond.toFixed(0),
       '',
       '',
       `${l.concurrency} × 10 ÷ ${l.latencyMs / 1000} s`,
     ]);
   }
-  if (isNotRun(s.tail)) rows.push(['tail', '', '', '', '', '', '', `not run: ${s.tail.notRun}`]);
+  if (isNotRun(s.tail)) rows.push(['tail', '', '', '', '', '', '', '', `not run: ${s.tail.notRun}`]);
   else {
     const t = s.tail;
     rows.push([
@@ -61,13 +66,14 @@ export function renderTable(results: BenchResults): string {
       String(t.rows),
       secs(t.wallMs),
       '',
+      '',
       String(t.pagesRequested),
       mb(t.peakRssBytes),
       `ideal ${t.idealPages} pages; ${t.requestsServed} requests in all${t.rowsMatch ? '' : `; ROWS ≠ ${t.expectedRows}`}`,
     ]);
   }
   if (isNotRun(s.freshness))
-    rows.push(['freshness', '', '', '', '', '', '', `not run: ${s.freshness.notRun}`]);
+    rows.push(['freshness', '', '', '', '', '', '', '', `not run: ${s.freshness.notRun}`]);
   else {
     const f = s.freshness;
     rows.push([
@@ -75,6 +81,7 @@ export function renderTable(results: BenchResults): string {
       `workers ×${f.workerProcesses}, every ${f.every}`,
       `${f.stored}/${f.arrived}`,
       secs(f.durationMs),
+      '',
       '',
       '',
       mb(f.peakRssBytes),
@@ -85,8 +92,10 @@ export function renderTable(results: BenchResults): string {
     ['small', s.memory.small],
     ['large', s.memory.large],
   ] as const) {
-    if (isNotRun(point)) rows.push([`memory ${name}`, '', '', '', '', '', '', `not run: ${point.notRun}`]);
-    else rows.push([`memory ${point.records}`, 'indexer sync', '', '', '', '', mb(point.peakRssBytes), '']);
+    if (isNotRun(point))
+      rows.push([`memory ${name}`, '', '', '', '', '', '', '', `not run: ${point.notRun}`]);
+    else
+      rows.push([`memory ${point.records}`, 'indexer sync', '', '', '', '', '', mb(point.peakRssBytes), '']);
   }
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => (r[i] ?? '').length)));
   const lines = rows.map((r) =>

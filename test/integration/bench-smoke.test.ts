@@ -1,0 +1,116 @@
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, describe, it } from 'node:test';
+
+const root = new URL('../..', import.meta.url).pathname;
+const RECORDS = 600;
+
+interface Run {
+  rows: number;
+  expectedRows: number | null;
+  rowsMatch: boolean | null;
+  wallMs: number;
+  rowsPerSecond: number;
+  pagesRequested: number | null;
+}
+
+function isRun(value: unknown): value is Run {
+  return typeof value === 'object' && value !== null && 'rowsPerSecond' in value;
+}
+
+describe('npm run bench --quick', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'bench-smoke-'));
+  const out = join(dir, 'results.json');
+  after(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('reports every figure and ratio, with row counts equal to the simulator', {
+    timeout: 170_000,
+  }, async () => {
+    const child = spawn(
+      process.execPath,
+      [
+        '--import',
+        'tsx',
+        'bench/main.ts',
+        '--quick',
+        '--records',
+        String(RECORDS),
+        '--workers',
+        '2',
+        '--out',
+        out,
+      ],
+      { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => {
+      stdout += chunk.toString();
+    });
+    child.stderr.on('data', (chunk: Buffer) => {
+      stderr += chunk.toString();
+    });
+    const code = await new Promise<number | null>((resolve) => child.once('close', resolve));
+    assert.equal(code, 0, `bench exited ${code}: ${stderr.slice(-2000)}`);
+    assert.match(stdout, /indexer ÷ baseline/);
+
+    const results = JSON.parse(readFileSync(out, 'utf8'));
+    assert.equal(results.schema, 'ledger-indexer-bench/1');
+    assert.ok(
+      results.machine.cores >= 1 && results.machine.memoryBytes > 0 && results.machine.node.startsWith('v'),
+    );
+
+    const backfill = results.scenarios.backfill;
+    for (const name of ['indexerSync', 'indexerWorkers', 'baseline', 'httpCeiling', 'dbCeiling']) {
+      const run = backfill[name];
+      assert.ok(isRun(run), `backfill.${name} was measured: ${JSON.stringify(run)}`);
+      assert.ok(run.wallMs > 0 && run.rowsPerSecond > 0, `backfill.${name} has a time and a rate`);
+      assert.equal(run.rows, run.expectedRows, `backfill.${name} row count equals the simulator's`);
+    }
+    assert.ok(
+      backfill.indexerSync.expectedRows > RECORDS * 0.9,
+      'the simulator served the records asked for',
+    );
+    assert.ok(backfill.indexerSync.pagesRequested >= Math.ceil(backfill.indexerSync.expectedRows / 10));
+    assert.ok(backfill.indexerSync.peakRssBytes > 10_000_000, 'peak memory of the sync process is measured');
+    assert.equal(backfill.indexerWorkers.peakRssPerProcessBytes.length, 2);
+
+    const latency = results.scenarios.latency;
+    assert.ok(isRun(latency.run) && latency.run.rowsMatch === true);
+    assert.equal(latency.idealRowsPerSecond, (8 * 10) / 0.05);
+
+    const tail = results.scenarios.tail;
+    assert.equal(tail.rows, tail.expectedRows);
+    assert.equal(tail.idealPages, Math.ceil(tail.newRecords / 10) + 1);
+    assert.ok(tail.pagesRequested >= 1);
+
+    const fresh = results.scenarios.freshness;
+    assert.ok(fresh.arrived > 0, `records arrived during the freshness window: ${JSON.stringify(fresh)}`);
+    assert.equal(fresh.stored, fresh.arrived);
+    assert.ok(fresh.delayMs.p50 <= fresh.delayMs.p95 && fresh.delayMs.p95 <= fresh.delayMs.max);
+
+    assert.ok(
+      results.scenarios.memory.small.peakRssBytes > 0 && results.scenarios.memory.large.peakRssBytes > 0,
+    );
+
+    const ratios = results.ratios;
+    for (const value of [
+      ratios.indexerVsBaseline.sync,
+      ratios.indexerVsBaseline.workers,
+      ratios.indexerVsCeiling.sync,
+      ratios.indexerVsCeiling.workers,
+      ratios.latencyVsIdeal,
+      ratios.tailPagesVsIdeal,
+      ratios.peakRss1mVs100k.value,
+    ]) {
+      assert.equal(typeof value, 'number', `every ratio is a number: ${JSON.stringify(ratios)}`);
+      assert.ok(Number.isFinite(value) && value > 0);
+    }
+    assert.ok(['http', 'database'].includes(ratios.indexerVsCeiling.limitedBy));
+    assert.equal(results.targets.length, 7);
+    for (const target of results.targets) assert.equal(typeof target.met, 'boolean', `${target.name} judged`);
+  });
+});
