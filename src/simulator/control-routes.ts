@@ -9,6 +9,8 @@ export interface ControlTarget extends Simulator {
   setArrivalRate(perSecond: number): void;
   resetStats(): void;
   details(): Record<string, unknown>;
+  /** The ground truth as JSON lines (same content as `records()`). */
+  recordLines(afterRawId: number | undefined): IterableIterator<string>;
 }
 
 /** Resolves when the response can take more data, or is gone. */
@@ -35,8 +37,8 @@ async function streamRecords(
 ): Promise<void> {
   res.writeHead(200, { 'content-type': 'application/x-ndjson' });
   let chunk = '';
-  for (const record of target.records(afterRawId === undefined ? {} : { afterRawId })) {
-    chunk += `${JSON.stringify(record)}\n`;
+  for (const line of target.recordLines(afterRawId)) {
+    chunk += `${line}\n`;
     if (chunk.length > 64 * 1024) {
       const ok = res.write(chunk);
       chunk = '';

@@ -19,6 +19,7 @@ import {
   mintChainHashOf,
   type RenderContext,
   rawIdFromHashBytes,
+  recordJson,
   renderRecord,
   type WireRecord,
 } from './record-json.js';
@@ -202,7 +203,7 @@ export class SimulatedLedger {
   recordText(pos: number): string {
     const hit = this.cache[pos];
     if (hit !== undefined) return hit;
-    const text = JSON.stringify(renderRecord(this.ctx, pos));
+    const text = this.freshText(pos);
     this.cache[pos] = text;
     this.cached++;
     this.cacheOrder.push(pos);
@@ -214,6 +215,22 @@ export class SimulatedLedger {
       this.cacheOrderHead = 0;
     }
     return text;
+  }
+
+  private freshText(pos: number): string {
+    return recordJson(renderRecord(this.ctx, pos), this.table.extras.get(pos)?.posted !== undefined);
+  }
+
+  /**
+   * The ground-truth line of a record: its current text plus `tokenTag`, `arrivedAtMs` and
+   * `malformed`. Uses the cache without filling it, so a full dump does not evict hot pages.
+   */
+  groundTruthText(pos: number, malformedRate: number): string {
+    const text = this.cache[pos] ?? this.freshText(pos);
+    const tag = this.tokens[this.table.token.get(pos)]?.tag ?? '';
+    const kind = malformedKindOf(this.settings.seed, this.table.rawId.get(pos), malformedRate);
+    const malformed = kind ? `,"malformed":"${kind}"` : '';
+    return `${text.slice(0, -1)},"tokenTag":"${tag}","arrivedAtMs":${this.table.arrivedAt.get(pos)}${malformed}}`;
   }
 
   /** The text served publicly: malformed when the record's rawId is chosen at `malformedRate`. */

@@ -39,42 +39,64 @@ export interface Rng {
   pick<T>(items: readonly T[]): T;
 }
 
+const HEX = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, '0'));
+
+/** sfc32 as a class: methods live on the prototype, so making one per record stays cheap. */
+class Sfc32 implements Rng {
+  private a: number;
+  private b: number;
+  private c: number;
+  private d = 1;
+
+  constructor(parts: number[]) {
+    this.a = hash32(1, ...parts);
+    this.b = hash32(2, ...parts);
+    this.c = hash32(3, ...parts);
+    for (let i = 0; i < 8; i++) this.u32();
+  }
+
+  u32(): number {
+    const t = (((this.a + this.b) | 0) + this.d) | 0;
+    this.d = (this.d + 1) | 0;
+    this.a = this.b ^ (this.b >>> 9);
+    this.b = (this.c + (this.c << 3)) | 0;
+    this.c = (this.c << 21) | (this.c >>> 11);
+    this.c = (this.c + t) | 0;
+    return t >>> 0;
+  }
+
+  next(): number {
+    return this.u32() / 0x100000000;
+  }
+
+  int(min: number, max: number): number {
+    return min + Math.floor(this.next() * (max - min + 1));
+  }
+
+  chance(p: number): boolean {
+    return this.next() < p;
+  }
+
+  hex(bytes: number): string {
+    let out = '';
+    for (let i = 0; i < bytes; i += 4) {
+      const word = this.u32();
+      const n = Math.min(4, bytes - i);
+      for (let j = 0; j < n; j++) out += HEX[(word >>> (8 * j)) & 0xff];
+    }
+    return out;
+  }
+
+  pick<T>(items: readonly T[]): T {
+    const item = items[Math.floor(this.next() * items.length)];
+    if (item === undefined) throw new Error('pick from an empty list');
+    return item;
+  }
+}
+
 /** Creates a random source whose stream is fully determined by `parts`. */
 export function createRng(...parts: number[]): Rng {
-  let a = hash32(1, ...parts);
-  let b = hash32(2, ...parts);
-  let c = hash32(3, ...parts);
-  let d = 1;
-  const u32 = (): number => {
-    const t = (((a + b) | 0) + d) | 0;
-    d = (d + 1) | 0;
-    a = b ^ (b >>> 9);
-    b = (c + (c << 3)) | 0;
-    c = (c << 21) | (c >>> 11);
-    c = (c + t) | 0;
-    return t >>> 0;
-  };
-  for (let i = 0; i < 8; i++) u32();
-  const next = (): number => u32() / 0x100000000;
-  return {
-    u32,
-    next,
-    int: (min, max) => min + Math.floor(next() * (max - min + 1)),
-    chance: (p) => next() < p,
-    hex: (bytes) => {
-      let out = '';
-      for (let i = 0; i < bytes; i += 4) {
-        const word = u32().toString(16).padStart(8, '0');
-        out += i + 4 <= bytes ? word : word.slice(0, (bytes - i) * 2);
-      }
-      return out;
-    },
-    pick: (items) => {
-      const item = items[Math.floor(next() * items.length)];
-      if (item === undefined) throw new Error('pick from an empty list');
-      return item;
-    },
-  };
+  return new Sfc32(parts);
 }
 
 /** Turns a seed given as text or number into the 32-bit number the generators use. */

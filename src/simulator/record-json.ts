@@ -37,12 +37,19 @@ export function rawIdFromHashBytes(seed: number, bytes: Uint8Array, domain: 'led
   return (hidden ^ hash32(seed, domain === 'ledger' ? LEDGER_HASH_DOMAIN : CHAIN_HASH_DOMAIN)) >>> 0;
 }
 
+/** {@link keyedHashBytes} as hex, without the byte detour (the same text). */
+function keyedHashHex(seed: number, rawId: number, domain: number): string {
+  const hidden = (rawId ^ hash32(seed, domain)) >>> 0;
+  return `0x${createRng(seed, domain, rawId).hex(28)}${hidden.toString(16).padStart(8, '0')}`;
+}
+
 export function ledgerHashOf(seed: number, rawId: number): string {
-  return `0x${Buffer.from(keyedHashBytes(seed, rawId, LEDGER_HASH_DOMAIN)).toString('hex')}`;
+  return keyedHashHex(seed, rawId, LEDGER_HASH_DOMAIN);
 }
 
 /** The source-chain hash of a mint (also its `targetChainTxHash`). */
 export function mintChainHashOf(seed: number, rawId: number, chain: string): string {
+  if (chain !== 'arweave') return keyedHashHex(seed, rawId, CHAIN_HASH_DOMAIN);
   return chainHashText(chain, keyedHashBytes(seed, rawId, CHAIN_HASH_DOMAIN));
 }
 
@@ -176,6 +183,25 @@ export function renderRecord(ctx: RenderContext, pos: number): WireRecord {
     if (rng.chance(0.3)) delete record.targetChainTxHash;
   }
   return record;
+}
+
+/**
+ * The record's JSON text: the same text as `JSON.stringify(record)`, built by concatenation
+ * because most fields are hex, base64url or digits and need no escaping. Records submitted
+ * through `POST /tx` carry sender text and go through `JSON.stringify`.
+ */
+export function recordJson(record: WireRecord, senderText: boolean): string {
+  if (senderText) return JSON.stringify(record);
+  const r = record;
+  let out = `{"rawId":${r.rawId},"id":"${r.id}","tokenSymbol":"${r.tokenSymbol}","action":"${r.action}","from":"${r.from}","to":"${r.to}","amount":"${r.amount}","fee":"${r.fee}","feeRecipient":"${r.feeRecipient}","nonce":${r.nonce},"tokenID":"${r.tokenID}","chainType":"${r.chainType}","chainID":"${r.chainID}","data":${JSON.stringify(r.data)}`;
+  if (r.version !== undefined) out += `,"version":"${r.version}"`;
+  out += `,"sig":"${r.sig}","ledgerHash":"${r.ledgerHash}","status":"${r.status}","internalStatus":${JSON.stringify(r.internalStatus)},"timestamp":${r.timestamp}`;
+  if (r.targetChainTxHash !== undefined) out += `,"targetChainTxHash":"${r.targetChainTxHash}"`;
+  const e = r.express;
+  if (e !== undefined) {
+    out += `,"express":{"chainTxHash":"${e.chainTxHash}","withdrawFee":"${e.withdrawFee}","refundLedgerHash":"${e.refundLedgerHash}","err":"${e.err}"}`;
+  }
+  return `${out}}`;
 }
 
 /** The record's text as served when it is malformed in the given way. */

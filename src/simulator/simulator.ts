@@ -233,12 +233,17 @@ export function createSimulator(options: SimulatorOptions = {}): Simulator {
     });
   };
 
+  const firstAfter = (end: number, after: number | undefined): number =>
+    after === undefined ? 0 : lastAtMost(end, (i) => ledger.table.rawId.get(i), after) + 1;
   function* records(opts: { afterRawId?: number } = {}): IterableIterator<GroundTruthRecord> {
     const end = ledger.table.count;
-    const after = opts.afterRawId;
-    const start = after === undefined ? 0 : lastAtMost(end, (i) => ledger.table.rawId.get(i), after) + 1;
     const rate = injector.faults.malformedRate;
-    for (let pos = start; pos < end; pos++) yield ledger.groundTruth(pos, rate);
+    for (let pos = firstAfter(end, opts.afterRawId); pos < end; pos++) yield ledger.groundTruth(pos, rate);
+  }
+  function* recordLines(afterRawId: number | undefined): IterableIterator<string> {
+    const end = ledger.table.count;
+    const rate = injector.faults.malformedRate;
+    for (let pos = firstAfter(end, afterRawId); pos < end; pos++) yield ledger.groundTruthText(pos, rate);
   }
 
   const control: ControlTarget = {
@@ -292,6 +297,7 @@ export function createSimulator(options: SimulatorOptions = {}): Simulator {
     setFaults: (partial: Partial<SimulatorFaults>) => injector.update(partial),
     faults: () => injector.faults,
     records,
+    recordLines,
     count: () => ledger.table.count,
     headRawId: () => ledger.headRawId(),
     stats: () => structuredClone(stats),

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { checksumAddress, keccak256, personalMessageHash } from '../../src/simulator/keccak.js';
+import { SimulatedLedger } from '../../src/simulator/ledger.js';
 import { createSimulator } from '../../src/simulator/simulator.js';
 import type { GroundTruthRecord } from '../../src/simulator/types.js';
 
@@ -170,6 +171,29 @@ describe('simulator data set', () => {
     }
     sim.setFaults({ malformedRate: 0 });
     assert.equal([...sim.records()].filter((r) => r.malformed).length, 0);
+  });
+
+  it('writes each record as exactly the JSON of its fields', () => {
+    const ledger = new SimulatedLedger({
+      seed: 2,
+      records: 8000,
+      holeRate: 0.01,
+      packageDelayMs: 10,
+      burnTargetDelayMs: 10,
+      jsonCacheSize: 100,
+      historyEndMs: Date.UTC(2026, 0, 1),
+    });
+    ledger.arrive(50, Date.now());
+    for (let pos = 0; pos < ledger.table.count; pos++) {
+      const record = ledger.render(pos);
+      assert.equal(ledger.recordText(pos), JSON.stringify(record));
+      const line = JSON.parse(ledger.groundTruthText(pos, 0.02));
+      const { tokenTag, arrivedAtMs, malformed, ...wire } = line;
+      assert.deepEqual(wire, record);
+      assert.equal(typeof tokenTag, 'string');
+      assert.equal(typeof arrivedAtMs, 'number');
+      assert.ok(malformed === undefined || typeof malformed === 'string');
+    }
   });
 
   it('refuses impossible options', () => {
