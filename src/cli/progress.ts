@@ -48,7 +48,7 @@ export function createProgress(options: ProgressOptions): Progress {
   return {
     page(event) {
       records += event.records;
-      pagesDone++;
+      pagesDone += event.pages;
       last = event;
       const at = now();
       if (options.tty) {

@@ -1,7 +1,15 @@
-import type { TxPage } from '../client/types.js';
+import type { LedgerTx, TxPage } from '../client/types.js';
 import { MalformedResponseError } from '../errors.js';
 import { isEmptyPage, linkPages, pageRawIds } from './page-links.js';
-import type { FetchPage, StreamLease, StreamSpec, SyncStore, WalkCheckpoint, WriteCounts } from './ports.js';
+import type {
+  FetchPage,
+  PageCommit,
+  StreamLease,
+  StreamSpec,
+  SyncStore,
+  WalkCheckpoint,
+  WriteCounts,
+} from './ports.js';
 import { delay, quietLogger, type SyncLogger } from './sync-logger.js';
 
 /** What {@link walkStream} needs: the ports, the stream, and how hard to push. */
@@ -19,6 +27,8 @@ export interface WalkStreamInput {
   full?: boolean;
   /** How often an empty page before `totalPages` is fetched again before the walk fails. Default 3. */
   emptyPageRetries?: number;
+  /** Most pages committed in one transaction (pages already fetched in a row). Default 16. */
+  pagesPerCommit?: number;
   /** Pause before refetching an empty page, doubled each time. Default 250. */
   emptyPageDelayMs?: number;
   /** Once aborted, the walk stops after the page in flight, checkpoint committed. */
@@ -30,14 +40,17 @@ export interface WalkStreamInput {
   now?: () => number;
 }
 
-/** One committed page, as reported to {@link WalkStreamInput.onPage}. */
+/** One commit (one or more pages), as reported to {@link WalkStreamInput.onPage}. */
 export interface PageEvent {
   key: string;
   mode: WalkCheckpoint['mode'];
+  /** The last page of the commit. */
   page: number;
+  /** Pages in the commit. */
+  pages: number;
   /** The largest `totalPages` seen so far in this walk. */
   totalPages: number;
-  /** Valid records on the page. */
+  /** Valid records on the commit's pages (repeats included). */
   records: number;
   counts: WriteCounts;
 }
@@ -59,6 +72,11 @@ export interface WalkResult {
   finished: boolean;
 }
 
+interface InFlight {
+  fetched: Promise<Fetched>;
+  settled: boolean;
+}
+
 interface Fetched {
   page: number;
   /** Fetch issued after the previous page's committed version had been received. */
@@ -67,7 +85,17 @@ interface Fetched {
 }
 
 const REGROW_AFTER_PAGES = 16;
-const DEFAULTS = { leaseMs: 120_000, concurrency: 4, emptyPageRetries: 3, emptyPageDelayMs: 250 };
+/** Link checks remembered to judge whether parallel fetching pays off. */
+const LINK_HISTORY = 16;
+/** Unproven links among the last {@link LINK_HISTORY} above which the walk goes one page at a time. */
+const UNPROVEN_LIMIT = 6;
+const DEFAULTS = {
+  leaseMs: 120_000,
+  concurrency: 4,
+  pagesPerCommit: 16,
+  emptyPageRetries: 3,
+  emptyPageDelayMs: 250,
+};
 
 /**
  * Walks one stream: takes its lease, then backfills (pages 1..totalPages, resuming from the
@@ -114,101 +142,159 @@ export async function walkStream(input: WalkStreamInput): Promise<WalkResult> {
   );
 
   const maxWindow = Math.max(1, input.concurrency ?? DEFAULTS.concurrency);
+  const maxBatch = Math.max(1, input.pagesPerCommit ?? DEFAULTS.pagesPerCommit);
   let window = 1;
   let calmPages = 0;
-  let committedThrough = walk.nextPage - 1;
+  const links: boolean[] = [];
+  let acceptedThrough = walk.nextPage - 1;
   let previousMin: number | null = null;
-  const inflight = new Map<number, Promise<Fetched>>();
+  const inflight = new Map<number, InFlight>();
   const issue = (page: number): void => {
     if (inflight.has(page)) return;
-    const ordered = committedThrough >= page - 1;
-    const fetched = fetchPage(spec, page).then(
+    const ordered = acceptedThrough >= page - 1;
+    const entry: InFlight = { settled: false, fetched: Promise.resolve(null as never) };
+    entry.fetched = fetchPage(spec, page).then(
       (value): Fetched => ({ page, ordered, outcome: { ok: true, value } }),
       (error: unknown): Fetched => ({ page, ordered, outcome: { ok: false, error } }),
     );
-    inflight.set(page, fetched);
+    entry.fetched.then(() => {
+      entry.settled = true;
+    });
+    inflight.set(page, entry);
   };
 
-  try {
+  /** Waits for a page and checks it: refetches an empty or unproven page, throws a failed fetch. */
+  const accept = async (page: number): Promise<TxPage> => {
+    let fetched = await take(inflight, page);
+    let emptyTries = 0;
     for (;;) {
-      const page = walk.nextPage;
-      const last = Math.max(walk.totalPages, page);
-      for (let ahead = page; ahead <= Math.min(page + window - 1, last); ahead++) issue(ahead);
-      let fetched = await take(inflight, page);
-      let emptyTries = 0;
-      for (;;) {
-        if (!fetched.outcome.ok) throw fetched.outcome.error;
-        const served = fetched.outcome.value;
-        if (isEmptyPage(served) && page <= Math.max(walk.totalPages, served.totalPages)) {
-          if (emptyTries >= (input.emptyPageRetries ?? DEFAULTS.emptyPageRetries)) {
-            throw new MalformedResponseError(
-              `stream ${key} page ${page}`,
-              `page is empty although the list has ${Math.max(walk.totalPages, served.totalPages)} pages`,
-              '',
-            );
-          }
-          logger.warn(
-            { stream: key, page, attempt: emptyTries + 1 },
-            'empty page before the last one, fetching again',
+      if (!fetched.outcome.ok) throw fetched.outcome.error;
+      const served = fetched.outcome.value;
+      if (isEmptyPage(served) && page <= Math.max(walk.totalPages, served.totalPages)) {
+        if (emptyTries >= (input.emptyPageRetries ?? DEFAULTS.emptyPageRetries)) {
+          throw new MalformedResponseError(
+            `stream ${key} page ${page}`,
+            `page is empty although the list has ${Math.max(walk.totalPages, served.totalPages)} pages`,
+            '',
           );
-          await delay((input.emptyPageDelayMs ?? DEFAULTS.emptyPageDelayMs) * 2 ** emptyTries, input.signal);
-          emptyTries++;
-        } else if (!fetched.ordered && linkPages(previousMin, pageRawIds(served)) === 'unproven') {
-          result.refetched++;
-          // Parallel fetches could not prove this link (filtered lists rarely have consecutive
-          // rawIds): fetch one page at a time for a while before widening again.
+        }
+        logger.warn(
+          { stream: key, page, attempt: emptyTries + 1 },
+          'empty page before the last one, fetching again',
+        );
+        await delay((input.emptyPageDelayMs ?? DEFAULTS.emptyPageDelayMs) * 2 ** emptyTries, input.signal);
+        emptyTries++;
+      } else if (
+        !fetched.ordered &&
+        !remember(links, linkPages(previousMin, pageRawIds(served)) !== 'unproven')
+      ) {
+        result.refetched++;
+        logger.debug({ stream: key, page }, 'page link unproven, fetching again');
+        if (links.filter((proven) => !proven).length > UNPROVEN_LIMIT) {
+          // Parallel fetches rarely prove their links here (a filtered list without consecutive
+          // rawIds, or heavy arrivals): fetch one page at a time for a while.
           window = 1;
           calmPages = -REGROW_AFTER_PAGES;
-          logger.debug({ stream: key, page }, 'page link unproven, fetching again');
-        } else {
+          links.length = 0;
+        }
+      } else {
+        return served;
+      }
+      if (!fetched.outcome.ok || !isEmptyPage(fetched.outcome.value)) {
+        // Pages fetched alongside the unproven one most likely missed the same shift of the
+        // list: fetch them again now, together, rather than one by one as each fails its check.
+        for (const ahead of [...inflight.keys()]) if (ahead > page) inflight.delete(ahead);
+      }
+      const last = Math.max(walk.totalPages, page);
+      for (let ahead = page; ahead <= Math.min(page + window - 1, last); ahead++) issue(ahead);
+      fetched = await take(inflight, page);
+    }
+  };
+
+  let committing: Promise<void> = Promise.resolve();
+  try {
+    for (;;) {
+      // Accept the pages already fetched in a row, then commit them together: one transaction
+      // for several pages keeps the database from being the bottleneck.
+      const batch: Array<{ page: number; served: TxPage }> = [];
+      let finished = false;
+      let failure: { error: unknown } | null = null;
+      for (;;) {
+        const page = walk.nextPage;
+        const last = Math.max(walk.totalPages, page);
+        for (let ahead = page; ahead <= Math.min(page + window - 1, last); ahead++) issue(ahead);
+        let served: TxPage;
+        try {
+          served = await accept(page);
+        } catch (error) {
+          // Keep what was already fetched in order; the failure surfaces after that commit.
+          failure = { error };
           break;
         }
-        issue(page);
-        fetched = await take(inflight, page);
+        const ids = pageRawIds(served);
+        const totalPages = Math.max(walk.totalPages, served.totalPages);
+        const headRawId = walk.headRawId ?? (page === 1 && ids.length > 0 ? Math.max(...ids) : null);
+        const reachedWatermark =
+          walk.mode === 'tail' && watermark !== null && ids.some((id) => id <= watermark!);
+        finished = reachedWatermark || page + 1 > totalPages;
+        batch.push({ page, served });
+        acceptedThrough = page;
+        previousMin = ids.length > 0 ? Math.min(...ids) : null;
+        walk = { mode: walk.mode, nextPage: page + 1, headRawId, totalPages };
+        if (++calmPages > 0 && window < maxWindow) window = Math.min(maxWindow, window * 2);
+        // Rejected records are reported with their page: such a page ends the batch.
+        if (finished || batch.length >= maxBatch || served.rejected.length > 0 || input.signal?.aborted)
+          break;
+        if (!inflight.get(page + 1)?.settled) break;
       }
-      const served = fetched.outcome.value;
 
-      const ids = pageRawIds(served);
-      const totalPages = Math.max(walk.totalPages, served.totalPages);
-      const headRawId = walk.headRawId ?? (page === 1 && ids.length > 0 ? Math.max(...ids) : null);
-      const reachedWatermark =
-        walk.mode === 'tail' && watermark !== null && ids.some((id) => id <= watermark!);
-      const finished = reachedWatermark || page + 1 > totalPages;
-      const nextWalk: WalkCheckpoint | null = finished
-        ? null
-        : { mode: walk.mode, nextPage: page + 1, headRawId, totalPages };
+      const lastPage = batch[batch.length - 1];
+      await committing;
+      if (!lastPage) throw failure?.error;
       // Everything at or below the head seen when the walk began is now stored; -1 marks a stream
       // that was complete while still empty.
-      const nextWatermark = finished ? Math.max(watermark ?? -1, headRawId ?? -1) : watermark;
-      const counts = await store.commitPage({
+      const nextWatermark = finished ? Math.max(watermark ?? -1, walk.headRawId ?? -1) : watermark;
+      const commit: PageCommit = {
         lease,
-        page,
-        records: served.txs,
-        rejected: served.rejected,
-        walk: nextWalk,
+        page: lastPage.page,
+        records: distinctByRawId(batch.flatMap((b) => b.served.txs)),
+        rejected: lastPage.served.rejected,
+        walk: finished ? null : walk,
         watermark: nextWatermark,
+      };
+      const event = {
+        key,
+        mode: walk.mode,
+        page: lastPage.page,
+        pages: batch.length,
+        totalPages: walk.totalPages,
+      };
+      const records = batch.reduce((sum, b) => sum + b.served.txs.length, 0);
+      // The commit runs while the next pages are accepted; it is awaited before the next one.
+      committing = store.commitPage(commit).then((counts) => {
+        watermark = nextWatermark;
+        result.pages += event.pages;
+        result.records += records;
+        result.watermark = nextWatermark;
+        addCounts(result.counts, counts);
+        input.onPage?.({ ...event, records, counts });
       });
-      committedThrough = page;
-      previousMin = ids.length > 0 ? Math.min(...ids) : null;
-      watermark = nextWatermark;
-      result.pages++;
-      result.records += served.txs.length;
-      addCounts(result.counts, counts);
-      result.watermark = watermark;
-      input.onPage?.({ key, mode: walk.mode, page, totalPages, records: served.txs.length, counts });
+      committing.catch(() => {});
+      if (failure || finished || input.signal?.aborted) await committing;
+      if (failure) throw failure.error;
       if (finished) {
         result.finished = true;
         break;
       }
-      walk = nextWalk!;
-      if (++calmPages > 0 && window < maxWindow) window = Math.min(maxWindow, window * 2);
       if (input.signal?.aborted) break;
       if (now() - leaseTakenAt > leaseMs / 3) {
+        await committing;
         lease = (await store.acquireStream(spec, owner, leaseMs)).lease;
         leaseTakenAt = now();
       }
     }
   } catch (error) {
+    await committing.catch(() => {});
     await releaseQuietly(store, lease, { ok: false, error: errorText(error) }, logger);
     throw error;
   } finally {
@@ -233,11 +319,24 @@ export async function walkStream(input: WalkStreamInput): Promise<WalkResult> {
   return result;
 }
 
-async function take(inflight: Map<number, Promise<Fetched>>, page: number): Promise<Fetched> {
-  const fetched = inflight.get(page);
-  if (!fetched) throw new Error(`page ${page} was never requested`);
+function remember(links: boolean[], proven: boolean): boolean {
+  links.push(proven);
+  if (links.length > LINK_HISTORY) links.shift();
+  return proven;
+}
+
+async function take(inflight: Map<number, InFlight>, page: number): Promise<Fetched> {
+  const entry = inflight.get(page);
+  if (!entry) throw new Error(`page ${page} was never requested`);
   inflight.delete(page);
-  return fetched;
+  return entry.fetched;
+}
+
+/** One record per rawId (overlapping pages repeat records), the last sighting kept. */
+function distinctByRawId(records: LedgerTx[]): LedgerTx[] {
+  const byRawId = new Map<number, LedgerTx>();
+  for (const tx of records) byRawId.set(tx.rawId, tx);
+  return [...byRawId.values()];
 }
 
 function addCounts(total: WriteCounts, add: WriteCounts): void {

@@ -35,6 +35,7 @@ describe('createProgress', () => {
     key: 'txs',
     mode: 'backfill' as const,
     page,
+    pages: 1,
     totalPages: 10,
     records: 10,
     counts: { inserted: 10, updated: 0, unchanged: 0, rejected: 0 },
