@@ -137,9 +137,7 @@ CREATE TABLE "sync_streams" (
 	"updated_at" timestamp with time zone NOT NULL
 );
 --> statement-breakpoint
-ALTER TABLE "ledger_bundle_items" ADD CONSTRAINT "ledger_bundle_items_raw_id_ledger_transactions_raw_id_fk" FOREIGN KEY ("raw_id") REFERENCES "public"."ledger_transactions"("raw_id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "ledger_tx_rechecks" ADD CONSTRAINT "ledger_tx_rechecks_raw_id_ledger_transactions_raw_id_fk" FOREIGN KEY ("raw_id") REFERENCES "public"."ledger_transactions"("raw_id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
-ALTER TABLE "ledger_tx_status_history" ADD CONSTRAINT "ledger_tx_status_history_raw_id_ledger_transactions_raw_id_fk" FOREIGN KEY ("raw_id") REFERENCES "public"."ledger_transactions"("raw_id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "sync_runs" ADD CONSTRAINT "sync_runs_stream_key_sync_streams_key_fk" FOREIGN KEY ("stream_key") REFERENCES "public"."sync_streams"("key") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 CREATE INDEX "backfill_proven_ranges_stream_idx" ON "backfill_proven_ranges" USING btree ("stream_key","lo");--> statement-breakpoint
 CREATE UNIQUE INDEX "backfill_runs_one_running_key" ON "backfill_runs" USING btree ("stream_key") WHERE "backfill_runs"."status" = 'running';--> statement-breakpoint

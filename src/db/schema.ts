@@ -81,9 +81,8 @@ export const ledgerTransactions = pgTable(
 export const ledgerBundleItems = pgTable(
   'ledger_bundle_items',
   {
-    rawId: bigint('raw_id', { mode: 'number' })
-      .notNull()
-      .references(() => ledgerTransactions.rawId, { onDelete: 'cascade' }),
+    /** The bundle's `ledger_transactions.raw_id` (no foreign key: a per-row check would slow every write, and records are never deleted). */
+    rawId: bigint('raw_id', { mode: 'number' }).notNull(),
     itemIndex: integer('item_index').notNull(),
     tag: text('tag').notNull(),
     chainId: text('chain_id').notNull(),
@@ -120,9 +119,8 @@ export const ledgerTxStatusHistory = pgTable(
   'ledger_tx_status_history',
   {
     id: bigserial('id', { mode: 'number' }).primaryKey(),
-    rawId: bigint('raw_id', { mode: 'number' })
-      .notNull()
-      .references(() => ledgerTransactions.rawId, { onDelete: 'cascade' }),
+    /** The record's `ledger_transactions.raw_id` (no foreign key, as for bundle items). */
+    rawId: bigint('raw_id', { mode: 'number' }).notNull(),
     status: text('status').notNull(),
     internalStatus: text('internal_status').notNull(),
     internalStatusCode: text('internal_status_code'),

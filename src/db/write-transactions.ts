@@ -2,7 +2,7 @@
  * The set-based write of a batch of records: one statement upserts the rows, appends status
  * history, rewrites bundle items and (for pages) queues or clears re-reads.
  */
-import { sql } from 'drizzle-orm';
+import { type SQL, sql } from 'drizzle-orm';
 import type { LedgerTx, RejectedRecord } from '../client/types.js';
 import { InvalidRecordError } from '../errors.js';
 import { type EncodedTransaction, encodeTransaction, type PendingReason } from './encode.js';
@@ -140,8 +140,15 @@ const RECORD_TYPES: Record<(typeof COLUMNS)[number], string> = {
   token_tag: 'text',
 };
 
-// Fixed identifiers only: no value ever goes into these strings.
-const INPUT_DEFINITION = sql.raw(`${COLUMNS.map((c) => `${c} ${RECORD_TYPES[c]}`).join(', ')}, pending text`);
+// Fixed identifiers only: no value ever goes into these strings. Values travel as one text[]
+// parameter per column (driver-independent, cheap to parse), cast to the column types in SQL.
+const CAST_LIST = sql.raw(
+  [
+    ...COLUMNS.map((c) => (RECORD_TYPES[c] === 'text' ? c : `${c}::${RECORD_TYPES[c]} AS ${c}`)),
+    'pending',
+  ].join(', '),
+);
+const UNNEST_NAMES = sql.raw([...COLUMNS, 'pending'].join(', '));
 const COLUMN_LIST = sql.raw(COLUMNS.join(', '));
 const DATA_COLUMNS = COLUMNS.filter((c) => c !== 'raw_id');
 const SELECT_LIST = sql.raw(COLUMNS.map((c) => (c === 'token_tag' ? 'i.matched_tag' : `i.${c}`)).join(', '));
@@ -162,8 +169,56 @@ export async function writeTransactions(
   input: { records: readonly EncodedTransaction[]; now: Date; queueRechecks: RecheckPolicy | null },
 ): Promise<TransactionWriteResult> {
   if (input.records.length === 0) return { inserted: 0, updated: 0, unchanged: 0, conflicts: [] };
-  const rows = JSON.stringify(input.records.map((r) => ({ ...r.row, pending: r.pending })));
-  const items = JSON.stringify(input.records.flatMap((r) => r.items));
+  const result = await queryOne<{ inserted: number; written: number; clashes: unknown }>(
+    executor,
+    buildUpsertQuery(input),
+  );
+  const clashes = JSON.parse(String(result.clashes)) as Array<{
+    raw_id: number;
+    ledger_hash: string;
+    other_raw_id: number;
+  }>;
+  const byRawId = new Map(input.records.map((r) => [r.row.raw_id, r]));
+  const conflicts = clashes.map((c) => {
+    const record = byRawId.get(Number(c.raw_id));
+    return {
+      reason: `ledgerHash ${c.ledger_hash} is already stored under rawId ${c.other_raw_id}`,
+      raw: JSON.stringify(record?.row ?? c),
+      rawId: Number(c.raw_id),
+      ledgerHash: c.ledger_hash,
+    };
+  });
+  const inserted = Number(result.inserted);
+  const written = Number(result.written);
+  return {
+    inserted,
+    updated: written - inserted,
+    unchanged: input.records.length - conflicts.length - written,
+    conflicts,
+  };
+}
+
+/**
+ * The statement of {@link writeTransactions}, built without I/O. Its result row holds
+ * `inserted`, `written` (inserted + updated) and `clashes` (JSON text).
+ */
+export function buildUpsertQuery(input: {
+  records: readonly EncodedTransaction[];
+  now: Date;
+  queueRechecks: RecheckPolicy | null;
+}): SQL {
+  const columns = sql.join(
+    [
+      ...COLUMNS.map((c) => input.records.map((r) => cell(r.row[c]))),
+      input.records.map((r) => r.pending),
+    ].map((values) => sql`${textArray(values)}::text[]`),
+    sql`, `,
+  );
+  const items = input.records.flatMap((r) => r.items);
+  const itemColumns = sql.join(
+    ITEM_COLUMNS.map((c) => sql`${textArray(items.map((item) => String(item[c])))}::text[]`),
+    sql`, `,
+  );
   const now = input.now.toISOString();
   const policy = input.queueRechecks;
   const rechecks = policy
@@ -183,18 +238,18 @@ export async function writeTransactions(
       )`
     : sql``;
 
-  const result = await queryOne<{ inserted: number; written: number; clashes: unknown }>(
-    executor,
-    sql`
+  return sql`
     WITH input AS (
-      SELECT * FROM json_to_recordset(${rows}::json) AS r(${INPUT_DEFINITION})
+      SELECT ${CAST_LIST} FROM unnest(${columns}) AS r(${UNNEST_NAMES})
+    ),
+    folded_tags AS (
+      SELECT DISTINCT ON (lower(tag)) lower(tag) AS folded, tag FROM ledger_tokens ORDER BY lower(tag), tag
     ),
     tagged AS (
-      SELECT i.*, coalesce(
-        (SELECT t.tag FROM ledger_tokens t WHERE lower(t.tag) = lower(i.token_tag)
-         ORDER BY (t.tag = i.token_tag) DESC, t.tag LIMIT 1),
-        i.token_tag) AS matched_tag
+      SELECT i.*, coalesce(exact.tag, folded.tag, i.token_tag) AS matched_tag
       FROM input i
+      LEFT JOIN ledger_tokens exact ON exact.tag = i.token_tag
+      LEFT JOIN folded_tags folded ON folded.folded = lower(i.token_tag)
     ),
     old AS (
       SELECT t.raw_id, t.status, t.internal_status, t.data
@@ -229,8 +284,9 @@ export async function writeTransactions(
       WHERE o.raw_id IS NULL OR o.data IS DISTINCT FROM u.data
     ),
     items_in AS (
-      SELECT * FROM json_to_recordset(${items}::json) AS r(
-        raw_id bigint, item_index integer, tag text, chain_id text, from_account text, to_account text, amount numeric)
+      SELECT raw_id::bigint AS raw_id, item_index::integer AS item_index, tag, chain_id, from_account, to_account,
+             amount::numeric AS amount
+      FROM unnest(${itemColumns}) AS r(${sql.raw(ITEM_COLUMNS.join(', '))})
     ),
     items_deleted AS (
       DELETE FROM ledger_bundle_items b USING items_target x
@@ -251,32 +307,37 @@ export async function writeTransactions(
       (SELECT count(*)::int FROM upserted) AS written,
       (SELECT coalesce(json_agg(json_build_object('raw_id', raw_id, 'ledger_hash', ledger_hash, 'other_raw_id', other_raw_id))::text, '[]')
        FROM clash) AS clashes
-    `,
-  );
+  `;
+}
 
-  const clashes = JSON.parse(String(result.clashes)) as Array<{
-    raw_id: number;
-    ledger_hash: string;
-    other_raw_id: number;
-  }>;
-  const byRawId = new Map(input.records.map((r) => [r.row.raw_id, r]));
-  const conflicts = clashes.map((c) => {
-    const record = byRawId.get(Number(c.raw_id));
-    return {
-      reason: `ledgerHash ${c.ledger_hash} is already stored under rawId ${c.other_raw_id}`,
-      raw: JSON.stringify(record?.row ?? c),
-      rawId: Number(c.raw_id),
-      ledgerHash: c.ledger_hash,
-    };
-  });
-  const inserted = Number(result.inserted);
-  const written = Number(result.written);
-  return {
-    inserted,
-    updated: written - inserted,
-    unchanged: input.records.length - conflicts.length - written,
-    conflicts,
-  };
+const ITEM_COLUMNS = [
+  'raw_id',
+  'item_index',
+  'tag',
+  'chain_id',
+  'from_account',
+  'to_account',
+  'amount',
+] as const;
+
+function cell(value: string | number | Record<string, unknown> | null): string | null {
+  if (value === null) return null;
+  if (typeof value === 'object') return JSON.stringify(value);
+  return String(value);
+}
+
+const NEEDS_ESCAPE = /[\\"]/;
+
+/** A PostgreSQL array literal of text values (NULL for null), passed as one parameter. */
+export function textArray(values: ReadonlyArray<string | null>): string {
+  let out = '{';
+  for (let i = 0; i < values.length; i++) {
+    const value = values[i];
+    if (i > 0) out += ',';
+    if (value === null || value === undefined) out += 'NULL';
+    else out += NEEDS_ESCAPE.test(value) ? `"${value.replace(/[\\"]/g, '\\$&')}"` : `"${value}"`;
+  }
+  return `${out}}`;
 }
 
 /**

@@ -27,7 +27,7 @@ describe('PostgreSQL store', () => {
   });
   beforeEach(async () => {
     await t.database.db.execute(
-      sql`TRUNCATE ledger_transactions, ledger_tokens, sync_streams, rejected_records, sync_runs CASCADE`,
+      sql`TRUNCATE ledger_transactions, ledger_tx_status_history, ledger_bundle_items, ledger_tx_rechecks, ledger_tokens, sync_streams, sync_runs, rejected_records CASCADE`,
     );
     clock = new Date('2026-03-01T12:00:00Z');
     store = createPgStore({ database: t.database, now: () => clock });
