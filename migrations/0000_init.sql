@@ -3,6 +3,7 @@ CREATE TABLE "backfill_proven_ranges" (
 	"stream_key" text NOT NULL,
 	"lo" bigint NOT NULL,
 	"hi" bigint NOT NULL,
+	"lo_page" integer,
 	"backfill_id" text,
 	"proven_at" timestamp with time zone NOT NULL
 );

@@ -83,19 +83,21 @@ export async function insertProvenRanges(
 ): Promise<void> {
   for (const range of input.ranges) {
     await db.execute(
-      sql`insert into backfill_proven_ranges (stream_key, lo, hi, backfill_id, proven_at)
-          values (${input.key}, ${range.lo}, ${range.hi}, ${input.backfillId}, ${input.now.toISOString()})`,
+      sql`insert into backfill_proven_ranges (stream_key, lo, hi, lo_page, backfill_id, proven_at)
+          values (${input.key}, ${range.lo}, ${range.hi}, ${range.loPage ?? null}, ${input.backfillId}, ${input.now.toISOString()})`,
     );
   }
 }
 
 /** The stream's proven ranges, merged. */
 export async function selectProvenRanges(db: Executor, key: string): Promise<RawIdRange[]> {
-  const rows = await queryRows<{ lo: unknown; hi: unknown }>(
+  const rows = await queryRows<{ lo: unknown; hi: unknown; lo_page: unknown }>(
     db,
-    sql`select lo, hi from backfill_proven_ranges where stream_key = ${key} order by lo`,
+    sql`select lo, hi, lo_page from backfill_proven_ranges where stream_key = ${key} order by lo`,
   );
-  return mergeRanges(rows.map((r) => ({ lo: Number(r.lo), hi: Number(r.hi) })));
+  return mergeRanges(
+    rows.map((r) => ({ lo: Number(r.lo), hi: Number(r.hi), loPage: toNumber(r.lo_page) ?? undefined })),
+  );
 }
 
 /**

@@ -250,6 +250,8 @@ export const backfillProvenRanges = pgTable(
     streamKey: text('stream_key').notNull(),
     lo: bigint('lo', { mode: 'number' }).notNull(),
     hi: bigint('hi', { mode: 'number' }).notNull(),
+    /** The page the record at `lo` was seen on: a repair walk of the space below starts there. */
+    loPage: integer('lo_page'),
     backfillId: text('backfill_id'),
     provenAt: tstz('proven_at').notNull(),
   },

@@ -21,6 +21,8 @@ export interface BackfillRangeJob {
   fromPage: number;
   toPage: number | null;
   stopBelowRawId: number | null;
+  /** A repair walk seeks forward to the last page still holding this rawId or a newer one. */
+  seekRawId?: number | null | undefined;
 }
 
 /** Judge a parallel backfill once its ranges are done: repair the gaps, or finish the stream. */
@@ -73,6 +75,10 @@ export function parseJobPayload<N extends JobName>(name: N, data: unknown): JobP
         toPage: object.toPage === null ? null : int(object.toPage, `${name}.toPage`, 1),
         stopBelowRawId:
           object.stopBelowRawId === null ? null : int(object.stopBelowRawId, `${name}.stopBelowRawId`, 0),
+        seekRawId:
+          object.seekRawId === null || object.seekRawId === undefined
+            ? null
+            : int(object.seekRawId, `${name}.seekRawId`, 0),
       } as JobPayloads[N];
     case 'backfill-check':
       return {

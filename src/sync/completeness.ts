@@ -12,6 +12,11 @@
 export interface RawIdRange {
   lo: number;
   hi: number;
+  /**
+   * The page on which the record at `lo` was seen. Arrivals only push a record to later pages,
+   * so it is on this page or a later one now: where a walk down to the space below starts.
+   */
+  loPage?: number | undefined;
 }
 
 /** One page as fetched: the rawIds it served (newest first) and the page count it reported. */
@@ -54,9 +59,9 @@ export function provenByRun(pages: readonly ObservedPage[]): RawIdRange[] {
     const span = spanOf(observed.rawIds);
     const follows = previousPage !== null && observed.page === previousPage + 1;
     if (span) {
-      ranges.push(span);
+      ranges.push({ ...span, loPage: observed.page });
       if (follows && previousLow !== null && span.hi < previousLow) {
-        ranges.push({ lo: span.hi, hi: previousLow });
+        ranges.push({ lo: span.hi, hi: previousLow, loPage: observed.page });
       }
     }
     if (observed.page >= observed.totalPages || observed.rawIds.length === 0) {
@@ -70,7 +75,10 @@ export function provenByRun(pages: readonly ObservedPage[]): RawIdRange[] {
   return mergeRanges(ranges);
 }
 
-/** Sorts and merges ranges that overlap or touch (no integer between them). */
+/**
+ * Sorts and merges ranges that overlap or touch (no integer between them). A merged range keeps
+ * the latest page its lowest record was seen on.
+ */
 export function mergeRanges(ranges: readonly RawIdRange[]): RawIdRange[] {
   const sorted = [...ranges].sort((a, b) => a.lo - b.lo || a.hi - b.hi);
   const merged: RawIdRange[] = [];
@@ -78,11 +86,23 @@ export function mergeRanges(ranges: readonly RawIdRange[]): RawIdRange[] {
     const last = merged[merged.length - 1];
     if (last && range.lo <= last.hi + 1) {
       last.hi = Math.max(last.hi, range.hi);
+      if (range.lo === last.lo && range.loPage !== undefined) {
+        last.loPage = Math.max(last.loPage ?? 0, range.loPage);
+      }
     } else {
-      merged.push({ lo: range.lo, hi: range.hi });
+      merged.push(range.loPage === undefined ? { lo: range.lo, hi: range.hi } : { ...range });
     }
   }
   return merged;
+}
+
+/**
+ * The page a repair walk of `gap` starts on: where the record just above the gap was last seen
+ * (it can only have moved to later pages since), else `fallback`.
+ */
+export function repairStartFor(gap: RawIdRange, proven: readonly RawIdRange[], fallback: number): number {
+  const above = proven.find((range) => range.lo === gap.hi + 1);
+  return above?.loPage ?? fallback;
 }
 
 /** The parts of `target` that no proven range covers. */

@@ -6,6 +6,7 @@ import {
   type PageRange,
   provenByRun,
   type RawIdRange,
+  repairStartFor,
   repairStartPage,
   splitPages,
 } from './completeness.js';
@@ -30,6 +31,8 @@ export interface BackfillStore {
   /** Records a new run; `null` when the stream already has one running. */
   startRun(run: Omit<BackfillRun, 'status' | 'round'>): Promise<BackfillRun | null>;
   getRun(id: string): Promise<BackfillRun | null>;
+  /** The stream's run in progress, if any. */
+  runningRun(key: string): Promise<BackfillRun | null>;
   /** Stores a page's records (idempotent upserts) and the ranges it proves, in one transaction. */
   commitRangePage(input: {
     key: string;
@@ -60,6 +63,12 @@ export interface RangeTask {
   toPage: number | null;
   /** Stop once a page holds a rawId below this (a repair walk across a gap). */
   stopBelowRawId: number | null;
+  /**
+   * A repair walk first seeks forward from `fromPage` to the last page still holding a record at
+   * or above this rawId (arrivals pushed it there), probing pages at doubling distances rather
+   * than walking every page of the shift.
+   */
+  seekRawId?: number | null | undefined;
 }
 
 /** Only unfiltered lists hold every rawId, so only they can count stored records to find a page. */
@@ -90,6 +99,7 @@ export async function planBackfill(input: {
     fromPage: range.from,
     toPage: i === all.length - 1 ? null : range.to,
     stopBelowRawId: null,
+    seekRawId: null,
   }));
   return { run, tasks };
 }
@@ -121,8 +131,29 @@ export async function fetchRange(input: {
   const key = streamKey(spec);
   const logger = input.logger ?? quietLogger;
   const result: RangeResult = { pages: 0, records: 0, counts: zeroCounts(), lowest: null };
+  const fetchAlone = async (page: number): Promise<number[]> => {
+    const served = await input.fetchPage(spec, page);
+    const rawIds = pageRawIds(served);
+    const observed: ObservedPage = { page, rawIds, totalPages: served.totalPages };
+    const counts = await input.store.commitRangePage({
+      key,
+      backfillId: input.backfillId,
+      page,
+      records: served.txs,
+      rejected: served.rejected,
+      proven: provenByRun([observed]),
+    });
+    addCounts(result.counts, counts);
+    result.pages++;
+    result.records += served.txs.length;
+    return rawIds;
+  };
+  const startPage =
+    task.seekRawId === null || task.seekRawId === undefined
+      ? task.fromPage
+      : await seekPage({ from: task.fromPage, target: task.seekRawId, fetch: fetchAlone });
   let previous: ObservedPage | null = null;
-  for (let page = task.fromPage; ; page++) {
+  for (let page = startPage; ; page++) {
     input.signal?.throwIfAborted();
     const served = await input.fetchPage(spec, page);
     const rawIds = pageRawIds(served);
@@ -161,6 +192,32 @@ export async function fetchRange(input: {
   return result;
 }
 
+/**
+ * The last page at or after `from` that still holds a record at or above `target`, found by
+ * probing at doubling distances and then halving. Every probe is stored like any page. Pages only
+ * shift later while this runs, so a page found to hold such a record stays a safe start.
+ */
+async function seekPage(input: {
+  from: number;
+  target: number;
+  fetch: (page: number) => Promise<number[]>;
+}): Promise<number> {
+  const reaches = (ids: number[]): boolean => ids.length > 0 && Math.max(...ids) >= input.target;
+  let good = input.from;
+  let bad: number | null = null;
+  for (let step = 1; bad === null; step *= 2) {
+    const probe = good + step;
+    if (reaches(await input.fetch(probe))) good = probe;
+    else bad = probe;
+  }
+  while (bad - good > 1) {
+    const middle = Math.floor((good + bad) / 2);
+    if (reaches(await input.fetch(middle))) good = middle;
+    else bad = middle;
+  }
+  return good;
+}
+
 /** What a completeness check decided. */
 export type CheckOutcome =
   | { status: 'done'; watermark: number }
@@ -189,7 +246,8 @@ export async function checkBackfill(input: {
   const run = await input.store.getRun(input.backfillId);
   if (!run) throw new Error(`backfill ${input.backfillId} not found`);
   if (run.status === 'done') return { status: 'done', watermark: run.headRawId };
-  const report = judgeCompleteness(await input.store.provenRanges(key), run.headRawId);
+  const proven = await input.store.provenRanges(key);
+  const report = judgeCompleteness(proven, run.headRawId);
   if (report.complete) {
     await advanceWatermark({
       syncStore: input.syncStore,
@@ -218,12 +276,11 @@ export async function checkBackfill(input: {
   }
   const tasks: RangeTask[] = [];
   for (const gap of report.gaps) {
-    const above = await input.store.storedAbove(key, gap.hi);
-    tasks.push({
-      fromPage: repairStartPage(above, input.pageSize ?? 10),
-      toPage: null,
-      stopBelowRawId: gap.lo,
-    });
+    let fromPage = repairStartFor(gap, report.proven, 0);
+    if (fromPage === 0)
+      fromPage = repairStartPage(await input.store.storedAbove(key, gap.hi), input.pageSize ?? 10);
+    const seekRawId = gap.hi < run.headRawId ? gap.hi + 1 : null;
+    tasks.push({ fromPage, toPage: null, stopBelowRawId: gap.lo, seekRawId });
   }
   await input.store.recordCheck({ id: run.id, round: input.round, gaps: report.gaps, status: 'running' });
   logger.info(

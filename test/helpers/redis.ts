@@ -76,3 +76,59 @@ export async function startPrivateRedis(): Promise<PrivateRedis> {
   await start();
   return { url: `redis://127.0.0.1:${port}`, start, stop };
 }
+
+/** A `ledger-indexer worker` process started for a test. */
+export interface WorkerProcess {
+  child: ChildProcess;
+  /** Resolves once the worker takes jobs. */
+  ready: Promise<void>;
+  /** Resolves when the process has exited. */
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  /** Everything it wrote to stderr so far (its JSON log). */
+  log(): string;
+}
+
+const repoRoot = new URL('../..', import.meta.url).pathname;
+
+/** Starts `ledger-indexer worker` in its own process, the way production runs it. */
+export function spawnWorker(input: { env: Record<string, string>; args?: string[] }): WorkerProcess {
+  const child = spawn(
+    process.execPath,
+    ['--import', 'tsx', 'src/cli/bin.ts', 'worker', ...(input.args ?? [])],
+    {
+      cwd: repoRoot,
+      env: { ...process.env, LOG_LEVEL: 'info', ...input.env },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    },
+  );
+  let log = '';
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
+    child.once('exit', (code, signal) => resolve({ code, signal }));
+  });
+  const ready = new Promise<void>((resolve, reject) => {
+    child.stderr?.on('data', (chunk: Buffer) => {
+      log += chunk.toString();
+      if (log.includes('"msg":"worker ready"')) resolve();
+    });
+    void exited.then(({ code }) =>
+      reject(new Error(`worker exited with ${code} before it was ready:\n${log.slice(-2000)}`)),
+    );
+  });
+  ready.catch(() => undefined);
+  return { child, ready, exited, log: () => log };
+}
+
+/** Polls `probe` until it returns a value other than `undefined`/`false`, or fails after `timeoutMs`. */
+export async function waitFor<T>(
+  what: string,
+  probe: () => Promise<T | undefined | false>,
+  options: { timeoutMs?: number; everyMs?: number } = {},
+): Promise<T> {
+  const deadline = Date.now() + (options.timeoutMs ?? 30_000);
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined && value !== false) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, options.everyMs ?? 200));
+  }
+}

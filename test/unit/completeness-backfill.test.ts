@@ -25,6 +25,9 @@ class MemoryBackfillStore implements BackfillStore {
   async getRun(id: string) {
     return this.runs.get(id) ?? null;
   }
+  async runningRun(key: string) {
+    return [...this.runs.values()].find((r) => r.key === key && r.status === 'running') ?? null;
+  }
   async commitRangePage(input: Parameters<BackfillStore['commitRangePage']>[0]) {
     for (const tx of input.records) this.rows.rows.set(tx.rawId, tx);
     this.ranges.push(...input.proven);

@@ -1,0 +1,66 @@
+import { ENV, loadConfig } from '../../config.js';
+import { ConfigError, UsageError } from '../../errors.js';
+import type { Command } from '../command.js';
+import { parseFlags } from '../command.js';
+import { requireRedis } from './worker.js';
+
+const usage = `Usage: ledger-indexer schedule [options]
+
+Registers the periodic jobs in Redis (BullMQ job schedulers): one sync per stream, the re-read of
+non-final records, and the token and fee refresh. Idempotent: running it again, at every start,
+updates the same schedules and never adds a second one.
+
+Options:
+  --every DURATION        period of each stream's sync: 30s, 5m, 1h or milliseconds (default 30s)
+  --account ID            keep this account's list in sync; repeat for several (default: the global list)
+  --global                also the global list when accounts are given
+  --queue-prefix P        Redis key prefix of the queues (default ledger-indexer)
+
+Needs ${ENV.redisUrl}.`;
+
+export const command: Command = {
+  summary: 'register the periodic sync jobs (idempotent)',
+  usage,
+  async run(argv, io) {
+    const { values } = parseFlags(argv, {
+      every: { type: 'string' },
+      account: { type: 'string', multiple: true },
+      global: { type: 'boolean' },
+      'queue-prefix': { type: 'string' },
+    });
+    const everyMs = parseDuration(values.every ?? '30s');
+    const accounts = values.account ?? [];
+    if (accounts.some((a) => a.trim() === '')) throw new ConfigError('--account', 'must not be empty');
+    const config = requireRedis(loadConfig(io.env));
+    const streams = [
+      ...(accounts.length === 0 || values.global ? [{}] : []),
+      ...accounts.map((account) => ({ account })),
+    ];
+    const { createRedisConnection } = await import('../../queue/connection.js');
+    const { createLedgerQueues } = await import('../../queue/queues.js');
+    const { registerSchedules } = await import('../../queue/schedules.js');
+    const connection = createRedisConnection(config.redisUrl, 'producer');
+    const queues = createLedgerQueues({ connection, prefix: values['queue-prefix'] });
+    try {
+      const ids = await registerSchedules(queues, { everyMs, streams });
+      io.stdout.write(`${ids.length} schedules registered (every ${everyMs} ms): ${ids.join(', ')}\n`);
+      return 0;
+    } catch (error) {
+      io.stderr.write(`ledger-indexer schedule: ${error instanceof Error ? error.message : String(error)}\n`);
+      return 1;
+    } finally {
+      await queues.close();
+      connection.disconnect();
+    }
+  },
+};
+
+/** `30s`, `5m`, `1h`, `250ms` or a bare number of milliseconds. */
+export function parseDuration(text: string): number {
+  const match = /^(\d+)(ms|s|m|h)?$/.exec(text.trim());
+  if (!match) throw new UsageError(`--every must be a duration like 30s, 5m or 1h (got '${text}')`);
+  const factor = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[(match[2] ?? 'ms') as 'ms' | 's' | 'm' | 'h'];
+  const ms = Number(match[1]) * factor;
+  if (ms < 1000) throw new UsageError(`--every must be at least 1s (got '${text}')`);
+  return ms;
+}

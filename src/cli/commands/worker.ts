@@ -1,0 +1,75 @@
+import { type Config, ENV, loadConfig } from '../../config.js';
+import { ConfigError } from '../../errors.js';
+import { createLogger } from '../../logger.js';
+import type { Command } from '../command.js';
+import { intFlag, parseFlags } from '../command.js';
+
+const usage = `Usage: ledger-indexer worker [options]
+
+Runs the BullMQ workers: migrates the database, then takes jobs (stream syncs, parallel backfill
+ranges and their completeness checks, re-reads of non-final records, token and fee refreshes)
+until SIGTERM/SIGINT, then lets running jobs finish and exits 0. Run as many as you like, on
+as many machines: one Postgres and one Redis tie them together. A worker killed outright loses
+nothing; its jobs run again elsewhere once their lock runs out.
+
+Options:
+  --base-url URL          the ledger service (default: $${ENV.ledgerBaseUrl})
+  --concurrency N         jobs at once per queue in this process (default 4)
+  --pages-per-range N     pages per backfill range job (default 20)
+  --sequential-backfill   backfill the global list with one stream walk instead of range jobs
+  --lock-ms MS            job lock; a killed worker's jobs are picked up within about this (default 30000)
+  --lease-ms MS           stream lease length (default 60000)
+  --queue-prefix P        Redis key prefix of the queues (default ledger-indexer)
+
+Needs ${ENV.redisUrl}. The request budget (${ENV.requestsPerSecond}) is shared by all workers.`;
+
+export const command: Command = {
+  summary: 'run the BullMQ workers until SIGTERM',
+  usage,
+  async run(argv, io) {
+    const { values } = parseFlags(argv, {
+      'base-url': { type: 'string' },
+      concurrency: { type: 'string' },
+      'pages-per-range': { type: 'string' },
+      'sequential-backfill': { type: 'boolean' },
+      'lock-ms': { type: 'string' },
+      'lease-ms': { type: 'string' },
+      'queue-prefix': { type: 'string' },
+    });
+    const config = loadConfig(io.env, { ledgerBaseUrl: values['base-url'] });
+    if (config.ledgerBaseUrl === undefined)
+      throw new ConfigError('--base-url', `is required (or set ${ENV.ledgerBaseUrl})`);
+    const withRedis = requireRedis(config);
+    const logger = createLogger({ level: config.logLevel, name: 'ledger-indexer-worker' });
+    const { runWorker } = await import('../../../workers/main.js');
+    try {
+      await runWorker({
+        config: withRedis,
+        logger,
+        signal: io.signal,
+        concurrency: intFlag('concurrency', values.concurrency, 1),
+        prefix: values['queue-prefix'],
+        lockMs: intFlag('lock-ms', values['lock-ms'], 1000),
+        tuning: {
+          pagesPerRange: intFlag('pages-per-range', values['pages-per-range'], 1),
+          parallelBackfill: values['sequential-backfill'] !== true,
+          leaseMs: intFlag('lease-ms', values['lease-ms'], 1000),
+        },
+      });
+      return 0;
+    } catch (error) {
+      if (error instanceof ConfigError) throw error;
+      logger.error({ err: error }, 'worker failed');
+      io.stderr.write(`ledger-indexer worker: ${error instanceof Error ? error.message : String(error)}\n`);
+      return 1;
+    }
+  },
+};
+
+/** `worker` and `schedule` need Redis: one line naming the setting when it is missing. */
+export function requireRedis(config: Config): Config & { redisUrl: string } {
+  if (config.redisUrl === undefined) {
+    throw new ConfigError(ENV.redisUrl, 'is required by this command (e.g. redis://127.0.0.1:6379)');
+  }
+  return config as Config & { redisUrl: string };
+}

@@ -1,0 +1,59 @@
+import type { BackfillStore } from '../sync/parallel-backfill.js';
+import type { Database } from './connect.js';
+import {
+  countStoredAbove,
+  insertBackfillRun,
+  insertProvenRanges,
+  selectBackfillRun,
+  selectProvenRanges,
+  selectRunningBackfill,
+  updateBackfillCheck,
+} from './proof.js';
+import { writeRejected } from './write-rejected.js';
+import { DEFAULT_RECHECK_POLICY, prepareBatch, writeTransactions } from './write-transactions.js';
+
+/**
+ * The parallel backfill's store on PostgreSQL/PGlite. A range page's records go through the same
+ * encoding and upsert as a stream walk's, in one transaction with the ranges they prove, so a
+ * proof never exists without its records.
+ */
+export function createProofStore(options: { database: Database; now?: () => Date }): BackfillStore {
+  const { database } = options;
+  const now = options.now ?? (() => new Date());
+  return {
+    startRun: (run) => insertBackfillRun(database.db, { ...run, now: now() }),
+    getRun: (id) => selectBackfillRun(database.db, id),
+    runningRun: (key) => selectRunningBackfill(database.db, key),
+    async commitRangePage(input) {
+      const at = now();
+      const prepared = prepareBatch(input.records, {
+        now: at,
+        burnWindowMs: DEFAULT_RECHECK_POLICY.burnWindowMs,
+      });
+      return database.db.transaction(async (tx) => {
+        const written = await writeTransactions(tx, {
+          records: prepared.records,
+          now: at,
+          queueRechecks: DEFAULT_RECHECK_POLICY,
+        });
+        const rejected = [...input.rejected, ...prepared.rejected, ...written.conflicts];
+        await writeRejected(tx, { rejected, streamKey: input.key, page: input.page, now: at });
+        await insertProvenRanges(tx, {
+          key: input.key,
+          backfillId: input.backfillId,
+          ranges: input.proven,
+          now: at,
+        });
+        return {
+          inserted: written.inserted,
+          updated: written.updated,
+          unchanged: written.unchanged,
+          rejected: rejected.length,
+        };
+      });
+    },
+    provenRanges: (key) => selectProvenRanges(database.db, key),
+    storedAbove: (_key, rawId) => countStoredAbove(database.db, rawId),
+    recordCheck: (input) => updateBackfillCheck(database.db, { ...input, now: now() }),
+  };
+}

@@ -1,0 +1,67 @@
+import { randomUUID } from 'node:crypto';
+import type { FlowJob } from 'bullmq';
+import type { RangeTask } from '../sync/parallel-backfill.js';
+import { planBackfill } from '../sync/parallel-backfill.js';
+import type { StreamSpec } from '../sync/ports.js';
+import { streamKey } from '../sync/stream-key.js';
+import type { BackfillCheckJob, BackfillRangeJob } from './jobs.js';
+import { QUEUE_NAMES } from './jobs.js';
+import { DEFAULT_JOB_OPTIONS } from './queues.js';
+import type { WorkerDeps } from './worker-deps.js';
+
+/**
+ * Enqueues one round of a parallel backfill as a BullMQ flow: the range jobs as children, the
+ * completeness check as their parent, run once every child has finished. A child that fails for
+ * good does not block the check: its pages simply stay unproven and the check repairs them.
+ */
+export async function enqueueBackfillRound(
+  deps: Pick<WorkerDeps, 'queues'>,
+  input: { stream: StreamSpec; backfillId: string; round: number; tasks: RangeTask[] },
+): Promise<void> {
+  const children: FlowJob[] = input.tasks.map((task, i) => ({
+    name: 'backfill-range',
+    queueName: QUEUE_NAMES.backfill,
+    data: { stream: input.stream, backfillId: input.backfillId, ...task } satisfies BackfillRangeJob,
+    opts: {
+      ...DEFAULT_JOB_OPTIONS,
+      jobId: `range-${input.backfillId}-${input.round}-${i}`,
+      ignoreDependencyOnFailure: true,
+    },
+  }));
+  const check: BackfillCheckJob = { stream: input.stream, backfillId: input.backfillId, round: input.round };
+  await deps.queues.flows.add({
+    name: 'backfill-check',
+    queueName: QUEUE_NAMES.backfill,
+    data: check,
+    opts: { ...DEFAULT_JOB_OPTIONS, jobId: `check-${input.backfillId}-${input.round}` },
+    children,
+  });
+}
+
+/**
+ * Starts a parallel backfill of `stream` when it has never been synced and none is running.
+ * Returns what it did; `null` means the stream is past its backfill and should be tailed.
+ */
+export async function startBackfillIfNeeded(
+  deps: Pick<
+    WorkerDeps,
+    'queues' | 'syncStore' | 'backfillStore' | 'fetchPage' | 'owner' | 'leaseMs' | 'pagesPerRange'
+  >,
+  stream: StreamSpec,
+): Promise<{ backfill: string; state: 'started' | 'running'; ranges: number } | null> {
+  const running = await deps.backfillStore.runningRun(streamKey(stream));
+  if (running) return { backfill: running.id, state: 'running', ranges: 0 };
+  const { lease, state } = await deps.syncStore.acquireStream(stream, deps.owner, deps.leaseMs);
+  await deps.syncStore.releaseStream(lease, { ok: true });
+  if (state.watermark !== null || state.walk !== null) return null;
+  const plan = await planBackfill({
+    store: deps.backfillStore,
+    fetchPage: deps.fetchPage,
+    spec: stream,
+    id: randomUUID(),
+    pagesPerRange: deps.pagesPerRange,
+  });
+  if (!plan) return null;
+  await enqueueBackfillRound(deps, { stream, backfillId: plan.run.id, round: 0, tasks: plan.tasks });
+  return { backfill: plan.run.id, state: 'started', ranges: plan.tasks.length };
+}

@@ -1,0 +1,35 @@
+import type { Logger } from '../logger.js';
+import type { BackfillStore } from '../sync/parallel-backfill.js';
+import type { FetchByHash, FetchPage, SyncStore } from '../sync/ports.js';
+import type { LedgerQueues } from './queues.js';
+import type { SharedRequestBudget } from './request-budget.js';
+
+/** Everything a job processor may use; built once per worker process and handed to every job. */
+export interface WorkerDeps {
+  syncStore: SyncStore;
+  backfillStore: BackfillStore;
+  /** Pages of the service, through the request budget shared by all workers. */
+  fetchPage: FetchPage;
+  fetchByHash: FetchByHash;
+  /** Refreshes tokens (`/info`) and fees (`/fees`) in the database. */
+  refreshReference: () => Promise<{ tokens: number; fees: number }>;
+  queues: LedgerQueues;
+  budget: SharedRequestBudget;
+  logger: Logger;
+  /** This process, as shown in stream leases: `host:pid:random`. */
+  owner: string;
+  /** Pages per backfill range job. Default 20. */
+  pagesPerRange: number;
+  /** Backfill the global list with parallel range jobs (else one stream walk). Default true. */
+  parallelBackfill: boolean;
+  /** Lease length of a stream walk. */
+  leaseMs: number;
+  /** Aborted when the worker shuts down: long jobs stop at the next page boundary. */
+  signal: AbortSignal;
+}
+
+/** A job processor: a thin shell that parses the payload and calls `src/`. */
+export type JobProcessor = (
+  job: { id?: string | undefined; name: string; data: unknown; attemptsMade: number },
+  deps: WorkerDeps,
+) => Promise<unknown>;

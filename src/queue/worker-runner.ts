@@ -1,0 +1,90 @@
+import { type Job, type Queue, UnrecoverableError, Worker } from 'bullmq';
+import type { Redis } from 'ioredis';
+import { throttlePauseMs } from './job-errors.js';
+import { QUEUE_NAMES, type QueueKey } from './jobs.js';
+import type { JobProcessor, WorkerDeps } from './worker-deps.js';
+
+/** Options of {@link startWorkers}. */
+export interface StartWorkersInput {
+  deps: WorkerDeps;
+  /** A connection with `maxRetriesPerRequest: null` (see `createRedisConnection`). */
+  connection: Redis;
+  /** Processors by job name. */
+  processors: Record<string, JobProcessor>;
+  /** Jobs run at once per queue in this process. Default 4. */
+  concurrency?: number | undefined;
+  /** How often stalled jobs (of a killed worker) are looked for. Default 30000 ms. */
+  stalledIntervalMs?: number | undefined;
+  /** How long a job's lock lasts without renewal. Default 30000 ms. */
+  lockDurationMs?: number | undefined;
+  /** Pause after a 429 that carried no `Retry-After`. Default 5000 ms. */
+  throttleFallbackMs?: number | undefined;
+}
+
+/** Running workers of one process. */
+export interface RunningWorkers {
+  workers: Worker[];
+  /** Waits until every worker is connected and fetching. */
+  ready(): Promise<void>;
+  /** Stops taking jobs, lets the running ones finish, then disconnects. */
+  close(): Promise<void>;
+}
+
+/**
+ * Starts one BullMQ worker per queue, dispatching each job to its processor by name. A 429 from
+ * the service pauses the whole queue (every worker process) for its `Retry-After` and puts the
+ * job back without spending an attempt.
+ */
+export function startWorkers(input: StartWorkersInput): RunningWorkers {
+  const { deps } = input;
+  const queueOf: Record<QueueKey, Queue> = { sync: deps.queues.sync, backfill: deps.queues.backfill };
+  const make = (key: QueueKey): Worker =>
+    new Worker(
+      QUEUE_NAMES[key],
+      async (job: Job) => {
+        const processor = input.processors[job.name];
+        if (!processor) throw new UnrecoverableError(`no processor for job '${job.name}'`);
+        const logger = deps.logger.child({ job: job.name, job_id: job.id, attempt: job.attemptsMade + 1 });
+        try {
+          // One owner per job: two jobs of one process must not share a stream's lease.
+          return await processor(job, { ...deps, logger, owner: `${deps.owner}:${job.id ?? job.name}` });
+        } catch (error) {
+          const pauseMs = throttlePauseMs(error, input.throttleFallbackMs ?? 5000);
+          if (pauseMs !== null) {
+            logger.warn({ pause_ms: pauseMs }, 'service throttled, pausing the queue');
+            await deps.budget.pause(pauseMs);
+            await queueOf[key].rateLimit(pauseMs);
+            throw Worker.RateLimitError();
+          }
+          logger[error instanceof UnrecoverableError ? 'error' : 'warn']({ err: error }, 'job failed');
+          throw error;
+        }
+      },
+      {
+        connection: input.connection,
+        prefix: deps.queues.prefix,
+        concurrency: input.concurrency ?? 4,
+        stalledInterval: input.stalledIntervalMs ?? 30_000,
+        lockDuration: input.lockDurationMs ?? 30_000,
+        maxStalledCount: 3,
+        // Needed for the manual rate limit after a 429; the request rate itself is held by the
+        // shared request budget, not by counting jobs.
+        limiter: { max: 10_000, duration: 1000 },
+      },
+    );
+  const workers = [make('sync'), make('backfill')];
+  for (const worker of workers) {
+    worker.on('error', (error) =>
+      deps.logger.warn({ err: error, queue: worker.name }, 'worker connection error'),
+    );
+  }
+  return {
+    workers,
+    async ready() {
+      await Promise.all(workers.map((w) => w.waitUntilReady()));
+    },
+    async close() {
+      await Promise.all(workers.map((w) => w.close()));
+    },
+  };
+}

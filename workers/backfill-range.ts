@@ -1,0 +1,26 @@
+import { jobFailure } from '../src/queue/job-errors.js';
+import { parseJobPayload } from '../src/queue/jobs.js';
+import type { JobProcessor } from '../src/queue/worker-deps.js';
+import { fetchRange } from '../src/sync/parallel-backfill.js';
+
+/** Fetches one stretch of the list for a parallel backfill, storing what it proves. */
+export const backfillRange: JobProcessor = async (job, deps) => {
+  const { stream, backfillId, fromPage, toPage, stopBelowRawId, seekRawId } = parseJobPayload(
+    'backfill-range',
+    job.data,
+  );
+  try {
+    const result = await fetchRange({
+      store: deps.backfillStore,
+      fetchPage: deps.fetchPage,
+      spec: stream,
+      backfillId,
+      task: { fromPage, toPage, stopBelowRawId, seekRawId },
+      signal: deps.signal,
+      logger: deps.logger,
+    });
+    return { pages: result.pages, records: result.records, inserted: result.counts.inserted };
+  } catch (error) {
+    throw jobFailure(error);
+  }
+};

@@ -1,0 +1,16 @@
+import type { JobName } from '../src/queue/jobs.js';
+import type { JobProcessor } from '../src/queue/worker-deps.js';
+import { backfillCheck } from './backfill-check.js';
+import { backfillRange } from './backfill-range.js';
+import { reconcile } from './reconcile.js';
+import { refreshReference } from './refresh-reference.js';
+import { syncStream } from './sync-stream.js';
+
+/** The processor of every job, by job name. */
+export const PROCESSORS: Record<JobName, JobProcessor> = {
+  'sync-stream': syncStream,
+  'backfill-range': backfillRange,
+  'backfill-check': backfillCheck,
+  reconcile,
+  'refresh-reference': refreshReference,
+};

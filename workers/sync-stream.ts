@@ -1,0 +1,38 @@
+import { LeaseLostError } from '../src/errors.js';
+import { startBackfillIfNeeded } from '../src/queue/backfill-flow.js';
+import { jobFailure } from '../src/queue/job-errors.js';
+import { parseJobPayload } from '../src/queue/jobs.js';
+import type { JobProcessor } from '../src/queue/worker-deps.js';
+import { supportsParallelBackfill } from '../src/sync/parallel-backfill.js';
+import { walkStream } from '../src/sync/walk-stream.js';
+
+/**
+ * Syncs one stream: starts a parallel backfill of the global list when it was never synced,
+ * else walks the stream (its tail, or the rest of a walk in progress) with the sync engine.
+ * Another runner holding the stream's lease means the work is being done: the job ends quietly.
+ */
+export const syncStream: JobProcessor = async (job, deps) => {
+  const { stream } = parseJobPayload('sync-stream', job.data);
+  try {
+    if (deps.parallelBackfill && supportsParallelBackfill(stream)) {
+      const backfill = await startBackfillIfNeeded(deps, stream);
+      if (backfill) return backfill;
+    }
+    const result = await walkStream({
+      store: deps.syncStore,
+      fetchPage: deps.fetchPage,
+      spec: stream,
+      owner: deps.owner,
+      leaseMs: deps.leaseMs,
+      signal: deps.signal,
+      logger: deps.logger,
+    });
+    return { stream: result.key, mode: result.mode, pages: result.pages, watermark: result.watermark };
+  } catch (error) {
+    if (error instanceof LeaseLostError) {
+      deps.logger.info({ stream: error.stream }, 'stream held by another runner, skipping');
+      return { skipped: 'lease-held' };
+    }
+    throw jobFailure(error);
+  }
+};
