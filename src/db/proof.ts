@@ -4,6 +4,10 @@ import { mergeRanges } from '../sync/completeness.js';
 import type { BackfillRun } from '../sync/parallel-backfill.js';
 import { type Executor, queryRows, toNumber } from './rows.js';
 
+/** Every rawId the mirror holds: stored transactions, and records kept aside as rejected. */
+const STORED_IDS = sql`select raw_id from ledger_transactions
+  union select raw_id from rejected_records where raw_id is not null`;
+
 /** SQL of the parallel backfill's proof: runs, proven ranges, and the rawId questions `verify` asks. */
 
 interface RunRow {
@@ -140,7 +144,7 @@ export async function selectRawIdHoles(db: Executor, upTo: number, limit: number
     db,
     sql`select prev + 1 as lo, raw_id - 1 as hi from (
           select raw_id, lag(raw_id) over (order by raw_id) as prev
-          from ledger_transactions where raw_id <= ${upTo}
+          from (${STORED_IDS}) ids where raw_id <= ${upTo}
         ) s where raw_id - prev > 1 order by lo limit ${limit}`,
   );
   return rows.map((r) => ({ lo: Number(r.lo), hi: Number(r.hi) }));
@@ -159,4 +163,28 @@ export async function selectStreams(
     spec: (typeof r.spec === 'string' ? JSON.parse(r.spec) : r.spec) as Record<string, string>,
     watermark: toNumber(r.watermark),
   }));
+}
+
+/** Stored records of the global list at or below `rawId`, and in all. */
+export async function countStored(
+  db: Executor,
+  rawId: number,
+): Promise<{ atOrBelow: number; total: number }> {
+  const rows = await queryRows<{ below: unknown; total: unknown }>(
+    db,
+    sql`select count(*) filter (where raw_id <= ${rawId}) as below, count(*) as total from (${STORED_IDS}) ids`,
+  );
+  return { atOrBelow: toNumber(rows[0]?.below) ?? 0, total: toNumber(rows[0]?.total) ?? 0 };
+}
+
+/** How many places below `upTo` consecutive stored rawIds are more than one apart. */
+export async function countRawIdHoles(db: Executor, upTo: number): Promise<number> {
+  const rows = await queryRows<{ n: unknown }>(
+    db,
+    sql`select count(*) as n from (
+          select raw_id - lag(raw_id) over (order by raw_id) as step
+          from (${STORED_IDS}) ids where raw_id <= ${upTo}
+        ) s where step > 1`,
+  );
+  return toNumber(rows[0]?.n) ?? 0;
 }

@@ -1,0 +1,106 @@
+import { findGaps, mergeRanges, type RawIdRange } from './completeness.js';
+
+/** What `verify` says about one stream. */
+export interface StreamCompleteness {
+  stream: string;
+  /** Everything at or below is proven stored; `null` before the first complete backfill. */
+  watermark: number | null;
+  /** Ranges proven complete (the backfill's proof, and everything up to the watermark). */
+  proven: RawIdRange[];
+  /** Ranges at or below the watermark that no proof covers. */
+  unprovenGaps: RawIdRange[];
+  /** RawIds never used by the service inside proven ranges (first ones only), and how many. */
+  holesProvenAbsent: RawIdRange[];
+  holeCount: number;
+  /** The newest rawId the service lists now. */
+  serviceHead: number | null;
+  /** Records the service lists: exact when counted by walking, else bounds from `totalPages`. */
+  serviceCount: { min: number; max: number; exact: number | null };
+  /** Records of the stream in the table, when it can be counted (the unfiltered global list). */
+  tableCount: number | null;
+  /** Records the service listed above the watermark (not synced yet), when counted. */
+  behind: number | null;
+  complete: boolean;
+  /** Why not complete, one line each. */
+  problems: string[];
+}
+
+/**
+ * Judges one stream from its proofs and the service's counts. Complete means: a watermark exists,
+ * no unproven gap lies below it, and where the service's records were counted exactly, the table
+ * holds as many of them at or below the watermark as the service does.
+ */
+export function judgeStream(input: {
+  stream: string;
+  watermark: number | null;
+  proofRanges: readonly RawIdRange[];
+  holes: readonly RawIdRange[];
+  holeCount: number;
+  serviceHead: number | null;
+  totalPages: number;
+  pageSize?: number;
+  /** The service's records at or below the watermark and above it, when counted by walking. */
+  walked?: { atOrBelow: number; above: number } | undefined;
+  /** Records stored at or below the watermark, and in all. */
+  table?: { atOrBelow: number; total: number } | undefined;
+}): StreamCompleteness {
+  const pageSize = input.pageSize ?? 10;
+  const proven = mergeRanges([
+    ...input.proofRanges,
+    ...(input.watermark !== null && input.watermark >= 0 ? [{ lo: 0, hi: input.watermark }] : []),
+  ]).map(({ lo, hi }) => ({ lo, hi }));
+  const unprovenGaps = input.watermark === null ? [] : findGaps(proven, { lo: 0, hi: input.watermark });
+  const problems: string[] = [];
+  if (input.watermark === null) problems.push('never completely backfilled (no watermark)');
+  if (unprovenGaps.length > 0) problems.push(`${unprovenGaps.length} unproven gap(s) below the watermark`);
+  if (input.walked && input.table && input.walked.atOrBelow !== input.table.atOrBelow) {
+    problems.push(
+      `the service lists ${input.walked.atOrBelow} records at or below the watermark, the table holds ${input.table.atOrBelow}`,
+    );
+  }
+  const exact = input.walked ? input.walked.atOrBelow + input.walked.above : null;
+  return {
+    stream: input.stream,
+    watermark: input.watermark,
+    proven,
+    unprovenGaps,
+    holesProvenAbsent: [...input.holes],
+    holeCount: input.holeCount,
+    serviceHead: input.serviceHead,
+    serviceCount: {
+      min: input.totalPages > 0 ? (input.totalPages - 1) * pageSize + 1 : 0,
+      max: input.totalPages * pageSize,
+      exact,
+    },
+    tableCount: input.table?.total ?? null,
+    behind: input.walked?.above ?? null,
+    complete: problems.length === 0,
+    problems,
+  };
+}
+
+/** The report as text, one block per stream. */
+export function formatCompleteness(reports: readonly StreamCompleteness[]): string {
+  const range = (r: RawIdRange) => (r.lo === r.hi ? `${r.lo}` : `${r.lo}-${r.hi}`);
+  const list = (ranges: readonly RawIdRange[]) =>
+    ranges.length === 0
+      ? 'none'
+      : ranges.slice(0, 10).map(range).join(', ') + (ranges.length > 10 ? ', …' : '');
+  const lines: string[] = [];
+  for (const r of reports) {
+    const count = r.serviceCount.exact ?? `${r.serviceCount.min}-${r.serviceCount.max}`;
+    lines.push(`${r.stream}: ${r.complete ? 'complete' : 'INCOMPLETE'}`);
+    lines.push(
+      `  watermark ${r.watermark ?? 'none'}; service head ${r.serviceHead ?? 'none'}${r.behind ? ` (${r.behind} records not synced yet)` : ''}`,
+    );
+    lines.push(`  proven ranges: ${list(r.proven)}`);
+    lines.push(`  unproven gaps: ${list(r.unprovenGaps)}`);
+    lines.push(
+      `  rawId holes proven absent: ${r.holeCount}${r.holeCount > 0 ? ` (${list(r.holesProvenAbsent)})` : ''}`,
+    );
+    lines.push(`  records: table ${r.tableCount ?? 'not counted'}, service ${count}`);
+    for (const problem of r.problems) lines.push(`  problem: ${problem}`);
+  }
+  if (reports.length === 0) lines.push('no stream synced yet');
+  return lines.join('\n');
+}
