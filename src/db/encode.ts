@@ -83,33 +83,42 @@ const DEFAULT_BURN_WINDOW_MS = 24 * 60 * 60 * 1000;
  * cannot be stored exactly (an amount that is not a digit string, an unkeyable record).
  */
 export function encodeTransaction(tx: LedgerTx, options: EncodeOptions = {}): EncodedTransaction {
-  const raw = (): string => safeJson(tx);
   if (!Number.isSafeInteger(tx.rawId) || tx.rawId < 0) {
-    throw new InvalidRecordError(`rawId is not a non-negative safe integer: ${String(tx.rawId)}`, raw());
+    throw new InvalidRecordError(
+      `rawId is not a non-negative safe integer: ${String(tx.rawId)}`,
+      safeJson(tx),
+    );
   }
   if (typeof tx.ledgerHash !== 'string' || tx.ledgerHash === '') {
-    throw new InvalidRecordError('ledgerHash is missing', raw());
+    throw new InvalidRecordError('ledgerHash is missing', safeJson(tx));
   }
   for (const field of ['amount', 'fee', 'nonce'] as const) {
     if (!isDigits(tx[field])) {
       throw new InvalidRecordError(
         `${field} is not a decimal digit string: ${JSON.stringify(tx[field])}`,
-        raw(),
+        safeJson(tx),
       );
     }
   }
   if (!Number.isSafeInteger(tx.timestamp) || tx.timestamp < 0) {
-    throw new InvalidRecordError(`timestamp is not a non-negative integer: ${String(tx.timestamp)}`, raw());
+    throw new InvalidRecordError(
+      `timestamp is not a non-negative integer: ${String(tx.timestamp)}`,
+      safeJson(tx),
+    );
   }
   const ledgerTime = tx.timestamp === 0 ? null : new Date(tx.timestamp);
   if (ledgerTime !== null && Number.isNaN(ledgerTime.getTime())) {
-    throw new InvalidRecordError(`timestamp is out of range: ${tx.timestamp}`, raw());
+    throw new InvalidRecordError(`timestamp is out of range: ${tx.timestamp}`, safeJson(tx));
   }
 
-  const matcher =
-    typeof options.knownTags === 'function'
-      ? options.knownTags
-      : createTokenTagMatcher(options.knownTags ?? []);
+  const derivedTag = deriveTokenTag(tx);
+  const knownTags = options.knownTags;
+  const tokenTag =
+    knownTags === undefined
+      ? derivedTag
+      : typeof knownTags === 'function'
+        ? knownTags(derivedTag)
+        : createTokenTagMatcher(knownTags)(derivedTag);
   const parsed = tx.internalStatusParsed;
   const row: TransactionRow = {
     raw_id: tx.rawId,
@@ -140,11 +149,12 @@ export function encodeTransaction(tx: LedgerTx, options: EncodeOptions = {}): En
     express_withdraw_fee: tx.express.withdrawFee,
     express_refund_ledger_hash: tx.express.refundLedgerHash,
     express_err: tx.express.err,
-    token_tag: matcher(deriveTokenTag(tx)),
+    token_tag: tokenTag,
   };
-  const unstorable = Object.entries(row).find(([, value]) => hasUnstorableText(value));
-  if (unstorable) {
-    throw new InvalidRecordError(`${unstorable[0]} holds a NUL or unpaired surrogate character`, raw());
+  for (const key in row) {
+    if (hasUnstorableText(row[key as keyof TransactionRow])) {
+      throw new InvalidRecordError(`${key} holds a NUL or unpaired surrogate character`, safeJson(tx));
+    }
   }
   const items = tx.action === 'bundle' ? parseBundleItems(tx.rawId, tx.data) : [];
   return {
@@ -160,18 +170,20 @@ export function encodeTransaction(tx: LedgerTx, options: EncodeOptions = {}): En
  * case-sensitive). Multi-part fields stay comma-joined, part by part.
  */
 export function deriveTokenTag(tx: Pick<LedgerTx, 'chainType' | 'tokenSymbol' | 'tokenID'>): string {
-  const ids = tx.tokenID
-    .split(',')
-    .map((part) => {
-      const id = part.trim();
-      return EVM_ID.test(id) ? id.toLowerCase() : id;
-    })
-    .join(',');
-  const chains = tx.chainType
-    .split(',')
-    .map((part) => part.trim().toLowerCase())
-    .join(',');
+  const chains = tx.chainType.includes(',')
+    ? tx.chainType.split(',').map(lowerPart).join(',')
+    : lowerPart(tx.chainType);
+  const ids = tx.tokenID.includes(',') ? tx.tokenID.split(',').map(idPart).join(',') : idPart(tx.tokenID);
   return `${chains}-${tx.tokenSymbol.trim().toLowerCase()}-${ids}`;
+}
+
+function lowerPart(part: string): string {
+  return part.trim().toLowerCase();
+}
+
+function idPart(part: string): string {
+  const id = part.trim();
+  return EVM_ID.test(id) ? id.toLowerCase() : id;
 }
 
 /** Maps a derived tag to the authoritative `/info` tag it names, or returns it unchanged. */
@@ -247,11 +259,13 @@ export function pendingReason(
   return null;
 }
 
+// Cheap first pass (no lookbehind); the exact pattern runs only on strings with NUL or a surrogate.
+const MAYBE_UNSTORABLE = /[\u0000\uD800-\uDFFF]/;
 const UNSTORABLE = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
 /** PostgreSQL text and jsonb cannot hold NUL or unpaired surrogates; such a value would fail its whole batch. */
 export function hasUnstorableText(value: unknown): boolean {
-  if (typeof value === 'string') return UNSTORABLE.test(value);
+  if (typeof value === 'string') return MAYBE_UNSTORABLE.test(value) && UNSTORABLE.test(value);
   if (Array.isArray(value)) return value.some(hasUnstorableText);
   if (isObject(value))
     return Object.entries(value).some(([k, v]) => UNSTORABLE.test(k) || hasUnstorableText(v));

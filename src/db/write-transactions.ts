@@ -155,6 +155,10 @@ const SELECT_LIST = sql.raw(COLUMNS.map((c) => (c === 'token_tag' ? 'i.matched_t
 const UPDATE_SET = sql.raw(DATA_COLUMNS.map((c) => `${c} = excluded.${c}`).join(', '));
 const CURRENT_VALUES = sql.raw(DATA_COLUMNS.map((c) => `ledger_transactions.${c}`).join(', '));
 const NEW_VALUES = sql.raw(DATA_COLUMNS.map((c) => `excluded.${c}`).join(', '));
+const taggedColumn = (c: string): string => (c === 'token_tag' ? 'i.matched_tag' : `i.${c}`);
+const TAGGED_SET = sql.raw(DATA_COLUMNS.map((c) => `${c} = ${taggedColumn(c)}`).join(', '));
+const STORED_VALUES = sql.raw(DATA_COLUMNS.map((c) => `t.${c}`).join(', '));
+const TAGGED_VALUES = sql.raw(DATA_COLUMNS.map(taggedColumn).join(', '));
 
 /**
  * Upserts encoded records keyed by `raw_id` in one statement. A row identical to the stored one
@@ -232,9 +236,8 @@ export function buildUpsertQuery(input: {
         ON CONFLICT (raw_id) DO NOTHING
       ),
       rechecks_done AS (
-        DELETE FROM ledger_tx_rechecks r
-        USING upserted u JOIN input i ON i.raw_id = u.raw_id
-        WHERE r.raw_id = u.raw_id AND i.pending IS NULL
+        DELETE FROM ledger_tx_rechecks r USING input i
+        WHERE r.raw_id = i.raw_id AND i.pending IS NULL
       )`
     : sql``;
 
@@ -260,15 +263,29 @@ export function buildUpsertQuery(input: {
       SELECT i.raw_id, i.ledger_hash, t.raw_id AS other_raw_id
       FROM input i JOIN ledger_transactions t ON t.ledger_hash = i.ledger_hash AND t.raw_id <> i.raw_id
     ),
-    upserted AS (
+    fresh AS (
+      -- Records not stored at the statement's start. ON CONFLICT only guards against another
+      -- writer inserting the same record meanwhile; then it behaves like the update below.
       INSERT INTO ledger_transactions (${COLUMN_LIST}, first_seen_at, updated_at)
       SELECT ${SELECT_LIST}, ${now}::timestamptz, ${now}::timestamptz
       FROM tagged i
-      WHERE i.raw_id NOT IN (SELECT raw_id FROM clash)
+      WHERE i.raw_id NOT IN (SELECT raw_id FROM old) AND i.raw_id NOT IN (SELECT raw_id FROM clash)
       ORDER BY i.raw_id
       ON CONFLICT (raw_id) DO UPDATE SET ${UPDATE_SET}, updated_at = excluded.updated_at
       WHERE (${CURRENT_VALUES}) IS DISTINCT FROM (${NEW_VALUES})
       RETURNING raw_id, status, internal_status, internal_status_code, data
+    ),
+    changed AS (
+      -- Stored records: only those that differ are written, and unchanged rows are not even locked.
+      UPDATE ledger_transactions t SET ${TAGGED_SET}, updated_at = ${now}::timestamptz
+      FROM tagged i
+      WHERE t.raw_id = i.raw_id
+        AND i.raw_id IN (SELECT raw_id FROM old) AND i.raw_id NOT IN (SELECT raw_id FROM clash)
+        AND (${STORED_VALUES}) IS DISTINCT FROM (${TAGGED_VALUES})
+      RETURNING t.raw_id, t.status, t.internal_status, t.internal_status_code, t.data
+    ),
+    upserted AS (
+      SELECT *, true AS inserted FROM fresh UNION ALL SELECT *, false AS inserted FROM changed
     ),
     history AS (
       INSERT INTO ledger_tx_status_history (raw_id, status, internal_status, internal_status_code, observed_at)
@@ -303,7 +320,7 @@ export function buildUpsertQuery(input: {
         to_account = excluded.to_account, amount = excluded.amount
     )${rechecks}
     SELECT
-      (SELECT count(*)::int FROM upserted u WHERE NOT EXISTS (SELECT 1 FROM old o WHERE o.raw_id = u.raw_id)) AS inserted,
+      (SELECT count(*)::int FROM fresh) AS inserted,
       (SELECT count(*)::int FROM upserted) AS written,
       (SELECT coalesce(json_agg(json_build_object('raw_id', raw_id, 'ledger_hash', ledger_hash, 'other_raw_id', other_raw_id))::text, '[]')
        FROM clash) AS clashes
