@@ -98,10 +98,9 @@ export function createLedgerClient(options: LedgerClientOptions): LedgerClient {
   const http = createHttpTransport({
     ...resolved,
     logger,
-    budget: createRequestBudget({
-      requestsPerSecond: resolved.requestsPerSecond,
-      burst: resolved.requestBurst,
-    }),
+    budget:
+      resolved.budget ??
+      createRequestBudget({ requestsPerSecond: resolved.requestsPerSecond, burst: resolved.requestBurst }),
   });
   const get = <T>(path: string, parse: (text: string, url: string) => T, call: CallOptions | undefined) =>
     http.send({ method: 'GET', path, parse, signal: call?.signal });

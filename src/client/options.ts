@@ -5,6 +5,7 @@ import { ConfigError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { packageRoot } from '../paths.js';
 import { type EndpointName, resolvePaths, type ToolName } from './paths.js';
+import type { RequestBudget } from './request-budget.js';
 
 /** Options of `createLedgerClient`. Only `baseUrl` is required. */
 export interface LedgerClientOptions {
@@ -31,6 +32,11 @@ export interface LedgerClientOptions {
   requestsPerSecond?: number | undefined;
   /** Requests that may go at once after a quiet spell. Default a tenth of `requestsPerSecond`, at least 1. */
   requestBurst?: number | undefined;
+  /**
+   * A budget to share with other clients of the same service in this process (its limits count
+   * per client address). When given, `requestsPerSecond` and `requestBurst` are not used.
+   */
+  budget?: RequestBudget | undefined;
   /** Keep-alive connections to the service at most. Default 16. */
   connections?: number | undefined;
   /** HTTP method of each Tools endpoint (their methods are not documented). Default POST (JSON body). */
@@ -43,11 +49,12 @@ export interface LedgerClientOptions {
 
 /** The options with every default applied and checked. */
 export type ResolvedClientOptions = Required<
-  Omit<LedgerClientOptions, 'paths' | 'logger' | 'requestBurst'>
+  Omit<LedgerClientOptions, 'paths' | 'logger' | 'requestBurst' | 'budget'>
 > & {
   paths: Record<EndpointName, string>;
   logger: Logger | undefined;
   requestBurst: number | undefined;
+  budget: RequestBudget | undefined;
 };
 
 /**
@@ -113,6 +120,7 @@ export function resolveClientOptions(options: LedgerClientOptions): ResolvedClie
     requestsPerSecond: number('requestsPerSecond', options.requestsPerSecond, 50, 0),
     requestBurst:
       options.requestBurst === undefined ? undefined : number('requestBurst', options.requestBurst, 1, 1),
+    budget: options.budget,
     connections: Math.floor(number('connections', options.connections, 16, 1)),
     toolMethods: options.toolMethods ?? {},
     logger: options.logger,

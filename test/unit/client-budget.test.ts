@@ -27,28 +27,39 @@ describe('request budget', () => {
     );
   });
 
-  it('refills while idle, never beyond the burst', () => {
+  it('refills while idle, never beyond the burst', async () => {
     let now = 0;
     const budget = createRequestBudget({ requestsPerSecond: 10, burst: 2, now: () => now });
-    const immediate = async () => {
+    const settledAtOnce = async (): Promise<{ settled: boolean; promise: Promise<void> }> => {
       let settled = false;
       const promise = budget.take().then(() => {
         settled = true;
       });
-      await Promise.resolve();
-      await Promise.resolve();
+      await new Promise((resolve) => setImmediate(resolve));
       return { settled, promise };
     };
-    return (async () => {
-      assert.equal((await immediate()).settled, true);
-      assert.equal((await immediate()).settled, true);
-      now = 10_000;
-      assert.equal((await immediate()).settled, true);
-      assert.equal((await immediate()).settled, true);
-      const third = await immediate();
-      assert.equal(third.settled, false);
-      await third.promise;
-    })();
+    assert.equal((await settledAtOnce()).settled, true);
+    assert.equal((await settledAtOnce()).settled, true);
+    now = 10_000;
+    assert.equal((await settledAtOnce()).settled, true);
+    assert.equal((await settledAtOnce()).settled, true);
+    const third = await settledAtOnce();
+    assert.equal(third.settled, false);
+    now += 100;
+    await third.promise;
+  });
+
+  it('lets an aborted waiter leave the queue without taking a token', async () => {
+    let now = 0;
+    const budget = createRequestBudget({ requestsPerSecond: 10, burst: 1, now: () => now });
+    await budget.take();
+    const controller = new AbortController();
+    const leaving = budget.take(controller.signal);
+    const staying = budget.take();
+    controller.abort(new Error('gone'));
+    await assert.rejects(leaving, /gone/);
+    now += 100;
+    await staying;
   });
 
   it('is unlimited at 0 requests per second', async () => {
