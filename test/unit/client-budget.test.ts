@@ -3,18 +3,46 @@ import { describe, it } from 'node:test';
 import { createRequestBudget } from '../../src/client/request-budget.js';
 
 describe('request budget', () => {
-  it('lets the burst go at once, then paces at the rate', async () => {
-    const budget = createRequestBudget({ requestsPerSecond: 50, burst: 5 });
-    const start = performance.now();
-    const done: number[] = [];
-    await Promise.all(
-      Array.from({ length: 15 }, () => budget.take().then(() => done.push(performance.now() - start))),
+  it('lets the burst go at once, then one request per 1/rate seconds', async () => {
+    let now = 0;
+    const budget = createRequestBudget({ requestsPerSecond: 50, burst: 5, now: () => now });
+    let settled = 0;
+    const all = Promise.all(
+      Array.from({ length: 15 }, () =>
+        budget.take().then(() => {
+          settled += 1;
+        }),
+      ),
     );
-    done.sort((a, b) => a - b);
-    assert.ok((done[4] ?? Infinity) < 15, `burst took ${done[4]} ms`);
-    // 10 past the burst at 50/s: the last goes no earlier than 200 ms.
-    assert.ok((done[14] ?? 0) >= 195, `last went at ${done[14]} ms`);
-    assert.ok((done[14] ?? Infinity) < 600, `last went at ${done[14]} ms`);
+    const settle = async (want: number): Promise<void> => {
+      const deadline = performance.now() + 2000;
+      while (settled < want && performance.now() < deadline)
+        await new Promise((resolve) => setTimeout(resolve, 1));
+    };
+    await settle(5);
+    assert.equal(settled, 5, 'the burst');
+    now = 100; // five tokens' worth at 50/s
+    await settle(10);
+    await new Promise((resolve) => setTimeout(resolve, 30));
+    assert.equal(settled, 10, 'five more after 100 ms, not more');
+    now = 10_000; // a long pause refills the bucket to the burst, never beyond it
+    await all;
+    assert.equal(settled, 15);
+  });
+
+  it('releases at most burst + rate x T in any T on the real clock', async () => {
+    const budget = createRequestBudget({ requestsPerSecond: 200, burst: 10 });
+    const start = performance.now();
+    const times: number[] = [];
+    await Promise.all(
+      Array.from({ length: 110 }, () => budget.take().then(() => times.push(performance.now()))),
+    );
+    // 100 past the burst at 200/s: no earlier than 500 ms.
+    assert.ok(performance.now() - start >= 495, `took ${performance.now() - start} ms`);
+    for (let i = 0; i < times.length; i++) {
+      const within = times.filter((t) => t >= (times[i] ?? 0) && t < (times[i] ?? 0) + 250).length;
+      assert.ok(within <= 10 + 50, `${within} released within 250 ms`);
+    }
   });
 
   it('serves waiting callers in arrival order', async () => {
@@ -70,7 +98,7 @@ describe('request budget', () => {
   });
 
   it('gives up a wait when its signal aborts', async () => {
-    const budget = createRequestBudget({ requestsPerSecond: 1, burst: 1 });
+    const budget = createRequestBudget({ requestsPerSecond: 20, burst: 1 });
     await budget.take();
     const controller = new AbortController();
     const waiting = budget.take(controller.signal);
