@@ -41,7 +41,7 @@ export interface LedgerSettings {
 export interface PageSlice {
   currentPage: number;
   totalPages: number;
-  texts: string[];
+  texts: Buffer[];
 }
 
 /**
@@ -66,7 +66,8 @@ export class SimulatedLedger {
   private readonly pendingTarget: Array<[number, number]> = [];
   private pendingTargetHead = 0;
   private readonly postedHashes = new Map<string, number>();
-  private readonly cache: Array<string | undefined> = [];
+  /** Cached record texts as UTF-8 bytes: flat and compact (a built-up string is a rope of its pieces). */
+  private readonly cache: Array<Buffer | undefined> = [];
   private readonly cacheOrder: number[] = [];
   private cacheOrderHead = 0;
   private cached = 0;
@@ -116,6 +117,7 @@ export class SimulatedLedger {
       left--;
       const record = this.generator.next(timestamp, timestamp);
       this.table.append(record, this.takeRawId(), { batch: this.batchCounter, timestamp });
+      this.cache.push(undefined);
     }
     const lastLegacy = Math.floor(n * 0.03) - 1;
     this.ctx.legacyMaxRawId = lastLegacy >= 0 ? this.table.rawId.get(lastLegacy) : 0;
@@ -145,6 +147,8 @@ export class SimulatedLedger {
 
   private appendLive(record: NewRecord): number {
     const pos = this.table.append(record, this.takeRawId());
+    // Pushing keeps the cache array densely packed; writing far past its end would not.
+    this.cache.push(undefined);
     this.pendingPackage.push(pos);
     return pos;
   }
@@ -200,11 +204,11 @@ export class SimulatedLedger {
   }
 
   /** The record's JSON text as the service holds it now, serialised once and cached. */
-  recordText(pos: number): string {
+  recordBytes(pos: number): Buffer {
     const hit = this.cache[pos];
     if (hit !== undefined) return hit;
-    const text = this.freshText(pos);
-    this.cache[pos] = text;
+    const bytes = Buffer.from(this.freshText(pos));
+    this.cache[pos] = bytes;
     this.cached++;
     this.cacheOrder.push(pos);
     while (this.cached > this.settings.jsonCacheSize && this.cacheOrderHead < this.cacheOrder.length) {
@@ -214,7 +218,11 @@ export class SimulatedLedger {
       this.cacheOrder.splice(0, this.cacheOrderHead);
       this.cacheOrderHead = 0;
     }
-    return text;
+    return bytes;
+  }
+
+  recordText(pos: number): string {
+    return this.recordBytes(pos).toString('utf8');
   }
 
   private freshText(pos: number): string {
@@ -226,18 +234,18 @@ export class SimulatedLedger {
    * `malformed`. Uses the cache without filling it, so a full dump does not evict hot pages.
    */
   groundTruthText(pos: number, malformedRate: number): string {
-    const text = this.cache[pos] ?? this.freshText(pos);
+    const text = this.cache[pos]?.toString('utf8') ?? this.freshText(pos);
     const tag = this.tokens[this.table.token.get(pos)]?.tag ?? '';
     const kind = malformedKindOf(this.settings.seed, this.table.rawId.get(pos), malformedRate);
     const malformed = kind ? `,"malformed":"${kind}"` : '';
     return `${text.slice(0, -1)},"tokenTag":"${tag}","arrivedAtMs":${this.table.arrivedAt.get(pos)}${malformed}}`;
   }
 
-  /** The text served publicly: malformed when the record's rawId is chosen at `malformedRate`. */
-  servedText(pos: number, malformedRate: number): string {
+  /** The bytes served publicly: malformed when the record's rawId is chosen at `malformedRate`. */
+  servedBytes(pos: number, malformedRate: number): Buffer {
     const kind = malformedKindOf(this.settings.seed, this.table.rawId.get(pos), malformedRate);
-    if (kind === undefined) return this.recordText(pos);
-    return malformedText(renderRecord(this.ctx, pos), kind);
+    if (kind === undefined) return this.recordBytes(pos);
+    return Buffer.from(malformedText(renderRecord(this.ctx, pos), kind));
   }
 
   render(pos: number): WireRecord {
@@ -277,10 +285,10 @@ export class SimulatedLedger {
   page(view: ListView | undefined, page: number, malformedRate: number): PageSlice {
     const length = view?.length ?? 0;
     const totalPages = Math.ceil(length / 10);
-    const texts: string[] = [];
+    const texts: Buffer[] = [];
     if (view) {
       const top = length - 1 - (page - 1) * 10;
-      for (let i = top; i > top - 10 && i >= 0; i--) texts.push(this.servedText(view.at(i), malformedRate));
+      for (let i = top; i > top - 10 && i >= 0; i--) texts.push(this.servedBytes(view.at(i), malformedRate));
     }
     return { currentPage: page, totalPages, texts };
   }
@@ -289,20 +297,20 @@ export class SimulatedLedger {
   keyPage(
     view: ListView | undefined,
     input: { cursor: number | undefined; order: 'asc' | 'desc'; count: number; malformedRate: number },
-  ): { texts: string[]; hasNextPage: boolean } {
+  ): { texts: Buffer[]; hasNextPage: boolean } {
     const length = view?.length ?? 0;
-    const texts: string[] = [];
+    const texts: Buffer[] = [];
     if (!view || length === 0) return { texts, hasNextPage: false };
     const rawIdAt = (i: number) => this.table.rawId.get(view.at(i));
     if (input.order === 'asc') {
       let i = input.cursor === undefined ? 0 : lastAtMost(length, rawIdAt, input.cursor) + 1;
       for (; i < length && texts.length < input.count; i++)
-        texts.push(this.servedText(view.at(i), input.malformedRate));
+        texts.push(this.servedBytes(view.at(i), input.malformedRate));
       return { texts, hasNextPage: i < length };
     }
     let i = input.cursor === undefined ? length - 1 : lastAtMost(length, rawIdAt, input.cursor - 1);
     for (; i >= 0 && texts.length < input.count; i--)
-      texts.push(this.servedText(view.at(i), input.malformedRate));
+      texts.push(this.servedBytes(view.at(i), input.malformedRate));
     return { texts, hasNextPage: i >= 0 };
   }
 

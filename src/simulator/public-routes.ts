@@ -6,7 +6,7 @@ import { createRng } from './random.js';
 /** An answer ready to send. */
 export interface Reply {
   status: number;
-  body: string;
+  body: string | Buffer;
   contentType?: string;
   headers?: Record<string, string>;
 }
@@ -109,19 +109,36 @@ function txList(ctx: PublicRouteContext, params: URLSearchParams, account: strin
     if (!Number.isInteger(count) || count < 1 || count > 500)
       return json(400, { error: 'err_invalid_count' });
     const slice = ctx.ledger.keyPage(view, { cursor, order, count, malformedRate: ctx.malformedRate() });
-    return { status: 200, body: `{"txs":[${slice.texts.join(',')}],"hasNextPage":${slice.hasNextPage}}` };
+    return { status: 200, body: joinJson('{"txs":[', slice.texts, `],"hasNextPage":${slice.hasNextPage}}`) };
   }
   const slice = ctx.ledger.page(view, page, ctx.malformedRate());
   const head = account === undefined ? '{' : `{"accid":${JSON.stringify(account)},`;
   return {
     status: 200,
-    body: `${head}"currentPage":${slice.currentPage},"totalPages":${slice.totalPages},"txs":[${slice.texts.join(',')}]}`,
+    body: joinJson(
+      `${head}"currentPage":${slice.currentPage},"totalPages":${slice.totalPages},"txs":[`,
+      slice.texts,
+      ']}',
+    ),
   };
+}
+
+const COMMA = Buffer.from(',');
+
+/** `prefix` + the parts joined by commas + `suffix`, as one buffer. */
+function joinJson(prefix: string, parts: Buffer[], suffix: string): Buffer {
+  const pieces: Buffer[] = [Buffer.from(prefix)];
+  parts.forEach((part, i) => {
+    if (i > 0) pieces.push(COMMA);
+    pieces.push(part);
+  });
+  pieces.push(Buffer.from(suffix));
+  return Buffer.concat(pieces);
 }
 
 function oneTx(ctx: PublicRouteContext, pos: number | undefined): Reply {
   if (pos === undefined) return notFound();
-  return { status: 200, body: `{"tx":${ctx.ledger.servedText(pos, ctx.malformedRate())}}` };
+  return { status: 200, body: joinJson('{"tx":', [ctx.ledger.servedBytes(pos, ctx.malformedRate())], '}') };
 }
 
 function decode(segment: string): string | undefined {

@@ -127,10 +127,11 @@ export function createSimulator(options: SimulatorOptions = {}): Simulator {
   };
 
   const send = (res: ServerResponse, reply: Reply, truncate = false): void => {
-    const body = truncate ? reply.body.slice(0, Math.floor(reply.body.length / 2)) : reply.body;
+    const whole = typeof reply.body === 'string' ? Buffer.from(reply.body) : reply.body;
+    const body = truncate ? whole.subarray(0, Math.floor(whole.length / 2)) : whole;
     res.writeHead(reply.status, {
       'content-type': reply.contentType ?? 'application/json; charset=utf-8',
-      'content-length': Buffer.byteLength(body),
+      'content-length': body.length,
       ...reply.headers,
     });
     res.end(body);
