@@ -25,6 +25,8 @@ export async function runBaseline(input: {
 }): Promise<ThroughputRun> {
   const agent = new Agent({ connections: 1, keepAliveTimeout: 30_000 });
   const pool = new pg.Pool({ connectionString: input.databaseUrl, max: 10 });
+  // An idle connection ended by the database's drop must not crash the harness.
+  pool.on('error', () => undefined);
   const started = performance.now();
   let page = 1;
   let totalPages = 1;

@@ -47,6 +47,7 @@ export async function createScenarioDatabase(admin: string, scenario: string): P
 /** Runs `fn` on a fresh connection to `url` and closes it. */
 export async function withClient<T>(url: string, fn: (client: pg.Client) => Promise<T>): Promise<T> {
   const client = new pg.Client({ connectionString: url });
+  client.on('error', () => undefined);
   await client.connect();
   try {
     return await fn(client);

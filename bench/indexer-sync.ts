@@ -11,6 +11,8 @@ export interface IndexerSetup {
   /** The harness's environment, passed on (minus what the benchmark sets itself). */
   env: Record<string, string | undefined>;
   concurrency: number;
+  /** Node flags for every measured indexer process (e.g. `--cpu-prof --cpu-prof-dir D`). */
+  nodeFlags: string[];
 }
 
 /**
@@ -42,17 +44,12 @@ export async function runIndexerSync(
     simulator: SimulatorProcess;
     database: ScenarioDatabase;
     expectedRows: number;
-    /** Extra node flags for the indexer process, e.g. `--cpu-prof`. */
-    nodeFlags?: string[];
   },
 ): Promise<ThroughputRun & { stdout: string }> {
   if (!setup.runner.hasCommand('sync')) throw new Error('the sync command has not landed');
   const before = listPagesServed(await input.simulator.stats());
   const child = spawnMeasured({
-    nodeArgs: [
-      ...(input.nodeFlags ?? []),
-      ...setup.runner.nodeArgs(['sync', '--base-url', input.simulator.url]),
-    ],
+    nodeArgs: [...setup.nodeFlags, ...setup.runner.nodeArgs(['sync', '--base-url', input.simulator.url])],
     env: indexerEnv(setup, { databaseUrl: input.database.url, baseUrl: input.simulator.url }),
     cwd: setup.root,
     label: 'sync',

@@ -27,7 +27,7 @@ export async function startWorkerFleet(
   });
   const processes = Array.from({ length: input.count }, (_, i) =>
     spawnMeasured({
-      nodeArgs: setup.runner.nodeArgs(['worker']),
+      nodeArgs: [...setup.nodeFlags, ...setup.runner.nodeArgs(['worker'])],
       env,
       cwd: setup.root,
       label: `worker-${i + 1}`,

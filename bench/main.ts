@@ -5,7 +5,7 @@
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { BenchContext } from './context.js';
 import { adminUrl, postgresVersion } from './databases.js';
@@ -49,13 +49,20 @@ async function main(argv: string[]): Promise<number> {
     process.stderr.write(`bench: PostgreSQL at DATABASE_URL is not reachable\n`);
     return 1;
   }
-  log('building the CLI');
-  const runner = prepareIndexerRunner(root);
+  if (options.runner === 'dist') log('building the CLI');
+  const runner = prepareIndexerRunner(root, options.runner);
   log(`indexer runs from ${runner.kind}`);
   const tmpDir = mkdtempSync(join(tmpdir(), 'ledger-bench-'));
   const context: BenchContext = {
     options,
-    setup: { runner, root, env: withoutBenchSettings(process.env), concurrency: options.concurrency },
+    setup: {
+      runner,
+      root,
+      env: withoutBenchSettings(process.env),
+      concurrency: options.concurrency,
+      nodeFlags:
+        options.cpuProfDir === null ? [] : ['--cpu-prof', '--cpu-prof-dir', resolve(options.cpuProfDir)],
+    },
     admin,
     tmpDir,
     log,

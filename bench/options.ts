@@ -33,6 +33,10 @@ export interface BenchOptions {
   out: string | null;
   /** Also write `bench/results/<date>-<cores>core.json`. */
   keep: boolean;
+  /** Folder for CPU profiles of the indexer processes (`--cpu-prof`); null = no profiling. */
+  cpuProfDir: string | null;
+  /** How the indexer processes run: compiled after `npm run build` (`dist`), or through `tsx`. */
+  runner: 'dist' | 'tsx';
   /** Scenarios to run (all when empty). */
   only: string[];
 }
@@ -46,6 +50,8 @@ export const USAGE = `Usage: npm run bench -- [options]
   --only a,b         scenarios to run: ${SCENARIOS.join(', ')} (default all)
   --out PATH         also write the JSON here
   --keep             also write bench/results/<date>-<cores>core.json
+  --runner dist|tsx  run the indexer compiled (npm run build first; default) or through tsx
+  --cpu-prof DIR     write CPU profiles of every indexer process into DIR (node --cpu-prof)
   --seed S           simulator seed (default 42)
   --workers N        worker processes (default 4)
   --concurrency N    pages fetched at once by the indexer and by the HTTP ceiling (default 8)
@@ -61,6 +67,8 @@ export function parseBenchOptions(argv: string[]): BenchOptions {
       only: { type: 'string' },
       out: { type: 'string' },
       keep: { type: 'boolean', default: false },
+      'cpu-prof': { type: 'string' },
+      runner: { type: 'string' },
       seed: { type: 'string' },
       workers: { type: 'string' },
       concurrency: { type: 'string' },
@@ -85,7 +93,7 @@ export function parseBenchOptions(argv: string[]): BenchOptions {
     latencyRecords: quick ? Math.min(5_000, records) : 50_000,
     latencyMs: 50,
     tailRecords: quick ? Math.max(10, Math.min(1_000, Math.floor(records / 10))) : 1_000,
-    memorySmallRecords: quick ? Math.max(10, Math.floor(records / 2)) : 100_000,
+    memorySmallRecords: Math.max(10, Math.min(100_000, Math.floor(records / 2))),
     freshnessHistory: quick ? 500 : 2_000,
     freshnessArrivalsPerSecond: 50,
     freshnessDurationMs: quick ? 6_000 : 30_000,
@@ -97,8 +105,16 @@ export function parseBenchOptions(argv: string[]): BenchOptions {
     quick,
     out: values.out ?? null,
     keep: values.keep === true,
+    cpuProfDir: values['cpu-prof'] ?? null,
+    runner: runnerKind(values.runner),
     only,
   };
+}
+
+function runnerKind(value: string | undefined): 'dist' | 'tsx' {
+  if (value === undefined || value === 'dist') return 'dist';
+  if (value === 'tsx') return 'tsx';
+  throw new Error(`--runner must be dist or tsx (got '${value}')`);
 }
 
 /** `--help` was asked for. */
