@@ -25,7 +25,7 @@ export class Column<T extends TypedArray> {
   }
 
   get(index: number): number {
-    return this.data[index] ?? 0;
+    return this.data[index] as number;
   }
 
   set(index: number, value: number): void {

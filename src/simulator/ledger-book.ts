@@ -1,5 +1,5 @@
 import type { TokenDef } from './catalog.js';
-import { BUNDLE, BURN, MINT, type NewRecord, RecordTable, SET, TRANSFER } from './record-table.js';
+import { BUNDLE, BURN, MINT, type NewRecord, SET, TRANSFER } from './record-table.js';
 
 /**
  * Balances and supplies implied by the records: a mint credits its recipient, a transfer moves
@@ -71,24 +71,3 @@ export class LedgerBook {
     }
   }
 }
-
-/** Sums a table's records into a fresh book (for checks). */
-export function bookOf(table: RecordTable, tokens: TokenDef[], feeRecipient: number): LedgerBook {
-  const book = new LedgerBook(tokens, feeRecipient);
-  for (let pos = 0; pos < table.count; pos++) {
-    const extra = table.extras.get(pos);
-    book.apply({
-      action: table.action.get(pos),
-      token: table.token.get(pos),
-      from: table.from.get(pos),
-      to: table.to.get(pos),
-      amount: table.amount[pos] ?? '0',
-      nonce: 0,
-      arrivedAtMs: 0,
-      ...(extra ? { extra } : {}),
-    });
-  }
-  return book;
-}
-
-export { RecordTable };

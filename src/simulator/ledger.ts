@@ -23,7 +23,7 @@ import {
   renderRecord,
   type WireRecord,
 } from './record-json.js';
-import { BURN, MINT, type NewRecord, RecordTable } from './record-table.js';
+import { BURN, CHAINS, MINT, type NewRecord, RecordTable } from './record-table.js';
 import type { GroundTruthRecord } from './types.js';
 
 /** Settings the ledger model needs (already defaulted). */
@@ -336,7 +336,7 @@ export class SimulatedLedger {
     const rawId = rawIdFromHashBytes(this.settings.seed, bytes, 'chain');
     const pos = this.positionOf(rawId);
     if (pos === undefined || this.table.action.get(pos) !== MINT) return undefined;
-    const chain = this.table.extras.get(pos)?.targetChain ?? 'ethereum';
+    const chain = CHAINS[this.table.chain.get(pos)] ?? 'ethereum';
     const expected = mintChainHashOf(this.settings.seed, rawId, chain);
     const matches = hash.startsWith('0x') ? expected === hash.toLowerCase() : expected === hash;
     return matches ? pos : undefined;

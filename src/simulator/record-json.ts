@@ -1,6 +1,6 @@
 import { chainHashText, type TokenDef } from './catalog.js';
 import { createRng, hash32, randomBytes } from './random.js';
-import { ACTIONS, BUNDLE, BURN, MINT, type RecordTable, TRANSFER } from './record-table.js';
+import { ACTIONS, BUNDLE, BURN, CHAINS, MINT, type RecordTable, TRANSFER } from './record-table.js';
 import type { GroundTruthRecord, MalformedKind } from './types.js';
 
 /** Everything record rendering needs besides the table. */
@@ -82,7 +82,10 @@ export function renderRecord(ctx: RenderContext, pos: number): WireRecord {
   const to = table.accounts[table.to.get(pos)] ?? '';
   const symbol = rng.chance(0.12) ? token.symbolSpellings[1]! : token.symbolSpellings[0]!;
   const tokenID = rng.chance(0.3) ? token.idSpellings[token.idSpellings.length - 1]! : token.idSpellings[0]!;
-  const targetChain = extra?.targetChain ?? token.chains[0] ?? 'ethereum';
+  const targetChain =
+    action === MINT || action === BURN
+      ? (CHAINS[table.chain.get(pos)] ?? 'ethereum')
+      : (token.chains[0] ?? 'ethereum');
 
   let data = '';
   let targetChainTxHash = '';

@@ -21,7 +21,7 @@ export interface BundleItem {
 export interface RecordExtra {
   bundle?: { items: BundleItem[]; failIndex: number | null; failMsg: string };
   express?: boolean;
-  /** Chain a burn withdraws to. */
+  /** Chain a mint comes from or a burn withdraws to (kept in the `chain` column once stored). */
   targetChain?: string;
   /** A record submitted through `POST /tx`: its text fields as sent. */
   posted?: PostedFields;
@@ -56,6 +56,9 @@ export interface NewRecord {
   extra?: RecordExtra;
 }
 
+/** Chains a mint comes from or a burn goes to; stored as a small number per record. */
+export const CHAINS = ['ethereum', 'arweave', 'bsc'] as const;
+
 const PACKAGED = 1;
 const TARGET_LANDED = 2;
 
@@ -75,6 +78,8 @@ export class RecordTable {
   readonly batch = u32(4096);
   readonly timestamp = f64(4096);
   readonly arrivedAt = f64(4096);
+  /** Index in {@link CHAINS} of the record's target chain (mints and burns). */
+  readonly chain = u8(4096);
   readonly amount: string[] = [];
   readonly extras = new Map<number, RecordExtra>();
 
@@ -122,7 +127,10 @@ export class RecordTable {
     this.flags.push(packaged ? PACKAGED | TARGET_LANDED : 0);
     this.batch.push(packaged?.batch ?? 0);
     this.timestamp.push(packaged?.timestamp ?? 0);
-    if (record.extra) this.extras.set(pos, record.extra);
+    const { targetChain, ...rest } = record.extra ?? {};
+    this.chain.push(Math.max(0, CHAINS.indexOf((targetChain ?? 'ethereum') as (typeof CHAINS)[number])));
+    // Only bundles, fast withdrawals and submitted records keep an object; the chain is a number.
+    if (rest.bundle || rest.express || rest.posted) this.extras.set(pos, rest);
     this.byAccount[record.from]?.push(pos);
     if (record.to !== record.from) this.byAccount[record.to]?.push(pos);
     return pos;
@@ -159,6 +167,7 @@ export class RecordTable {
       this.batch,
       this.timestamp,
       this.arrivedAt,
+      this.chain,
     ];
     return columns.reduce((sum, c) => sum + c.bytes(), 0);
   }
