@@ -8,6 +8,7 @@ import type { Command, CommandIo } from './command.js';
 const COMMANDS: Record<string, { summary: string; load: () => Promise<{ command: Command }> }> = {
   sync: { summary: 'one-shot sync of the service into the database', load: () => import('./commands/sync.js') },
   status: { summary: 'per-stream sync state, lag and non-final backlog', load: () => import('./commands/status.js') },
+  demo: { summary: 'simulator + embedded database + a real sync + a report', load: () => import('./commands/demo.js') },
   migrate: {
     summary: 'apply database migrations (safe when several processes start at once)',
     load: () => import('./commands/migrate.js'),

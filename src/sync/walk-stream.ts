@@ -29,6 +29,8 @@ export interface WalkStreamInput {
   emptyPageRetries?: number;
   /** Most pages committed in one transaction (pages already fetched in a row). Default 16. */
   pagesPerCommit?: number;
+  /** How long a commit may wait for pages already requested to join it. Default 200 ms. */
+  commitLingerMs?: number;
   /** Pause before refetching an empty page, doubled each time. Default 250. */
   emptyPageDelayMs?: number;
   /** Once aborted, the walk stops after the page in flight, checkpoint committed. */
@@ -93,6 +95,7 @@ const DEFAULTS = {
   leaseMs: 120_000,
   concurrency: 4,
   pagesPerCommit: 16,
+  commitLingerMs: 200,
   emptyPageRetries: 3,
   emptyPageDelayMs: 250,
 };
@@ -143,6 +146,7 @@ export async function walkStream(input: WalkStreamInput): Promise<WalkResult> {
 
   const maxWindow = Math.max(1, input.concurrency ?? DEFAULTS.concurrency);
   const maxBatch = Math.max(1, input.pagesPerCommit ?? DEFAULTS.pagesPerCommit);
+  const lingerMs = input.commitLingerMs ?? DEFAULTS.commitLingerMs;
   let window = 1;
   let calmPages = 0;
   const links: boolean[] = [];
@@ -212,6 +216,7 @@ export async function walkStream(input: WalkStreamInput): Promise<WalkResult> {
   };
 
   let committing: Promise<void> = Promise.resolve();
+  let commitDone = true;
   try {
     for (;;) {
       // Accept the pages already fetched in a row, then commit them together: one transaction
@@ -219,6 +224,7 @@ export async function walkStream(input: WalkStreamInput): Promise<WalkResult> {
       const batch: Array<{ page: number; served: TxPage }> = [];
       let finished = false;
       let failure: { error: unknown } | null = null;
+      const batchStartedAt = now();
       for (;;) {
         const page = walk.nextPage;
         const last = Math.max(walk.totalPages, page);
@@ -245,7 +251,11 @@ export async function walkStream(input: WalkStreamInput): Promise<WalkResult> {
         // Rejected records are reported with their page: such a page ends the batch.
         if (finished || batch.length >= maxBatch || served.rejected.length > 0 || input.signal?.aborted)
           break;
-        if (!inflight.get(page + 1)?.settled) break;
+        // Wait a little for pages already on their way rather than commit a lone page: fewer,
+        // larger transactions. While the previous commit runs, nothing could be committed anyway.
+        const next = inflight.get(page + 1);
+        if (!next) break;
+        if (!next.settled && commitDone && now() - batchStartedAt >= lingerMs) break;
       }
 
       const lastPage = batch[batch.length - 1];
@@ -279,7 +289,15 @@ export async function walkStream(input: WalkStreamInput): Promise<WalkResult> {
         addCounts(result.counts, counts);
         input.onPage?.({ ...event, records, counts });
       });
-      committing.catch(() => {});
+      commitDone = false;
+      committing.then(
+        () => {
+          commitDone = true;
+        },
+        () => {
+          commitDone = true;
+        },
+      );
       if (failure || finished || input.signal?.aborted) await committing;
       if (failure) throw failure.error;
       if (finished) {
