@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { SQL } from 'drizzle-orm';
 import type { Db } from './connect.js';
 
@@ -13,6 +14,37 @@ export interface Executor {
  */
 export async function queryRows<T>(executor: Executor, query: SQL): Promise<T[]> {
   const result = (await executor.execute(query)) as unknown as { rows?: T[] };
+  return result.rows ?? [];
+}
+
+interface PreparingSession {
+  dialect: { sqlToQuery(query: SQL): { sql: string; params: unknown[] } };
+  prepareQuery(
+    query: { sql: string; params: unknown[] },
+    fields: undefined,
+    name: string,
+    arrayMode: boolean,
+  ): { execute(): Promise<unknown> };
+}
+
+const statementNames = new Map<string, string>();
+
+/**
+ * Runs a query as a named prepared statement: PostgreSQL parses and plans its text once per
+ * connection instead of on every call, which is most of the cost of a big statement over few
+ * rows. The name is derived from the text, so a changed text never reuses an old plan. Falls
+ * back to a plain execution where the driver session offers no named statements.
+ */
+export async function queryRowsPrepared<T>(executor: Executor, query: SQL): Promise<T[]> {
+  const session = (executor as { _?: { session?: Partial<PreparingSession> } })._?.session;
+  if (!session?.prepareQuery || !session.dialect) return queryRows<T>(executor, query);
+  const compiled = session.dialect.sqlToQuery(query);
+  let name = statementNames.get(compiled.sql);
+  if (name === undefined) {
+    name = `ledger_indexer_${createHash('sha1').update(compiled.sql).digest('hex').slice(0, 16)}`;
+    statementNames.set(compiled.sql, name);
+  }
+  const result = (await session.prepareQuery(compiled, undefined, name, false).execute()) as { rows?: T[] };
   return result.rows ?? [];
 }
 

@@ -41,8 +41,8 @@ export interface PgStoreOptions {
   logger?: Logger;
 }
 
-/** SQLSTATEs after which a whole transaction is safely repeated: serialization failure, deadlock. */
-const RETRYABLE_SQLSTATES = new Set(['40001', '40P01']);
+/** SQLSTATEs after which a whole transaction is safely repeated: serialization failure, deadlock, and a unique violation from a concurrent writer of the same record (the repeat sees its row). */
+const RETRYABLE_SQLSTATES = new Set(['40001', '40P01', '23505']);
 const TRANSACTION_ATTEMPTS = 3;
 
 /**
@@ -166,10 +166,12 @@ export function createPgStore(options: PgStoreOptions): SyncStore {
           `,
         );
         if (fenced.length === 0) throw await leaseLost(tx, lease);
+        const early = commit.rejected.length + prepared.rejected.length;
         const written = await writeTransactions(tx, {
           records: prepared.records,
           now: at,
           queueRechecks: policy,
+          run: { streamKey: lease.key, fence: lease.fence, rejected: early },
         });
         const rejected = [...commit.rejected, ...prepared.rejected, ...written.conflicts];
         await writeRejected(tx, { rejected, streamKey: lease.key, page: commit.page, now: at });
@@ -179,15 +181,13 @@ export function createPgStore(options: PgStoreOptions): SyncStore {
           unchanged: written.unchanged,
           rejected: rejected.length,
         };
-        await tx.execute(sql`
-          UPDATE sync_runs SET
-            pages = pages + 1,
-            inserted = inserted + ${counts.inserted}::int,
-            updated = updated + ${counts.updated}::int,
-            unchanged = unchanged + ${counts.unchanged}::int,
-            rejected = rejected + ${counts.rejected}::int
-          WHERE stream_key = ${lease.key} AND fence = ${lease.fence}::bigint
-        `);
+        if (prepared.records.length === 0) {
+          // No upsert statement ran to credit the run with this page.
+          await tx.execute(sql`
+            UPDATE sync_runs SET pages = pages + 1, rejected = rejected + ${counts.rejected}::int
+            WHERE stream_key = ${lease.key} AND fence = ${lease.fence}::bigint
+          `);
+        }
         return counts;
       });
     },

@@ -6,7 +6,7 @@ import { type SQL, sql } from 'drizzle-orm';
 import type { LedgerTx, RejectedRecord } from '../client/types.js';
 import { InvalidRecordError } from '../errors.js';
 import { type EncodedTransaction, encodeTransaction, type PendingReason } from './encode.js';
-import { type Executor, queryOne } from './rows.js';
+import { type Executor, queryRowsPrepared } from './rows.js';
 
 /** When and how often records that are not final are re-read. */
 export interface RecheckPolicy {
@@ -160,6 +160,19 @@ const TAGGED_SET = sql.raw(DATA_COLUMNS.map((c) => `${c} = ${taggedColumn(c)}`).
 const STORED_VALUES = sql.raw(DATA_COLUMNS.map((c) => `t.${c}`).join(', '));
 const TAGGED_VALUES = sql.raw(DATA_COLUMNS.map(taggedColumn).join(', '));
 
+/** Input of {@link writeTransactions}. */
+export interface UpsertInput {
+  records: readonly EncodedTransaction[];
+  now: Date;
+  /** Queue records not final for re-reading with this policy (page writes); null for re-reads. */
+  queueRechecks: RecheckPolicy | null;
+  /**
+   * The stream run to credit with this page (one more page, and the counts), in the same
+   * statement; `rejected` counts what was set aside before the write.
+   */
+  run?: { streamKey: string; fence: number; rejected: number } | undefined;
+}
+
 /**
  * Upserts encoded records keyed by `raw_id` in one statement. A row identical to the stored one
  * is not rewritten (no new row version, `updated_at` kept). A new row, or a changed `status` /
@@ -170,13 +183,14 @@ const TAGGED_VALUES = sql.raw(DATA_COLUMNS.map(taggedColumn).join(', '));
  */
 export async function writeTransactions(
   executor: Executor,
-  input: { records: readonly EncodedTransaction[]; now: Date; queueRechecks: RecheckPolicy | null },
+  input: UpsertInput,
 ): Promise<TransactionWriteResult> {
   if (input.records.length === 0) return { inserted: 0, updated: 0, unchanged: 0, conflicts: [] };
-  const result = await queryOne<{ inserted: number; written: number; clashes: unknown }>(
+  const [result] = await queryRowsPrepared<{ inserted: number; written: number; clashes: unknown }>(
     executor,
     buildUpsertQuery(input),
   );
+  if (result === undefined) throw new Error('the upsert answered no row');
   const clashes = JSON.parse(String(result.clashes)) as Array<{
     raw_id: number;
     ledger_hash: string;
@@ -206,11 +220,7 @@ export async function writeTransactions(
  * The statement of {@link writeTransactions}, built without I/O. Its result row holds
  * `inserted`, `written` (inserted + updated) and `clashes` (JSON text).
  */
-export function buildUpsertQuery(input: {
-  records: readonly EncodedTransaction[];
-  now: Date;
-  queueRechecks: RecheckPolicy | null;
-}): SQL {
+export function buildUpsertQuery(input: UpsertInput): SQL {
   const columns = sql.join(
     [
       ...COLUMNS.map((c) => input.records.map((r) => cell(r.row[c]))),
@@ -318,13 +328,26 @@ export function buildUpsertQuery(input: {
       ON CONFLICT (raw_id, item_index) DO UPDATE SET
         tag = excluded.tag, chain_id = excluded.chain_id, from_account = excluded.from_account,
         to_account = excluded.to_account, amount = excluded.amount
-    )${rechecks}
+    )${rechecks}${input.run ? runUpdate(input.run, input.records.length) : sql``}
     SELECT
       (SELECT count(*)::int FROM fresh) AS inserted,
       (SELECT count(*)::int FROM upserted) AS written,
       (SELECT coalesce(json_agg(json_build_object('raw_id', raw_id, 'ledger_hash', ledger_hash, 'other_raw_id', other_raw_id))::text, '[]')
        FROM clash) AS clashes
   `;
+}
+
+function runUpdate(run: NonNullable<UpsertInput['run']>, records: number): SQL {
+  return sql`,
+    run AS (
+      UPDATE sync_runs SET
+        pages = pages + 1,
+        inserted = inserted + (SELECT count(*)::int FROM fresh),
+        updated = updated + (SELECT count(*)::int FROM changed),
+        unchanged = unchanged + ${records}::int - (SELECT count(*)::int FROM clash) - (SELECT count(*)::int FROM upserted),
+        rejected = rejected + ${run.rejected}::int + (SELECT count(*)::int FROM clash)
+      WHERE stream_key = ${run.streamKey} AND fence = ${run.fence}::bigint
+    )`;
 }
 
 const ITEM_COLUMNS = [
