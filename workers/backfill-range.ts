@@ -5,18 +5,17 @@ import { fetchRange } from '../src/sync/parallel-backfill.js';
 
 /** Fetches one stretch of the list for a parallel backfill, storing what it proves. */
 export const backfillRange: JobProcessor = async (job, deps) => {
-  const { stream, backfillId, fromPage, toPage, stopBelowRawId, seekRawId } = parseJobPayload(
-    'backfill-range',
-    job.data,
-  );
+  const payload = parseJobPayload('backfill-range', job.data);
+  const { stream, backfillId, fromPage, toPage, stopBelowRawId, seekRawId, previousLow } = payload;
   try {
     const result = await fetchRange({
       store: deps.backfillStore,
       fetchPage: deps.fetchPage,
       spec: stream,
       backfillId,
-      task: { fromPage, toPage, stopBelowRawId, seekRawId },
-      signal: deps.signal,
+      task: { fromPage, toPage, stopBelowRawId, seekRawId, previousLow },
+      // A retried job (429 pause, crash, stall) resumes after its last committed page.
+      onProgress: (resume) => job.updateData({ ...payload, ...resume }),
       logger: deps.logger,
     });
     return { pages: result.pages, records: result.records, inserted: result.counts.inserted };

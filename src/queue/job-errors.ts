@@ -1,17 +1,20 @@
 import { UnrecoverableError } from 'bullmq';
-import { HttpError, isRetryable, LeaseLostError } from '../errors.js';
+import { HttpError, LeaseLostError, LedgerIndexerError } from '../errors.js';
 
 /**
- * What a processor throws for `error`: retryable errors as they are (BullMQ retries the job with
- * backoff), everything else as an {@link UnrecoverableError} so no attempt is wasted on it.
+ * What a processor throws for `error`. The project's own non-retryable errors (bad payload or
+ * configuration, a 4xx answer) become an {@link UnrecoverableError} so no attempt is wasted on
+ * them; everything else, including a database or Redis connection failing, stays retryable and
+ * BullMQ retries the job with backoff.
  */
 export function jobFailure(error: unknown): Error {
-  if (isRetryable(error) || error instanceof LeaseLostError) return error as Error;
   if (error instanceof UnrecoverableError) return error;
-  const message = error instanceof Error ? error.message : String(error);
-  const unrecoverable = new UnrecoverableError(message);
-  unrecoverable.cause = error;
-  return unrecoverable;
+  if (error instanceof LedgerIndexerError && !error.retryable && !(error instanceof LeaseLostError)) {
+    const unrecoverable = new UnrecoverableError(error.message);
+    unrecoverable.cause = error;
+    return unrecoverable;
+  }
+  return error instanceof Error ? error : new Error(String(error));
 }
 
 /** The pause the service asked for with a 429, or `null` when `error` is not one. */

@@ -23,6 +23,8 @@ export interface BackfillRangeJob {
   stopBelowRawId: number | null;
   /** A repair walk seeks forward to the last page still holding this rawId or a newer one. */
   seekRawId?: number | null | undefined;
+  /** Set by an earlier attempt: the lowest rawId of page `fromPage - 1`. */
+  previousLow?: number | null | undefined;
 }
 
 /** Judge a parallel backfill once its ranges are done: repair the gaps, or finish the stream. */
@@ -79,6 +81,10 @@ export function parseJobPayload<N extends JobName>(name: N, data: unknown): JobP
           object.seekRawId === null || object.seekRawId === undefined
             ? null
             : int(object.seekRawId, `${name}.seekRawId`, 0),
+        previousLow:
+          object.previousLow === null || object.previousLow === undefined
+            ? null
+            : int(object.previousLow, `${name}.previousLow`, 0),
       } as JobPayloads[N];
     case 'backfill-check':
       return {

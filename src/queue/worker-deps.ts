@@ -30,6 +30,13 @@ export interface WorkerDeps {
 
 /** A job processor: a thin shell that parses the payload and calls `src/`. */
 export type JobProcessor = (
-  job: { id?: string | undefined; name: string; data: unknown; attemptsMade: number },
+  job: {
+    id?: string | undefined;
+    name: string;
+    data: unknown;
+    attemptsMade: number;
+    /** Replaces the job's payload in Redis: a retried job resumes from what it saved. */
+    updateData(data: unknown): Promise<void>;
+  },
   deps: WorkerDeps,
 ) => Promise<unknown>;

@@ -69,6 +69,11 @@ export interface RangeTask {
    * than walking every page of the shift.
    */
   seekRawId?: number | null | undefined;
+  /**
+   * The lowest rawId of page `fromPage - 1`, committed by an earlier attempt of this task: the
+   * walk resumes there and still joins the two pages, since they were fetched in order.
+   */
+  previousLow?: number | null | undefined;
 }
 
 /** Only unfiltered lists hold every rawId, so only they can count stored records to find a page. */
@@ -126,6 +131,8 @@ export async function fetchRange(input: {
   task: RangeTask;
   signal?: AbortSignal | undefined;
   logger?: SyncLogger | undefined;
+  /** Called after each committed page with the task that resumes after it (saved in the job). */
+  onProgress?: ((resume: RangeTask) => Promise<void>) | undefined;
 }): Promise<RangeResult> {
   const { task, spec } = input;
   const key = streamKey(spec);
@@ -152,7 +159,10 @@ export async function fetchRange(input: {
     task.seekRawId === null || task.seekRawId === undefined
       ? task.fromPage
       : await seekPage({ from: task.fromPage, target: task.seekRawId, fetch: fetchAlone });
-  let previous: ObservedPage | null = null;
+  let previous: ObservedPage | null =
+    task.previousLow === null || task.previousLow === undefined || task.fromPage < 2
+      ? null
+      : { page: task.fromPage - 1, rawIds: [task.previousLow], totalPages: Number.MAX_SAFE_INTEGER };
   for (let page = startPage; ; page++) {
     input.signal?.throwIfAborted();
     const served = await input.fetchPage(spec, page);
@@ -184,6 +194,12 @@ export async function fetchRange(input: {
     const pastGap = task.stopBelowRawId !== null && low !== null && low < task.stopBelowRawId;
     const pastRange = task.toPage !== null && page >= task.toPage;
     if (atEnd || pastGap || pastRange) break;
+    await input.onProgress?.({
+      ...task,
+      fromPage: page + 1,
+      seekRawId: null,
+      previousLow: low ?? previous.rawIds[0],
+    });
   }
   logger.debug(
     { stream: key, from_page: task.fromPage, pages: result.pages, records: result.records },
