@@ -16,7 +16,7 @@ export interface LedgerClientOptions {
    * `{ txsByHash: '/tx/{ledgerHash}', mintedTxByChainTxHash: '/minted/{chainTxHash}' }`.
    */
   paths?: Partial<Record<EndpointName, string>> | Record<string, string> | undefined;
-  /** Per-attempt timeout (connect, headers and body). Default 10000 ms. */
+  /** Per-attempt timeout: to connect, to receive the headers, and for any pause in the body. Default 10000 ms. */
   timeoutMs?: number | undefined;
   /** Retries of a transient failure (network, timeout, 5xx, 429) after the first try. Default 5. */
   retries?: number | undefined;
