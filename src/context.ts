@@ -4,7 +4,7 @@ import type { LedgerToken } from './client/types.js';
 import type { Config } from './config.js';
 import { type Database, openDatabase } from './db/connect.js';
 import { migrateDatabase } from './db/migrate.js';
-import { createPgStore } from './db/store.js';
+import { createPgStore, type PgStoreOptions } from './db/store.js';
 import { upsertTokens } from './db/tokens.js';
 import type { Logger } from './logger.js';
 import type { SyncStore } from './sync/ports.js';
@@ -30,6 +30,8 @@ export interface CreateContextOptions {
   logger: Logger;
   /** Apply pending migrations first. Default true. */
   migrate?: boolean;
+  /** Re-read schedule of non-final records (tests shorten it). Default: the store's. */
+  recheck?: PgStoreOptions['recheck'];
   /** An open database to use instead of opening one from the configuration; not closed by `close()`. */
   database?: Database;
 }
@@ -57,7 +59,7 @@ export async function createContext(options: CreateContextOptions): Promise<AppC
     if (!options.database) await database.close();
     throw error;
   }
-  const store = createPgStore({ database, logger });
+  const store = createPgStore({ database, logger, recheck: options.recheck });
   return {
     config,
     logger,

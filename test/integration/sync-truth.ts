@@ -1,0 +1,79 @@
+/**
+ * Comparing the mirror with the simulator's ground truth, field by field, for the sync tests.
+ */
+import assert from 'node:assert/strict';
+import { sql } from 'drizzle-orm';
+import type { Db } from '../../src/db/connect.js';
+import { queryRows } from '../../src/db/rows.js';
+import type { GroundTruthRecord, Simulator } from '../../src/simulator/index.js';
+
+/** A record as the mirror should hold it: wire fields, absent ones as empty strings. */
+export function expectedRow(record: GroundTruthRecord): Record<string, string> {
+  return {
+    raw_id: String(record.rawId),
+    record_id: record.id,
+    token_symbol: record.tokenSymbol,
+    action: record.action,
+    from_account: record.from,
+    to_account: record.to,
+    amount: record.amount,
+    fee: record.fee,
+    fee_recipient: record.feeRecipient,
+    nonce: String(record.nonce),
+    token_id: record.tokenID,
+    chain_type: record.chainType,
+    chain_id: record.chainID,
+    data: record.data,
+    version: record.version ?? '',
+    sig: record.sig,
+    ledger_hash: record.ledgerHash,
+    status: record.status,
+    internal_status: record.internalStatus,
+    timestamp_ms: String(record.timestamp),
+    target_chain_tx_hash: record.targetChainTxHash ?? '',
+    express_chain_tx_hash: record.express?.chainTxHash ?? '',
+    express_withdraw_fee: record.express?.withdrawFee ?? '',
+    express_refund_ledger_hash: record.express?.refundLedgerHash ?? '',
+    express_err: record.express?.err ?? '',
+  };
+}
+
+/** Every stored record, as text, in rawId order. */
+export async function storedRows(db: Db): Promise<Array<Record<string, string>>> {
+  return queryRows<Record<string, string>>(
+    db,
+    sql`SELECT raw_id::text, record_id, token_symbol, action, from_account, to_account, amount::text,
+          fee::text, fee_recipient, nonce::text, token_id, chain_type, chain_id, data, version, sig,
+          ledger_hash, status, internal_status, timestamp_ms::text, target_chain_tx_hash,
+          express_chain_tx_hash, express_withdraw_fee, express_refund_ledger_hash, express_err
+        FROM ledger_transactions t ORDER BY t.raw_id`,
+  );
+}
+
+/** The simulator's records that it serves well-formed. */
+export function wellFormedTruth(simulator: Simulator): GroundTruthRecord[] {
+  return [...simulator.records()].filter((record) => record.malformed === undefined);
+}
+
+/** Asserts the mirror equals the truth: the same rawIds, each with every field equal. */
+export async function assertMirrorsTruth(
+  db: Db,
+  simulator: Simulator,
+  options: { fields?: 'all' | 'keys' } = {},
+) {
+  const truth = wellFormedTruth(simulator);
+  const rows = await storedRows(db);
+  const stored = rows.map((row) => Number(row['raw_id']));
+  const expected = truth.map((record) => record.rawId);
+  const missing = expected.filter((id) => !new Set(stored).has(id));
+  const extra = stored.filter((id) => !new Set(expected).has(id));
+  assert.deepEqual(
+    { missing: missing.slice(0, 20), extra: extra.slice(0, 20), count: stored.length },
+    { missing: [], extra: [], count: expected.length },
+    'the stored rawIds are exactly the service records',
+  );
+  if (options.fields === 'keys') return;
+  for (let i = 0; i < truth.length; i++) {
+    assert.deepEqual(rows[i], expectedRow(truth[i]!), `record ${truth[i]!.rawId} equals the service's`);
+  }
+}
