@@ -85,6 +85,13 @@ async function ensureTemplate(admin: pg.Client, template: string): Promise<void>
     await database.close();
   }
   await admin.query(`ALTER DATABASE ${ident(building)} RENAME TO ${ident(template)}`);
+  // Templates of older migrations are no longer cloned by anyone holding this lock.
+  const stale = await admin.query<{ datname: string }>(
+    `SELECT datname FROM pg_database WHERE datname LIKE 'ledger\\_tpl\\_%' AND datname NOT LIKE '%\\_building' AND datname <> $1`,
+    [template],
+  );
+  for (const row of stale.rows)
+    await admin.query(`DROP DATABASE IF EXISTS ${ident(row.datname)} WITH (FORCE)`);
 }
 
 /** A short hash of every file of the migrations folder: a changed migration means a new template. */
