@@ -40,7 +40,13 @@ export function parseTxKeyPage(bodyText: string, url: string): TxKeyPage {
   const body = parseJsonObject(bodyText, url);
   const hasNextPage = body['hasNextPage'];
   if (typeof hasNextPage !== 'boolean') {
-    throw new MalformedResponseError(url, `hasNextPage is ${describe(hasNextPage)}, not a boolean`, bodyText);
+    const hint =
+      hasNextPage === undefined && 'currentPage' in body ? ' (a page-number answer: no key paging here)' : '';
+    throw new MalformedResponseError(
+      url,
+      `hasNextPage is ${describe(hasNextPage)}, not a boolean${hint}`,
+      bodyText,
+    );
   }
   return { ...parseRecords(body['txs'], url, bodyText), hasNextPage };
 }

@@ -120,6 +120,13 @@ describe('a key-paging page', () => {
   it('is malformed without hasNextPage', () => {
     assert.throws(() => parseTxKeyPage(page({ txs: [] }), URL), MalformedResponseError);
   });
+
+  it('says so when the deployment answered with page numbers instead', () => {
+    assert.throws(
+      () => parseTxKeyPage(page({ currentPage: 1, totalPages: 3, txs: [] }), URL),
+      /no key paging/,
+    );
+  });
 });
 
 describe('a single look-up answer', () => {
