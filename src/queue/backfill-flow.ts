@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { FlowJob } from 'bullmq';
-import type { RangeTask } from '../sync/parallel-backfill.js';
+import type { BackfillRun, RangeTask } from '../sync/parallel-backfill.js';
 import { planBackfill } from '../sync/parallel-backfill.js';
 import type { StreamSpec } from '../sync/ports.js';
 import { streamKey } from '../sync/stream-key.js';
@@ -16,7 +16,7 @@ import type { WorkerDeps } from './worker-deps.js';
  */
 export async function enqueueBackfillRound(
   deps: Pick<WorkerDeps, 'queues'>,
-  input: { stream: StreamSpec; backfillId: string; round: number; tasks: RangeTask[] },
+  input: { stream: StreamSpec; backfillId: string; round: number; tasks: RangeTask[]; revival?: string },
 ): Promise<void> {
   const children: FlowJob[] = input.tasks.map((task, i) => ({
     name: 'backfill-range',
@@ -33,7 +33,10 @@ export async function enqueueBackfillRound(
     name: 'backfill-check',
     queueName: QUEUE_NAMES.backfill,
     data: check,
-    opts: { ...DEFAULT_JOB_OPTIONS, jobId: `check-${input.backfillId}-${input.round}` },
+    opts: {
+      ...DEFAULT_JOB_OPTIONS,
+      jobId: `check-${input.backfillId}-${input.round}${input.revival ? `-${input.revival}` : ''}`,
+    },
     children,
   });
 }
@@ -48,9 +51,12 @@ export async function startBackfillIfNeeded(
     'queues' | 'syncStore' | 'backfillStore' | 'fetchPage' | 'owner' | 'leaseMs' | 'pagesPerRange'
   >,
   stream: StreamSpec,
-): Promise<{ backfill: string; state: 'started' | 'running'; ranges: number } | null> {
+): Promise<{ backfill: string; state: 'started' | 'running' | 'revived'; ranges: number } | null> {
   const running = await deps.backfillStore.runningRun(streamKey(stream));
-  if (running) return { backfill: running.id, state: 'running', ranges: 0 };
+  if (running) {
+    const revived = await reviveLostRound(deps, stream, running);
+    return { backfill: running.id, state: revived ? 'revived' : 'running', ranges: 0 };
+  }
   const { lease, state } = await deps.syncStore.acquireStream(stream, deps.owner, deps.leaseMs);
   await deps.syncStore.releaseStream(lease, { ok: true });
   if (state.watermark !== null || state.walk !== null) return null;
@@ -64,4 +70,38 @@ export async function startBackfillIfNeeded(
   if (!plan) return null;
   await enqueueBackfillRound(deps, { stream, backfillId: plan.run.id, round: 0, tasks: plan.tasks });
   return { backfill: plan.run.id, state: 'started', ranges: plan.tasks.length };
+}
+
+/**
+ * A running backfill whose jobs Redis no longer holds (it restarted without persistence, or was
+ * flushed) would wait forever: its proofs live in Postgres, so a fresh check round with no
+ * children picks it up, finds what is still unproven and repairs it.
+ */
+async function reviveLostRound(
+  deps: Pick<WorkerDeps, 'queues'>,
+  stream: StreamSpec,
+  run: BackfillRun,
+): Promise<boolean> {
+  for (const round of [run.round, run.round + 1]) {
+    const job = await deps.queues.backfill.getJob(`check-${run.id}-${round}`);
+    if (!job) continue;
+    const state = await job.getState();
+    if (state !== 'completed' && state !== 'failed' && state !== 'unknown') return false;
+  }
+  const revived = await deps.queues.backfill.getJobs([
+    'waiting',
+    'active',
+    'delayed',
+    'waiting-children',
+    'prioritized',
+  ]);
+  if (revived.some((job) => job.name === 'backfill-check' && job.data?.backfillId === run.id)) return false;
+  await enqueueBackfillRound(deps, {
+    stream,
+    backfillId: run.id,
+    round: run.round + 1,
+    tasks: [],
+    revival: `${Date.now()}`,
+  });
+  return true;
 }
