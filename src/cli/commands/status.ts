@@ -53,13 +53,16 @@ export const command: Command = {
       const status = await readSyncStatus(database.db);
       const heads = config.ledgerBaseUrl === undefined ? null : await readHeads(config, status);
       const streams = status.streams.map((stream) => streamReport(stream, heads?.get(stream.key)));
+      const { readQueueStatus, formatQueueStatus } = await import('../../queue/queue-status.js');
+      const queues = config.redisUrl === undefined ? null : await readQueueStatus(config.redisUrl);
       if (values.json) {
         const { streams: _omit, ...totals } = status;
         io.stdout.write(
-          `${JSON.stringify({ streams, ...totals, database: database.describe() }, null, 2)}\n`,
+          `${JSON.stringify({ streams, ...totals, queues, database: database.describe() }, null, 2)}\n`,
         );
       } else {
-        io.stdout.write(`${renderTable(streams, status, database.describe())}\n`);
+        const queueLines = queues === null ? [] : formatQueueStatus(queues);
+        io.stdout.write(`${[renderTable(streams, status, database.describe()), ...queueLines].join('\n')}\n`);
       }
       return 0;
     } catch (error) {

@@ -6,6 +6,7 @@ import type { Command, CommandIo } from '../command.js';
 import { parseFlags } from '../command.js';
 import { createProgress } from '../progress.js';
 import { failureLine, signalExitCode } from '../run-outcome.js';
+import { releaseDeadLeases, syncOwner } from '../stale-leases.js';
 
 const usage = `Usage: ledger-indexer sync [options]
 
@@ -50,6 +51,8 @@ export const command: Command = {
     let ctx: Awaited<ReturnType<typeof createContext>> | undefined;
     try {
       ctx = await createContext({ config, logger });
+      const { listStreams } = await import('../../db/stream-queries.js');
+      await releaseDeadLeases({ store: ctx.store, streams: await listStreams(ctx.database.db), logger });
       const progress = createProgress({ out: io.stderr, tty: io.stderr.isTTY === true });
       const result = await syncOnce(ctx, {
         accounts: values.account,
@@ -57,6 +60,7 @@ export const command: Command = {
         action: values.action,
         withoutAction: values['without-action'],
         full: values.full,
+        owner: syncOwner(),
         signal: io.signal,
         onPage: (event) => progress.page(event),
       });

@@ -1,0 +1,54 @@
+/**
+ * Running the real command line in a child process, for the sync tests that kill or signal it.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { join } from 'node:path';
+import { packageRoot } from '../../src/paths.js';
+
+export interface CliRun {
+  child: ChildProcess;
+  /** Resolves with the exit code (or the signal's name) and everything printed. */
+  done: Promise<{ code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }>;
+  stderr(): string;
+}
+
+/** Spawns `node --import tsx src/cli/bin.ts <args>` with `env` on top of a clean environment. */
+export function runCli(args: string[], env: Record<string, string>): CliRun {
+  const base: Record<string, string> = {};
+  for (const [key, value] of Object.entries(process.env)) {
+    if (value !== undefined && !key.startsWith('LEDGER_') && key !== 'DATABASE_URL' && key !== 'LOG_LEVEL') {
+      base[key] = value;
+    }
+  }
+  const child = spawn(process.execPath, ['--import', 'tsx', join('src', 'cli', 'bin.ts'), ...args], {
+    cwd: packageRoot,
+    env: { ...base, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout?.on('data', (chunk: Buffer) => {
+    stdout += chunk.toString();
+  });
+  child.stderr?.on('data', (chunk: Buffer) => {
+    stderr += chunk.toString();
+  });
+  const done = new Promise<{
+    code: number | null;
+    signal: NodeJS.Signals | null;
+    stdout: string;
+    stderr: string;
+  }>((resolve) => {
+    child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr }));
+  });
+  return { child, done, stderr: () => stderr };
+}
+
+/** Polls `check` every 20 ms until it is true; fails after `timeoutMs`. */
+export async function waitFor(what: string, check: () => Promise<boolean> | boolean, timeoutMs = 30_000) {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
