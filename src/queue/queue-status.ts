@@ -29,3 +29,39 @@ export async function queueStatus(queues: LedgerQueues): Promise<QueueCounts[]> 
   }
   return result;
 }
+
+/**
+ * The queue counts read from the Redis at `url`, or the reason they could not be read: `status`
+ * shows the database state even while Redis is down.
+ */
+export async function readQueueStatus(
+  url: string,
+  options: { prefix?: string | undefined; timeoutMs?: number } = {},
+): Promise<{ queues: QueueCounts[] } | { error: string }> {
+  const { Redis } = await import('ioredis');
+  const { createLedgerQueues } = await import('./queues.js');
+  const connection = new Redis(url, {
+    maxRetriesPerRequest: 1,
+    connectTimeout: options.timeoutMs ?? 3000,
+    retryStrategy: () => null,
+  });
+  connection.on('error', () => undefined);
+  const queues = createLedgerQueues({ connection, prefix: options.prefix });
+  try {
+    return { queues: await queueStatus(queues) };
+  } catch (error) {
+    return { error: error instanceof Error ? error.message : String(error) };
+  } finally {
+    await queues.close().catch(() => undefined);
+    connection.disconnect();
+  }
+}
+
+/** The queue counts as lines of text, for `status`. */
+export function formatQueueStatus(result: { queues: QueueCounts[] } | { error: string }): string[] {
+  if ('error' in result) return [`queues: unreachable (${result.error})`];
+  return result.queues.map(
+    (q) =>
+      `queue ${q.queue}: ${q.waiting} waiting, ${q.delayed} delayed, ${q.active} active, ${q.failed} failed${q.paused ? ' (paused)' : ''}`,
+  );
+}

@@ -1,12 +1,30 @@
 import assert from 'node:assert/strict';
+import { PassThrough } from 'node:stream';
 import { after, before, describe, it } from 'node:test';
 import type { Redis } from 'ioredis';
+import { main } from '../../src/cli/main.js';
 import { createRedisConnection } from '../../src/queue/connection.js';
-import { queueStatus } from '../../src/queue/queue-status.js';
+import { formatQueueStatus, queueStatus, readQueueStatus } from '../../src/queue/queue-status.js';
 import { createLedgerQueues, type LedgerQueues } from '../../src/queue/queues.js';
 import { createSharedRequestBudget } from '../../src/queue/request-budget.js';
 import { listSchedules, registerSchedules } from '../../src/queue/schedules.js';
+import { streamKey } from '../../src/sync/stream-key.js';
 import { deletePrefix, TEST_REDIS_URL, uniquePrefix } from '../helpers/redis.js';
+
+async function runCli(argv: string[], env: Record<string, string>): Promise<{ code: number; err: string }> {
+  const stderr = new PassThrough();
+  let err = '';
+  stderr.on('data', (c: Buffer) => {
+    err += c.toString();
+  });
+  const code = await main(argv, {
+    env,
+    stdout: new PassThrough(),
+    stderr,
+    signal: new AbortController().signal,
+  });
+  return { code, err };
+}
 
 describe('queue wiring', () => {
   const prefix = uniquePrefix('queue-wiring');
@@ -28,17 +46,52 @@ describe('queue wiring', () => {
     await registerSchedules(queues, { everyMs: 30_000, streams });
     await registerSchedules(queues, { everyMs: 30_000, streams });
     const ids = (await listSchedules(queues)).map((s) => s.id).sort();
-    assert.deepEqual(ids, [
-      'reconcile',
-      'refresh-reference',
-      'sync:account:0xabcdef0000000000000000000000000000000001',
-      'sync:account:eid1',
-      'sync:txs',
-    ]);
+    assert.deepEqual(
+      ids,
+      ['reconcile', 'refresh-reference', ...streams.map((stream) => `sync:${streamKey(stream)}`)].sort(),
+    );
     // One pending run per schedule, not one per registration.
     const status = await queueStatus(queues);
     const sync = status.find((q) => q.queue === 'ledger-sync');
     assert.equal((sync?.delayed ?? 0) + (sync?.waiting ?? 0), 5);
+  });
+
+  it('the schedule command run twice leaves one schedule per stream', async () => {
+    const cliPrefix = `${prefix}-cli`;
+    const env = { REDIS_URL: TEST_REDIS_URL, LOG_LEVEL: 'silent' };
+    const argv = ['schedule', '--every', '5s', '--account', 'eid1', '--global', '--queue-prefix', cliPrefix];
+    for (let i = 0; i < 2; i++) {
+      const { code } = await runCli(argv, env);
+      assert.equal(code, 0);
+    }
+    const cliQueues = createLedgerQueues({ connection: redis, prefix: cliPrefix });
+    try {
+      const ids = (await listSchedules(cliQueues)).map((s) => s.id).sort();
+      assert.deepEqual(
+        ids,
+        ['reconcile', 'refresh-reference', `sync:${streamKey({ account: 'eid1' })}`, 'sync:txs'].sort(),
+      );
+      assert.equal((await listSchedules(cliQueues)).find((s) => s.id === 'sync:txs')?.everyMs, 5000);
+    } finally {
+      await cliQueues.close();
+      await deletePrefix(TEST_REDIS_URL, cliPrefix);
+    }
+  });
+
+  it('schedule without Redis configured names the missing setting', async () => {
+    const { code, err } = await runCli(['schedule'], {});
+    assert.equal(code, 2);
+    assert.match(err, /REDIS_URL/);
+  });
+
+  it('the queue status shows depth, active and failed per queue', async () => {
+    const result = await readQueueStatus(TEST_REDIS_URL, { prefix });
+    assert.ok('queues' in result);
+    const sync = result.queues.find((q) => q.queue === 'ledger-sync');
+    assert.ok(sync && sync.waiting + sync.delayed >= 5);
+    assert.deepEqual(formatQueueStatus({ error: 'connect ECONNREFUSED' }), [
+      'queues: unreachable (connect ECONNREFUSED)',
+    ]);
   });
 
   it('a changed period updates the existing schedule', async () => {
