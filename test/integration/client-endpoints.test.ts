@@ -263,6 +263,23 @@ describe('the other endpoints', () => {
     assert.equal(server.requests[0]?.url, '/api/v1/txs?page=1');
   });
 
+  it('sends the credentials of the base URL as Basic auth, and never shows them', async () => {
+    const server = await startHttpServer(() => ({ status: 401, body: { error: 'err_unauthorized' } }));
+    const baseUrl = server.baseUrl.replace('http://', 'http://reader:s%40cret@');
+    const client = createLedgerClient({ baseUrl, requestsPerSecond: 0 });
+    open.push({ client, server });
+    const error = await client.info().then(
+      () => assert.fail('expected a 401'),
+      (caught: unknown) => caught,
+    );
+    assert.ok(error instanceof HttpError && error.status === 401);
+    assert.equal(
+      server.requests[0]?.headers.authorization,
+      `Basic ${Buffer.from('reader:s@cret').toString('base64')}`,
+    );
+    assert.doesNotMatch(`${error.message} ${error.url}`, /cret|reader/);
+  });
+
   it('rejects bad arguments before sending anything', async () => {
     const { client, server } = await setup(() => ({ body: {} }));
     await assert.rejects(client.txs({ page: 0 }), TypeError);

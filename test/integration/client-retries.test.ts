@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import { pino } from 'pino';
 import { createLedgerClient, type LedgerClient, type LedgerClientOptions } from '../../src/client/index.js';
-import { HttpError, MalformedResponseError, TimeoutError } from '../../src/errors.js';
+import { HttpError, MalformedResponseError, NetworkError, TimeoutError } from '../../src/errors.js';
 import { type ScriptedReply, startHttpServer, type TestHttpServer } from '../helpers/http-server.js';
 
 const PAGE = { currentPage: 1, totalPages: 1, txs: [] };
@@ -179,6 +179,24 @@ describe('failures that are not transient', () => {
     assert.equal(server.requests[1]?.method, 'POST');
     assert.deepEqual(JSON.parse(server.requests[1]?.body ?? ''), { action: 'transfer', amount: '10' });
     assert.equal(server.requests[1]?.headers['content-type'], 'application/json');
+  });
+
+  it('retries a refused connection, even for a transaction, since nothing was sent', async () => {
+    const server = await startHttpServer([{ body: {} }]);
+    const baseUrl = server.baseUrl;
+    await server.close();
+    const client = createLedgerClient({
+      baseUrl,
+      retries: 2,
+      retryMinMs: 5,
+      retryMaxMs: 10,
+      requestsPerSecond: 0,
+    });
+    await assert.rejects(client.txs(), (error: unknown) => error instanceof NetworkError && error.retryable);
+    await assert.rejects(client.submitTx({ action: 'transfer' }), NetworkError);
+    assert.equal(client.stats().requests, 6);
+    assert.equal(client.stats().networkErrors, 6);
+    await client.close();
   });
 
   it('stops waiting and retrying when the caller aborts', async () => {
