@@ -68,9 +68,14 @@ export function createRequestBudget(options: RequestBudgetOptions): RequestBudge
     if (head === queue.length) {
       queue = [];
       head = 0;
-    } else {
-      schedule();
+      return;
     }
+    // Under steady load the queue may never empty: drop the served part now and then.
+    if (head > 1024 && head * 2 > queue.length) {
+      queue = queue.slice(head);
+      head = 0;
+    }
+    schedule();
   };
 
   const schedule = (): void => {

@@ -97,6 +97,24 @@ describe('request budget', () => {
     await staying;
   });
 
+  it('keeps serving in order while a long queue is partly served', async () => {
+    let now = 0;
+    const budget = createRequestBudget({ requestsPerSecond: 1000, burst: 2000, now: () => now });
+    const order: number[] = [];
+    const all = Promise.all(Array.from({ length: 4000 }, (_, i) => budget.take().then(() => order.push(i))));
+    now = 1200;
+    const deadline = performance.now() + 2000;
+    while (order.length < 3200 && performance.now() < deadline)
+      await new Promise((resolve) => setTimeout(resolve, 2));
+    assert.equal(order.length, 3200);
+    now = 5000;
+    await all;
+    assert.deepEqual(
+      order,
+      Array.from({ length: 4000 }, (_, i) => i),
+    );
+  });
+
   it('is unlimited at 0 requests per second', async () => {
     const budget = createRequestBudget({ requestsPerSecond: 0 });
     let settled = 0;
