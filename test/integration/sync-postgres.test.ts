@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { after, before, describe, it } from 'node:test';
+import { after, describe, it } from 'node:test';
 import { sql } from 'drizzle-orm';
 import { loadConfig } from '../../src/config.js';
 import { createContext } from '../../src/context.js';
