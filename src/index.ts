@@ -1,7 +1,6 @@
 /** The library's public surface: `import { createLedgerClient } from 'ledger-indexer'`. */
 export * from './client/index.js';
 export * from './config.js';
-export * from './errors.js';
 export { type Database, type Db, type OpenDatabaseOptions, openDatabase } from './db/connect.js';
 export {
   type BundleItemRow,
@@ -24,6 +23,7 @@ export {
 } from './db/stream-queries.js';
 export { type TokenWriteCounts, upsertTokens } from './db/tokens.js';
 export { DEFAULT_RECHECK_POLICY, type RecheckPolicy } from './db/write-transactions.js';
+export * from './errors.js';
 export { createLogger, silentLogger } from './logger.js';
 export {
   createSimulator,
