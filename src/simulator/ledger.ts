@@ -19,7 +19,6 @@ import {
   mintChainHashOf,
   type RenderContext,
   rawIdFromHashBytes,
-  recordJson,
   renderRecord,
   type WireRecord,
 } from './record-json.js';
@@ -100,6 +99,7 @@ export class SimulatedLedger {
       tokens: this.tokens,
       feeRecipient: this.wellKnown.feeRecipient,
       legacyMaxRawId: 0,
+      batchIds: [''],
     };
     this.generateHistory(settings.records);
   }
@@ -111,7 +111,7 @@ export class SimulatedLedger {
     for (let i = 0; i < n; i++) {
       if (left === 0) {
         left = batchRng.int(1, 12);
-        this.batchCounter++;
+        this.newBatch();
         timestamp = this.settings.historyEndMs - (n - i) * 1100;
       }
       left--;
@@ -121,6 +121,13 @@ export class SimulatedLedger {
     }
     const lastLegacy = Math.floor(n * 0.03) - 1;
     this.ctx.legacyMaxRawId = lastLegacy >= 0 ? this.table.rawId.get(lastLegacy) : 0;
+  }
+
+  /** Opens the next storage batch; its id is made once here, not on every render. */
+  private newBatch(): number {
+    this.batchCounter++;
+    this.ctx.batchIds.push(batchIdOf(this.settings.seed, this.batchCounter));
+    return this.batchCounter;
   }
 
   private takeRawId(): number {
@@ -165,7 +172,7 @@ export class SimulatedLedger {
     while (this.pendingHead < this.pendingPackage.length) {
       const pos = this.pendingPackage[this.pendingHead]!;
       if (!settle && table.arrivedAt.get(pos) + this.settings.packageDelayMs > now) break;
-      if (batch === 0) batch = ++this.batchCounter;
+      if (batch === 0) batch = this.newBatch();
       table.markPackaged(pos, batch, now);
       this.invalidate(pos);
       if (table.action.get(pos) === BURN)
@@ -226,7 +233,8 @@ export class SimulatedLedger {
   }
 
   private freshText(pos: number): string {
-    return recordJson(renderRecord(this.ctx, pos), this.table.extras.get(pos)?.posted !== undefined);
+    // V8's JSON.stringify gives a flat string, cheaper to encode than one built by concatenation.
+    return JSON.stringify(renderRecord(this.ctx, pos));
   }
 
   /**

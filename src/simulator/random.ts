@@ -3,24 +3,36 @@
  * seed and a position (a record's rawId, a batch number…), so the same seed gives the same data.
  */
 
+function mix(h: number, part: number): number {
+  // Split doubles above 2^32 so large positions still mix fully.
+  const lo = part >>> 0;
+  const hi = Math.floor(part / 0x100000000) >>> 0;
+  let x = Math.imul(h ^ lo, 0x85ebca6b);
+  x = (x << 13) | (x >>> 19);
+  x = Math.imul(x ^ hi, 0xc2b2ae35);
+  return x ^ (x >>> 16);
+}
+
+function finish(h: number): number {
+  let x = h ^ (h >>> 16);
+  x = Math.imul(x, 0x85ebca6b);
+  x ^= x >>> 13;
+  x = Math.imul(x, 0xc2b2ae35);
+  x ^= x >>> 16;
+  return x >>> 0;
+}
+
+function hashList(first: number, parts: readonly number[]): number {
+  let h = mix(0x9e3779b9, first);
+  for (let i = 0; i < parts.length; i++) h = mix(h, parts[i]!);
+  return finish(h);
+}
+
 /** Mixes any number of 32-bit integers into one well-spread 32-bit hash (murmur3 finaliser). */
 export function hash32(...parts: number[]): number {
   let h = 0x9e3779b9;
-  for (const part of parts) {
-    // Split doubles above 2^32 so large positions still mix fully.
-    const lo = part >>> 0;
-    const hi = Math.floor(part / 0x100000000) >>> 0;
-    h = Math.imul(h ^ lo, 0x85ebca6b);
-    h = (h << 13) | (h >>> 19);
-    h = Math.imul(h ^ hi, 0xc2b2ae35);
-    h ^= h >>> 16;
-  }
-  h ^= h >>> 16;
-  h = Math.imul(h, 0x85ebca6b);
-  h ^= h >>> 13;
-  h = Math.imul(h, 0xc2b2ae35);
-  h ^= h >>> 16;
-  return h >>> 0;
+  for (let i = 0; i < parts.length; i++) h = mix(h, parts[i]!);
+  return finish(h);
 }
 
 /** A small deterministic random source (sfc32). */
@@ -40,6 +52,8 @@ export interface Rng {
 }
 
 const SCRATCH = Buffer.alloc(1028);
+// Byte order of the words follows the platform; every supported one (x64, arm64) is little-endian.
+const SCRATCH_WORDS = new Uint32Array(SCRATCH.buffer, SCRATCH.byteOffset, 257);
 
 /** sfc32 as a class: methods live on the prototype, so making one per record stays cheap. */
 class Sfc32 implements Rng {
@@ -48,10 +62,10 @@ class Sfc32 implements Rng {
   private c: number;
   private d = 1;
 
-  constructor(parts: number[]) {
-    this.a = hash32(1, ...parts);
-    this.b = hash32(2, ...parts);
-    this.c = hash32(3, ...parts);
+  constructor(parts: readonly number[]) {
+    this.a = hashList(1, parts);
+    this.b = hashList(2, parts);
+    this.c = hashList(3, parts);
     for (let i = 0; i < 8; i++) this.u32();
   }
 
@@ -79,7 +93,7 @@ class Sfc32 implements Rng {
 
   hex(bytes: number): string {
     // Native hex encoding gives one flat string; building it by pieces would make a rope.
-    for (let i = 0; i < bytes; i += 4) SCRATCH.writeUInt32LE(this.u32(), i);
+    for (let i = 0; i < bytes; i += 4) SCRATCH_WORDS[i >>> 2] = this.u32();
     return SCRATCH.toString('hex', 0, bytes);
   }
 

@@ -11,6 +11,8 @@ export interface RenderContext {
   feeRecipient: string;
   /** Records with a rawId at or below this are "old": bare `success`, some fields missing. */
   legacyMaxRawId: number;
+  /** Id of each storage batch by number (index 0 unused). */
+  batchIds: string[];
 }
 
 /** The public wire record (field order as in the interface document). */
@@ -158,7 +160,7 @@ export function renderRecord(ctx: RenderContext, pos: number): WireRecord {
 
   const record: WireRecord = {
     rawId,
-    id: packaged ? batchIdOf(seed, table.batch.get(pos)) : '',
+    id: packaged ? (ctx.batchIds[table.batch.get(pos)] ?? batchIdOf(seed, table.batch.get(pos))) : '',
     tokenSymbol: posted?.tokenSymbol ?? symbol,
     action: ACTIONS[action] ?? 'transfer',
     from: posted?.from ?? from,
@@ -186,25 +188,6 @@ export function renderRecord(ctx: RenderContext, pos: number): WireRecord {
     if (rng.chance(0.3)) delete record.targetChainTxHash;
   }
   return record;
-}
-
-/**
- * The record's JSON text: the same text as `JSON.stringify(record)`, built by concatenation
- * because most fields are hex, base64url or digits and need no escaping. Records submitted
- * through `POST /tx` carry sender text and go through `JSON.stringify`.
- */
-export function recordJson(record: WireRecord, senderText: boolean): string {
-  if (senderText) return JSON.stringify(record);
-  const r = record;
-  let out = `{"rawId":${r.rawId},"id":"${r.id}","tokenSymbol":"${r.tokenSymbol}","action":"${r.action}","from":"${r.from}","to":"${r.to}","amount":"${r.amount}","fee":"${r.fee}","feeRecipient":"${r.feeRecipient}","nonce":${r.nonce},"tokenID":"${r.tokenID}","chainType":"${r.chainType}","chainID":"${r.chainID}","data":${JSON.stringify(r.data)}`;
-  if (r.version !== undefined) out += `,"version":"${r.version}"`;
-  out += `,"sig":"${r.sig}","ledgerHash":"${r.ledgerHash}","status":"${r.status}","internalStatus":${JSON.stringify(r.internalStatus)},"timestamp":${r.timestamp}`;
-  if (r.targetChainTxHash !== undefined) out += `,"targetChainTxHash":"${r.targetChainTxHash}"`;
-  const e = r.express;
-  if (e !== undefined) {
-    out += `,"express":{"chainTxHash":"${e.chainTxHash}","withdrawFee":"${e.withdrawFee}","refundLedgerHash":"${e.refundLedgerHash}","err":"${e.err}"}`;
-  }
-  return `${out}}`;
 }
 
 /** The record's text as served when it is malformed in the given way. */

@@ -317,6 +317,7 @@ export function createSimulator(options: SimulatorOptions = {}): Simulator {
       accounts: ledger.table.accounts.length,
       arrivals: { running, perSecond },
       memory: process.memoryUsage(),
+      cpuUsage: process.cpuUsage(),
     }),
   };
   return control;
