@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
-import { provenCount, type Setup, setUp, syncToTruth, waitFor } from '../helpers/redis.js';
+import { provenCount, type Setup, setUp, syncToTruth } from '../helpers/redis.js';
 
 describe('workers backfill in parallel', () => {
   let setup: Setup | undefined;
