@@ -34,6 +34,25 @@ export {
   type SimulatorOptions,
   type SimulatorStats,
 } from './simulator/index.js';
+export { createProofStore } from './db/proof-store.js';
+export { verifyStreams } from './db/proof-verify.js';
+export { createRedisConnection } from './queue/connection.js';
+export { type JobName, type JobPayloads, parseJobPayload, QUEUE_NAMES } from './queue/jobs.js';
+export { type QueueCounts, queueStatus, readQueueStatus } from './queue/queue-status.js';
+export { createLedgerQueues, DEFAULT_PREFIX, type LedgerQueues } from './queue/queues.js';
+export { createSharedRequestBudget, type SharedRequestBudget } from './queue/request-budget.js';
+export { listSchedules, registerSchedules, type ScheduleOptions } from './queue/schedules.js';
+export { startWorkers } from './queue/worker-runner.js';
+export * from './sync/completeness.js';
+export { judgeStream, type StreamCompleteness } from './sync/completeness-report.js';
+export {
+  type BackfillRun,
+  type BackfillStore,
+  checkBackfill,
+  fetchRange,
+  planBackfill,
+  type RangeTask,
+} from './sync/parallel-backfill.js';
 export type {
   FetchByHash,
   FetchPage,
