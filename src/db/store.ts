@@ -46,6 +46,16 @@ const RETRYABLE_SQLSTATES = new Set(['40001', '40P01', '23505']);
 const TRANSACTION_ATTEMPTS = 3;
 
 /**
+ * Settings of a write transaction. The upsert is a named prepared statement; PostgreSQL would
+ * switch it to a generic plan costed on the table's size when the plan was made, and a plan
+ * made while the table was nearly empty scans it whole once it is large. Custom plans are
+ * re-costed on every call and still skip the parsing.
+ */
+const SESSION_SETTINGS = (synchronousCommit: 'on' | 'off') =>
+  sql`set_config('synchronous_commit', ${synchronousCommit}, true) AS commit_mode,
+      set_config('plan_cache_mode', 'force_custom_plan', true) AS plan_mode`;
+
+/**
  * The sync engine's store on PostgreSQL or PGlite.
  *
  * Leases: `acquireStream` takes a free or expired lease with a new, larger fencing number; the
@@ -59,7 +69,7 @@ export function createPgStore(options: PgStoreOptions): SyncStore {
   const now = options.now ?? (() => new Date());
   const policy: RecheckPolicy = { ...DEFAULT_RECHECK_POLICY, ...options.recheck };
   const logger = options.logger;
-  const synchronousCommit = options.synchronousCommit === true ? 'on' : 'off';
+  const synchronousCommit: 'on' | 'off' = options.synchronousCommit === true ? 'on' : 'off';
 
   async function inTransaction<T>(label: string, fn: (tx: Executor) => Promise<T>): Promise<T> {
     for (let attempt = 1; ; attempt++) {
@@ -162,7 +172,7 @@ export function createPgStore(options: PgStoreOptions): SyncStore {
               ELSE lease_expires_at END,
             updated_at = ${nowIso}::timestamptz
           WHERE key = ${lease.key} AND lease_fence <= ${lease.fence}::bigint
-          RETURNING key, set_config('synchronous_commit', ${synchronousCommit}, true) AS commit_mode
+          RETURNING key, ${SESSION_SETTINGS(synchronousCommit)}
           `,
         );
         if (fenced.length === 0) throw await leaseLost(tx, lease);
@@ -243,7 +253,7 @@ export function createPgStore(options: PgStoreOptions): SyncStore {
     }): Promise<WriteCounts> {
       const prepared = prepareBatch(input.records, { now: input.now, burnWindowMs: policy.burnWindowMs });
       return inTransaction('commit_reread', async (tx) => {
-        await tx.execute(sql`SELECT set_config('synchronous_commit', ${synchronousCommit}, true)`);
+        await tx.execute(sql`SELECT ${SESSION_SETTINGS(synchronousCommit)}`);
         const written = await writeTransactions(tx, {
           records: prepared.records,
           now: input.now,
