@@ -8,6 +8,7 @@ import {
   selectBackfillRun,
   selectProvenRanges,
   selectRunningBackfill,
+  selectStreamStarted,
   updateBackfillCheck,
 } from './proof.js';
 import { writeRejected } from './write-rejected.js';
@@ -25,6 +26,7 @@ export function createProofStore(options: { database: Database; now?: () => Date
     startRun: (run) => insertBackfillRun(database.db, { ...run, now: now() }),
     getRun: (id) => selectBackfillRun(database.db, id),
     runningRun: (key) => selectRunningBackfill(database.db, key),
+    streamStarted: (key) => selectStreamStarted(database.db, key),
     async commitRangePage(input) {
       const at = now();
       const prepared = prepareBatch(input.records, {

@@ -188,3 +188,12 @@ export async function countRawIdHoles(db: Executor, upTo: number): Promise<numbe
   );
   return toNumber(rows[0]?.n) ?? 0;
 }
+
+/** Whether a stream has a watermark or a walk in progress (no row: never synced). */
+export async function selectStreamStarted(db: Executor, key: string): Promise<boolean> {
+  const rows = await queryRows<{ started: boolean }>(
+    db,
+    sql`select (watermark is not null or walk is not null) as started from sync_streams where key = ${key}`,
+  );
+  return rows[0]?.started === true;
+}

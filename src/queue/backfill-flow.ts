@@ -46,10 +46,7 @@ export async function enqueueBackfillRound(
  * Returns what it did; `null` means the stream is past its backfill and should be tailed.
  */
 export async function startBackfillIfNeeded(
-  deps: Pick<
-    WorkerDeps,
-    'queues' | 'syncStore' | 'backfillStore' | 'fetchPage' | 'owner' | 'leaseMs' | 'pagesPerRange'
-  >,
+  deps: Pick<WorkerDeps, 'queues' | 'backfillStore' | 'fetchPage' | 'pagesPerRange'>,
   stream: StreamSpec,
 ): Promise<{ backfill: string; state: 'started' | 'running' | 'revived'; ranges: number } | null> {
   const running = await deps.backfillStore.runningRun(streamKey(stream));
@@ -57,9 +54,7 @@ export async function startBackfillIfNeeded(
     const revived = await reviveLostRound(deps, stream, running);
     return { backfill: running.id, state: revived ? 'revived' : 'running', ranges: 0 };
   }
-  const { lease, state } = await deps.syncStore.acquireStream(stream, deps.owner, deps.leaseMs);
-  await deps.syncStore.releaseStream(lease, { ok: true });
-  if (state.watermark !== null || state.walk !== null) return null;
+  if (await deps.backfillStore.streamStarted(streamKey(stream))) return null;
   const plan = await planBackfill({
     store: deps.backfillStore,
     fetchPage: deps.fetchPage,

@@ -1,6 +1,7 @@
 import type { LedgerTx, RejectedRecord } from '../client/types.js';
 import { LeaseLostError, MalformedResponseError } from '../errors.js';
 import {
+  type CompletenessReport,
   judgeCompleteness,
   type ObservedPage,
   type PageRange,
@@ -31,6 +32,8 @@ export interface BackfillStore {
   /** Records a new run; `null` when the stream already has one running. */
   startRun(run: Omit<BackfillRun, 'status' | 'round'>): Promise<BackfillRun | null>;
   getRun(id: string): Promise<BackfillRun | null>;
+  /** Whether the stream has a watermark or a walk in progress, read without taking its lease. */
+  streamStarted(key: string): Promise<boolean>;
   /** The stream's run in progress, if any. */
   runningRun(key: string): Promise<BackfillRun | null>;
   /** Stores a page's records (idempotent upserts) and the ranges it proves, in one transaction. */
@@ -100,6 +103,12 @@ export async function planBackfill(input: {
   const totalPages = Math.max(1, first.totalPages);
   const run = await input.store.startRun({ id: input.id, key, headRawId, totalPages });
   if (!run) return null;
+  // An earlier run that gave up left its proofs: only what they do not cover is fetched again.
+  const earlier = await input.store.provenRanges(key);
+  if (earlier.length > 0) {
+    const report = judgeCompleteness(earlier, headRawId);
+    return { run, tasks: await repairTasks({ store: input.store, key, report, head: headRawId }) };
+  }
   const tasks: RangeTask[] = splitPages(totalPages, input.pagesPerRange).map((range: PageRange, i, all) => ({
     fromPage: range.from,
     toPage: i === all.length - 1 ? null : range.to,
@@ -107,6 +116,26 @@ export async function planBackfill(input: {
     seekRawId: null,
   }));
   return { run, tasks };
+}
+
+/** One repair walk per gap: from where the record above it was last seen, down past it. */
+async function repairTasks(input: {
+  store: BackfillStore;
+  key: string;
+  report: CompletenessReport;
+  head: number;
+  pageSize?: number | undefined;
+}): Promise<RangeTask[]> {
+  const tasks: RangeTask[] = [];
+  for (const gap of input.report.gaps) {
+    let fromPage = repairStartFor(gap, input.report.proven, 0);
+    if (fromPage === 0) {
+      fromPage = repairStartPage(await input.store.storedAbove(input.key, gap.hi), input.pageSize ?? 10);
+    }
+    const seekRawId = gap.hi < input.head ? gap.hi + 1 : null;
+    tasks.push({ fromPage, toPage: null, stopBelowRawId: gap.lo, seekRawId });
+  }
+  return tasks;
 }
 
 /** What one range task fetched. */
@@ -290,14 +319,13 @@ export async function checkBackfill(input: {
     logger.error({ stream: key, backfill: run.id, gaps: report.gaps.length }, 'backfill left unproven gaps');
     return { status: 'failed', gaps: report.gaps };
   }
-  const tasks: RangeTask[] = [];
-  for (const gap of report.gaps) {
-    let fromPage = repairStartFor(gap, report.proven, 0);
-    if (fromPage === 0)
-      fromPage = repairStartPage(await input.store.storedAbove(key, gap.hi), input.pageSize ?? 10);
-    const seekRawId = gap.hi < run.headRawId ? gap.hi + 1 : null;
-    tasks.push({ fromPage, toPage: null, stopBelowRawId: gap.lo, seekRawId });
-  }
+  const tasks = await repairTasks({
+    store: input.store,
+    key,
+    report,
+    head: run.headRawId,
+    pageSize: input.pageSize,
+  });
   await input.store.recordCheck({ id: run.id, round: input.round, gaps: report.gaps, status: 'running' });
   logger.info(
     { stream: key, backfill: run.id, round: input.round, gaps: report.gaps.length },

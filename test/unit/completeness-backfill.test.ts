@@ -25,6 +25,10 @@ class MemoryBackfillStore implements BackfillStore {
   async getRun(id: string) {
     return this.runs.get(id) ?? null;
   }
+  async streamStarted(key: string) {
+    const row = this.rows.streams.get(key);
+    return row !== undefined && (row.watermark !== null || row.walk !== null);
+  }
   async runningRun(key: string) {
     return [...this.runs.values()].find((r) => r.key === key && r.status === 'running') ?? null;
   }
@@ -152,5 +156,43 @@ describe('parallel backfill', () => {
     list.add(25); // the bottom records move to pages 5..7
     await runTasks(store, list, 'c', plan.tasks.slice(-1));
     assert.ok(rows.rows.has(1), 'the oldest record was reached');
+  });
+
+  it('a new run after one that gave up fetches only what the old proofs do not cover', async () => {
+    const list = new LiveList({ count: 200 });
+    const rows = new MemoryStore();
+    const store = new MemoryBackfillStore(rows);
+    const first = await planBackfill({
+      store,
+      fetchPage: list.fetchPage,
+      spec: {},
+      id: 'old',
+      pagesPerRange: 5,
+    });
+    assert.ok(first);
+    await runTasks(store, list, 'old', first.tasks.slice(0, 2)); // pages 1..10 only
+    await store.recordCheck({ id: 'old', round: 5, gaps: [], status: 'failed' });
+    const servedBefore = list.served.length;
+    const second = await planBackfill({
+      store,
+      fetchPage: list.fetchPage,
+      spec: {},
+      id: 'new',
+      pagesPerRange: 5,
+    });
+    assert.ok(second);
+    assert.equal(second.tasks.length, 1, 'one walk over the unproven older half');
+    assert.ok((second.tasks[0]?.fromPage ?? 0) >= 10);
+    await runTasks(store, list, 'new', second.tasks);
+    const outcome = await checkBackfill({
+      store,
+      syncStore: rows,
+      spec: {},
+      backfillId: 'new',
+      round: 0,
+      owner: 'w',
+    });
+    assert.equal(outcome.status, 'done');
+    assert.ok(list.served.length - servedBefore <= 13, `fetched ${list.served.length - servedBefore} pages`);
   });
 });
