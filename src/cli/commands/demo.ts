@@ -14,7 +14,7 @@ import { quietOnTerminal } from './sync.js';
 const usage = `Usage: ledger-indexer demo [--records N] [--arrivals PER_S] [--seed S]
 
 The zero-setup tour: starts the reference ledger server in-process on a free loopback port
-(--records records, default 30000, plus --arrivals new ones a second, default 20), syncs it into
+(--records records, default 20000, plus --arrivals new ones a second, default 20), syncs it into
 the embedded database (PGlite) with a progress display, and prints a short report: records by
 action and token, volumes in token units, and the records not final yet.
 
@@ -30,7 +30,7 @@ export const command: Command = {
       arrivals: { type: 'string' },
       seed: { type: 'string' },
     });
-    const records = intFlag('records', values.records, 1) ?? 30_000;
+    const records = intFlag('records', values.records, 1) ?? 20_000;
     const arrivals = intFlag('arrivals', values.arrivals, 0) ?? 20;
     const keptDir = io.env[ENV.dataDir]?.trim() || undefined;
     const base = loadConfig(io.env);
@@ -45,7 +45,15 @@ export const command: Command = {
     const simulator = createSimulator({ records, arrivalsPerSecond: arrivals, seed: values.seed ?? 1 });
     const { url } = await simulator.listen({ host: '127.0.0.1', port: 0 });
     io.stderr.write(`demo: ledger simulator with ${records} records on ${url}, database in ${dataDir}\n`);
-    const config = { ...base, ledgerBaseUrl: url, databaseUrl: undefined, dataDir, requestsPerSecond: 0 };
+    // A local simulator: no request budget to respect, and enough pages in flight to keep both cores busy.
+    const config = {
+      ...base,
+      ledgerBaseUrl: url,
+      databaseUrl: undefined,
+      dataDir,
+      requestsPerSecond: 0,
+      concurrency: Math.max(base.concurrency, 16),
+    };
     const started = Date.now();
     try {
       const ctx = await createContext({ config, logger });
