@@ -182,6 +182,7 @@ export function createPgStore(options: PgStoreOptions): SyncStore {
           now: at,
           queueRechecks: policy,
           run: { streamKey: lease.key, fence: lease.fence, rejected: early },
+          prepared: true,
         });
         const rejected = [...commit.rejected, ...prepared.rejected, ...written.conflicts];
         await writeRejected(tx, { rejected, streamKey: lease.key, page: commit.page, now: at });
@@ -258,6 +259,7 @@ export function createPgStore(options: PgStoreOptions): SyncStore {
           records: prepared.records,
           now: input.now,
           queueRechecks: null,
+          prepared: true,
         });
         const rejected = [...prepared.rejected, ...written.conflicts];
         await writeRejected(tx, { rejected, streamKey: null, page: null, now: input.now });

@@ -6,7 +6,7 @@ import { type SQL, sql } from 'drizzle-orm';
 import type { LedgerTx, RejectedRecord } from '../client/types.js';
 import { InvalidRecordError } from '../errors.js';
 import { type EncodedTransaction, encodeTransaction, type PendingReason } from './encode.js';
-import { type Executor, queryRowsPrepared } from './rows.js';
+import { type Executor, queryRows, queryRowsPrepared } from './rows.js';
 
 /** When and how often records that are not final are re-read. */
 export interface RecheckPolicy {
@@ -171,6 +171,12 @@ export interface UpsertInput {
    * statement; `rejected` counts what was set aside before the write.
    */
   run?: { streamKey: string; fence: number; rejected: number } | undefined;
+  /**
+   * Run as a named prepared statement (parsed once per connection). Only for callers that have
+   * set `plan_cache_mode = force_custom_plan` in the transaction, as the store does: a generic
+   * plan made while the table was small would scan it whole once it is large. Default false.
+   */
+  prepared?: boolean | undefined;
 }
 
 /**
@@ -186,10 +192,11 @@ export async function writeTransactions(
   input: UpsertInput,
 ): Promise<TransactionWriteResult> {
   if (input.records.length === 0) return { inserted: 0, updated: 0, unchanged: 0, conflicts: [] };
-  const [result] = await queryRowsPrepared<{ inserted: number; written: number; clashes: unknown }>(
-    executor,
-    buildUpsertQuery(input),
-  );
+  const query = buildUpsertQuery(input);
+  type Result = { inserted: number; written: number; clashes: unknown };
+  const [result] = input.prepared
+    ? await queryRowsPrepared<Result>(executor, query)
+    : await queryRows<Result>(executor, query);
   if (result === undefined) throw new Error('the upsert answered no row');
   const clashes = JSON.parse(String(result.clashes)) as Array<{
     raw_id: number;
