@@ -214,7 +214,10 @@ export class SimulatedLedger {
   recordBytes(pos: number): Buffer {
     const hit = this.cache[pos];
     if (hit !== undefined) return hit;
-    const bytes = Buffer.from(this.freshText(pos));
+    const text = this.freshText(pos);
+    // A buffer of its own: a slice of the shared pool would keep its whole 8 KiB slab alive.
+    const bytes = Buffer.allocUnsafeSlow(Buffer.byteLength(text));
+    bytes.write(text);
     this.cache[pos] = bytes;
     this.cached++;
     this.cacheOrder.push(pos);
