@@ -9,6 +9,7 @@ describe('demo', () => {
     }).done;
     assert.equal(code, 0, stderr.slice(-1000));
     assert.match(stdout, /^synced \d+ records \(\d+ pages\) in [\d.]+s/m);
+    assert.match(stdout, /^tail pass: \d+ records that arrived meanwhile/m);
     assert.match(stdout, /records by action and token \((\d+) in all\)/);
     const total = Number(/\((\d+) in all\)/.exec(stdout)?.[1]);
     assert.ok(total >= 2000, `${total} records reported`);
