@@ -13,16 +13,11 @@ import type {
   WriteCounts,
 } from '../sync/ports.js';
 import type { Database } from './connect.js';
+import { DEFAULT_RECHECK_POLICY, type RecheckPolicy, rescheduleRechecks } from './rechecks.js';
 import { type Executor, queryRows, toDate } from './rows.js';
 import { normaliseSpec, streamKey } from './stream-key.js';
 import { writeRejected } from './write-rejected.js';
-import {
-  DEFAULT_RECHECK_POLICY,
-  prepareBatch,
-  type RecheckPolicy,
-  rescheduleRechecks,
-  writeTransactions,
-} from './write-transactions.js';
+import { prepareBatch, writeTransactions } from './write-transactions.js';
 
 /** Options of {@link createPgStore}. */
 export interface PgStoreOptions {

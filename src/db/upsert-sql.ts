@@ -1,0 +1,275 @@
+/**
+ * The page-write statement, built as SQL without I/O: columns travel as one text[] parameter
+ * each, and one statement upserts the rows, appends status history, rewrites bundle items and
+ * queues or clears re-reads.
+ */
+import { type SQL, sql } from 'drizzle-orm';
+import type { EncodedTransaction } from './encode.js';
+import type { RecheckPolicy } from './rechecks.js';
+
+const COLUMNS = [
+  'raw_id',
+  'record_id',
+  'token_symbol',
+  'action',
+  'from_account',
+  'to_account',
+  'amount',
+  'fee',
+  'fee_recipient',
+  'nonce',
+  'token_id',
+  'chain_type',
+  'chain_id',
+  'data',
+  'version',
+  'sig',
+  'ledger_hash',
+  'status',
+  'internal_status',
+  'internal_status_code',
+  'internal_status_json',
+  'timestamp_ms',
+  'ledger_time',
+  'target_chain_tx_hash',
+  'express_chain_tx_hash',
+  'express_withdraw_fee',
+  'express_refund_ledger_hash',
+  'express_err',
+  'token_tag',
+] as const;
+
+const RECORD_TYPES: Record<(typeof COLUMNS)[number], string> = {
+  raw_id: 'bigint',
+  record_id: 'text',
+  token_symbol: 'text',
+  action: 'text',
+  from_account: 'text',
+  to_account: 'text',
+  amount: 'numeric',
+  fee: 'numeric',
+  fee_recipient: 'text',
+  nonce: 'numeric',
+  token_id: 'text',
+  chain_type: 'text',
+  chain_id: 'text',
+  data: 'text',
+  version: 'text',
+  sig: 'text',
+  ledger_hash: 'text',
+  status: 'text',
+  internal_status: 'text',
+  internal_status_code: 'text',
+  internal_status_json: 'jsonb',
+  timestamp_ms: 'bigint',
+  ledger_time: 'timestamptz',
+  target_chain_tx_hash: 'text',
+  express_chain_tx_hash: 'text',
+  express_withdraw_fee: 'text',
+  express_refund_ledger_hash: 'text',
+  express_err: 'text',
+  token_tag: 'text',
+};
+
+// Fixed identifiers only: no value ever goes into these strings. Values travel as one text[]
+// parameter per column (driver-independent, cheap to parse), cast to the column types in SQL.
+const CAST_LIST = sql.raw(
+  [
+    ...COLUMNS.map((c) => (RECORD_TYPES[c] === 'text' ? c : `${c}::${RECORD_TYPES[c]} AS ${c}`)),
+    'pending',
+  ].join(', '),
+);
+const UNNEST_NAMES = sql.raw([...COLUMNS, 'pending'].join(', '));
+const COLUMN_LIST = sql.raw(COLUMNS.join(', '));
+const DATA_COLUMNS = COLUMNS.filter((c) => c !== 'raw_id');
+const SELECT_LIST = sql.raw(COLUMNS.map((c) => (c === 'token_tag' ? 'i.matched_tag' : `i.${c}`)).join(', '));
+const UPDATE_SET = sql.raw(DATA_COLUMNS.map((c) => `${c} = excluded.${c}`).join(', '));
+const CURRENT_VALUES = sql.raw(DATA_COLUMNS.map((c) => `ledger_transactions.${c}`).join(', '));
+const NEW_VALUES = sql.raw(DATA_COLUMNS.map((c) => `excluded.${c}`).join(', '));
+const taggedColumn = (c: string): string => (c === 'token_tag' ? 'i.matched_tag' : `i.${c}`);
+const TAGGED_SET = sql.raw(DATA_COLUMNS.map((c) => `${c} = ${taggedColumn(c)}`).join(', '));
+const STORED_VALUES = sql.raw(DATA_COLUMNS.map((c) => `t.${c}`).join(', '));
+const TAGGED_VALUES = sql.raw(DATA_COLUMNS.map(taggedColumn).join(', '));
+
+/** Input of {@link writeTransactions}. */
+export interface UpsertInput {
+  records: readonly EncodedTransaction[];
+  now: Date;
+  /** Queue records not final for re-reading with this policy (page writes); null for re-reads. */
+  queueRechecks: RecheckPolicy | null;
+  /**
+   * The stream run to credit with this page (one more page, and the counts), in the same
+   * statement; `rejected` counts what was set aside before the write.
+   */
+  run?: { streamKey: string; fence: number; rejected: number } | undefined;
+  /**
+   * Run as a named prepared statement (parsed once per connection). Only for callers that have
+   * set `plan_cache_mode = force_custom_plan` in the transaction, as the store does: a generic
+   * plan made while the table was small would scan it whole once it is large. Default false.
+   */
+  prepared?: boolean | undefined;
+}
+
+/**
+ * The statement of {@link writeTransactions}, built without I/O. Its result row holds
+ * `inserted`, `written` (inserted + updated) and `clashes` (JSON text).
+ */
+export function buildUpsertQuery(input: UpsertInput): SQL {
+  const columns = sql.join(
+    [
+      ...COLUMNS.map((c) => input.records.map((r) => cell(r.row[c]))),
+      input.records.map((r) => r.pending),
+    ].map((values) => sql`${textArray(values)}::text[]`),
+    sql`, `,
+  );
+  const items = input.records.flatMap((r) => r.items);
+  const itemColumns = sql.join(
+    ITEM_COLUMNS.map((c) => sql`${textArray(items.map((item) => String(item[c])))}::text[]`),
+    sql`, `,
+  );
+  const now = input.now.toISOString();
+  const policy = input.queueRechecks;
+  const rechecks = policy
+    ? sql`,
+      rechecks_added AS (
+        INSERT INTO ledger_tx_rechecks (raw_id, due_at, attempts)
+        SELECT u.raw_id, ${now}::timestamptz + ${policy.baseMs}::float8 * interval '1 millisecond', 0
+        FROM upserted u JOIN input i ON i.raw_id = u.raw_id
+        WHERE i.pending IS NOT NULL
+        ORDER BY u.raw_id
+        ON CONFLICT (raw_id) DO NOTHING
+      ),
+      rechecks_done AS (
+        DELETE FROM ledger_tx_rechecks r USING input i
+        WHERE r.raw_id = i.raw_id AND i.pending IS NULL
+      )`
+    : sql``;
+
+  return sql`
+    WITH input AS (
+      SELECT ${CAST_LIST} FROM unnest(${columns}) AS r(${UNNEST_NAMES})
+    ),
+    folded_tags AS (
+      SELECT DISTINCT ON (lower(tag)) lower(tag) AS folded, tag FROM ledger_tokens ORDER BY lower(tag), tag
+    ),
+    tagged AS (
+      SELECT i.*, coalesce(exact.tag, folded.tag, i.token_tag) AS matched_tag
+      FROM input i
+      LEFT JOIN ledger_tokens exact ON exact.tag = i.token_tag
+      LEFT JOIN folded_tags folded ON folded.folded = lower(i.token_tag)
+    ),
+    old AS (
+      SELECT t.raw_id, t.status, t.internal_status, t.data
+      FROM ledger_transactions t
+      WHERE t.raw_id IN (SELECT raw_id FROM input)
+    ),
+    clash AS (
+      SELECT i.raw_id, i.ledger_hash, t.raw_id AS other_raw_id
+      FROM input i JOIN ledger_transactions t ON t.ledger_hash = i.ledger_hash AND t.raw_id <> i.raw_id
+    ),
+    fresh AS (
+      -- Records not stored at the statement's start. ON CONFLICT only guards against another
+      -- writer inserting the same record meanwhile; then it behaves like the update below.
+      INSERT INTO ledger_transactions (${COLUMN_LIST}, first_seen_at, updated_at)
+      SELECT ${SELECT_LIST}, ${now}::timestamptz, ${now}::timestamptz
+      FROM tagged i
+      WHERE i.raw_id NOT IN (SELECT raw_id FROM old) AND i.raw_id NOT IN (SELECT raw_id FROM clash)
+      ORDER BY i.raw_id
+      ON CONFLICT (raw_id) DO UPDATE SET ${UPDATE_SET}, updated_at = excluded.updated_at
+      WHERE (${CURRENT_VALUES}) IS DISTINCT FROM (${NEW_VALUES})
+      RETURNING raw_id, status, internal_status, internal_status_code, data
+    ),
+    changed AS (
+      -- Stored records: only those that differ are written, and unchanged rows are not even locked.
+      UPDATE ledger_transactions t SET ${TAGGED_SET}, updated_at = ${now}::timestamptz
+      FROM tagged i
+      WHERE t.raw_id = i.raw_id
+        AND i.raw_id IN (SELECT raw_id FROM old) AND i.raw_id NOT IN (SELECT raw_id FROM clash)
+        AND (${STORED_VALUES}) IS DISTINCT FROM (${TAGGED_VALUES})
+      RETURNING t.raw_id, t.status, t.internal_status, t.internal_status_code, t.data
+    ),
+    upserted AS (
+      SELECT *, true AS inserted FROM fresh UNION ALL SELECT *, false AS inserted FROM changed
+    ),
+    history AS (
+      INSERT INTO ledger_tx_status_history (raw_id, status, internal_status, internal_status_code, observed_at)
+      SELECT u.raw_id, u.status, u.internal_status, u.internal_status_code, ${now}::timestamptz
+      FROM upserted u LEFT JOIN old o ON o.raw_id = u.raw_id
+      WHERE o.raw_id IS NULL
+         OR o.status IS DISTINCT FROM u.status
+         OR o.internal_status IS DISTINCT FROM u.internal_status
+      ORDER BY u.raw_id
+    ),
+    items_target AS (
+      SELECT u.raw_id FROM upserted u LEFT JOIN old o ON o.raw_id = u.raw_id
+      WHERE o.raw_id IS NULL OR o.data IS DISTINCT FROM u.data
+    ),
+    items_in AS (
+      SELECT raw_id::bigint AS raw_id, item_index::integer AS item_index, tag, chain_id, from_account, to_account,
+             amount::numeric AS amount
+      FROM unnest(${itemColumns}) AS r(${sql.raw(ITEM_COLUMNS.join(', '))})
+    ),
+    items_deleted AS (
+      DELETE FROM ledger_bundle_items b USING items_target x
+      WHERE b.raw_id = x.raw_id
+        AND NOT EXISTS (SELECT 1 FROM items_in n WHERE n.raw_id = b.raw_id AND n.item_index = b.item_index)
+    ),
+    items_written AS (
+      INSERT INTO ledger_bundle_items (raw_id, item_index, tag, chain_id, from_account, to_account, amount)
+      SELECT n.raw_id, n.item_index, n.tag, n.chain_id, n.from_account, n.to_account, n.amount
+      FROM items_in n WHERE n.raw_id IN (SELECT raw_id FROM items_target)
+      ORDER BY n.raw_id, n.item_index
+      ON CONFLICT (raw_id, item_index) DO UPDATE SET
+        tag = excluded.tag, chain_id = excluded.chain_id, from_account = excluded.from_account,
+        to_account = excluded.to_account, amount = excluded.amount
+    )${rechecks}${input.run ? runUpdate(input.run, input.records.length) : sql``}
+    SELECT
+      (SELECT count(*)::int FROM fresh) AS inserted,
+      (SELECT count(*)::int FROM upserted) AS written,
+      (SELECT coalesce(json_agg(json_build_object('raw_id', raw_id, 'ledger_hash', ledger_hash, 'other_raw_id', other_raw_id))::text, '[]')
+       FROM clash) AS clashes
+  `;
+}
+
+function runUpdate(run: NonNullable<UpsertInput['run']>, records: number): SQL {
+  return sql`,
+    run AS (
+      UPDATE sync_runs SET
+        pages = pages + 1,
+        inserted = inserted + (SELECT count(*)::int FROM fresh),
+        updated = updated + (SELECT count(*)::int FROM changed),
+        unchanged = unchanged + ${records}::int - (SELECT count(*)::int FROM clash) - (SELECT count(*)::int FROM upserted),
+        rejected = rejected + ${run.rejected}::int + (SELECT count(*)::int FROM clash)
+      WHERE stream_key = ${run.streamKey} AND fence = ${run.fence}::bigint
+    )`;
+}
+
+const ITEM_COLUMNS = [
+  'raw_id',
+  'item_index',
+  'tag',
+  'chain_id',
+  'from_account',
+  'to_account',
+  'amount',
+] as const;
+
+function cell(value: string | number | Record<string, unknown> | null): string | null {
+  if (value === null) return null;
+  if (typeof value === 'object') return JSON.stringify(value);
+  return String(value);
+}
+
+const NEEDS_ESCAPE = /[\\"]/;
+
+/** A PostgreSQL array literal of text values (NULL for null), passed as one parameter. */
+export function textArray(values: ReadonlyArray<string | null>): string {
+  let out = '{';
+  for (let i = 0; i < values.length; i++) {
+    const value = values[i];
+    if (i > 0) out += ',';
+    if (value === null || value === undefined) out += 'NULL';
+    else out += NEEDS_ESCAPE.test(value) ? `"${value.replace(/[\\"]/g, '\\$&')}"` : `"${value}"`;
+  }
+  return `${out}}`;
+}
