@@ -4,16 +4,15 @@ import { sql } from 'drizzle-orm';
 import type { LedgerTx } from '../../src/client/types.js';
 import { queryOne, queryRows } from '../../src/db/rows.js';
 import { createPgStore } from '../../src/db/store.js';
-import { countNonFinal, countRejected, listStreams, recentRuns } from '../../src/db/stream-queries.js';
+import { countRejected, listStreams } from '../../src/db/stream-queries.js';
 import { upsertTokens } from '../../src/db/tokens.js';
-import { LeaseLostError } from '../../src/errors.js';
 import type { PageCommit, StreamLease, SyncStore } from '../../src/sync/ports.js';
 import { createTestDatabase, makeLedgerTx, type TestDatabase } from '../helpers/database.js';
 
 const BIG = '115792089237316195423570985008687907853269984665640564039457584007913129639935';
 const MINUTE = 60_000;
 
-describe('PostgreSQL store', () => {
+describe('PostgreSQL store: writes', () => {
   let t: TestDatabase;
   let clock: Date;
   let store: SyncStore;
@@ -256,169 +255,6 @@ describe('PostgreSQL store', () => {
     assert.deepEqual(rows, [{ raw_id: '1', fee: '10' }]);
     const [stream] = await listStreams(t.database.db);
     assert.equal(stream?.walk?.nextPage, 2);
-  });
-
-  it('refuses a stale writer: the older lease cannot commit once a newer one exists', async () => {
-    const first = await store.acquireStream({ account: 'acc' }, 'runner-a', MINUTE);
-    await store.commitPage(
-      page(first.lease, [makeLedgerTx({ rawId: 1 })], {
-        walk: { mode: 'backfill', nextPage: 5, headRawId: 100, totalPages: 9 },
-      }),
-    );
-    clock = new Date(clock.getTime() + 2 * MINUTE);
-    const second = await store.acquireStream({ account: 'acc' }, 'runner-b', MINUTE);
-    assert.ok(second.lease.fence > first.lease.fence);
-    assert.equal(second.state.walk?.nextPage, 5);
-    await assert.rejects(
-      store.commitPage(
-        page(first.lease, [makeLedgerTx({ rawId: 2 })], {
-          walk: { mode: 'backfill', nextPage: 2, headRawId: 100, totalPages: 9 },
-          watermark: 1,
-        }),
-      ),
-      LeaseLostError,
-    );
-    const [stream] = await listStreams(t.database.db);
-    assert.equal(stream?.walk?.nextPage, 5);
-    assert.equal(stream?.watermark, null);
-    assert.equal(stream?.leaseOwner, 'runner-b');
-    const stored = await q<{ raw_id: string }>(sql`SELECT raw_id::text FROM ledger_transactions`);
-    assert.deepEqual(stored, [{ raw_id: '1' }]);
-    // The stale runner's release does not free the new owner's lease.
-    await store.releaseStream(first.lease, { ok: false, error: 'late' });
-    assert.equal((await listStreams(t.database.db))[0]?.leaseOwner, 'runner-b');
-  });
-
-  it('refuses another owner while a lease is live, and hands it over after expiry', async () => {
-    const a = await store.acquireStream({}, 'runner-a', MINUTE);
-    await assert.rejects(store.acquireStream({}, 'runner-b', MINUTE), (error: unknown) => {
-      return error instanceof LeaseLostError && /runner-a/.test(error.message);
-    });
-    // Renewal by the same owner keeps the fence.
-    const renewed = await store.acquireStream({}, 'runner-a', MINUTE);
-    assert.equal(renewed.lease.fence, a.lease.fence);
-    // A committed page extends the lease.
-    clock = new Date(clock.getTime() + 50_000);
-    await store.commitPage(page(a.lease, []));
-    clock = new Date(clock.getTime() + 50_000);
-    await assert.rejects(store.acquireStream({}, 'runner-b', MINUTE), LeaseLostError);
-    clock = new Date(clock.getTime() + MINUTE);
-    const b = await store.acquireStream({}, 'runner-b', MINUTE);
-    assert.equal(b.lease.fence, a.lease.fence + 1);
-    await store.releaseStream(b.lease, { ok: true });
-    const c = await store.acquireStream({}, 'runner-c', MINUTE);
-    assert.equal(c.lease.fence, b.lease.fence + 1);
-    const runs = await recentRuns(t.database.db, { streamKey: 'txs' });
-    assert.deepEqual(
-      runs.map((r) => [r.owner, r.outcome]),
-      [
-        ['runner-c', 'running'],
-        ['runner-b', 'ok'],
-        ['runner-a', 'error'],
-      ],
-    );
-  });
-
-  it('records outcomes and run counts for status', async () => {
-    const l = await lease('acc-1');
-    await store.commitPage(
-      page(l, [makeLedgerTx({ rawId: 1 }), makeLedgerTx({ rawId: 2 })], { watermark: 2 }),
-    );
-    await store.commitPage(page(l, [makeLedgerTx({ rawId: 2 })], { watermark: 2 }));
-    await store.releaseStream(l, { ok: false, error: 'HTTP 503' });
-    const l2 = await lease('acc-1');
-    await store.releaseStream(l2, { ok: false, error: 'HTTP 503 again' });
-    let [stream] = await listStreams(t.database.db);
-    assert.equal(stream?.key, 'txsByAccount/acc-1');
-    assert.deepEqual(stream?.spec, { account: 'acc-1' });
-    assert.equal(stream?.watermark, 2);
-    assert.equal(stream?.errorStreak, 2);
-    assert.equal(stream?.lastError, 'HTTP 503 again');
-    assert.equal(stream?.leaseOwner, null);
-    const l3 = await lease('acc-1');
-    await store.releaseStream(l3, { ok: true });
-    [stream] = await listStreams(t.database.db);
-    assert.equal(stream?.errorStreak, 0);
-    assert.equal(stream?.lastSuccessAt?.toISOString(), clock.toISOString());
-    const [firstRun] = (await recentRuns(t.database.db)).filter((r) => r.fence === l.fence);
-    assert.deepEqual(
-      [firstRun?.pages, firstRun?.inserted, firstRun?.unchanged, firstRun?.outcome],
-      [2, 2, 1, 'error'],
-    );
-  });
-
-  it('queues records not final and re-reads them with growing delays', async () => {
-    const l = await lease();
-    const confirmed = makeLedgerTx({ rawId: 1, status: 'confirmed', id: '', timestamp: 0 });
-    const burn = makeLedgerTx({ rawId: 2, action: 'burn', timestamp: clock.getTime() - MINUTE });
-    const done = makeLedgerTx({ rawId: 3 });
-    await store.commitPage(page(l, [confirmed, burn, done]));
-    assert.deepEqual(await store.duePending(10, clock), []);
-    assert.deepEqual(await countNonFinal(t.database.db, clock), { notPackaged: 1, queued: 2, due: 0 });
-
-    clock = new Date(clock.getTime() + 30_000);
-    const due = await store.duePending(10, clock);
-    assert.deepEqual(
-      due.map((d) => [d.rawId, d.ledgerHash, d.attempts]),
-      [
-        [1, '0xhash1', 0],
-        [2, '0xhash2', 0],
-      ],
-    );
-    // Still confirmed, burn still without its hash: both re-scheduled, 60 s later (attempt 1).
-    const counts = await store.commitReread({ records: [confirmed, burn], missing: [], now: clock });
-    assert.deepEqual(counts, { inserted: 0, updated: 0, unchanged: 2, rejected: 0 });
-    assert.deepEqual(await store.duePending(10, new Date(clock.getTime() + 59_000)), []);
-    clock = new Date(clock.getTime() + 60_000);
-    assert.equal((await store.duePending(10, clock)).length, 2);
-    // Packaged now; the burn's hash appeared: both leave the queue, and history shows the change.
-    await store.commitReread({
-      records: [
-        { ...confirmed, status: 'packaged', id: 'b', timestamp: 1 },
-        { ...burn, targetChainTxHash: '0xlanded' },
-      ],
-      missing: [],
-      now: clock,
-    });
-    assert.deepEqual(await countNonFinal(t.database.db, clock), { notPackaged: 0, queued: 0, due: 0 });
-    const history = await queryOne<{ n: number }>(
-      t.database.db,
-      sql`SELECT count(*)::int AS n FROM ledger_tx_status_history WHERE raw_id = 1`,
-    );
-    assert.equal(history.n, 2);
-  });
-
-  it('backs off exponentially up to the cap and gives up after the last attempt', async () => {
-    store = createPgStore({
-      database: t.database,
-      now: () => clock,
-      recheck: { baseMs: 1000, maxMs: 5000, maxAttempts: 5 },
-    });
-    const l = await lease();
-    const tx = makeLedgerTx({ rawId: 1, status: 'confirmed' });
-    await store.commitPage(page(l, [tx]));
-    const delays: number[] = [];
-    for (let i = 0; i < 6; i++) {
-      const [pending] = await q<{ due_at: Date }>(sql`SELECT due_at FROM ledger_tx_rechecks`);
-      if (!pending) break;
-      delays.push(new Date(pending.due_at).getTime() - clock.getTime());
-      clock = new Date(pending.due_at);
-      const [due] = await store.duePending(1, clock);
-      assert.ok(due);
-      await store.commitReread({ records: [], missing: [due], now: clock });
-    }
-    assert.deepEqual(delays, [1000, 2000, 4000, 5000, 5000]);
-    const stored = await q<{ raw_id: string }>(sql`SELECT raw_id::text FROM ledger_transactions`);
-    assert.equal(stored.length, 1, 'a record given up on stays stored');
-  });
-
-  it('stops waiting on a burn whose target-chain hash never comes', async () => {
-    const l = await lease();
-    const burn = makeLedgerTx({ rawId: 1, action: 'burn', timestamp: clock.getTime() });
-    await store.commitPage(page(l, [burn]));
-    clock = new Date(clock.getTime() + 25 * 60 * MINUTE);
-    await store.commitReread({ records: [burn], missing: [], now: clock });
-    assert.deepEqual(await countNonFinal(t.database.db, clock), { notPackaged: 0, queued: 0, due: 0 });
   });
 
   it('stores rejected records with their reason, once per distinct record', async () => {
