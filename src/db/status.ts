@@ -1,4 +1,5 @@
 import { sql } from 'drizzle-orm';
+import type { StreamSpec } from '../sync/ports.js';
 import type { Executor } from './rows.js';
 import { queryOne, queryRows } from './rows.js';
 import {
@@ -12,7 +13,7 @@ import {
 
 /** The database side of `status`: every stream with its rejected count, and the totals. */
 export interface SyncStatus {
-  streams: Array<StreamStatus & { rejected: number }>;
+  streams: Array<StreamStatus & { rejected: number; nonFinal: number }>;
   /** Records stored. */
   records: number;
   /** The newest rawId stored, `null` when none is. */
@@ -34,11 +35,34 @@ export async function readSyncStatus(executor: Executor, now: Date = new Date())
     executor,
     sql`SELECT count(*)::text AS records FROM ledger_transactions`,
   );
+  const withCounts = [];
+  for (const stream of streams) {
+    withCounts.push({
+      ...stream,
+      rejected: perStream.get(stream.key) ?? 0,
+      nonFinal: await countStreamNonFinal(executor, stream.spec),
+    });
+  }
   return {
-    streams: streams.map((stream) => ({ ...stream, rejected: perStream.get(stream.key) ?? 0 })),
+    streams: withCounts,
     records: Number(records),
     newestRawId: await maxStoredRawId(executor),
     nonFinal: await countNonFinal(executor, now),
     rejected: (await countRejected(executor)).distinct,
   };
+}
+
+/** Records of one stream (its account and filters) waiting for a re-read. */
+async function countStreamNonFinal(executor: Executor, spec: StreamSpec): Promise<number> {
+  const account = spec.account ?? null;
+  const { n } = await queryOne<{ n: string }>(
+    executor,
+    sql`SELECT count(*)::text AS n FROM ledger_tx_rechecks r JOIN ledger_transactions t ON t.raw_id = r.raw_id
+        WHERE (${account}::text IS NULL OR lower(t.from_account) = lower(${account}::text)
+               OR lower(t.to_account) = lower(${account}::text))
+          AND (${spec.tokenTag ?? null}::text IS NULL OR lower(t.token_tag) = lower(${spec.tokenTag ?? null}::text))
+          AND (${spec.action ?? null}::text IS NULL OR t.action = ${spec.action ?? null}::text)
+          AND (${spec.withoutAction ?? null}::text IS NULL OR t.action <> ${spec.withoutAction ?? null}::text)`,
+  );
+  return Number(n);
 }

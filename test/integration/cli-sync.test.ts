@@ -136,6 +136,8 @@ describe('sync and status on the command line', () => {
     assert.equal(stream.lagRawIds, 0);
     assert.equal(stream.errorStreak, 0);
     assert.equal(stream.walk, null);
+    assert.equal(stream.nonFinal, status.nonFinal.queued, 'the global stream holds every non-final record');
+    assert.equal(stream.rejected, 0);
     assert.equal(status.records, simulator.count());
     const table = await runCli(['status'], env).done;
     assert.equal(table.code, 0);

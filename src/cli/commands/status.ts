@@ -34,6 +34,8 @@ export interface StreamReport {
   lastSuccessAt: string | null;
   lastError: string | null;
   errorStreak: number;
+  /** Records of the stream waiting for a re-read (not final yet). */
+  nonFinal: number;
   rejected: number;
 }
 
@@ -127,6 +129,7 @@ function streamReport(stream: SyncStatus['streams'][number], head: Head | undefi
     lastSuccessAt: stream.lastSuccessAt?.toISOString() ?? null,
     lastError: stream.lastError,
     errorStreak: stream.errorStreak,
+    nonFinal: stream.nonFinal,
     rejected: stream.rejected,
   };
 }
@@ -137,7 +140,7 @@ function renderTable(streams: StreamReport[], status: SyncStatus, database: stri
     lines.push('no stream synced yet (run `ledger-indexer sync`)');
   } else {
     const rows = [
-      ['STREAM', 'WATERMARK', 'WALK', 'LAG', 'LAST SUCCESS', 'ERRORS', 'REJECTED'],
+      ['STREAM', 'WATERMARK', 'WALK', 'LAG', 'LAST SUCCESS', 'ERRORS', 'NON-FINAL', 'REJECTED'],
       ...streams.map((s) => [
         s.key,
         s.watermark === null ? '-' : String(s.watermark),
@@ -145,10 +148,11 @@ function renderTable(streams: StreamReport[], status: SyncStatus, database: stri
         s.lagRawIds !== null ? String(s.lagRawIds) : s.headError ? 'unreachable' : '-',
         s.lastSuccessAt ?? 'never',
         String(s.errorStreak),
+        String(s.nonFinal),
         String(s.rejected),
       ]),
     ];
-    lines.push(formatTable(rows, [false, true, false, true, false, true, true]));
+    lines.push(formatTable(rows, [false, true, false, true, false, true, true, true]));
     for (const s of streams)
       if (s.lastError && s.errorStreak > 0) lines.push(`${s.key}: last error: ${s.lastError}`);
   }
