@@ -126,6 +126,8 @@ describe('sync and status on the command line', () => {
         lagRawIds: number;
         errorStreak: number;
         walk: unknown;
+        nonFinal: number;
+        rejected: number;
       }>;
       records: number;
       nonFinal: { queued: number };
