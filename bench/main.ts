@@ -3,6 +3,7 @@
  * limits, in one run, and reports ratios (absolute times drift on shared machines; ratios taken
  * within one run hold). Writes a table to the terminal and `bench/results/latest.json`.
  */
+import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -98,6 +99,7 @@ async function main(argv: string[]): Promise<number> {
       generatedAt: new Date().toISOString(),
       command: ['npm run bench', ...(argv.length > 0 ? ['--', ...argv] : [])].join(' '),
       runner: runner.kind,
+      git: gitState(),
       machine: describeMachine(postgres),
       options: { ...options },
       totalWallMs: Math.round(performance.now() - started),
@@ -128,6 +130,18 @@ function writeResults(results: BenchResults, options: BenchOptions): void {
     const date = results.generatedAt.slice(0, 10);
     writeFileSync(join(folder, `${date}-${cpus().length}core.json`), text);
   }
+}
+
+function gitState(): { commit: string | null; dirty: boolean } {
+  const head = spawnSync('git', ['rev-parse', 'HEAD'], { cwd: root, encoding: 'utf8' });
+  const status = spawnSync('git', ['status', '--porcelain', '--', 'src', 'workers'], {
+    cwd: root,
+    encoding: 'utf8',
+  });
+  return {
+    commit: head.status === 0 ? head.stdout.trim() : null,
+    dirty: status.status === 0 ? status.stdout.trim() !== '' : true,
+  };
 }
 
 /** The harness's environment minus the settings the benchmark chooses for the indexer itself. */

@@ -10,6 +10,8 @@ export interface BenchResults {
   command: string;
   /** How the indexer processes ran: compiled (`dist`) or through `tsx`. */
   runner: 'dist' | 'tsx';
+  /** The commit measured; `dirty` when the working tree had changes (the measured code may differ from it). */
+  git: { commit: string | null; dirty: boolean };
   machine: MachineInfo;
   options: Record<string, unknown>;
   totalWallMs: number;
