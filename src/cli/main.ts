@@ -6,17 +6,32 @@ import type { Command, CommandIo } from './command.js';
  * `--help` stay fast.
  */
 const COMMANDS: Record<string, { summary: string; load: () => Promise<{ command: Command }> }> = {
-  sync: { summary: 'one-shot sync of the service into the database', load: () => import('./commands/sync.js') },
-  status: { summary: 'per-stream sync state, lag and non-final backlog', load: () => import('./commands/status.js') },
-  demo: { summary: 'simulator + embedded database + a real sync + a report', load: () => import('./commands/demo.js') },
+  sync: {
+    summary: 'one-shot sync of the service into the database',
+    load: () => import('./commands/sync.js'),
+  },
+  status: {
+    summary: 'per-stream sync state, lag and non-final backlog',
+    load: () => import('./commands/status.js'),
+  },
+  demo: {
+    summary: 'simulator + embedded database + a real sync + a report',
+    load: () => import('./commands/demo.js'),
+  },
   migrate: {
     summary: 'apply database migrations (safe when several processes start at once)',
     load: () => import('./commands/migrate.js'),
   },
   worker: { summary: 'run the BullMQ workers until SIGTERM', load: () => import('./commands/worker.js') },
-  schedule: { summary: 'register the periodic sync jobs (idempotent)', load: () => import('./commands/schedule.js') },
+  schedule: {
+    summary: 'register the periodic sync jobs (idempotent)',
+    load: () => import('./commands/schedule.js'),
+  },
   verify: { summary: 'completeness report against the service', load: () => import('./commands/verify.js') },
-  simulate: { summary: 'run the reference ledger server (simulator)', load: () => import('./commands/simulate.js') },
+  simulate: {
+    summary: 'run the reference ledger server (simulator)',
+    load: () => import('./commands/simulate.js'),
+  },
 };
 
 function helpText(): string {
