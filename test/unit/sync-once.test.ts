@@ -1,0 +1,81 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import type { LedgerClient } from '../../src/client/ledger-client.js';
+import type { LedgerToken, TxListQuery } from '../../src/client/types.js';
+import { quietLogger } from '../../src/sync/sync-logger.js';
+import { streamSpecs, syncOnce } from '../../src/sync/sync-once.js';
+import { LiveList, MemoryStore, makeTx } from './sync-fakes.js';
+
+function fakeClient(list: LiveList, calls: string[]): LedgerClient {
+  const client = {
+    info: async () => ({ tokenList: [{ tag: 'ethereum-usdt-0xdac' } as LedgerToken], raw: {} }),
+    txs: async (query: TxListQuery = {}) => {
+      calls.push(`txs:${query.page}`);
+      return list.fetchPage({}, query.page ?? 1);
+    },
+    txsByAccount: async (account: string, query: TxListQuery = {}) => {
+      calls.push(`account:${account}:${query.page}`);
+      return list.fetchPage({ account }, query.page ?? 1);
+    },
+    txsByHash: async (hash: string) => makeTx(Number(hash.replace('0xhash', '')), { status: 'packaged' }),
+  };
+  return client as unknown as LedgerClient;
+}
+
+describe('streamSpecs', () => {
+  it('gives the global list without accounts and one stream per distinct account otherwise', () => {
+    assert.deepEqual(streamSpecs({ action: 'burn' }), [
+      { tokenTag: undefined, action: 'burn', withoutAction: undefined },
+    ]);
+    assert.deepEqual(
+      streamSpecs({ accounts: ['a', 'b', 'a'] }).map((s) => s.account),
+      ['a', 'b'],
+    );
+  });
+});
+
+describe('syncOnce', () => {
+  it('refreshes tokens, walks every stream, then re-reads the pending records', async () => {
+    const list = new LiveList({ count: 25 });
+    const store = new MemoryStore();
+    store.pending = [{ rawId: 3, ledgerHash: '0xhash3', attempts: 0 }];
+    const calls: string[] = [];
+    const saved: LedgerToken[][] = [];
+    const result = await syncOnce(
+      {
+        config: { concurrency: 2 },
+        logger: quietLogger,
+        client: fakeClient(list, calls),
+        store,
+        saveTokens: async (tokens) => saved.push(tokens),
+      },
+      { accounts: ['0xA', 'eid1'] },
+    );
+    assert.equal(saved.length, 1);
+    assert.equal(result.tokens, 1);
+    assert.deepEqual(
+      result.streams.map((s) => s.key),
+      ['txsByAccount/0xA', 'txsByAccount/eid1'],
+    );
+    assert.ok(calls.includes('account:0xA:3') && calls.includes('account:eid1:1'));
+    assert.equal(result.reconcile?.checked, 1);
+    assert.equal(store.rows.get(3)?.status, 'packaged');
+    assert.equal(result.stopped, false);
+  });
+
+  it('does nothing more once the signal has aborted', async () => {
+    const list = new LiveList({ count: 25 });
+    const store = new MemoryStore();
+    store.pending = [{ rawId: 3, ledgerHash: '0xhash3', attempts: 0 }];
+    const controller = new AbortController();
+    controller.abort(new Error('SIGTERM'));
+    const calls: string[] = [];
+    const result = await syncOnce(
+      { config: { concurrency: 2 }, logger: quietLogger, client: fakeClient(list, calls), store },
+      { signal: controller.signal },
+    );
+    assert.deepEqual(calls, []);
+    assert.equal(result.reconcile, null);
+    assert.equal(result.stopped, true);
+  });
+});
