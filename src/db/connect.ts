@@ -50,6 +50,7 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
 function openPostgres(url: string, options: OpenDatabaseOptions): Database {
   const pool = new pg.Pool({
     connectionString: url,
+    options: withCustomPlans(url),
     max: options.maxConnections ?? 10,
     connectionTimeoutMillis: 10_000,
     application_name: 'ledger-indexer',
@@ -79,6 +80,22 @@ function openPostgres(url: string, options: OpenDatabaseOptions): Database {
     describe: () => redactUrl(url),
     close: () => pool.end(),
   };
+}
+
+/**
+ * The connection's `options` startup parameter, plus `plan_cache_mode=force_custom_plan`: page
+ * writes are named prepared statements, and a generic plan made while a table was nearly empty
+ * would keep scanning it whole once it is large. Custom plans are re-costed on every call and
+ * still skip the parsing. Options already in the URL are kept.
+ */
+function withCustomPlans(url: string): string {
+  let existing = '';
+  try {
+    existing = new URL(url).searchParams.get('options') ?? '';
+  } catch {
+    // Not a URL (a key=value string): pg reads its own options from it; ours are added alone.
+  }
+  return `${existing} -c plan_cache_mode=force_custom_plan`.trim();
 }
 
 async function openPglite(dataDir: string, logger: Logger | undefined): Promise<Database> {

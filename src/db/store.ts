@@ -16,7 +16,7 @@ import type { Database } from './connect.js';
 import { DEFAULT_RECHECK_POLICY, type RecheckPolicy, rescheduleRechecks } from './rechecks.js';
 import { type Executor, queryRows, toDate } from './rows.js';
 import { normaliseSpec, streamKey } from './stream-key.js';
-import { writeRejected } from './write-rejected.js';
+import { toRejectedRows, writeRejected } from './write-rejected.js';
 import { prepareBatch, writeTransactions } from './write-transactions.js';
 
 /** Options of {@link createPgStore}. */
@@ -41,10 +41,9 @@ const RETRYABLE_SQLSTATES = new Set(['40001', '40P01', '23505']);
 const TRANSACTION_ATTEMPTS = 3;
 
 /**
- * Settings of a write transaction. The upsert is a named prepared statement; PostgreSQL would
- * switch it to a generic plan costed on the table's size when the plan was made, and a plan
- * made while the table was nearly empty scans it whole once it is large. Custom plans are
- * re-costed on every call and still skip the parsing.
+ * Settings of a re-read transaction: commit without waiting for the disk flush (see
+ * `synchronousCommit`), and custom plans for the prepared upsert (as `openDatabase` also sets
+ * for its connections).
  */
 const SESSION_SETTINGS = (synchronousCommit: 'on' | 'off') =>
   sql`set_config('synchronous_commit', ${synchronousCommit}, true) AS commit_mode,
@@ -66,21 +65,21 @@ export function createPgStore(options: PgStoreOptions): SyncStore {
   const logger = options.logger;
   const synchronousCommit: 'on' | 'off' = options.synchronousCommit === true ? 'on' : 'off';
 
-  async function inTransaction<T>(label: string, fn: (tx: Executor) => Promise<T>): Promise<T> {
+  async function withRetries<T>(label: string, fn: () => Promise<T>): Promise<T> {
     for (let attempt = 1; ; attempt++) {
       try {
-        return await database.db.transaction((tx) => fn(tx));
+        return await fn();
       } catch (error) {
         const code = sqlState(error);
         if (code === undefined || !RETRYABLE_SQLSTATES.has(code) || attempt >= TRANSACTION_ATTEMPTS)
           throw error;
-        logger?.warn(
-          { err: error, sqlstate: code, attempt, operation: label },
-          'database transaction retried',
-        );
+        logger?.warn({ err: error, sqlstate: code, attempt, operation: label }, 'database write retried');
       }
     }
   }
+
+  const inTransaction = <T>(label: string, fn: (tx: Executor) => Promise<T>): Promise<T> =>
+    withRetries(label, () => database.db.transaction((tx) => fn(tx)));
 
   return {
     async acquireStream(spec: StreamSpec, owner: string, leaseMs: number) {
@@ -149,53 +148,36 @@ export function createPgStore(options: PgStoreOptions): SyncStore {
 
     async commitPage(commit: PageCommit): Promise<WriteCounts> {
       const at = now();
-      const nowIso = at.toISOString();
       const { lease } = commit;
       const prepared = prepareBatch(commit.records, { now: at, burnWindowMs: policy.burnWindowMs });
-      return inTransaction('commit_page', async (tx) => {
-        // First statement: checks the fence and locks the stream row, so a stale writer waits here
-        // and then fails before writing anything.
-        const fenced = await queryRows<{ key: string }>(
-          tx,
-          sql`
-          UPDATE sync_streams SET
-            walk = ${commit.walk === null ? null : JSON.stringify(commit.walk)}::jsonb,
-            watermark = ${commit.watermark}::bigint,
-            lease_expires_at = CASE
-              WHEN lease_owner = ${lease.owner} AND lease_fence = ${lease.fence}::bigint AND lease_ms IS NOT NULL
-              THEN greatest(lease_expires_at, ${nowIso}::timestamptz + lease_ms * interval '1 millisecond')
-              ELSE lease_expires_at END,
-            updated_at = ${nowIso}::timestamptz
-          WHERE key = ${lease.key} AND lease_fence <= ${lease.fence}::bigint
-          RETURNING key, ${SESSION_SETTINGS(synchronousCommit)}
-          `,
-        );
-        if (fenced.length === 0) throw await leaseLost(tx, lease);
-        const early = commit.rejected.length + prepared.rejected.length;
-        const written = await writeTransactions(tx, {
+      const early = [...commit.rejected, ...prepared.rejected];
+      // One statement is the whole commit (fence, checkpoint, rows, history, rejected records,
+      // run counts): atomic on its own, and one round trip per page.
+      const written = await withRetries('commit_page', () =>
+        writeTransactions(database.db, {
           records: prepared.records,
           now: at,
           queueRechecks: policy,
-          run: { streamKey: lease.key, fence: lease.fence, rejected: early },
           prepared: true,
-        });
-        const rejected = [...commit.rejected, ...prepared.rejected, ...written.conflicts];
-        await writeRejected(tx, { rejected, streamKey: lease.key, page: commit.page, now: at });
-        const counts: WriteCounts = {
-          inserted: written.inserted,
-          updated: written.updated,
-          unchanged: written.unchanged,
-          rejected: rejected.length,
-        };
-        if (prepared.records.length === 0) {
-          // No upsert statement ran to credit the run with this page.
-          await tx.execute(sql`
-            UPDATE sync_runs SET pages = pages + 1, rejected = rejected + ${counts.rejected}::int
-            WHERE stream_key = ${lease.key} AND fence = ${lease.fence}::bigint
-          `);
-        }
-        return counts;
-      });
+          page: {
+            streamKey: lease.key,
+            fence: lease.fence,
+            owner: lease.owner,
+            page: commit.page,
+            walk: commit.walk,
+            watermark: commit.watermark,
+            rejected: toRejectedRows(early),
+            synchronousCommit,
+          },
+        }),
+      );
+      if (!written.fenced) throw await leaseLost(database.db, lease);
+      return {
+        inserted: written.inserted,
+        updated: written.updated,
+        unchanged: written.unchanged,
+        rejected: early.length + written.conflicts.length,
+      };
     },
 
     async releaseStream(lease: StreamLease, outcome: { ok: true } | { ok: false; error: string }) {

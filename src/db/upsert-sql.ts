@@ -6,6 +6,7 @@
 import { type SQL, sql } from 'drizzle-orm';
 import type { EncodedTransaction } from './encode.js';
 import type { RecheckPolicy } from './rechecks.js';
+import { type RejectedRow, rejectedSource, upsertRejectedSql } from './write-rejected.js';
 
 const COLUMNS = [
   'raw_id',
@@ -91,6 +92,21 @@ const TAGGED_SET = sql.raw(DATA_COLUMNS.map((c) => `${c} = ${taggedColumn(c)}`).
 const STORED_VALUES = sql.raw(DATA_COLUMNS.map((c) => `t.${c}`).join(', '));
 const TAGGED_VALUES = sql.raw(DATA_COLUMNS.map(taggedColumn).join(', '));
 
+/** The stream side of a page commit (see {@link UpsertInput.page}). */
+export interface PageWrite {
+  streamKey: string;
+  fence: number;
+  owner: string;
+  page: number;
+  /** The new walk checkpoint (JSON-able), null when the walk is finished. */
+  walk: unknown;
+  watermark: number | null;
+  /** Records set aside before the write (already grouped). */
+  rejected: readonly RejectedRow[];
+  /** PostgreSQL `synchronous_commit` for this commit. */
+  synchronousCommit: 'on' | 'off';
+}
+
 /** Input of {@link writeTransactions}. */
 export interface UpsertInput {
   records: readonly EncodedTransaction[];
@@ -98,14 +114,15 @@ export interface UpsertInput {
   /** Queue records not final for re-reading with this policy (page writes); null for re-reads. */
   queueRechecks: RecheckPolicy | null;
   /**
-   * The stream run to credit with this page (one more page, and the counts), in the same
-   * statement; `rejected` counts what was set aside before the write.
+   * Makes the statement a whole page commit on its own: the stream's fence is checked (and its
+   * checkpoint written) first, nothing else is written when it fails, rejected records are
+   * stored, and the stream's run is credited. Run it outside a transaction: it is one.
    */
-  run?: { streamKey: string; fence: number; rejected: number } | undefined;
+  page?: PageWrite | undefined;
   /**
-   * Run as a named prepared statement (parsed once per connection). Only for callers that have
-   * set `plan_cache_mode = force_custom_plan` in the transaction, as the store does: a generic
-   * plan made while the table was small would scan it whole once it is large. Default false.
+   * Run as a named prepared statement (parsed once per connection). Only over connections with
+   * `plan_cache_mode = force_custom_plan`, as `openDatabase` makes them: a generic plan made
+   * while the table was small would scan it whole once it is large. Default false.
    */
   prepared?: boolean | undefined;
 }
@@ -129,6 +146,7 @@ export function buildUpsertQuery(input: UpsertInput): SQL {
   );
   const now = input.now.toISOString();
   const policy = input.queueRechecks;
+  const page = input.page;
   const rechecks = policy
     ? sql`,
       rechecks_added AS (
@@ -146,8 +164,9 @@ export function buildUpsertQuery(input: UpsertInput): SQL {
     : sql``;
 
   return sql`
-    WITH input AS (
+    WITH ${page ? fencedCte(page, now) : sql``}input AS (
       SELECT ${CAST_LIST} FROM unnest(${columns}) AS r(${UNNEST_NAMES})
+      ${page ? sql`WHERE EXISTS (SELECT 1 FROM fenced)` : sql``}
     ),
     folded_tags AS (
       SELECT DISTINCT ON (lower(tag)) lower(tag) AS folded, tag FROM ledger_tokens ORDER BY lower(tag), tag
@@ -222,8 +241,9 @@ export function buildUpsertQuery(input: UpsertInput): SQL {
       ON CONFLICT (raw_id, item_index) DO UPDATE SET
         tag = excluded.tag, chain_id = excluded.chain_id, from_account = excluded.from_account,
         to_account = excluded.to_account, amount = excluded.amount
-    )${rechecks}${input.run ? runUpdate(input.run, input.records.length) : sql``}
+    )${rechecks}${page ? pageCtes(page, input.records.length, now) : sql``}
     SELECT
+      ${page ? sql`(SELECT count(*)::int FROM fenced) AS fenced, set_config('synchronous_commit', ${page.synchronousCommit}, true) AS commit_mode,` : sql`1 AS fenced,`}
       (SELECT count(*)::int FROM fresh) AS inserted,
       (SELECT count(*)::int FROM upserted) AS written,
       (SELECT coalesce(json_agg(json_build_object('raw_id', raw_id, 'ledger_hash', ledger_hash, 'other_raw_id', other_raw_id))::text, '[]')
@@ -231,16 +251,55 @@ export function buildUpsertQuery(input: UpsertInput): SQL {
   `;
 }
 
-function runUpdate(run: NonNullable<UpsertInput['run']>, records: number): SQL {
+/**
+ * Checks the fence and writes the checkpoint; runs before anything else (the input is gated on
+ * it), so it also takes the stream row's lock first and a stale writer waits there.
+ */
+function fencedCte(page: PageWrite, now: string): SQL {
+  return sql`fenced AS (
+      UPDATE sync_streams SET
+        walk = ${page.walk === null ? null : JSON.stringify(page.walk)}::jsonb,
+        watermark = ${page.watermark}::bigint,
+        lease_expires_at = CASE
+          WHEN lease_owner = ${page.owner} AND lease_fence = ${page.fence}::bigint AND lease_ms IS NOT NULL
+          THEN greatest(lease_expires_at, ${now}::timestamptz + lease_ms * interval '1 millisecond')
+          ELSE lease_expires_at END,
+        updated_at = ${now}::timestamptz
+      WHERE key = ${page.streamKey} AND lease_fence <= ${page.fence}::bigint
+      RETURNING key
+    ),
+    `;
+}
+
+/** Stores the page's rejected records (those set aside before and those refused for a taken hash) and credits the run. */
+function pageCtes(page: PageWrite, records: number, now: string): SQL {
+  const early = page.rejected.reduce((n, r) => n + r.seenCount, 0);
+  const source = sql`(
+      SELECT fingerprint, sum(seen_count)::int AS seen_count, min(reason) AS reason, min(raw_text) AS raw_text,
+             min(raw_id) AS raw_id, min(ledger_hash) AS ledger_hash
+      FROM (
+        SELECT r.* FROM ${rejectedSource(page.rejected)} WHERE EXISTS (SELECT 1 FROM fenced)
+        UNION ALL
+        SELECT encode(sha256(convert_to(x.reason || E'\n' || x.raw_text, 'UTF8')), 'hex'), 1, x.reason, x.raw_text,
+               x.raw_id, x.ledger_hash
+        FROM (
+          SELECT 'ledgerHash ' || c.ledger_hash || ' is already stored under rawId ' || c.other_raw_id AS reason,
+                 row_to_json(i)::text AS raw_text, c.raw_id, c.ledger_hash
+          FROM clash c JOIN input i ON i.raw_id = c.raw_id
+        ) x
+      ) all_rejected
+      GROUP BY fingerprint
+    ) s`;
   return sql`,
+    rejected_written AS (${upsertRejectedSql({ source, streamKey: page.streamKey, page: page.page, now })}),
     run AS (
       UPDATE sync_runs SET
         pages = pages + 1,
         inserted = inserted + (SELECT count(*)::int FROM fresh),
         updated = updated + (SELECT count(*)::int FROM changed),
         unchanged = unchanged + ${records}::int - (SELECT count(*)::int FROM clash) - (SELECT count(*)::int FROM upserted),
-        rejected = rejected + ${run.rejected}::int + (SELECT count(*)::int FROM clash)
-      WHERE stream_key = ${run.streamKey} AND fence = ${run.fence}::bigint
+        rejected = rejected + ${early}::int + (SELECT count(*)::int FROM clash)
+      WHERE stream_key = ${page.streamKey} AND fence = ${page.fence}::bigint AND EXISTS (SELECT 1 FROM fenced)
     )`;
 }
 

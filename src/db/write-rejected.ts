@@ -1,8 +1,83 @@
 import { createHash } from 'node:crypto';
-import { sql } from 'drizzle-orm';
+import { type SQL, sql } from 'drizzle-orm';
 import type { RejectedRecord } from '../client/types.js';
 import { toStorableText } from './encode.js';
 import type { Executor } from './rows.js';
+
+/** A `rejected_records` row to write: one per distinct reason and raw text, with its sightings. */
+export interface RejectedRow {
+  /** sha256 of reason, a newline and the raw text. */
+  fingerprint: string;
+  seenCount: number;
+  reason: string;
+  rawText: string;
+  rawId: number | null;
+  ledgerHash: string | null;
+}
+
+/** Groups rejected records by fingerprint (pure): the same bad record twice is one row seen twice. */
+export function toRejectedRows(rejected: readonly RejectedRecord[]): RejectedRow[] {
+  const byFingerprint = new Map<string, RejectedRow>();
+  for (const record of rejected) {
+    const reason = toStorableText(record.reason);
+    const rawText = toStorableText(record.raw);
+    const fingerprint = createHash('sha256').update(reason).update('\n').update(rawText).digest('hex');
+    const seen = byFingerprint.get(fingerprint);
+    if (seen) {
+      seen.seenCount += 1;
+      continue;
+    }
+    byFingerprint.set(fingerprint, {
+      fingerprint,
+      seenCount: 1,
+      reason,
+      rawText,
+      rawId: record.rawId !== undefined && Number.isSafeInteger(record.rawId) ? record.rawId : null,
+      ledgerHash: record.ledgerHash === undefined ? null : toStorableText(record.ledgerHash),
+    });
+  }
+  return [...byFingerprint.values()];
+}
+
+/** The rows as a `json_to_recordset` source with the columns of {@link RejectedRow} in snake_case. */
+export function rejectedSource(rows: readonly RejectedRow[]): SQL {
+  const json = JSON.stringify(
+    rows.map((r) => ({
+      fingerprint: r.fingerprint,
+      seen_count: r.seenCount,
+      reason: r.reason,
+      raw_text: r.rawText,
+      raw_id: r.rawId,
+      ledger_hash: r.ledgerHash,
+    })),
+  );
+  return sql`json_to_recordset(${json}::json)
+    AS r(fingerprint text, seen_count integer, reason text, raw_text text, raw_id bigint, ledger_hash text)`;
+}
+
+/**
+ * The upsert of rejected rows selected by `source` (columns as in {@link rejectedSource}):
+ * seeing a record again bumps `seen_count` and `seen_at` and notes the latest stream and page.
+ */
+export function upsertRejectedSql(input: {
+  source: SQL;
+  streamKey: string | null;
+  page: number | null;
+  now: string;
+}): SQL {
+  return sql`
+    INSERT INTO rejected_records
+      (fingerprint, stream_key, page, reason, raw_text, raw_id, ledger_hash, first_seen_at, seen_at, seen_count)
+    SELECT s.fingerprint, ${input.streamKey}::text, ${input.page}::int, s.reason, s.raw_text, s.raw_id, s.ledger_hash,
+           ${input.now}::timestamptz, ${input.now}::timestamptz, s.seen_count
+    FROM ${input.source}
+    ORDER BY s.fingerprint
+    ON CONFLICT (fingerprint) DO UPDATE SET
+      seen_at = excluded.seen_at,
+      seen_count = rejected_records.seen_count + excluded.seen_count,
+      stream_key = coalesce(excluded.stream_key, rejected_records.stream_key),
+      page = coalesce(excluded.page, rejected_records.page)`;
+}
 
 /**
  * Stores records that could not be stored as transactions, once per distinct reason and raw
@@ -14,39 +89,8 @@ export async function writeRejected(
   input: { rejected: readonly RejectedRecord[]; streamKey: string | null; page: number | null; now: Date },
 ): Promise<void> {
   if (input.rejected.length === 0) return;
-  const byFingerprint = new Map<string, Record<string, unknown>>();
-  for (const record of input.rejected) {
-    const reason = toStorableText(record.reason);
-    const raw = toStorableText(record.raw);
-    const fingerprint = createHash('sha256').update(reason).update('\n').update(raw).digest('hex');
-    const seen = byFingerprint.get(fingerprint);
-    if (seen) {
-      seen['seen_count'] = Number(seen['seen_count']) + 1;
-      continue;
-    }
-    byFingerprint.set(fingerprint, {
-      fingerprint,
-      seen_count: 1,
-      reason,
-      raw_text: raw,
-      raw_id: record.rawId !== undefined && Number.isSafeInteger(record.rawId) ? record.rawId : null,
-      ledger_hash: record.ledgerHash === undefined ? null : toStorableText(record.ledgerHash),
-    });
-  }
-  const rows = JSON.stringify([...byFingerprint.values()]);
-  const now = input.now.toISOString();
-  await executor.execute(sql`
-    INSERT INTO rejected_records
-      (fingerprint, stream_key, page, reason, raw_text, raw_id, ledger_hash, first_seen_at, seen_at, seen_count)
-    SELECT r.fingerprint, ${input.streamKey}::text, ${input.page}::int, r.reason, r.raw_text, r.raw_id, r.ledger_hash,
-           ${now}::timestamptz, ${now}::timestamptz, r.seen_count
-    FROM json_to_recordset(${rows}::json)
-      AS r(fingerprint text, seen_count integer, reason text, raw_text text, raw_id bigint, ledger_hash text)
-    ORDER BY r.fingerprint
-    ON CONFLICT (fingerprint) DO UPDATE SET
-      seen_at = excluded.seen_at,
-      seen_count = rejected_records.seen_count + excluded.seen_count,
-      stream_key = coalesce(excluded.stream_key, rejected_records.stream_key),
-      page = coalesce(excluded.page, rejected_records.page)
-  `);
+  const source = sql`(SELECT * FROM ${rejectedSource(toRejectedRows(input.rejected))}) s`;
+  await executor.execute(
+    upsertRejectedSql({ source, streamKey: input.streamKey, page: input.page, now: input.now.toISOString() }),
+  );
 }

@@ -54,6 +54,8 @@ export function prepareBatch(
 
 /** What {@link writeTransactions} did. */
 export interface TransactionWriteResult {
+  /** False when a page write was refused for a stale fence; then nothing was written. */
+  fenced: boolean;
   inserted: number;
   updated: number;
   unchanged: number;
@@ -73,9 +75,11 @@ export async function writeTransactions(
   executor: Executor,
   input: UpsertInput,
 ): Promise<TransactionWriteResult> {
-  if (input.records.length === 0) return { inserted: 0, updated: 0, unchanged: 0, conflicts: [] };
+  if (input.records.length === 0 && !input.page) {
+    return { fenced: true, inserted: 0, updated: 0, unchanged: 0, conflicts: [] };
+  }
   const query = buildUpsertQuery(input);
-  type Result = { inserted: number; written: number; clashes: unknown };
+  type Result = { fenced: number; inserted: number; written: number; clashes: unknown };
   const [result] = input.prepared
     ? await queryRowsPrepared<Result>(executor, query)
     : await queryRows<Result>(executor, query);
@@ -98,6 +102,7 @@ export async function writeTransactions(
   const inserted = Number(result.inserted);
   const written = Number(result.written);
   return {
+    fenced: Number(result.fenced) > 0,
     inserted,
     updated: written - inserted,
     unchanged: input.records.length - conflicts.length - written,
