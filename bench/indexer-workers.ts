@@ -100,9 +100,8 @@ export async function runIndexerWorkers(
   } finally {
     const results = await fleet.stop();
     peaks = results.map((r) => r.peakRssBytes);
-    cpuMs = results.every((r) => r.cpuMs !== null)
-      ? Math.round(results.reduce((s, r) => s + (r.cpuMs ?? 0), 0))
-      : null;
+    const reported = results.filter((r) => r.cpuMs !== null);
+    cpuMs = reported.length > 0 ? Math.round(reported.reduce((sum, r) => sum + (r.cpuMs ?? 0), 0)) : null;
   }
   const after = listPagesServed(await input.simulator.stats());
   return throughput({

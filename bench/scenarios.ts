@@ -50,6 +50,9 @@ export interface LatencyFigures {
 export interface MemoryPoint {
   records: number;
   peakRssBytes: number | null;
+  /** The backfill's wall time and rate, for reference. */
+  wallMs?: number;
+  rowsPerSecond?: number;
 }
 
 type Wanted = { backfill: boolean; tail: boolean; memoryLarge: boolean };
@@ -91,7 +94,12 @@ export async function runHistoryScenarios(
       const memoryLarge = wanted.memoryLarge
         ? 'notRun' in indexerSync
           ? indexerSync
-          : { records, peakRssBytes: indexerSync.peakRssBytes }
+          : {
+              records,
+              peakRssBytes: indexerSync.peakRssBytes,
+              wallMs: Math.round(indexerSync.wallMs),
+              rowsPerSecond: indexerSync.rowsPerSecond,
+            }
         : null;
       let backfill: BackfillFigures | null = null;
       if (wanted.backfill) {
@@ -230,7 +238,12 @@ export async function runMemorySmall(context: BenchContext): Promise<MemoryPoint
       runIndexerSync(setup, { label: 'ledger-indexer sync (memory)', simulator, database, expectedRows }),
     );
     if (run.rowsMatch !== true) throw new Error(`memory run stored ${run.rows} rows of ${expectedRows}`);
-    return { records, peakRssBytes: run.peakRssBytes };
+    return {
+      records,
+      peakRssBytes: run.peakRssBytes,
+      wallMs: Math.round(run.wallMs),
+      rowsPerSecond: run.rowsPerSecond,
+    };
   } finally {
     await simulator.close();
   }
