@@ -57,31 +57,37 @@ export function createRecordGenerator(init: {
   const pickAccount = (): number => accounts[Math.floor(rng.next() ** 2.2 * accounts.length)] ?? 0;
   const freshAccount = (): number => (rng.chance(0.02) ? table.account(inventAccount(rng)) : pickAccount());
 
+  /** The odd enormous amount: up to 78 digits (2^256 is 78 digits long). */
+  const enormousAmount = (): string => {
+    const digits = rng.int(60, 77);
+    let text = String(rng.int(1, 9));
+    while (text.length < digits) text += rng.u32().toString().padStart(9, '0');
+    return text.slice(0, digits);
+  };
   const mintAmount = (token: number): string => {
     const decimals = tokens[token]?.decimals ?? 6;
-    if (decimals === 18 && rng.chance(0.002)) {
-      // The odd enormous amount: up to 78 digits (2^256 is 78 digits long).
-      const digits = rng.int(60, 77);
-      let text = String(rng.int(1, 9));
-      while (text.length < digits) text += rng.u32().toString().padStart(9, '0');
-      return text.slice(0, digits);
-    }
     const units = rng.int(1, 99_999);
     const scale = Math.max(0, decimals - rng.int(0, 4));
     return (BigInt(units) * 10n ** BigInt(scale)).toString();
   };
   const share = (balance: bigint): bigint => (balance * BigInt(rng.int(1, 600))) / 1000n;
 
-  const mint = (token: number, to: number, arrivedAtMs: number, nonce: number): NewRecord => ({
-    action: MINT,
-    token,
-    from: to,
-    to,
-    amount: mintAmount(token),
-    nonce,
-    arrivedAtMs,
-    extra: { targetChain: rng.pick(tokens[token]?.chains ?? ['ethereum']) },
-  });
+  const mint = (token: number, to: number, arrivedAtMs: number, nonce: number): NewRecord => {
+    // Enormous mints go to a fresh account that is never picked as a sender, so a 78-digit
+    // balance does not spread into every later transfer and swamp the volumes of reports.
+    const enormous = tokens[token]?.decimals === 18 && rng.chance(0.002);
+    const receiver = enormous ? table.account(inventAccount(rng)) : to;
+    return {
+      action: MINT,
+      token,
+      from: receiver,
+      to: receiver,
+      amount: enormous ? enormousAmount() : mintAmount(token),
+      nonce,
+      arrivedAtMs,
+      extra: { targetChain: rng.pick(tokens[token]?.chains ?? ['ethereum']) },
+    };
+  };
 
   const spend = (action: number, token: number, from: number, extra?: RecordExtra): bigint | null => {
     const fee = BigInt(book.fee(action, token, extra?.targetChain));
