@@ -5,6 +5,7 @@ import type { BenchContext } from './context.js';
 import { freshDatabase, usingDatabase } from './context.js';
 import { round } from './figures.js';
 import { startWorkerFleet } from './indexer-workers.js';
+import { simulatorBase } from './options.js';
 import { startPrivateRedis } from './redis-server.js';
 import { startSimulatorProcess } from './simulator-process.js';
 
@@ -31,7 +32,7 @@ export async function runFreshnessScenario(context: BenchContext): Promise<Fresh
   const simulator = await startSimulatorProcess(
     {
       records: options.freshnessHistory,
-      seed: options.seed,
+      ...simulatorBase(options),
       arrivalsPerSecond: options.freshnessArrivalsPerSecond,
     },
     setup.root,

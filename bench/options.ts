@@ -26,6 +26,8 @@ export interface BenchOptions {
   workerProcesses: number;
   /** Pages the indexer fetches at once (`LEDGER_CONCURRENCY`); the HTTP ceiling uses the same. */
   concurrency: number;
+  /** Share of rawIds the simulators never publish (holes); null = the simulator's default. */
+  holeRate: number | null;
   /** Seed of every simulator. */
   seed: number;
   quick: boolean;
@@ -50,6 +52,7 @@ export const USAGE = `Usage: npm run bench -- [options]
   --only a,b         scenarios to run: ${SCENARIOS.join(', ')} (default all)
   --out PATH         also write the JSON here
   --keep             also write bench/results/<date>-<cores>core.json
+  --hole-rate R      share of rawIds the simulators never publish (default: the simulator's, 0.01)
   --runner dist|tsx  run the indexer compiled (npm run build first; default) or through tsx
   --cpu-prof DIR     write CPU profiles of every indexer process into DIR (node --cpu-prof)
   --seed S           simulator seed (default 42)
@@ -69,6 +72,7 @@ export function parseBenchOptions(argv: string[]): BenchOptions {
       keep: { type: 'boolean', default: false },
       'cpu-prof': { type: 'string' },
       runner: { type: 'string' },
+      'hole-rate': { type: 'string' },
       seed: { type: 'string' },
       workers: { type: 'string' },
       concurrency: { type: 'string' },
@@ -107,8 +111,16 @@ export function parseBenchOptions(argv: string[]): BenchOptions {
     keep: values.keep === true,
     cpuProfDir: values['cpu-prof'] ?? null,
     runner: runnerKind(values.runner),
+    holeRate: fraction('hole-rate', values['hole-rate']),
     only,
   };
+}
+
+function fraction(name: string, value: string | undefined): number | null {
+  if (value === undefined) return null;
+  const parsed = Number(value);
+  if (!/^\d*\.?\d+$/.test(value) || parsed > 1) throw new Error(`--${name} must be a number from 0 to 1`);
+  return parsed;
 }
 
 function runnerKind(value: string | undefined): 'dist' | 'tsx' {
@@ -125,4 +137,11 @@ function whole(name: string, value: string | undefined, min: number): number | u
   if (!/^\d+$/.test(value) || Number(value) < min)
     throw new Error(`--${name} must be a whole number >= ${min}`);
   return Number(value);
+}
+
+/** What every simulator of a run shares: the seed, and the hole rate when one was asked for. */
+export function simulatorBase(options: BenchOptions): { seed: number; holeRate?: number } {
+  return options.holeRate === null
+    ? { seed: options.seed }
+    : { seed: options.seed, holeRate: options.holeRate };
 }

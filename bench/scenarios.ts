@@ -7,6 +7,7 @@ import { type Maybe, reason, type ThroughputRun } from './figures.js';
 import { runHttpCeiling } from './http-ceiling.js';
 import { runIndexerSync } from './indexer-sync.js';
 import { runIndexerWorkers } from './indexer-workers.js';
+import { simulatorBase } from './options.js';
 import { startPrivateRedis } from './redis-server.js';
 import { listPagesServed, requestsServed, startSimulatorProcess } from './simulator-process.js';
 
@@ -73,7 +74,7 @@ export async function runHistoryScenarios(
   const records = options.records;
   context.log(`simulator: ${records} records, seed ${options.seed}`);
   const simulator = await startSimulatorProcess(
-    { records, seed: options.seed, arrivalsPerSecond: 0 },
+    { records, ...simulatorBase(options), arrivalsPerSecond: 0 },
     setup.root,
   );
   try {
@@ -201,7 +202,7 @@ export async function runLatencyScenario(context: BenchContext): Promise<Latency
   const { options, setup } = context;
   context.log(`latency: ${options.latencyRecords} records, ${options.latencyMs} ms per request`);
   const simulator = await startSimulatorProcess(
-    { records: options.latencyRecords, seed: options.seed, faults: { latencyMs: options.latencyMs } },
+    { records: options.latencyRecords, ...simulatorBase(options), faults: { latencyMs: options.latencyMs } },
     setup.root,
   );
   try {
@@ -231,7 +232,7 @@ export async function runMemorySmall(context: BenchContext): Promise<MemoryPoint
   const { options, setup } = context;
   const records = options.memorySmallRecords;
   context.log(`memory: backfill of ${records} records`);
-  const simulator = await startSimulatorProcess({ records, seed: options.seed }, setup.root);
+  const simulator = await startSimulatorProcess({ records, ...simulatorBase(options) }, setup.root);
   try {
     const expectedRows = await simulator.dump(join(context.tmpDir, 'memory.ndjson'));
     const run = await usingDatabase(await freshDatabase(context, 'memory'), (database) =>
