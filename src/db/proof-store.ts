@@ -15,49 +15,64 @@ import { writeRejected } from './write-rejected.js';
 import { DEFAULT_RECHECK_POLICY, prepareBatch, writeTransactions } from './write-transactions.js';
 
 /**
- * The parallel backfill's store on PostgreSQL/PGlite. A range page's records go through the same
- * encoding and upsert as a stream walk's, in one transaction with the ranges they prove, so a
- * proof never exists without its records.
+ * The parallel backfill's store on PostgreSQL/PGlite. A range's pages go through the same
+ * encoding and upsert as a stream walk's, several pages in one transaction with the ranges they
+ * prove, so a proof never exists without its records.
  */
 export function createProofStore(options: { database: Database; now?: () => Date }): BackfillStore {
   const { database } = options;
   const now = options.now ?? (() => new Date());
+  const commitRangePages: NonNullable<BackfillStore['commitRangePages']> = async (input) => {
+    const at = now();
+    const pageOf = new Map<number, number>();
+    for (const page of input.pages) for (const tx of page.records) pageOf.set(tx.rawId, page.page);
+    const prepared = prepareBatch(
+      input.pages.flatMap((page) => page.records),
+      { now: at, burnWindowMs: DEFAULT_RECHECK_POLICY.burnWindowMs },
+    );
+    return database.db.transaction(async (tx) => {
+      // Records and proof commit together, so losing the last commits in a crash only leaves
+      // a gap for the check to repair: no need to wait for the disk flush.
+      await tx.execute(sql`select set_config('synchronous_commit', 'off', true)`);
+      const written = await writeTransactions(tx, {
+        records: prepared.records,
+        now: at,
+        queueRechecks: DEFAULT_RECHECK_POLICY,
+      });
+      // Each rejected record is reported with the page it was served on.
+      const refused = [...prepared.rejected, ...written.conflicts];
+      const lastPage = input.pages[input.pages.length - 1]?.page ?? null;
+      let rejectedCount = 0;
+      for (const page of input.pages) {
+        const rejected = [
+          ...page.rejected,
+          ...refused.filter((r) => (r.rawId === undefined ? lastPage : pageOf.get(r.rawId)) === page.page),
+        ];
+        rejectedCount += rejected.length;
+        await writeRejected(tx, { rejected, streamKey: input.key, page: page.page, now: at });
+      }
+      await insertProvenRanges(tx, {
+        key: input.key,
+        backfillId: input.backfillId,
+        ranges: input.proven,
+        now: at,
+      });
+      return {
+        inserted: written.inserted,
+        updated: written.updated,
+        unchanged: written.unchanged,
+        rejected: rejectedCount,
+      };
+    });
+  };
   return {
     startRun: (run) => insertBackfillRun(database.db, { ...run, now: now() }),
     getRun: (id) => selectBackfillRun(database.db, id),
     runningRun: (key) => selectRunningBackfill(database.db, key),
     streamStarted: (key) => selectStreamStarted(database.db, key),
-    async commitRangePage(input) {
-      const at = now();
-      const prepared = prepareBatch(input.records, {
-        now: at,
-        burnWindowMs: DEFAULT_RECHECK_POLICY.burnWindowMs,
-      });
-      return database.db.transaction(async (tx) => {
-        // Records and proof commit together, so losing the last commits in a crash only leaves
-        // a gap for the check to repair: no need to wait for the disk flush.
-        await tx.execute(sql`select set_config('synchronous_commit', 'off', true)`);
-        const written = await writeTransactions(tx, {
-          records: prepared.records,
-          now: at,
-          queueRechecks: DEFAULT_RECHECK_POLICY,
-        });
-        const rejected = [...input.rejected, ...prepared.rejected, ...written.conflicts];
-        await writeRejected(tx, { rejected, streamKey: input.key, page: input.page, now: at });
-        await insertProvenRanges(tx, {
-          key: input.key,
-          backfillId: input.backfillId,
-          ranges: input.proven,
-          now: at,
-        });
-        return {
-          inserted: written.inserted,
-          updated: written.updated,
-          unchanged: written.unchanged,
-          rejected: rejected.length,
-        };
-      });
-    },
+    commitRangePage: ({ page, records, rejected, ...rest }) =>
+      commitRangePages({ ...rest, pages: [{ page, records, rejected }] }),
+    commitRangePages,
     provenRanges: (key) => selectProvenRanges(database.db, key),
     storedAbove: (_key, rawId) => countStoredAbove(database.db, rawId),
     recordCheck: (input) => updateBackfillCheck(database.db, { ...input, now: now() }),

@@ -85,10 +85,18 @@ export async function insertProvenRanges(
   db: Executor,
   input: { key: string; backfillId: string | null; ranges: RawIdRange[]; now: Date },
 ): Promise<void> {
-  for (const range of input.ranges) {
+  const provenAt = input.now.toISOString();
+  // Several rows per statement, well within the protocol's limit on parameters.
+  for (let at = 0; at < input.ranges.length; at += 1000) {
+    const rows = input.ranges
+      .slice(at, at + 1000)
+      .map(
+        (range) =>
+          sql`(${input.key}, ${range.lo}, ${range.hi}, ${range.loPage ?? null}, ${input.backfillId}, ${provenAt})`,
+      );
     await db.execute(
       sql`insert into backfill_proven_ranges (stream_key, lo, hi, lo_page, backfill_id, proven_at)
-          values (${input.key}, ${range.lo}, ${range.hi}, ${range.loPage ?? null}, ${input.backfillId}, ${input.now.toISOString()})`,
+          values ${sql.join(rows, sql`, `)}`,
     );
   }
 }

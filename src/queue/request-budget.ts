@@ -32,25 +32,87 @@ local left = redis.call('PTTL', KEYS[1])
 if left < tonumber(ARGV[1]) then redis.call('SET', KEYS[1], '1', 'PX', ARGV[1]) end
 return 1`;
 
+/** The scripts as ioredis commands: sent by SHA (EVALSHA), the text only once per connection. */
+interface BudgetCommands {
+  ledgerBudgetTake(window: string, pause: string, limit: string, windowMs: string): Promise<unknown>;
+  ledgerBudgetPause(pause: string, ms: string): Promise<unknown>;
+}
+
+function withBudgetCommands(redis: Redis): Redis & BudgetCommands {
+  const commands = redis as Redis & Partial<BudgetCommands>;
+  if (typeof commands.ledgerBudgetTake !== 'function') {
+    redis.defineCommand('ledgerBudgetTake', { numberOfKeys: 2, lua: TAKE });
+    redis.defineCommand('ledgerBudgetPause', { numberOfKeys: 1, lua: PAUSE });
+  }
+  return redis as Redis & BudgetCommands;
+}
+
+/**
+ * How long an unlimited budget trusts the pause it last read from Redis. A pause set by another
+ * process is honoured within this time; until then requests need no Redis round trip at all.
+ */
+const DEFAULT_PAUSE_CHECK_MS = 200;
+
 /** Creates the budget under `prefix`; `perSecond` 0 means no rate limit (pauses still apply). */
 export function createSharedRequestBudget(input: {
   redis: Redis;
   prefix: string;
   perSecond: number;
+  /** Unlimited budgets only: how long a pause read from Redis is trusted. Default 200 ms. */
+  pauseCheckMs?: number | undefined;
 }): SharedRequestBudget {
+  const redis = withBudgetCommands(input.redis);
   const windowKey = `${input.prefix}:request-budget:window`;
   const pauseKey = `${input.prefix}:request-budget:pause`;
-  const limit = input.perSecond > 0 ? input.perSecond : Number.MAX_SAFE_INTEGER;
+  const sleep = (ms: number, signal?: AbortSignal) =>
+    delay(Math.min(ms, 1000), undefined, signal ? { signal } : undefined);
+  const pause = async (ms: number): Promise<void> => {
+    if (ms > 0) await redis.ledgerBudgetPause(pauseKey, String(Math.ceil(ms)));
+  };
+  if (input.perSecond > 0) {
+    const limit = String(input.perSecond);
+    return {
+      async take(signal) {
+        for (;;) {
+          const wait = Number(await redis.ledgerBudgetTake(windowKey, pauseKey, limit, '1000'));
+          if (wait <= 0) return;
+          await sleep(wait, signal);
+        }
+      },
+      pause,
+    };
+  }
+  // No rate to count: only the shared pause matters, read at most once per `pauseCheckMs` and
+  // shared by every request of this process waiting on it.
+  const checkMs = input.pauseCheckMs ?? DEFAULT_PAUSE_CHECK_MS;
+  let pausedUntil = 0;
+  let checkedAt = Number.NEGATIVE_INFINITY;
+  let checking: Promise<void> | null = null;
+  const refresh = (): Promise<void> => {
+    checking ??= redis
+      .pttl(pauseKey)
+      .then((left) => {
+        checkedAt = Date.now();
+        if (left > 0) pausedUntil = Math.max(pausedUntil, checkedAt + left);
+      })
+      .finally(() => {
+        checking = null;
+      });
+    return checking;
+  };
   return {
     async take(signal) {
       for (;;) {
-        const wait = Number(await input.redis.eval(TAKE, 2, windowKey, pauseKey, String(limit), '1000'));
+        if (Date.now() - checkedAt >= checkMs) await refresh();
+        const wait = pausedUntil - Date.now();
         if (wait <= 0) return;
-        await delay(Math.min(wait, 1000), undefined, signal ? { signal } : undefined);
+        await sleep(wait, signal);
       }
     },
     async pause(ms) {
-      if (ms > 0) await input.redis.eval(PAUSE, 1, pauseKey, String(Math.ceil(ms)));
+      if (ms <= 0) return;
+      pausedUntil = Math.max(pausedUntil, Date.now() + Math.ceil(ms));
+      await pause(ms);
     },
   };
 }

@@ -1,4 +1,4 @@
-import type { LedgerTx, RejectedRecord } from '../client/types.js';
+import type { LedgerTx, RejectedRecord, TxPage } from '../client/types.js';
 import { LeaseLostError, MalformedResponseError } from '../errors.js';
 import {
   type CompletenessReport,
@@ -13,6 +13,7 @@ import {
 } from './completeness.js';
 import { isEmptyPage, pageRawIds } from './page-links.js';
 import type { FetchPage, StreamSpec, SyncStore, WriteCounts } from './ports.js';
+import { addCounts, createRangeCommitter, type RangePage, zeroCounts } from './range-commits.js';
 import { streamKey } from './stream-key.js';
 import { quietLogger, type SyncLogger } from './sync-logger.js';
 
@@ -45,6 +46,18 @@ export interface BackfillStore {
     rejected: RejectedRecord[];
     proven: RawIdRange[];
   }): Promise<WriteCounts>;
+  /**
+   * Stores consecutive pages' records and the ranges they prove, in one transaction. Optional:
+   * without it the pages are committed one at a time through `commitRangePage`.
+   */
+  commitRangePages?:
+    | ((input: {
+        key: string;
+        backfillId: string;
+        pages: RangePage[];
+        proven: RawIdRange[];
+      }) => Promise<WriteCounts>)
+    | undefined;
   /** Every range proven for the stream so far, by any run, merged. */
   provenRanges(key: string): Promise<RawIdRange[]>;
   /** How many stored records of the stream have a rawId above `rawId`. */
@@ -147,10 +160,18 @@ export interface RangeResult {
   lowest: number | null;
 }
 
+/** Most pages of a range task committed in one transaction. */
+const DEFAULT_PAGES_PER_COMMIT = 16;
+/** How long fetched pages wait for more while no commit runs: fewer, larger transactions. */
+const DEFAULT_COMMIT_LINGER_MS = 100;
+
 /**
- * Fetches one range task in ascending page order, one page at a time, committing each page with
- * the ranges it proves (its own span, and the join with the page before it in this task). Pages
- * of one task are never fetched out of order, so nothing can slip between them.
+ * Fetches one range task in ascending page order, one page at a time, committing its pages a few
+ * at a time with the ranges they prove (their spans, and the joins between consecutive pages of
+ * this task) while the next pages are fetched. Pages of one task are never fetched out of order,
+ * so nothing can slip between them; a batch commits only after the one before it, so a proof
+ * never reaches past records that are not stored. A failed fetch first commits the pages
+ * fetched before it.
  */
 export async function fetchRange(input: {
   store: BackfillStore;
@@ -160,8 +181,12 @@ export async function fetchRange(input: {
   task: RangeTask;
   signal?: AbortSignal | undefined;
   logger?: SyncLogger | undefined;
-  /** Called after each committed page with the task that resumes after it (saved in the job). */
+  /** Called after each commit with the task that resumes after it (saved in the job). */
   onProgress?: ((resume: RangeTask) => Promise<void>) | undefined;
+  /** Most pages per transaction. Default 16. */
+  pagesPerCommit?: number | undefined;
+  /** How long fetched pages wait for more while no commit runs. Default 100 ms. */
+  commitLingerMs?: number | undefined;
 }): Promise<RangeResult> {
   const { task, spec } = input;
   const key = streamKey(spec);
@@ -188,48 +213,59 @@ export async function fetchRange(input: {
     task.seekRawId === null || task.seekRawId === undefined
       ? task.fromPage
       : await seekPage({ from: task.fromPage, target: task.seekRawId, fetch: fetchAlone });
-  let previous: ObservedPage | null =
+  const previous: ObservedPage | null =
     task.previousLow === null || task.previousLow === undefined || task.fromPage < 2
       ? null
       : { page: task.fromPage - 1, rawIds: [task.previousLow], totalPages: Number.MAX_SAFE_INTEGER };
+  let finished = false;
+  let lastPage = startPage;
+  const committer = createRangeCommitter({
+    writer: input.store,
+    key,
+    backfillId: input.backfillId,
+    previous,
+    maxPages: Math.max(1, input.pagesPerCommit ?? DEFAULT_PAGES_PER_COMMIT),
+    lingerMs: input.commitLingerMs ?? DEFAULT_COMMIT_LINGER_MS,
+    onCommitted: async (last, counts) => {
+      addCounts(result.counts, counts);
+      if (finished && last.page === lastPage) return;
+      const low = last.rawIds.length > 0 ? Math.min(...last.rawIds) : null;
+      if (low === null) return;
+      await input.onProgress?.({ ...task, fromPage: last.page + 1, seekRawId: null, previousLow: low });
+    },
+  });
   for (let page = startPage; ; page++) {
-    input.signal?.throwIfAborted();
-    const served = await input.fetchPage(spec, page);
-    const rawIds = pageRawIds(served);
-    if (isEmptyPage(served) && page < served.totalPages) {
-      throw new MalformedResponseError(
-        `stream ${key} page ${page}`,
-        `empty page before the last (${served.totalPages})`,
-        '',
-      );
+    let served: TxPage;
+    try {
+      input.signal?.throwIfAborted();
+      served = await input.fetchPage(spec, page);
+      if (isEmptyPage(served) && page < served.totalPages) {
+        throw new MalformedResponseError(
+          `stream ${key} page ${page}`,
+          `empty page before the last (${served.totalPages})`,
+          '',
+        );
+      }
+    } catch (error) {
+      // Keep what was fetched before the failure, so a retry resumes after it.
+      await committer.flush();
+      throw error;
     }
+    const rawIds = pageRawIds(served);
     const observed: ObservedPage = { page, rawIds, totalPages: served.totalPages };
-    const proven = provenByRun(previous ? [previous, observed] : [observed]);
-    const counts = await input.store.commitRangePage({
-      key,
-      backfillId: input.backfillId,
-      page,
-      records: served.txs,
-      rejected: served.rejected,
-      proven,
-    });
-    addCounts(result.counts, counts);
     result.pages++;
     result.records += served.txs.length;
     const low = rawIds.length > 0 ? Math.min(...rawIds) : null;
     if (low !== null) result.lowest = result.lowest === null ? low : Math.min(result.lowest, low);
-    previous = observed;
     const atEnd = rawIds.length === 0 || page >= served.totalPages;
     const pastGap = task.stopBelowRawId !== null && low !== null && low < task.stopBelowRawId;
     const pastRange = task.toPage !== null && page >= task.toPage;
-    if (atEnd || pastGap || pastRange) break;
-    await input.onProgress?.({
-      ...task,
-      fromPage: page + 1,
-      seekRawId: null,
-      previousLow: low ?? previous.rawIds[0],
-    });
+    finished = atEnd || pastGap || pastRange;
+    lastPage = page;
+    await committer.add(observed, { page, records: served.txs, rejected: served.rejected });
+    if (finished) break;
   }
+  await committer.flush();
   logger.debug(
     { stream: key, from_page: task.fromPage, pages: result.pages, records: result.records },
     'range fetched',
@@ -365,15 +401,4 @@ export async function advanceWatermark(input: {
 /** Whether an error means another runner owns the stream right now. */
 export function isLeaseConflict(error: unknown): boolean {
   return error instanceof LeaseLostError;
-}
-
-function zeroCounts(): WriteCounts {
-  return { inserted: 0, updated: 0, unchanged: 0, rejected: 0 };
-}
-
-function addCounts(total: WriteCounts, add: WriteCounts): void {
-  total.inserted += add.inserted;
-  total.updated += add.updated;
-  total.unchanged += add.unchanged;
-  total.rejected += add.rejected;
 }

@@ -1,0 +1,137 @@
+import type { LedgerTx, RejectedRecord } from '../client/types.js';
+import { type ObservedPage, provenByRun, type RawIdRange } from './completeness.js';
+import type { WriteCounts } from './ports.js';
+
+/** One fetched page of a range task, waiting to be committed. */
+export interface RangePage {
+  page: number;
+  records: LedgerTx[];
+  rejected: RejectedRecord[];
+}
+
+/** The store's writes the committer needs (a subset of `BackfillStore`). */
+export interface RangePageWriter {
+  commitRangePage(input: {
+    key: string;
+    backfillId: string;
+    page: number;
+    records: LedgerTx[];
+    rejected: RejectedRecord[];
+    proven: RawIdRange[];
+  }): Promise<WriteCounts>;
+  commitRangePages?:
+    | ((input: {
+        key: string;
+        backfillId: string;
+        pages: RangePage[];
+        proven: RawIdRange[];
+      }) => Promise<WriteCounts>)
+    | undefined;
+}
+
+/** Commits consecutive pages of one range task, several per transaction, one commit at a time. */
+export interface RangeCommitter {
+  /** Queues a page fetched right after the previous one; starts a commit when the batch is due. */
+  add(observed: ObservedPage, page: RangePage): Promise<void>;
+  /** Commits what is queued and waits for every commit; throws the first commit failure. */
+  flush(): Promise<void>;
+  /** Throws the failure of a commit that ran in the background, if any. */
+  check(): void;
+}
+
+/**
+ * Creates the committer of one range task. Pages arrive in ascending order; each batch commits
+ * its records with the ranges they prove (joined to the page before the batch, which was fetched
+ * just before it) in one transaction. A batch starts only after the one before it committed, so a
+ * proven join never reaches past records that are not stored; `onCommitted` runs after each
+ * commit, in order, with the last page it stored.
+ */
+export function createRangeCommitter(input: {
+  writer: RangePageWriter;
+  key: string;
+  backfillId: string;
+  /** The page before the first one added, when an earlier attempt committed it. */
+  previous: ObservedPage | null;
+  maxPages: number;
+  /** A batch waits this long for more pages while no commit is running. */
+  lingerMs: number;
+  onCommitted: (last: ObservedPage, counts: WriteCounts) => Promise<void>;
+  now?: () => number;
+}): RangeCommitter {
+  const now = input.now ?? Date.now;
+  let before = input.previous;
+  let batch: Array<{ observed: ObservedPage; page: RangePage }> = [];
+  let batchStartedAt = 0;
+  let running: Promise<void> = Promise.resolve();
+  let idle = true;
+  let failure: { error: unknown } | null = null;
+
+  const write = async (pages: typeof batch, joinTo: ObservedPage | null): Promise<WriteCounts> => {
+    const { writer, key, backfillId } = input;
+    if (writer.commitRangePages) {
+      const observed = pages.map((p) => p.observed);
+      const proven = provenByRun(joinTo ? [joinTo, ...observed] : observed);
+      return writer.commitRangePages({ key, backfillId, pages: pages.map((p) => p.page), proven });
+    }
+    const total = zeroCounts();
+    let previous = joinTo;
+    for (const { observed, page } of pages) {
+      const proven = provenByRun(previous ? [previous, observed] : [observed]);
+      addCounts(total, await writer.commitRangePage({ key, backfillId, ...page, proven }));
+      previous = observed;
+    }
+    return total;
+  };
+
+  const start = async (): Promise<void> => {
+    await running;
+    committer.check();
+    if (batch.length === 0) return;
+    const pages = batch;
+    const joinTo = before;
+    const last = pages[pages.length - 1]!.observed;
+    batch = [];
+    before = last;
+    idle = false;
+    running = write(pages, joinTo)
+      .then((counts) => input.onCommitted(last, counts))
+      .then(
+        () => {
+          idle = true;
+        },
+        (error: unknown) => {
+          failure ??= { error };
+          idle = true;
+        },
+      );
+  };
+
+  const committer: RangeCommitter = {
+    async add(observed, page) {
+      committer.check();
+      if (batch.length === 0) batchStartedAt = now();
+      batch.push({ observed, page });
+      if (batch.length >= input.maxPages || (idle && now() - batchStartedAt >= input.lingerMs)) await start();
+    },
+    async flush() {
+      await start();
+      await running;
+      committer.check();
+    },
+    check() {
+      if (failure) throw failure.error;
+    },
+  };
+  return committer;
+}
+
+export function zeroCounts(): WriteCounts {
+  return { inserted: 0, updated: 0, unchanged: 0, rejected: 0 };
+}
+
+export function addCounts(total: WriteCounts, add: WriteCounts): void {
+  total.inserted += add.inserted;
+  total.updated += add.updated;
+  total.unchanged += add.unchanged;
+  total.rejected += add.rejected;
+}

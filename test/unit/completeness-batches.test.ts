@@ -1,0 +1,248 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { mergeRanges, type RawIdRange } from '../../src/sync/completeness.js';
+import {
+  type BackfillRun,
+  type BackfillStore,
+  checkBackfill,
+  fetchRange,
+  planBackfill,
+  type RangeTask,
+} from '../../src/sync/parallel-backfill.js';
+import type { RangePage } from '../../src/sync/range-commits.js';
+import { LiveList, MemoryStore, storedIds } from './sync-fakes.js';
+
+/** A backfill store that commits several pages per transaction, and checks every commit. */
+class BatchingStore implements BackfillStore {
+  readonly runs = new Map<string, BackfillRun>();
+  ranges: RawIdRange[] = [];
+  /** Pages of each transaction, in commit order. */
+  readonly transactions: number[][] = [];
+  /** Transactions running at the same time, at most. */
+  overlap = 0;
+  private active = 0;
+  /** Makes the transaction of this ordinal (0-based) fail, once. */
+  failTransaction: number | null = null;
+  commitDelayMs = 0;
+  constructor(
+    readonly rows: MemoryStore,
+    readonly truth: LiveList,
+  ) {}
+  async startRun(run: Omit<BackfillRun, 'status' | 'round'>) {
+    if ([...this.runs.values()].some((r) => r.key === run.key && r.status === 'running')) return null;
+    const stored: BackfillRun = { ...run, status: 'running', round: 0 };
+    this.runs.set(run.id, stored);
+    return { ...stored };
+  }
+  async getRun(id: string) {
+    return this.runs.get(id) ?? null;
+  }
+  async streamStarted() {
+    return false;
+  }
+  async runningRun(key: string) {
+    return [...this.runs.values()].find((r) => r.key === key && r.status === 'running') ?? null;
+  }
+  async commitRangePage(input: Parameters<BackfillStore['commitRangePage']>[0]) {
+    const { page, records, rejected, ...rest } = input;
+    return this.commitRangePages({ ...rest, pages: [{ page, records, rejected }] });
+  }
+  async commitRangePages(input: {
+    key: string;
+    backfillId: string;
+    pages: RangePage[];
+    proven: RawIdRange[];
+  }) {
+    this.active++;
+    this.overlap = Math.max(this.overlap, this.active);
+    try {
+      if (this.commitDelayMs > 0) await new Promise((r) => setTimeout(r, this.commitDelayMs));
+      if (this.failTransaction === this.transactions.length) {
+        this.failTransaction = null;
+        throw new Error('connection lost mid-commit');
+      }
+      this.transactions.push(input.pages.map((p) => p.page));
+      let records = 0;
+      for (const page of input.pages) {
+        for (const tx of page.records) this.rows.rows.set(tx.rawId, tx);
+        records += page.records.length;
+      }
+      this.ranges.push(...input.proven);
+      this.assertProofsHold();
+      return { inserted: records, updated: 0, unchanged: 0, rejected: 0 };
+    } finally {
+      this.active--;
+    }
+  }
+  /** Every record of the list that lies in a proven range is stored. */
+  assertProofsHold(): void {
+    const proven = mergeRanges(this.ranges);
+    const unstored = this.truth.records
+      .map((tx) => tx.rawId)
+      .filter((id) => proven.some((r) => r.lo <= id && id <= r.hi) && !this.rows.rows.has(id));
+    assert.deepEqual(unstored, [], 'a range was proven without its records');
+  }
+  async provenRanges() {
+    return mergeRanges(this.ranges);
+  }
+  async storedAbove(_key: string, rawId: number) {
+    return [...this.rows.rows.keys()].filter((id) => id > rawId).length;
+  }
+  async recordCheck(input: Parameters<BackfillStore['recordCheck']>[0]) {
+    const run = this.runs.get(input.id);
+    if (run) Object.assign(run, { status: input.status, round: input.round });
+  }
+}
+
+async function checkUntilDone(store: BatchingStore, list: LiveList, rows: MemoryStore, id: string) {
+  for (let round = 0; ; round++) {
+    const outcome = await checkBackfill({
+      store,
+      syncStore: rows,
+      spec: {},
+      backfillId: id,
+      round,
+      owner: 'w',
+    });
+    if (outcome.status === 'done') return round;
+    assert.equal(outcome.status, 'repair');
+    if (outcome.status !== 'repair') throw new Error('unreachable');
+    for (const task of [...outcome.tasks].reverse()) {
+      await fetchRange({ store, fetchPage: list.fetchPage, spec: {}, backfillId: id, task });
+    }
+  }
+}
+
+describe('parallel backfill committing several pages at a time', () => {
+  it('commits a range in a few transactions, and still finds and repairs every gap left by arrivals', async () => {
+    const list = new LiveList({ count: 600 });
+    const rows = new MemoryStore();
+    const store = new BatchingStore(rows, list);
+    const plan = await planBackfill({
+      store,
+      fetchPage: list.fetchPage,
+      spec: {},
+      id: 'b',
+      pagesPerRange: 20,
+    });
+    assert.ok(plan);
+    list.afterServe = () => list.add(1);
+    for (const task of [...plan.tasks].reverse()) {
+      await fetchRange({
+        store,
+        fetchPage: list.fetchPage,
+        spec: {},
+        backfillId: 'b',
+        task,
+        pagesPerCommit: 8,
+      });
+    }
+    const pages = store.transactions.flat().length;
+    assert.ok(
+      store.transactions.length * 4 <= pages,
+      `${store.transactions.length} transactions for ${pages} pages`,
+    );
+    assert.ok(store.transactions.every((t) => t.length <= 8));
+    await checkUntilDone(store, list, rows, 'b');
+    const stored = new Set(storedIds(rows));
+    assert.deepEqual(
+      list.records.map((tx) => tx.rawId).filter((id) => id <= 600 && !stored.has(id)),
+      [],
+    );
+    assert.equal(rows.streams.get('txs')?.watermark, 600);
+  });
+
+  it('fetches the next pages while a commit runs, but never runs two commits of a range at once', async () => {
+    const list = new LiveList({ count: 400 });
+    const store = new BatchingStore(new MemoryStore(), list);
+    store.commitDelayMs = 20;
+    list.jitterMs = 2;
+    const task: RangeTask = { fromPage: 1, toPage: null, stopBelowRawId: null };
+    const result = await fetchRange({
+      store,
+      fetchPage: list.fetchPage,
+      spec: {},
+      backfillId: 'o',
+      task,
+      pagesPerCommit: 4,
+      commitLingerMs: 0,
+    });
+    assert.equal(result.pages, 40);
+    assert.equal(store.overlap, 1);
+    assert.deepEqual(
+      store.transactions.flat(),
+      Array.from({ length: 40 }, (_, i) => i + 1),
+    );
+    assert.ok(store.transactions.length < 40, `${store.transactions.length} transactions`);
+    assert.equal(store.rows.rows.size, 400);
+  });
+
+  it('a failed fetch keeps the pages fetched before it, and the retry resumes after them', async () => {
+    const list = new LiveList({ count: 300 });
+    const store = new BatchingStore(new MemoryStore(), list);
+    let failed = false;
+    const failing = async (spec: object, page: number) => {
+      if (page === 13 && !failed) {
+        failed = true;
+        throw new Error('socket hang up');
+      }
+      return list.fetchPage(spec, page);
+    };
+    let saved: RangeTask = { fromPage: 1, toPage: null, stopBelowRawId: null };
+    const run = () =>
+      fetchRange({
+        store,
+        fetchPage: failing,
+        spec: {},
+        backfillId: 'f',
+        task: saved,
+        pagesPerCommit: 16,
+        onProgress: async (resume) => {
+          saved = resume;
+        },
+      });
+    await assert.rejects(run(), /socket hang up/);
+    assert.deepEqual(
+      store.transactions.flat(),
+      Array.from({ length: 12 }, (_, i) => i + 1),
+    );
+    assert.equal(saved.fromPage, 13);
+    list.add(7); // arrivals before the retry
+    await run();
+    assert.equal(list.served.filter((p) => p <= 12).length, 12, 'no committed page fetched again');
+    const proven = mergeRanges(store.ranges).map((r) => ({ lo: r.lo, hi: r.hi }));
+    assert.deepEqual(proven, [{ lo: 0, hi: 300 }]);
+    store.assertProofsHold();
+  });
+
+  it('a failed commit loses no proof: the retry resumes after the last committed pages', async () => {
+    const list = new LiveList({ count: 300 });
+    const store = new BatchingStore(new MemoryStore(), list);
+    store.failTransaction = 1;
+    let saved: RangeTask = { fromPage: 1, toPage: null, stopBelowRawId: null };
+    const run = () =>
+      fetchRange({
+        store,
+        fetchPage: list.fetchPage,
+        spec: {},
+        backfillId: 'c',
+        task: saved,
+        pagesPerCommit: 5,
+        commitLingerMs: 1_000,
+        onProgress: async (resume) => {
+          saved = resume;
+        },
+      });
+    await assert.rejects(run(), /connection lost/);
+    assert.deepEqual(store.transactions, [[1, 2, 3, 4, 5]]);
+    assert.equal(saved.fromPage, 6);
+    assert.equal(saved.previousLow, 251);
+    list.afterServe = () => list.add(1);
+    await run();
+    const proven = mergeRanges(store.ranges);
+    assert.equal(proven.length, 1);
+    assert.equal(proven[0]?.lo, 0);
+    assert.ok((proven[0]?.hi ?? 0) >= 300);
+    store.assertProofsHold();
+  });
+});
