@@ -1,0 +1,93 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { setImmediate as yieldToLoop } from 'node:timers/promises';
+import type { Redis } from 'ioredis';
+import { createRedisConnection } from '../../src/queue/connection.js';
+import { createSharedRequestBudget } from '../../src/queue/request-budget.js';
+import { type PrivateRedis, startPrivateRedis } from '../helpers/redis.js';
+
+/** Calls of each command the server has run so far (its own `INFO commandstats`). */
+async function commandCalls(redis: Redis): Promise<Record<string, number>> {
+  const info = await redis.info('commandstats');
+  const calls: Record<string, number> = {};
+  for (const match of info.matchAll(/^cmdstat_([^:]+):calls=(\d+)/gm)) calls[match[1]!] = Number(match[2]);
+  return calls;
+}
+
+function delta(before: Record<string, number>, after: Record<string, number>, name: string): number {
+  return (after[name] ?? 0) - (before[name] ?? 0);
+}
+
+describe('shared request budget', () => {
+  // A server of its own, so the command counts are this file's alone.
+  let server: PrivateRedis;
+  let redis: Redis;
+  let other: Redis;
+  let watcher: Redis;
+
+  before(async () => {
+    server = await startPrivateRedis();
+    redis = createRedisConnection(server.url, 'producer');
+    other = createRedisConnection(server.url, 'producer');
+    watcher = createRedisConnection(server.url, 'producer');
+  });
+  after(async () => {
+    for (const connection of [redis, other, watcher]) connection.disconnect();
+    await server.stop();
+  });
+
+  it('without a rate, a burst of requests costs at most one Redis read per check interval', async () => {
+    const budget = createSharedRequestBudget({ redis, prefix: 'burst', perSecond: 0 });
+    const start = await commandCalls(watcher);
+    const started = Date.now();
+    await Promise.all(Array.from({ length: 1000 }, () => budget.take()));
+    const elapsed = Date.now() - started;
+    const end = await commandCalls(watcher);
+    assert.equal(delta(start, end, 'eval') + delta(start, end, 'evalsha'), 0);
+    assert.ok(
+      delta(start, end, 'pttl') <= 1 + Math.ceil(elapsed / 200),
+      `${delta(start, end, 'pttl')} reads`,
+    );
+    assert.equal(await redis.exists('burst:request-budget:window'), 0, 'no rate window is counted');
+  });
+
+  it('with a rate, requests run the script by its SHA rather than sending its text', async () => {
+    const budget = createSharedRequestBudget({ redis, prefix: 'sha', perSecond: 100_000 });
+    await budget.take();
+    const start = await commandCalls(watcher);
+    for (let i = 0; i < 50; i++) await budget.take();
+    const end = await commandCalls(watcher);
+    assert.equal(delta(start, end, 'evalsha'), 50);
+    assert.equal(delta(start, end, 'eval'), 0);
+  });
+
+  it('without a rate, a pause set by another process stops requests within the check interval until it ends', async () => {
+    const budget = createSharedRequestBudget({ redis, prefix: 'pause', perSecond: 0, pauseCheckMs: 50 });
+    const pauser = createSharedRequestBudget({ redis: other, prefix: 'pause', perSecond: 0 });
+    await budget.take();
+    await pauser.pause(400);
+    const pausedAt = Date.now();
+    const passed: number[] = [];
+    while (Date.now() - pausedAt < 600) {
+      await budget.take();
+      passed.push(Date.now() - pausedAt);
+      await yieldToLoop();
+    }
+    const during = passed.filter((t) => t > 50 + 20 && t < 380);
+    assert.deepEqual(during, [], 'requests went out while the service asked to wait');
+    assert.ok(
+      passed.some((t) => t >= 380),
+      'requests resume after the pause',
+    );
+  });
+
+  it('a shorter pause never cuts a longer one short', async () => {
+    const a = createSharedRequestBudget({ redis, prefix: 'longer', perSecond: 0 });
+    const b = createSharedRequestBudget({ redis: other, prefix: 'longer', perSecond: 5 });
+    await a.pause(500);
+    await b.pause(50);
+    const started = Date.now();
+    await b.take();
+    assert.ok(Date.now() - started >= 400, `waited only ${Date.now() - started} ms`);
+  });
+});
