@@ -229,8 +229,10 @@ export function buildUpsertQuery(input: UpsertInput): SQL {
       FROM unnest(${itemColumns}) AS r(${sql.raw(ITEM_COLUMNS.join(', '))})
     ),
     items_deleted AS (
-      DELETE FROM ledger_bundle_items b USING items_target x
-      WHERE b.raw_id = x.raw_id
+      -- Key lookups by an array of the targets: joined to the few targets instead, the planner
+      -- scans the whole table while its statistics lag behind a backfill.
+      DELETE FROM ledger_bundle_items b
+      WHERE b.raw_id = ANY (ARRAY(SELECT raw_id FROM items_target))
         AND NOT EXISTS (SELECT 1 FROM items_in n WHERE n.raw_id = b.raw_id AND n.item_index = b.item_index)
     ),
     items_written AS (

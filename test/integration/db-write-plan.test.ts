@@ -1,0 +1,47 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { sql } from 'drizzle-orm';
+import { queryRows } from '../../src/db/rows.js';
+import { buildUpsertQuery, DEFAULT_RECHECK_POLICY, prepareBatch } from '../../src/db/write-transactions.js';
+import { createTestDatabase, makeLedgerTx, type TestDatabase } from '../helpers/database.js';
+
+describe('page write plan', () => {
+  let t: TestDatabase;
+
+  before(async () => {
+    t = await createTestDatabase();
+  });
+  after(async () => {
+    await t?.drop();
+  });
+
+  it('looks bundle items up by key even while the table statistics lag behind a backfill', async () => {
+    // Statistics as during a backfill: taken while the table was empty, then many items arrive.
+    await t.database.db.execute(sql`ALTER TABLE ledger_bundle_items SET (autovacuum_enabled = false)`);
+    await t.database.db.execute(sql`ANALYZE ledger_bundle_items`);
+    await t.database.db.execute(sql`
+      INSERT INTO ledger_bundle_items (raw_id, item_index, tag, chain_id, from_account, to_account, amount)
+      SELECT n / 2, n % 2, 'x', '1', 'f' || n, 't', n FROM generate_series(2, 40001) AS n
+    `);
+    const data = JSON.stringify({
+      bundle: {
+        items: [
+          { tag: 'x', chainID: '1', from: 'a', to: 'b', amount: '1' },
+          { tag: 'x', chainID: '1', from: 'c', to: 'd', amount: '2' },
+        ],
+      },
+    });
+    const records = Array.from({ length: 160 }, (_, i) =>
+      makeLedgerTx({ rawId: 100_000 + i, action: 'bundle', data }),
+    );
+    const now = new Date('2026-03-01T12:00:00Z');
+    const batch = prepareBatch(records, { now, burnWindowMs: DEFAULT_RECHECK_POLICY.burnWindowMs });
+    assert.equal(batch.records.length, 160);
+    const query = buildUpsertQuery({ records: batch.records, now, queueRechecks: DEFAULT_RECHECK_POLICY });
+    const plan = (await queryRows<{ 'QUERY PLAN': string }>(t.database.db, sql`EXPLAIN ${query}`))
+      .map((row) => row['QUERY PLAN'])
+      .join('\n');
+    assert.match(plan, /ledger_bundle_items/);
+    assert.doesNotMatch(plan, /Seq Scan on ledger_bundle_items/, plan);
+  });
+});
