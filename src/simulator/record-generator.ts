@@ -59,7 +59,7 @@ export function createRecordGenerator(init: {
 
   /** The odd enormous amount: up to 78 digits (2^256 is 78 digits long). */
   const enormousAmount = (): string => {
-    const digits = rng.int(60, 77);
+    const digits = rng.int(70, 77);
     let text = String(rng.int(1, 9));
     while (text.length < digits) text += rng.u32().toString().padStart(9, '0');
     return text.slice(0, digits);
