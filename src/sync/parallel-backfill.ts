@@ -163,7 +163,7 @@ export interface RangeResult {
 /** Most pages of a range task committed in one transaction. */
 const DEFAULT_PAGES_PER_COMMIT = 16;
 /** How long fetched pages wait for more while no commit runs: fewer, larger transactions. */
-const DEFAULT_COMMIT_LINGER_MS = 100;
+const DEFAULT_COMMIT_LINGER_MS = 1000;
 
 /**
  * Fetches one range task in ascending page order, one page at a time, committing its pages a few
@@ -185,7 +185,7 @@ export async function fetchRange(input: {
   onProgress?: ((resume: RangeTask) => Promise<void>) | undefined;
   /** Most pages per transaction. Default 16. */
   pagesPerCommit?: number | undefined;
-  /** How long fetched pages wait for more while no commit runs. Default 100 ms. */
+  /** How long fetched pages wait for more while no commit runs. Default 1000 ms. */
   commitLingerMs?: number | undefined;
 }): Promise<RangeResult> {
   const { task, spec } = input;
