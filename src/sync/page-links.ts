@@ -1,4 +1,5 @@
 import type { TxPage } from '../client/types.js';
+import type { WalkCheckpoint } from './ports.js';
 
 /** Every `rawId` a page carries, valid and rejected records alike (rejected ones when readable). */
 export function pageRawIds(page: TxPage): number[] {
@@ -31,4 +32,31 @@ export function linkPages(previousMin: number | null, next: number[]): 'overlap'
   if (nextMax >= previousMin) return 'overlap';
   if (nextMax === previousMin - 1) return 'join';
   return 'unproven';
+}
+
+/**
+ * The last page a tail walk can need, or `null` when not tailing or the head is not known yet.
+ * The records above the watermark number at most `headRawId - watermark` (fewer when rawIds have
+ * holes), and those below the lowest rawId accepted so far at most `lowestSeen - watermark - 1`,
+ * so the record at the watermark sits on the page given by the tighter of the two, or an earlier
+ * one, unless records arrived during the walk (then the walk goes on one page at a time).
+ */
+export function tailPagesAtMost(input: {
+  walk: WalkCheckpoint;
+  watermark: number | null;
+  /** The lowest rawId on the last accepted page (`walk.nextPage - 1`), `null` when unknown. */
+  lowestSeen: number | null;
+}): number | null {
+  const { walk, watermark, lowestSeen } = input;
+  if (walk.mode !== 'tail' || watermark === null || walk.headRawId === null) return null;
+  let last = Math.ceil((walk.headRawId - watermark) / 10) + 1;
+  if (lowestSeen !== null && walk.nextPage > 1) {
+    last = Math.min(last, walk.nextPage - 1 + Math.ceil((lowestSeen - watermark) / 10));
+  }
+  return Math.max(1, last);
+}
+
+/** Whether two pages carry the same rawIds in the same order (`a` may be absent). */
+export function sameIds(a: readonly number[] | null, b: readonly number[]): boolean {
+  return a !== null && a.length === b.length && a.every((id, i) => id === b[i]);
 }

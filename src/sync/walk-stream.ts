@@ -1,6 +1,6 @@
 import type { LedgerTx, TxPage } from '../client/types.js';
 import { MalformedResponseError } from '../errors.js';
-import { isEmptyPage, linkPages, pageRawIds } from './page-links.js';
+import { isEmptyPage, linkPages, pageRawIds, sameIds, tailPagesAtMost } from './page-links.js';
 import type {
   FetchPage,
   PageCommit,
@@ -76,7 +76,8 @@ export interface WalkResult {
 
 interface InFlight {
   fetched: Promise<Fetched>;
-  settled: boolean;
+  /** The answer once it has arrived. */
+  result: Fetched | null;
 }
 
 interface Fetched {
@@ -153,24 +154,76 @@ export async function walkStream(input: WalkStreamInput): Promise<WalkResult> {
   let acceptedThrough = walk.nextPage - 1;
   let previousMin: number | null = null;
   const inflight = new Map<number, InFlight>();
+  let stopped = false;
   const issue = (page: number): void => {
     if (inflight.has(page)) return;
     const ordered = acceptedThrough >= page - 1;
-    const entry: InFlight = { settled: false, fetched: Promise.resolve(null as never) };
+    const entry: InFlight = { result: null, fetched: Promise.resolve(null as never) };
     entry.fetched = fetchPage(spec, page).then(
       (value): Fetched => ({ page, ordered, outcome: { ok: true, value } }),
       (error: unknown): Fetched => ({ page, ordered, outcome: { ok: false, error } }),
     );
-    entry.fetched.then(() => {
-      entry.settled = true;
+    entry.fetched.then((fetched) => {
+      entry.result = fetched;
+      fillAhead();
     });
     inflight.set(page, entry);
+  };
+  /**
+   * Requests the next page and the pages after it, at most `window` requests unanswered at once.
+   * A tail walk needs the pages down to its watermark only: past what the records seen so far
+   * allow for, it goes one page at a time.
+   */
+  const fill = (): void => {
+    if (stopped) return;
+    issue(walk.nextPage);
+    fillAhead();
+  };
+  /**
+   * Requests pages past the next one as earlier requests are answered, up to twice the window
+   * ahead, so that a page fetched again or a slow commit does not leave the service idle. The next
+   * page itself is requested by the walk only (it may be waiting to fetch it again).
+   */
+  const fillAhead = (): void => {
+    if (stopped || window === 1) return;
+    const page = walk.nextPage;
+    const tailLast = tailPagesAtMost({ walk, watermark, lowestSeen: previousMin });
+    const last = Math.min(Math.max(walk.totalPages, page), tailLast ?? Infinity, page + 2 * window - 1);
+    // A slot stays free for the next page while it may still have to be fetched again.
+    let unanswered = inflight.get(page)?.result === null ? 0 : 1;
+    for (const entry of inflight.values()) if (!entry.result) unanswered++;
+    for (let ahead = page + 1; ahead <= last && unanswered < window; ahead++) {
+      if (inflight.has(ahead)) continue;
+      issue(ahead);
+      unanswered++;
+    }
+  };
+  /**
+   * After a page fetched again was accepted: the pages ahead that already arrived stay as long as
+   * their links prove against it, one after the other; from the first that does not, the arrived
+   * ones are dropped and fetched again together rather than one by one as each fails its check.
+   */
+  const keepProvenAhead = (page: number, pageMin: number | null): void => {
+    let min = pageMin;
+    for (let ahead = page + 1; ; ahead++) {
+      const fetched = inflight.get(ahead)?.result;
+      if (!fetched?.outcome.ok || isEmptyPage(fetched.outcome.value)) return;
+      const ids = pageRawIds(fetched.outcome.value);
+      if (linkPages(min, ids) === 'unproven') {
+        for (const [later, entry] of [...inflight])
+          if (later >= ahead && entry.result) inflight.delete(later);
+        return;
+      }
+      min = Math.min(...ids);
+    }
   };
 
   /** Waits for a page and checks it: refetches an empty or unproven page, throws a failed fetch. */
   const accept = async (page: number): Promise<TxPage> => {
     let fetched = await take(inflight, page);
     let emptyTries = 0;
+    /** The rawIds of the copy whose link was unproven, once the page is being fetched again. */
+    let unprovenIds: number[] | null = null;
     for (;;) {
       if (!fetched.outcome.ok) throw fetched.outcome.error;
       const served = fetched.outcome.value;
@@ -192,7 +245,11 @@ export async function walkStream(input: WalkStreamInput): Promise<WalkResult> {
         !fetched.ordered &&
         !remember(links, linkPages(previousMin, pageRawIds(served)) !== 'unproven')
       ) {
+        // Fetched again now that its predecessor is in, the page cannot have skipped anything.
+        // The pages ahead stay in flight: a hole in the rawIds explains most unproven links, and
+        // then they still continue this page; they are judged once it is back.
         result.refetched++;
+        unprovenIds = pageRawIds(served);
         logger.debug({ stream: key, page }, 'page link unproven, fetching again');
         if (links.filter((proven) => !proven).length > UNPROVEN_LIMIT) {
           // Parallel fetches rarely prove their links here (a filtered list without consecutive
@@ -202,15 +259,14 @@ export async function walkStream(input: WalkStreamInput): Promise<WalkResult> {
           links.length = 0;
         }
       } else {
+        const ids = unprovenIds && pageRawIds(served);
+        // The same records again: nothing moved, the gap was a hole in the rawIds, and the pages
+        // ahead are as good as they were. Otherwise the list shifted under them.
+        if (ids && !sameIds(unprovenIds, ids))
+          keepProvenAhead(page, ids.length > 0 ? Math.min(...ids) : null);
         return served;
       }
-      if (!fetched.outcome.ok || !isEmptyPage(fetched.outcome.value)) {
-        // Pages fetched alongside the unproven one most likely missed the same shift of the
-        // list: fetch them again now, together, rather than one by one as each fails its check.
-        for (const ahead of [...inflight.keys()]) if (ahead > page) inflight.delete(ahead);
-      }
-      const last = Math.max(walk.totalPages, page);
-      for (let ahead = page; ahead <= Math.min(page + window - 1, last); ahead++) issue(ahead);
+      fill();
       fetched = await take(inflight, page);
     }
   };
@@ -227,8 +283,7 @@ export async function walkStream(input: WalkStreamInput): Promise<WalkResult> {
       const batchStartedAt = now();
       for (;;) {
         const page = walk.nextPage;
-        const last = Math.max(walk.totalPages, page);
-        for (let ahead = page; ahead <= Math.min(page + window - 1, last); ahead++) issue(ahead);
+        fill();
         let served: TxPage;
         try {
           served = await accept(page);
@@ -255,10 +310,12 @@ export async function walkStream(input: WalkStreamInput): Promise<WalkResult> {
         // larger transactions. While the previous commit runs, nothing could be committed anyway.
         const next = inflight.get(page + 1);
         if (!next) break;
-        if (!next.settled && commitDone && now() - batchStartedAt >= lingerMs) break;
+        if (!next.result && commitDone && now() - batchStartedAt >= lingerMs) break;
       }
 
       const lastPage = batch[batch.length - 1];
+      // Keep the next pages coming while the previous commit ends and this one runs.
+      if (!finished && !failure && lastPage) fill();
       await committing;
       if (!lastPage) throw failure?.error;
       // Everything at or below the head seen when the walk began is now stored; -1 marks a stream
@@ -316,6 +373,7 @@ export async function walkStream(input: WalkStreamInput): Promise<WalkResult> {
     await releaseQuietly(store, lease, { ok: false, error: errorText(error) }, logger);
     throw error;
   } finally {
+    stopped = true;
     inflight.clear();
   }
   await store.releaseStream(lease, { ok: true });
@@ -346,8 +404,10 @@ function remember(links: boolean[], proven: boolean): boolean {
 async function take(inflight: Map<number, InFlight>, page: number): Promise<Fetched> {
   const entry = inflight.get(page);
   if (!entry) throw new Error(`page ${page} was never requested`);
-  inflight.delete(page);
-  return entry.fetched;
+  // Stays listed while on its way so that it is not requested a second time meanwhile.
+  const fetched = await entry.fetched;
+  if (inflight.get(page) === entry) inflight.delete(page);
+  return fetched;
 }
 
 /** One record per rawId (overlapping pages repeat records), the last sighting kept. */
