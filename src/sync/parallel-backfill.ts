@@ -161,7 +161,7 @@ export interface RangeResult {
 }
 
 /** Most pages of a range task committed in one transaction. */
-const DEFAULT_PAGES_PER_COMMIT = 16;
+const DEFAULT_PAGES_PER_COMMIT = 32;
 /** How long fetched pages wait for more while no commit runs: fewer, larger transactions. */
 const DEFAULT_COMMIT_LINGER_MS = 1000;
 
@@ -183,7 +183,7 @@ export async function fetchRange(input: {
   logger?: SyncLogger | undefined;
   /** Called after each commit with the task that resumes after it (saved in the job). */
   onProgress?: ((resume: RangeTask) => Promise<void>) | undefined;
-  /** Most pages per transaction. Default 16. */
+  /** Most pages per transaction. Default 32. */
   pagesPerCommit?: number | undefined;
   /** How long fetched pages wait for more while no commit runs. Default 1000 ms. */
   commitLingerMs?: number | undefined;
