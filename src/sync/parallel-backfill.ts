@@ -13,7 +13,14 @@ import {
 } from './completeness.js';
 import { isEmptyPage, pageRawIds } from './page-links.js';
 import type { FetchPage, StreamSpec, SyncStore, WriteCounts } from './ports.js';
-import { addCounts, createRangeCommitter, type RangePage, zeroCounts } from './range-commits.js';
+import {
+  addCounts,
+  createRangeCommitter,
+  RANGE_COMMIT_DEFAULTS,
+  type RangePage,
+  zeroCounts,
+} from './range-commits.js';
+import { seekPage } from './range-seek.js';
 import { streamKey } from './stream-key.js';
 import { quietLogger, type SyncLogger } from './sync-logger.js';
 
@@ -160,11 +167,6 @@ export interface RangeResult {
   lowest: number | null;
 }
 
-/** Most pages of a range task committed in one transaction. */
-const DEFAULT_PAGES_PER_COMMIT = 32;
-/** How long fetched pages wait for more while no commit runs: fewer, larger transactions. */
-const DEFAULT_COMMIT_LINGER_MS = 1000;
-
 /**
  * Fetches one range task in ascending page order, one page at a time, committing its pages a few
  * at a time with the ranges they prove (their spans, and the joins between consecutive pages of
@@ -224,8 +226,8 @@ export async function fetchRange(input: {
     key,
     backfillId: input.backfillId,
     previous,
-    maxPages: Math.max(1, input.pagesPerCommit ?? DEFAULT_PAGES_PER_COMMIT),
-    lingerMs: input.commitLingerMs ?? DEFAULT_COMMIT_LINGER_MS,
+    maxPages: Math.max(1, input.pagesPerCommit ?? RANGE_COMMIT_DEFAULTS.maxPages),
+    lingerMs: input.commitLingerMs ?? RANGE_COMMIT_DEFAULTS.lingerMs,
     onCommitted: async (last, counts) => {
       addCounts(result.counts, counts);
       if (finished && last.page === lastPage) return;
@@ -247,8 +249,10 @@ export async function fetchRange(input: {
         );
       }
     } catch (error) {
-      // Keep what was fetched before the failure, so a retry resumes after it.
-      await committer.flush();
+      // Keep what was fetched, so a retry resumes after it; the fetch's error is the one to report.
+      await committer.flush().catch((commitError: unknown) => {
+        logger.warn({ stream: key, err: commitError }, 'pages fetched before a failed fetch not committed');
+      });
       throw error;
     }
     const rawIds = pageRawIds(served);
@@ -271,32 +275,6 @@ export async function fetchRange(input: {
     'range fetched',
   );
   return result;
-}
-
-/**
- * The last page at or after `from` that still holds a record at or above `target`, found by
- * probing at doubling distances and then halving. Every probe is stored like any page. Pages only
- * shift later while this runs, so a page found to hold such a record stays a safe start.
- */
-async function seekPage(input: {
-  from: number;
-  target: number;
-  fetch: (page: number) => Promise<number[]>;
-}): Promise<number> {
-  const reaches = (ids: number[]): boolean => ids.length > 0 && Math.max(...ids) >= input.target;
-  let good = input.from;
-  let bad: number | null = null;
-  for (let step = 1; bad === null; step *= 2) {
-    const probe = good + step;
-    if (reaches(await input.fetch(probe))) good = probe;
-    else bad = probe;
-  }
-  while (bad - good > 1) {
-    const middle = Math.floor((good + bad) / 2);
-    if (reaches(await input.fetch(middle))) good = middle;
-    else bad = middle;
-  }
-  return good;
 }
 
 /** What a completeness check decided. */

@@ -2,6 +2,14 @@ import type { LedgerTx, RejectedRecord } from '../client/types.js';
 import { type ObservedPage, provenByRun, type RawIdRange } from './completeness.js';
 import type { WriteCounts } from './ports.js';
 
+/** Defaults of a range task's commits: a default range of 20 pages commits in one go. */
+export const RANGE_COMMIT_DEFAULTS = {
+  /** Most pages in one transaction. */
+  maxPages: 32,
+  /** How long fetched pages wait for more while no commit runs: fewer, larger transactions. */
+  lingerMs: 1000,
+};
+
 /** One fetched page of a range task, waiting to be committed. */
 export interface RangePage {
   page: number;

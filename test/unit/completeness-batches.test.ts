@@ -245,4 +245,33 @@ describe('parallel backfill committing several pages at a time', () => {
     assert.ok((proven[0]?.hi ?? 0) >= 300);
     store.assertProofsHold();
   });
+  it('a failed fetch is reported as such even when the pages before it cannot be committed', async () => {
+    const list = new LiveList({ count: 100 });
+    const store = new BatchingStore(new MemoryStore(), list);
+    store.failTransaction = 0;
+    const failing = async (spec: object, page: number) => {
+      if (page === 5) throw new Error('429 too many requests');
+      return list.fetchPage(spec, page);
+    };
+    const saved: RangeTask[] = [];
+    const task: RangeTask = { fromPage: 1, toPage: null, stopBelowRawId: null };
+    await assert.rejects(
+      fetchRange({
+        store,
+        fetchPage: failing,
+        spec: {},
+        backfillId: 'e',
+        task,
+        onProgress: async (resume) => {
+          saved.push(resume);
+        },
+      }),
+      /429 too many requests/,
+    );
+    assert.deepEqual(store.transactions, []);
+    assert.deepEqual(saved, [], 'the resume point stays where nothing was committed');
+    await fetchRange({ store, fetchPage: list.fetchPage, spec: {}, backfillId: 'e', task });
+    assert.equal(store.rows.rows.size, 100);
+    store.assertProofsHold();
+  });
 });
