@@ -16,6 +16,9 @@ export const backfillRange: JobProcessor = async (job, deps) => {
       task: { fromPage, toPage, stopBelowRawId, seekRawId, previousLow },
       // A retried job (429 pause, crash, stall) resumes after its last committed page.
       onProgress: (resume) => job.updateData({ ...payload, ...resume }),
+      // On shutdown the range stops at the next page, after committing what it fetched; the
+      // job's next attempt resumes there.
+      signal: deps.signal,
       logger: deps.logger,
     });
     return { pages: result.pages, records: result.records, inserted: result.counts.inserted };
