@@ -13,16 +13,11 @@ import {
 } from './completeness.js';
 import { isEmptyPage, pageRawIds } from './page-links.js';
 import type { FetchPage, StreamSpec, SyncStore, WriteCounts } from './ports.js';
-import {
-  addCounts,
-  createRangeCommitter,
-  RANGE_COMMIT_DEFAULTS,
-  type RangePage,
-  zeroCounts,
-} from './range-commits.js';
+import { createRangeCommitter, RANGE_COMMIT_DEFAULTS, type RangePage } from './range-commits.js';
 import { seekPage } from './range-seek.js';
 import { streamKey } from './stream-key.js';
 import { quietLogger, type SyncLogger } from './sync-logger.js';
+import { addCounts, zeroCounts } from './write-counts.js';
 
 /** One parallel backfill of a stream, as stored. */
 export interface BackfillRun {

@@ -1,6 +1,7 @@
 import type { LedgerTx, RejectedRecord } from '../client/types.js';
 import { type ObservedPage, provenByRun, type RawIdRange } from './completeness.js';
 import type { WriteCounts } from './ports.js';
+import { addCounts, zeroCounts } from './write-counts.js';
 
 /** Defaults of a range task's commits: a default range of 20 pages commits in one go. */
 export const RANGE_COMMIT_DEFAULTS = {
@@ -131,15 +132,4 @@ export function createRangeCommitter(input: {
     },
   };
   return committer;
-}
-
-export function zeroCounts(): WriteCounts {
-  return { inserted: 0, updated: 0, unchanged: 0, rejected: 0 };
-}
-
-export function addCounts(total: WriteCounts, add: WriteCounts): void {
-  total.inserted += add.inserted;
-  total.updated += add.updated;
-  total.unchanged += add.unchanged;
-  total.rejected += add.rejected;
 }

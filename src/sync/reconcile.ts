@@ -1,7 +1,6 @@
 import type { LedgerTx } from '../client/types.js';
 import type { FetchByHash, PendingRecord, SyncStore, WriteCounts } from './ports.js';
-import { quietLogger, type SyncLogger } from './sync-logger.js';
-import { errorText } from './walk-stream.js';
+import { errorText, quietLogger, type SyncLogger } from './sync-logger.js';
 
 /** What {@link reconcilePending} needs. */
 export interface ReconcileInput {

@@ -35,3 +35,8 @@ export function delay(ms: number, signal?: AbortSignal): Promise<void> {
     signal?.addEventListener('abort', onAbort, { once: true });
   });
 }
+
+/** One line describing a thrown value, for logs and the stream's last error. */
+export function errorText(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
