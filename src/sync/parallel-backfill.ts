@@ -1,4 +1,4 @@
-import type { LedgerTx, RejectedRecord, TxPage } from '../client/types.js';
+import type { TxPage } from '../client/types.js';
 import { LeaseLostError, MalformedResponseError } from '../errors.js';
 import {
   type CompletenessReport,
@@ -13,7 +13,7 @@ import {
 } from './completeness.js';
 import { isEmptyPage, pageRawIds } from './page-links.js';
 import type { FetchPage, StreamSpec, SyncStore, WriteCounts } from './ports.js';
-import { createRangeCommitter, RANGE_COMMIT_DEFAULTS, type RangePage } from './range-commits.js';
+import { createRangeCommitter, RANGE_COMMIT_DEFAULTS, type RangePageWriter } from './range-commits.js';
 import { seekPage } from './range-seek.js';
 import { streamKey } from './stream-key.js';
 import { quietLogger, type SyncLogger } from './sync-logger.js';
@@ -31,7 +31,7 @@ export interface BackfillRun {
 }
 
 /** The persistence of the parallel backfill. Implemented in `src/db/proof-store.ts`. */
-export interface BackfillStore {
+export interface BackfillStore extends RangePageWriter {
   /** Records a new run; `null` when the stream already has one running. */
   startRun(run: Omit<BackfillRun, 'status' | 'round'>): Promise<BackfillRun | null>;
   getRun(id: string): Promise<BackfillRun | null>;
@@ -39,27 +39,6 @@ export interface BackfillStore {
   streamStarted(key: string): Promise<boolean>;
   /** The stream's run in progress, if any. */
   runningRun(key: string): Promise<BackfillRun | null>;
-  /** Stores a page's records (idempotent upserts) and the ranges it proves, in one transaction. */
-  commitRangePage(input: {
-    key: string;
-    backfillId: string;
-    page: number;
-    records: LedgerTx[];
-    rejected: RejectedRecord[];
-    proven: RawIdRange[];
-  }): Promise<WriteCounts>;
-  /**
-   * Stores consecutive pages' records and the ranges they prove, in one transaction. Optional:
-   * without it the pages are committed one at a time through `commitRangePage`.
-   */
-  commitRangePages?:
-    | ((input: {
-        key: string;
-        backfillId: string;
-        pages: RangePage[];
-        proven: RawIdRange[];
-      }) => Promise<WriteCounts>)
-    | undefined;
   /** Every range proven for the stream so far, by any run, merged. */
   provenRanges(key: string): Promise<RawIdRange[]>;
   /** How many stored records of the stream have a rawId above `rawId`. */

@@ -18,8 +18,9 @@ export interface RangePage {
   rejected: RejectedRecord[];
 }
 
-/** The store's writes the committer needs (a subset of `BackfillStore`). */
+/** The store's writes of a range's pages (part of `BackfillStore`). */
 export interface RangePageWriter {
+  /** Stores a page's records (idempotent upserts) and the ranges it proves, in one transaction. */
   commitRangePage(input: {
     key: string;
     backfillId: string;
@@ -28,6 +29,10 @@ export interface RangePageWriter {
     rejected: RejectedRecord[];
     proven: RawIdRange[];
   }): Promise<WriteCounts>;
+  /**
+   * Stores consecutive pages' records and the ranges they prove, in one transaction. Optional:
+   * without it the pages are committed one at a time through `commitRangePage`.
+   */
   commitRangePages?:
     | ((input: {
         key: string;
