@@ -9,7 +9,6 @@ import { LeaseLostError } from '../../src/errors.js';
 import type { PageCommit, StreamLease, SyncStore } from '../../src/sync/ports.js';
 import { createTestDatabase, makeLedgerTx, type TestDatabase } from '../helpers/database.js';
 
-const _BIG = '115792089237316195423570985008687907853269984665640564039457584007913129639935';
 const MINUTE = 60_000;
 
 describe('PostgreSQL store: leases, runs and re-reads', () => {
