@@ -4,7 +4,6 @@ import { createHash, randomBytes } from 'node:crypto';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import pg from 'pg';
-import type { LedgerTx } from '../../src/client/types.js';
 import { type Database, openDatabase } from '../../src/db/connect.js';
 import { migrateDatabase } from '../../src/db/migrate.js';
 import { migrationsFolder } from '../../src/paths.js';
@@ -112,33 +111,4 @@ function ident(name: string): string {
   return `"${name.replace(/"/g, '""')}"`;
 }
 
-/** A valid, packaged `transfer` record; `overrides` change any field. */
-export function makeLedgerTx(overrides: Partial<LedgerTx> = {}): LedgerTx {
-  const rawId = overrides.rawId ?? 1;
-  return {
-    rawId,
-    id: 'batch-1',
-    tokenSymbol: 'USDC',
-    action: 'transfer',
-    from: '0xAbC0000000000000000000000000000000000001',
-    to: 'eid-recipient',
-    amount: '1000',
-    fee: '10',
-    feeRecipient: '0xFee0000000000000000000000000000000000002',
-    nonce: '1700000000000',
-    tokenID: '0xA0b86991c6218b36c1d19D4a2e9Eb0cE3606eB48',
-    chainType: 'ethereum',
-    chainID: '1',
-    data: '',
-    version: 'v1',
-    sig: '0xsig',
-    ledgerHash: `0xhash${rawId}`,
-    status: 'packaged',
-    internalStatus: '{"status":"success"}',
-    internalStatusParsed: { status: 'success', json: { status: 'success' } },
-    timestamp: 1_700_000_000_000,
-    targetChainTxHash: '',
-    express: { chainTxHash: '', withdrawFee: '', refundLedgerHash: '', err: '' },
-    ...overrides,
-  };
-}
+export { makeLedgerTx } from './ledger-tx.js';

@@ -1,11 +1,9 @@
 import assert from 'node:assert/strict';
 import { createServer } from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import { sql } from 'drizzle-orm';
-import { queryRows } from '../../src/db/rows.js';
 import { createSimulator, type Simulator } from '../../src/simulator/index.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
-import { runCli, waitFor } from './sync-cli-run.js';
+import { readNextPage, runCli, waitFor } from './sync-cli-run.js';
 import { assertMirrorsTruth } from './sync-truth.js';
 
 let simulator: Simulator;
@@ -32,15 +30,6 @@ after(async () => {
   await simulator.close();
   await testDb.drop();
 });
-
-async function nextPage(): Promise<number | null> {
-  const rows = await queryRows<{ next_page: string | null }>(
-    testDb.database.db,
-    sql`SELECT (walk->>'nextPage') AS next_page FROM sync_streams WHERE key = 'txs'`,
-  );
-  const value = rows[0]?.next_page;
-  return value === undefined || value === null ? null : Number(value);
-}
 
 async function freePort(): Promise<number> {
   const server = createServer();
@@ -78,12 +67,12 @@ describe('sync and status on the command line', () => {
 
   it('stops on SIGINT after the page in flight with exit 130, and a rerun finishes the job', async () => {
     const run = runCli(['sync'], env);
-    await waitFor('the walk to begin', async () => ((await nextPage()) ?? 0) >= 5);
+    await waitFor('the walk to begin', async () => ((await readNextPage(testDb.database)) ?? 0) >= 5);
     run.child.kill('SIGINT');
     const stopped = await run.done;
     assert.equal(stopped.code, 130, stopped.stderr);
     assert.match(stopped.stdout, /stopped mid-walk/);
-    const checkpoint = await nextPage();
+    const checkpoint = await readNextPage(testDb.database);
     assert.ok(checkpoint !== null && checkpoint >= 5, `checkpoint kept at page ${checkpoint}`);
 
     const rerun = await runCli(['sync'], env).done;
@@ -95,13 +84,16 @@ describe('sync and status on the command line', () => {
     simulator.addRecords(400);
     simulator.settleAll();
     const run = runCli(['sync', '--full'], env);
-    await waitFor('the full walk to pass page 20', async () => ((await nextPage()) ?? 0) >= 20);
+    await waitFor(
+      'the full walk to pass page 20',
+      async () => ((await readNextPage(testDb.database)) ?? 0) >= 20,
+    );
     simulator.setFaults({ errorRate: 1 });
     const failed = await run.done;
     simulator.setFaults({ errorRate: 0 });
     assert.equal(failed.code, 1);
     assert.match(failed.stderr, /HTTP 50[03]/);
-    const checkpoint = await nextPage();
+    const checkpoint = await readNextPage(testDb.database);
     assert.ok(checkpoint !== null && checkpoint >= 20, `checkpoint kept at page ${checkpoint}`);
 
     const before = simulator.stats()['GET /txs']?.['200'] ?? 0;

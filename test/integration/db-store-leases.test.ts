@@ -1,96 +1,67 @@
 import assert from 'node:assert/strict';
-import { after, before, beforeEach, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { sql } from 'drizzle-orm';
-import type { LedgerTx } from '../../src/client/types.js';
-import { queryOne, queryRows } from '../../src/db/rows.js';
+import { queryOne } from '../../src/db/rows.js';
 import { createPgStore } from '../../src/db/store.js';
 import { countNonFinal, listStreams, recentRuns } from '../../src/db/stream-queries.js';
 import { LeaseLostError } from '../../src/errors.js';
-import type { PageCommit, StreamLease, SyncStore } from '../../src/sync/ports.js';
-import { createTestDatabase, makeLedgerTx, type TestDatabase } from '../helpers/database.js';
-
-const MINUTE = 60_000;
+import { makeLedgerTx } from '../helpers/ledger-tx.js';
+import { MINUTE, useStoreFixture } from '../helpers/store-fixture.js';
 
 describe('PostgreSQL store: leases, runs and re-reads', () => {
-  let t: TestDatabase;
-  let clock: Date;
-  let store: SyncStore;
-  const q = <T>(query: ReturnType<typeof sql>) => queryRows<T>(t.database.db, query);
-
-  before(async () => {
-    t = await createTestDatabase();
-  });
-  after(async () => {
-    await t?.drop();
-  });
-  beforeEach(async () => {
-    await t.database.db.execute(
-      sql`TRUNCATE ledger_transactions, ledger_tx_status_history, ledger_bundle_items, ledger_tx_rechecks, ledger_tokens, sync_streams, sync_runs, rejected_records CASCADE`,
-    );
-    clock = new Date('2026-03-01T12:00:00Z');
-    store = createPgStore({ database: t.database, now: () => clock });
-  });
-
-  async function lease(account?: string): Promise<StreamLease> {
-    return (await store.acquireStream(account === undefined ? {} : { account }, 'runner-1', 10 * MINUTE))
-      .lease;
-  }
-
-  function page(l: StreamLease, records: LedgerTx[], extra: Partial<PageCommit> = {}): PageCommit {
-    return { lease: l, page: 1, records, rejected: [], walk: null, watermark: null, ...extra };
-  }
+  const f = useStoreFixture();
 
   it('refuses a stale writer: the older lease cannot commit once a newer one exists', async () => {
-    const first = await store.acquireStream({ account: 'acc' }, 'runner-a', MINUTE);
-    await store.commitPage(
-      page(first.lease, [makeLedgerTx({ rawId: 1 })], {
+    const first = await f.store.acquireStream({ account: 'acc' }, 'runner-a', MINUTE);
+    await f.store.commitPage(
+      f.page(first.lease, [makeLedgerTx({ rawId: 1 })], {
         walk: { mode: 'backfill', nextPage: 5, headRawId: 100, totalPages: 9 },
       }),
     );
-    clock = new Date(clock.getTime() + 2 * MINUTE);
-    const second = await store.acquireStream({ account: 'acc' }, 'runner-b', MINUTE);
+    f.clock = new Date(f.clock.getTime() + 2 * MINUTE);
+    const second = await f.store.acquireStream({ account: 'acc' }, 'runner-b', MINUTE);
     assert.ok(second.lease.fence > first.lease.fence);
     assert.equal(second.state.walk?.nextPage, 5);
     await assert.rejects(
-      store.commitPage(
-        page(first.lease, [makeLedgerTx({ rawId: 2 })], {
+      f.store.commitPage(
+        f.page(first.lease, [makeLedgerTx({ rawId: 2 })], {
           walk: { mode: 'backfill', nextPage: 2, headRawId: 100, totalPages: 9 },
           watermark: 1,
         }),
       ),
       LeaseLostError,
     );
-    const [stream] = await listStreams(t.database.db);
+    const [stream] = await listStreams(f.t.database.db);
     assert.equal(stream?.walk?.nextPage, 5);
     assert.equal(stream?.watermark, null);
     assert.equal(stream?.leaseOwner, 'runner-b');
-    const stored = await q<{ raw_id: string }>(sql`SELECT raw_id::text FROM ledger_transactions`);
+    const stored = await f.q<{ raw_id: string }>(sql`SELECT raw_id::text FROM ledger_transactions`);
     assert.deepEqual(stored, [{ raw_id: '1' }]);
     // The stale runner's release does not free the new owner's lease.
-    await store.releaseStream(first.lease, { ok: false, error: 'late' });
-    assert.equal((await listStreams(t.database.db))[0]?.leaseOwner, 'runner-b');
+    await f.store.releaseStream(first.lease, { ok: false, error: 'late' });
+    assert.equal((await listStreams(f.t.database.db))[0]?.leaseOwner, 'runner-b');
   });
 
   it('refuses another owner while a lease is live, and hands it over after expiry', async () => {
-    const a = await store.acquireStream({}, 'runner-a', MINUTE);
-    await assert.rejects(store.acquireStream({}, 'runner-b', MINUTE), (error: unknown) => {
+    const a = await f.store.acquireStream({}, 'runner-a', MINUTE);
+    await assert.rejects(f.store.acquireStream({}, 'runner-b', MINUTE), (error: unknown) => {
       return error instanceof LeaseLostError && /runner-a/.test(error.message);
     });
     // Renewal by the same owner keeps the fence.
-    const renewed = await store.acquireStream({}, 'runner-a', MINUTE);
+    const renewed = await f.store.acquireStream({}, 'runner-a', MINUTE);
     assert.equal(renewed.lease.fence, a.lease.fence);
     // A committed page extends the lease.
-    clock = new Date(clock.getTime() + 50_000);
-    await store.commitPage(page(a.lease, []));
-    clock = new Date(clock.getTime() + 50_000);
-    await assert.rejects(store.acquireStream({}, 'runner-b', MINUTE), LeaseLostError);
-    clock = new Date(clock.getTime() + MINUTE);
-    const b = await store.acquireStream({}, 'runner-b', MINUTE);
+    f.clock = new Date(f.clock.getTime() + 50_000);
+    await f.store.commitPage(f.page(a.lease, []));
+    f.clock = new Date(f.clock.getTime() + 50_000);
+    await assert.rejects(f.store.acquireStream({}, 'runner-b', MINUTE), LeaseLostError);
+    f.clock = new Date(f.clock.getTime() + MINUTE);
+    const b = await f.store.acquireStream({}, 'runner-b', MINUTE);
     assert.equal(b.lease.fence, a.lease.fence + 1);
-    await store.releaseStream(b.lease, { ok: true });
-    const c = await store.acquireStream({}, 'runner-c', MINUTE);
+    await f.store.releaseStream(b.lease, { ok: true });
+    const c = await f.store.acquireStream({}, 'runner-c', MINUTE);
     assert.equal(c.lease.fence, b.lease.fence + 1);
-    const runs = await recentRuns(t.database.db, { streamKey: 'txs' });
+    const runs = await recentRuns(f.t.database.db, { streamKey: 'txs' });
     assert.deepEqual(
       runs.map((r) => [r.owner, r.outcome]),
       [
@@ -102,27 +73,27 @@ describe('PostgreSQL store: leases, runs and re-reads', () => {
   });
 
   it('records outcomes and run counts for status', async () => {
-    const l = await lease('acc-1');
-    await store.commitPage(
-      page(l, [makeLedgerTx({ rawId: 1 }), makeLedgerTx({ rawId: 2 })], { watermark: 2 }),
+    const l = await f.lease('acc-1');
+    await f.store.commitPage(
+      f.page(l, [makeLedgerTx({ rawId: 1 }), makeLedgerTx({ rawId: 2 })], { watermark: 2 }),
     );
-    await store.commitPage(page(l, [makeLedgerTx({ rawId: 2 })], { watermark: 2 }));
-    await store.releaseStream(l, { ok: false, error: 'HTTP 503' });
-    const l2 = await lease('acc-1');
-    await store.releaseStream(l2, { ok: false, error: 'HTTP 503 again' });
-    let [stream] = await listStreams(t.database.db);
+    await f.store.commitPage(f.page(l, [makeLedgerTx({ rawId: 2 })], { watermark: 2 }));
+    await f.store.releaseStream(l, { ok: false, error: 'HTTP 503' });
+    const l2 = await f.lease('acc-1');
+    await f.store.releaseStream(l2, { ok: false, error: 'HTTP 503 again' });
+    let [stream] = await listStreams(f.t.database.db);
     assert.equal(stream?.key, 'txsByAccount/acc-1');
     assert.deepEqual(stream?.spec, { account: 'acc-1' });
     assert.equal(stream?.watermark, 2);
     assert.equal(stream?.errorStreak, 2);
     assert.equal(stream?.lastError, 'HTTP 503 again');
     assert.equal(stream?.leaseOwner, null);
-    const l3 = await lease('acc-1');
-    await store.releaseStream(l3, { ok: true });
-    [stream] = await listStreams(t.database.db);
+    const l3 = await f.lease('acc-1');
+    await f.store.releaseStream(l3, { ok: true });
+    [stream] = await listStreams(f.t.database.db);
     assert.equal(stream?.errorStreak, 0);
-    assert.equal(stream?.lastSuccessAt?.toISOString(), clock.toISOString());
-    const [firstRun] = (await recentRuns(t.database.db)).filter((r) => r.fence === l.fence);
+    assert.equal(stream?.lastSuccessAt?.toISOString(), f.clock.toISOString());
+    const [firstRun] = (await recentRuns(f.t.database.db)).filter((r) => r.fence === l.fence);
     assert.deepEqual(
       [firstRun?.pages, firstRun?.inserted, firstRun?.unchanged, firstRun?.outcome],
       [2, 2, 1, 'error'],
@@ -130,16 +101,16 @@ describe('PostgreSQL store: leases, runs and re-reads', () => {
   });
 
   it('queues records not final and re-reads them with growing delays', async () => {
-    const l = await lease();
+    const l = await f.lease();
     const confirmed = makeLedgerTx({ rawId: 1, status: 'confirmed', id: '', timestamp: 0 });
-    const burn = makeLedgerTx({ rawId: 2, action: 'burn', timestamp: clock.getTime() - MINUTE });
+    const burn = makeLedgerTx({ rawId: 2, action: 'burn', timestamp: f.clock.getTime() - MINUTE });
     const done = makeLedgerTx({ rawId: 3 });
-    await store.commitPage(page(l, [confirmed, burn, done]));
-    assert.deepEqual(await store.duePending(10, clock), []);
-    assert.deepEqual(await countNonFinal(t.database.db, clock), { notPackaged: 1, queued: 2, due: 0 });
+    await f.store.commitPage(f.page(l, [confirmed, burn, done]));
+    assert.deepEqual(await f.store.duePending(10, f.clock), []);
+    assert.deepEqual(await countNonFinal(f.t.database.db, f.clock), { notPackaged: 1, queued: 2, due: 0 });
 
-    clock = new Date(clock.getTime() + 30_000);
-    const due = await store.duePending(10, clock);
+    f.clock = new Date(f.clock.getTime() + 30_000);
+    const due = await f.store.duePending(10, f.clock);
     assert.deepEqual(
       due.map((d) => [d.rawId, d.ledgerHash, d.attempts]),
       [
@@ -148,58 +119,58 @@ describe('PostgreSQL store: leases, runs and re-reads', () => {
       ],
     );
     // Still confirmed, burn still without its hash: both re-scheduled, 60 s later (attempt 1).
-    const counts = await store.commitReread({ records: [confirmed, burn], missing: [], now: clock });
+    const counts = await f.store.commitReread({ records: [confirmed, burn], missing: [], now: f.clock });
     assert.deepEqual(counts, { inserted: 0, updated: 0, unchanged: 2, rejected: 0 });
-    assert.deepEqual(await store.duePending(10, new Date(clock.getTime() + 59_000)), []);
-    clock = new Date(clock.getTime() + 60_000);
-    assert.equal((await store.duePending(10, clock)).length, 2);
+    assert.deepEqual(await f.store.duePending(10, new Date(f.clock.getTime() + 59_000)), []);
+    f.clock = new Date(f.clock.getTime() + 60_000);
+    assert.equal((await f.store.duePending(10, f.clock)).length, 2);
     // Packaged now; the burn's hash appeared: both leave the queue, and history shows the change.
-    await store.commitReread({
+    await f.store.commitReread({
       records: [
         { ...confirmed, status: 'packaged', id: 'b', timestamp: 1 },
         { ...burn, targetChainTxHash: '0xlanded' },
       ],
       missing: [],
-      now: clock,
+      now: f.clock,
     });
-    assert.deepEqual(await countNonFinal(t.database.db, clock), { notPackaged: 0, queued: 0, due: 0 });
+    assert.deepEqual(await countNonFinal(f.t.database.db, f.clock), { notPackaged: 0, queued: 0, due: 0 });
     const history = await queryOne<{ n: number }>(
-      t.database.db,
+      f.t.database.db,
       sql`SELECT count(*)::int AS n FROM ledger_tx_status_history WHERE raw_id = 1`,
     );
     assert.equal(history.n, 2);
   });
 
   it('backs off exponentially up to the cap and gives up after the last attempt', async () => {
-    store = createPgStore({
-      database: t.database,
-      now: () => clock,
+    f.store = createPgStore({
+      database: f.t.database,
+      now: () => f.clock,
       recheck: { baseMs: 1000, maxMs: 5000, maxAttempts: 5 },
     });
-    const l = await lease();
+    const l = await f.lease();
     const tx = makeLedgerTx({ rawId: 1, status: 'confirmed' });
-    await store.commitPage(page(l, [tx]));
+    await f.store.commitPage(f.page(l, [tx]));
     const delays: number[] = [];
     for (let i = 0; i < 6; i++) {
-      const [pending] = await q<{ due_at: Date }>(sql`SELECT due_at FROM ledger_tx_rechecks`);
+      const [pending] = await f.q<{ due_at: Date }>(sql`SELECT due_at FROM ledger_tx_rechecks`);
       if (!pending) break;
-      delays.push(new Date(pending.due_at).getTime() - clock.getTime());
-      clock = new Date(pending.due_at);
-      const [due] = await store.duePending(1, clock);
+      delays.push(new Date(pending.due_at).getTime() - f.clock.getTime());
+      f.clock = new Date(pending.due_at);
+      const [due] = await f.store.duePending(1, f.clock);
       assert.ok(due);
-      await store.commitReread({ records: [], missing: [due], now: clock });
+      await f.store.commitReread({ records: [], missing: [due], now: f.clock });
     }
     assert.deepEqual(delays, [1000, 2000, 4000, 5000, 5000]);
-    const stored = await q<{ raw_id: string }>(sql`SELECT raw_id::text FROM ledger_transactions`);
+    const stored = await f.q<{ raw_id: string }>(sql`SELECT raw_id::text FROM ledger_transactions`);
     assert.equal(stored.length, 1, 'a record given up on stays stored');
   });
 
   it('stops waiting on a burn whose target-chain hash never comes', async () => {
-    const l = await lease();
-    const burn = makeLedgerTx({ rawId: 1, action: 'burn', timestamp: clock.getTime() });
-    await store.commitPage(page(l, [burn]));
-    clock = new Date(clock.getTime() + 25 * 60 * MINUTE);
-    await store.commitReread({ records: [burn], missing: [], now: clock });
-    assert.deepEqual(await countNonFinal(t.database.db, clock), { notPackaged: 0, queued: 0, due: 0 });
+    const l = await f.lease();
+    const burn = makeLedgerTx({ rawId: 1, action: 'burn', timestamp: f.clock.getTime() });
+    await f.store.commitPage(f.page(l, [burn]));
+    f.clock = new Date(f.clock.getTime() + 25 * 60 * MINUTE);
+    await f.store.commitReread({ records: [burn], missing: [], now: f.clock });
+    assert.deepEqual(await countNonFinal(f.t.database.db, f.clock), { notPackaged: 0, queued: 0, due: 0 });
   });
 });

@@ -1,45 +1,16 @@
 import assert from 'node:assert/strict';
-import { after, before, beforeEach, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { sql } from 'drizzle-orm';
-import type { LedgerTx } from '../../src/client/types.js';
-import { queryOne, queryRows } from '../../src/db/rows.js';
-import { createPgStore } from '../../src/db/store.js';
+import { queryOne } from '../../src/db/rows.js';
 import { countRejected, listStreams } from '../../src/db/stream-queries.js';
 import { upsertTokens } from '../../src/db/tokens.js';
-import type { PageCommit, StreamLease, SyncStore } from '../../src/sync/ports.js';
-import { createTestDatabase, makeLedgerTx, type TestDatabase } from '../helpers/database.js';
+import { makeLedgerTx } from '../helpers/ledger-tx.js';
+import { MINUTE, useStoreFixture } from '../helpers/store-fixture.js';
 
 const BIG = '115792089237316195423570985008687907853269984665640564039457584007913129639935';
-const MINUTE = 60_000;
 
 describe('PostgreSQL store: writes', () => {
-  let t: TestDatabase;
-  let clock: Date;
-  let store: SyncStore;
-  const q = <T>(query: ReturnType<typeof sql>) => queryRows<T>(t.database.db, query);
-
-  before(async () => {
-    t = await createTestDatabase();
-  });
-  after(async () => {
-    await t?.drop();
-  });
-  beforeEach(async () => {
-    await t.database.db.execute(
-      sql`TRUNCATE ledger_transactions, ledger_tx_status_history, ledger_bundle_items, ledger_tx_rechecks, ledger_tokens, sync_streams, sync_runs, rejected_records CASCADE`,
-    );
-    clock = new Date('2026-03-01T12:00:00Z');
-    store = createPgStore({ database: t.database, now: () => clock });
-  });
-
-  async function lease(account?: string): Promise<StreamLease> {
-    return (await store.acquireStream(account === undefined ? {} : { account }, 'runner-1', 10 * MINUTE))
-      .lease;
-  }
-
-  function page(l: StreamLease, records: LedgerTx[], extra: Partial<PageCommit> = {}): PageCommit {
-    return { lease: l, page: 1, records, rejected: [], walk: null, watermark: null, ...extra };
-  }
+  const f = useStoreFixture();
 
   it('round-trips every field exactly', async () => {
     const tx = makeLedgerTx({
@@ -57,9 +28,9 @@ describe('PostgreSQL store: writes', () => {
       targetChainTxHash: 'tch',
       express: { chainTxHash: 'c', withdrawFee: '12', refundLedgerHash: 'r', err: 'boom' },
     });
-    const counts = await store.commitPage(page(await lease(), [tx]));
+    const counts = await f.store.commitPage(f.page(await f.lease(), [tx]));
     assert.deepEqual(counts, { inserted: 1, updated: 0, unchanged: 0, rejected: 0 });
-    const [row] = await q<Record<string, string | null>>(sql`
+    const [row] = await f.q<Record<string, string | null>>(sql`
       SELECT raw_id::text, record_id, token_symbol, action, from_account, to_account, amount::text, fee::text,
              fee_recipient, nonce::text, token_id, chain_type, chain_id, data, version, sig, ledger_hash, status,
              internal_status, internal_status_code, internal_status_json::text, timestamp_ms::text,
@@ -99,22 +70,22 @@ describe('PostgreSQL store: writes', () => {
       token_tag: 'ethereum-usdc-0xa0b86991c6218b36c1d19d4a2e9eb0ce3606eb48',
       same_times: true as unknown as string,
     });
-    const items = await q<{ amount: string; item_index: number }>(
+    const items = await f.q<{ amount: string; item_index: number }>(
       sql`SELECT amount::text, item_index FROM ledger_bundle_items`,
     );
     assert.deepEqual(items, [{ amount: BIG, item_index: 0 }]);
   });
 
   it('resolves duplicates inside one batch: the last one wins', async () => {
-    const counts = await store.commitPage(
-      page(await lease(), [
+    const counts = await f.store.commitPage(
+      f.page(await f.lease(), [
         makeLedgerTx({ rawId: 1, status: 'confirmed' }),
         makeLedgerTx({ rawId: 2 }),
         makeLedgerTx({ rawId: 1, status: 'packaged', fee: '99' }),
       ]),
     );
     assert.deepEqual(counts, { inserted: 2, updated: 0, unchanged: 0, rejected: 0 });
-    const rows = await q<{ raw_id: string; fee: string; status: string }>(
+    const rows = await f.q<{ raw_id: string; fee: string; status: string }>(
       sql`SELECT raw_id::text, fee::text, status FROM ledger_transactions ORDER BY raw_id`,
     );
     assert.deepEqual(rows, [
@@ -124,41 +95,41 @@ describe('PostgreSQL store: writes', () => {
   });
 
   it('does not rewrite an unchanged row', async () => {
-    const l = await lease();
+    const l = await f.lease();
     const records = [makeLedgerTx({ rawId: 1 }), makeLedgerTx({ rawId: 2 })];
-    await store.commitPage(page(l, records));
-    const before = await q<{ xmin: string; updated_at: Date }>(
+    await f.store.commitPage(f.page(l, records));
+    const before = await f.q<{ xmin: string; updated_at: Date }>(
       sql`SELECT xmin::text, updated_at FROM ledger_transactions ORDER BY raw_id`,
     );
-    clock = new Date(clock.getTime() + MINUTE);
-    const counts = await store.commitPage(page(l, records));
+    f.clock = new Date(f.clock.getTime() + MINUTE);
+    const counts = await f.store.commitPage(f.page(l, records));
     assert.deepEqual(counts, { inserted: 0, updated: 0, unchanged: 2, rejected: 0 });
-    const afterRows = await q<{ xmin: string; updated_at: Date }>(
+    const afterRows = await f.q<{ xmin: string; updated_at: Date }>(
       sql`SELECT xmin::text, updated_at FROM ledger_transactions ORDER BY raw_id`,
     );
     assert.deepEqual(afterRows, before);
     const history = await queryOne<{ n: number }>(
-      t.database.db,
+      f.t.database.db,
       sql`SELECT count(*)::int AS n FROM ledger_tx_status_history`,
     );
     assert.equal(history.n, 2);
   });
 
   it('appends a status-history row on each change of status or internal status', async () => {
-    const l = await lease();
+    const l = await f.lease();
     const confirmed = makeLedgerTx({ rawId: 7, status: 'confirmed', id: '', timestamp: 0 });
-    await store.commitPage(page(l, [confirmed]));
-    clock = new Date(clock.getTime() + MINUTE);
+    await f.store.commitPage(f.page(l, [confirmed]));
+    f.clock = new Date(f.clock.getTime() + MINUTE);
     // id and timestamp fill in: updated, but no status change, so no history row.
-    await store.commitPage(page(l, [{ ...confirmed, id: 'b1' }]));
-    clock = new Date(clock.getTime() + MINUTE);
-    const counts = await store.commitPage(
-      page(l, [{ ...confirmed, id: 'b1', status: 'packaged', timestamp: 5 }]),
+    await f.store.commitPage(f.page(l, [{ ...confirmed, id: 'b1' }]));
+    f.clock = new Date(f.clock.getTime() + MINUTE);
+    const counts = await f.store.commitPage(
+      f.page(l, [{ ...confirmed, id: 'b1', status: 'packaged', timestamp: 5 }]),
     );
     assert.deepEqual(counts, { inserted: 0, updated: 1, unchanged: 0, rejected: 0 });
-    clock = new Date(clock.getTime() + MINUTE);
-    await store.commitPage(
-      page(l, [
+    f.clock = new Date(f.clock.getTime() + MINUTE);
+    await f.store.commitPage(
+      f.page(l, [
         {
           ...confirmed,
           id: 'b1',
@@ -169,7 +140,7 @@ describe('PostgreSQL store: writes', () => {
         },
       ]),
     );
-    const history = await q<{ status: string; code: string; observed_at: Date }>(sql`
+    const history = await f.q<{ status: string; code: string; observed_at: Date }>(sql`
       SELECT status, internal_status_code AS code, observed_at FROM ledger_tx_status_history ORDER BY id`);
     assert.deepEqual(
       history.map((h) => [h.status, h.code, new Date(h.observed_at).toISOString()]),
@@ -179,7 +150,7 @@ describe('PostgreSQL store: writes', () => {
         ['packaged', 'failed', '2026-03-01T12:03:00.000Z'],
       ],
     );
-    const [row] = await q<{ ledger_time: Date | null; first_seen_at: Date; updated_at: Date }>(
+    const [row] = await f.q<{ ledger_time: Date | null; first_seen_at: Date; updated_at: Date }>(
       sql`SELECT ledger_time, first_seen_at, updated_at FROM ledger_transactions`,
     );
     assert.equal(new Date(row!.first_seen_at).toISOString(), '2026-03-01T12:00:00.000Z');
@@ -188,7 +159,7 @@ describe('PostgreSQL store: writes', () => {
   });
 
   it('rewrites bundle items when the bundle data changes, and only then', async () => {
-    const l = await lease();
+    const l = await f.lease();
     const data = (amounts: string[]) =>
       JSON.stringify({
         bundle: {
@@ -196,9 +167,9 @@ describe('PostgreSQL store: writes', () => {
         },
       });
     const bundle = makeLedgerTx({ rawId: 3, action: 'bundle', data: data(['1', '2', '3']) });
-    await store.commitPage(page(l, [bundle]));
+    await f.store.commitPage(f.page(l, [bundle]));
     const items = () =>
-      q<{ i: number; amount: string }>(
+      f.q<{ i: number; amount: string }>(
         sql`SELECT item_index AS i, amount::text FROM ledger_bundle_items ORDER BY 1`,
       );
     assert.deepEqual(await items(), [
@@ -206,26 +177,29 @@ describe('PostgreSQL store: writes', () => {
       { i: 1, amount: '2' },
       { i: 2, amount: '3' },
     ]);
-    await store.commitPage(page(l, [{ ...bundle, data: data(['5', '6']) }]));
+    await f.store.commitPage(f.page(l, [{ ...bundle, data: data(['5', '6']) }]));
     assert.deepEqual(await items(), [
       { i: 0, amount: '5' },
       { i: 1, amount: '6' },
     ]);
-    await store.commitPage(page(l, [{ ...bundle, data: '{"bundle": broken' }]));
+    await f.store.commitPage(f.page(l, [{ ...bundle, data: '{"bundle": broken' }]));
     assert.deepEqual(await items(), []);
-    const stored = await queryOne<{ data: string }>(t.database.db, sql`SELECT data FROM ledger_transactions`);
+    const stored = await queryOne<{ data: string }>(
+      f.t.database.db,
+      sql`SELECT data FROM ledger_transactions`,
+    );
     assert.equal(stored.data, '{"bundle": broken');
   });
 
   it('commits a page and its checkpoint together or not at all', async () => {
-    const l = await lease();
-    await store.commitPage(
-      page(l, [makeLedgerTx({ rawId: 1 })], {
+    const l = await f.lease();
+    await f.store.commitPage(
+      f.page(l, [makeLedgerTx({ rawId: 1 })], {
         walk: { mode: 'backfill', nextPage: 2, headRawId: 10, totalPages: 5 },
       }),
     );
     // Make the last write of the commit (the rejected record) fail, after rows and checkpoint.
-    await t.database.db.execute(
+    await f.t.database.db.execute(
       sql.raw(`
       CREATE FUNCTION refuse_poison() RETURNS trigger LANGUAGE plpgsql AS
         $$ BEGIN IF NEW.reason = 'poison' THEN RAISE EXCEPTION 'refused by test'; END IF; RETURN NEW; END $$;
@@ -234,8 +208,8 @@ describe('PostgreSQL store: writes', () => {
     );
     try {
       await assert.rejects(
-        store.commitPage(
-          page(l, [makeLedgerTx({ rawId: 2 }), makeLedgerTx({ rawId: 1, fee: '55' })], {
+        f.store.commitPage(
+          f.page(l, [makeLedgerTx({ rawId: 2 }), makeLedgerTx({ rawId: 1, fee: '55' })], {
             page: 2,
             rejected: [{ reason: 'poison', raw: '{}' }],
             walk: { mode: 'backfill', nextPage: 3, headRawId: 10, totalPages: 5 },
@@ -245,29 +219,29 @@ describe('PostgreSQL store: writes', () => {
           /refused by test/.test(`${error.message} ${(error.cause as Error | undefined)?.message}`),
       );
     } finally {
-      await t.database.db.execute(
+      await f.t.database.db.execute(
         sql.raw('DROP TRIGGER refuse_poison ON rejected_records; DROP FUNCTION refuse_poison();'),
       );
     }
-    const rows = await q<{ raw_id: string; fee: string }>(
+    const rows = await f.q<{ raw_id: string; fee: string }>(
       sql`SELECT raw_id::text, fee::text FROM ledger_transactions`,
     );
     assert.deepEqual(rows, [{ raw_id: '1', fee: '10' }]);
-    const [stream] = await listStreams(t.database.db);
+    const [stream] = await listStreams(f.t.database.db);
     assert.equal(stream?.walk?.nextPage, 2);
   });
 
   it('stores rejected records with their reason, once per distinct record', async () => {
-    const l = await lease();
+    const l = await f.lease();
     const bad = { reason: 'rawId is missing', raw: '{"ledgerHash":"0xbad"}', ledgerHash: '0xbad' };
-    const counts = await store.commitPage(
-      page(l, [makeLedgerTx({ rawId: 1 }), makeLedgerTx({ rawId: 2, amount: '12.5' })], {
+    const counts = await f.store.commitPage(
+      f.page(l, [makeLedgerTx({ rawId: 1 }), makeLedgerTx({ rawId: 2, amount: '12.5' })], {
         rejected: [bad, bad],
       }),
     );
     assert.deepEqual(counts, { inserted: 1, updated: 0, unchanged: 0, rejected: 3 });
-    await store.commitPage(page(l, [], { page: 4, rejected: [bad] }));
-    const rows = await q<{
+    await f.store.commitPage(f.page(l, [], { page: 4, rejected: [bad] }));
+    const rows = await f.q<{
       reason: string;
       raw_id: string | null;
       ledger_hash: string | null;
@@ -284,17 +258,17 @@ describe('PostgreSQL store: writes', () => {
       page: 4,
       seen_count: 3,
     });
-    assert.deepEqual(await countRejected(t.database.db), { distinct: 2, sightings: 4 });
+    assert.deepEqual(await countRejected(f.t.database.db), { distinct: 2, sightings: 4 });
   });
 
   it('sets aside a record whose ledger hash is stored under another rawId', async () => {
-    const l = await lease();
-    await store.commitPage(page(l, [makeLedgerTx({ rawId: 1, ledgerHash: '0xdup' })]));
-    const counts = await store.commitPage(
-      page(l, [makeLedgerTx({ rawId: 2, ledgerHash: '0xdup' }), makeLedgerTx({ rawId: 3 })]),
+    const l = await f.lease();
+    await f.store.commitPage(f.page(l, [makeLedgerTx({ rawId: 1, ledgerHash: '0xdup' })]));
+    const counts = await f.store.commitPage(
+      f.page(l, [makeLedgerTx({ rawId: 2, ledgerHash: '0xdup' }), makeLedgerTx({ rawId: 3 })]),
     );
     assert.deepEqual(counts, { inserted: 1, updated: 0, unchanged: 0, rejected: 1 });
-    const [rejected] = await q<{ reason: string; raw_id: string }>(
+    const [rejected] = await f.q<{ reason: string; raw_id: string }>(
       sql`SELECT reason, raw_id::text FROM rejected_records`,
     );
     assert.equal(rejected?.raw_id, '2');
@@ -302,10 +276,10 @@ describe('PostgreSQL store: writes', () => {
   });
 
   it('uses the /info tag that matches a record, including for records stored before the token was known', async () => {
-    const l = await lease();
+    const l = await f.lease();
     const ar = makeLedgerTx({ rawId: 1, tokenSymbol: 'ar', chainType: 'arweave', tokenID: 'AbC' });
-    await store.commitPage(page(l, [ar]));
-    const tokens = await upsertTokens(t.database, [
+    await f.store.commitPage(f.page(l, [ar]));
+    const tokens = await upsertTokens(f.t.database, [
       {
         tag: 'arweave-AR-AbC',
         symbol: 'AR',
@@ -317,14 +291,14 @@ describe('PostgreSQL store: writes', () => {
       },
     ]);
     assert.deepEqual(tokens, { inserted: 1, updated: 0, unchanged: 0, retagged: 1 });
-    await store.commitPage(
-      page(l, [makeLedgerTx({ rawId: 2, tokenSymbol: 'Ar', chainType: 'arweave', tokenID: 'AbC' })]),
+    await f.store.commitPage(
+      f.page(l, [makeLedgerTx({ rawId: 2, tokenSymbol: 'Ar', chainType: 'arweave', tokenID: 'AbC' })]),
     );
-    const tags = await q<{ token_tag: string }>(
+    const tags = await f.q<{ token_tag: string }>(
       sql`SELECT token_tag FROM ledger_transactions ORDER BY raw_id`,
     );
     assert.deepEqual(tags, [{ token_tag: 'arweave-AR-AbC' }, { token_tag: 'arweave-AR-AbC' }]);
-    const again = await upsertTokens(t.database, [
+    const again = await upsertTokens(f.t.database, [
       {
         tag: 'arweave-AR-AbC',
         symbol: 'AR',
@@ -339,13 +313,13 @@ describe('PostgreSQL store: writes', () => {
   });
 
   it('lets two streams write the same records concurrently without loss or duplicates', async () => {
-    const a = await store.acquireStream({}, 'runner-a', MINUTE);
-    const b = await store.acquireStream({ account: 'x' }, 'runner-b', MINUTE);
+    const a = await f.store.acquireStream({}, 'runner-a', MINUTE);
+    const b = await f.store.acquireStream({ account: 'x' }, 'runner-b', MINUTE);
     const records = Array.from({ length: 200 }, (_, i) => makeLedgerTx({ rawId: i + 1 }));
     const reversed = [...records].reverse();
     const results = await Promise.all(
       Array.from({ length: 10 }, (_, i) =>
-        store.commitPage(page(i % 2 ? a.lease : b.lease, i % 2 ? records : reversed)),
+        f.store.commitPage(f.page(i % 2 ? a.lease : b.lease, i % 2 ? records : reversed)),
       ),
     );
     assert.equal(
@@ -353,7 +327,7 @@ describe('PostgreSQL store: writes', () => {
       200,
     );
     const n = await queryOne<{ n: number }>(
-      t.database.db,
+      f.t.database.db,
       sql`SELECT count(*)::int AS n FROM ledger_transactions`,
     );
     assert.equal(n.n, 200);

@@ -3,6 +3,9 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { join } from 'node:path';
+import { sql } from 'drizzle-orm';
+import type { Database } from '../../src/db/connect.js';
+import { queryRows } from '../../src/db/rows.js';
 import { packageRoot } from '../../src/paths.js';
 
 export interface CliRun {
@@ -51,4 +54,14 @@ export async function waitFor(what: string, check: () => Promise<boolean> | bool
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
+}
+
+/** The global list's checkpoint: the next page its walk fetches, `null` when no walk is under way. */
+export async function readNextPage(database: Database): Promise<number | null> {
+  const rows = await queryRows<{ next_page: string | null }>(
+    database.db,
+    sql`SELECT (walk->>'nextPage') AS next_page FROM sync_streams WHERE key = 'txs'`,
+  );
+  const value = rows[0]?.next_page;
+  return value === undefined || value === null ? null : Number(value);
 }

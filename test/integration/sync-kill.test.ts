@@ -4,7 +4,7 @@ import { sql } from 'drizzle-orm';
 import { queryRows } from '../../src/db/rows.js';
 import { createSimulator, type Simulator } from '../../src/simulator/index.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
-import { runCli, waitFor } from './sync-cli-run.js';
+import { readNextPage, runCli, waitFor } from './sync-cli-run.js';
 import { assertMirrorsTruth } from './sync-truth.js';
 
 let simulator: Simulator;
@@ -29,15 +29,6 @@ after(async () => {
   await testDb.drop();
 });
 
-async function checkpoint(): Promise<number | null> {
-  const rows = await queryRows<{ next_page: string | null }>(
-    testDb.database.db,
-    sql`SELECT (walk->>'nextPage') AS next_page FROM sync_streams WHERE key = 'txs'`,
-  );
-  const value = rows[0]?.next_page;
-  return value === undefined || value === null ? null : Number(value);
-}
-
 async function duplicates(): Promise<number> {
   const [row] = await queryRows<{ n: string }>(
     testDb.database.db,
@@ -55,7 +46,7 @@ describe('sync killed with SIGKILL at random points', () => {
     early.child.kill('SIGKILL');
     assert.equal((await early.done).signal, 'SIGKILL');
 
-    let previous = (await checkpoint()) ?? 1;
+    let previous = (await readNextPage(testDb.database)) ?? 1;
     for (const share of [
       0.2 + Math.random() * 0.15,
       0.45 + Math.random() * 0.15,
@@ -69,12 +60,12 @@ describe('sync killed with SIGKILL at random points', () => {
       });
       await waitFor(
         `checkpoint past page ${target}`,
-        async () => finished || ((await checkpoint()) ?? 0) >= target,
+        async () => finished || ((await readNextPage(testDb.database)) ?? 0) >= target,
       );
       run.child.kill('SIGKILL');
       const outcome = await run.done;
       assert.equal(outcome.signal, 'SIGKILL', `killed mid-walk (stderr: ${outcome.stderr.slice(-300)})`);
-      const now = await checkpoint();
+      const now = await readNextPage(testDb.database);
       assert.ok(now !== null && now >= previous, `the checkpoint only moves forward (${previous} → ${now})`);
       previous = now;
       assert.equal(await duplicates(), 0);
@@ -84,7 +75,7 @@ describe('sync killed with SIGKILL at random points', () => {
     const outcome = await last.done;
     assert.equal(outcome.code, 0, outcome.stderr.slice(-500));
     assert.match(outcome.stdout, /txs: backfill, \d+ pages, .*up to date/);
-    assert.equal(await checkpoint(), null, 'the walk is finished');
+    assert.equal(await readNextPage(testDb.database), null, 'the walk is finished');
     await assertMirrorsTruth(testDb.database.db, simulator);
   });
 });

@@ -15,13 +15,14 @@ import type {
   WriteCounts,
 } from '../../src/sync/ports.js';
 import { streamKey } from '../../src/sync/stream-key.js';
+import { makeLedgerTx } from '../helpers/ledger-tx.js';
 
+/** A `confirmed` record of a busy pair of accounts, with an amount past 2^64. */
 export function makeTx(rawId: number, overrides: Partial<LedgerTx> = {}): LedgerTx {
-  return {
+  return makeLedgerTx({
     rawId,
     id: '',
     tokenSymbol: 'USDT',
-    action: 'transfer',
     from: '0xaaa',
     to: rawId % 3 === 0 ? '0xbbb' : '0xccc',
     amount: `${rawId}000000000000000000000000000000000000000000000000000000000000000000000000000`,
@@ -29,20 +30,10 @@ export function makeTx(rawId: number, overrides: Partial<LedgerTx> = {}): Ledger
     feeRecipient: '0xfee',
     nonce: String(1_700_000_000_000 + rawId),
     tokenID: '0xdac',
-    chainType: 'ethereum',
-    chainID: '1',
-    data: '',
-    version: 'v1',
-    sig: '0xsig',
-    ledgerHash: `0xhash${rawId}`,
     status: 'confirmed',
-    internalStatus: '{"status":"success"}',
-    internalStatusParsed: { status: 'success', json: { status: 'success' } },
     timestamp: 0,
-    targetChainTxHash: '',
-    express: { chainTxHash: '', withdrawFee: '', refundLedgerHash: '', err: '' },
     ...overrides,
-  };
+  });
 }
 
 /** A newest-first list that grows at the head, served in pages of 10 as the real service does. */
