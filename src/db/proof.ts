@@ -101,26 +101,41 @@ export async function insertProvenRanges(
   }
 }
 
+interface RangeRow {
+  lo: unknown;
+  hi: unknown;
+  lo_page: unknown;
+}
+
+const toRange = (row: RangeRow): RawIdRange => ({
+  lo: Number(row.lo),
+  hi: Number(row.hi),
+  loPage: toNumber(row.lo_page) ?? undefined,
+});
+
 /** The stream's proven ranges, merged. */
 export async function selectProvenRanges(db: Executor, key: string): Promise<RawIdRange[]> {
-  const rows = await queryRows<{ lo: unknown; hi: unknown; lo_page: unknown }>(
+  const rows = await queryRows<RangeRow>(
     db,
     sql`select lo, hi, lo_page from backfill_proven_ranges where stream_key = ${key} order by lo`,
   );
-  return mergeRanges(
-    rows.map((r) => ({ lo: Number(r.lo), hi: Number(r.hi), loPage: toNumber(r.lo_page) ?? undefined })),
-  );
+  return mergeRanges(rows.map(toRange));
 }
 
 /**
  * Replaces the stream's proven ranges by their merged form, so the table stays as small as the
- * number of distinct ranges rather than the number of pages ever fetched.
+ * number of distinct ranges rather than the number of pages ever fetched. Run it in a
+ * transaction: it deletes exactly the rows it read and merged, so ranges another writer commits
+ * meanwhile are kept. Returns how many rows the stream has left.
  */
-export async function compactProvenRanges(db: Executor, key: string, now: Date): Promise<RawIdRange[]> {
-  const merged = await selectProvenRanges(db, key);
-  await db.execute(sql`delete from backfill_proven_ranges where stream_key = ${key}`);
+export async function compactProvenRanges(db: Executor, key: string, now: Date): Promise<number> {
+  const rows = await queryRows<RangeRow>(
+    db,
+    sql`delete from backfill_proven_ranges where stream_key = ${key} returning lo, hi, lo_page`,
+  );
+  const merged = mergeRanges(rows.map(toRange));
   await insertProvenRanges(db, { key, backfillId: null, ranges: merged, now });
-  return merged;
+  return merged.length;
 }
 
 /** Stored records (valid or rejected) with a rawId above `rawId`, in the global list. */

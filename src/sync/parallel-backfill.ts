@@ -41,6 +41,12 @@ export interface BackfillStore extends RangePageWriter {
   runningRun(key: string): Promise<BackfillRun | null>;
   /** Every range proven for the stream so far, by any run, merged. */
   provenRanges(key: string): Promise<RawIdRange[]>;
+  /**
+   * Stores the stream's proven ranges in their merged form (same proof, fewer rows), so what is
+   * kept grows with the ranges still apart rather than with every batch ever committed. Returns
+   * how many ranges are left.
+   */
+  compactProvenRanges(key: string): Promise<number>;
   /** How many stored records of the stream have a rawId above `rawId`. */
   storedAbove(key: string, rawId: number): Promise<number>;
   /** Records a check's outcome on the run. */
@@ -259,9 +265,10 @@ export type CheckOutcome =
 
 /**
  * Checks a run once its ranges are fetched. Complete: moves the stream's watermark to the run's
- * head through the stream's fenced lease, so it only ever moves past proven ranges. Otherwise
- * plans one repair walk per gap, starting on a page that still lies above the gap and walking
- * down until past it; after `maxRounds` checks the run fails with its gaps recorded.
+ * head through the stream's fenced lease, so it only ever moves past proven ranges, and compacts
+ * the stream's proof. Otherwise plans one repair walk per gap, starting on a page that still lies
+ * above the gap and walking down until past it; after `maxRounds` checks the run fails with its
+ * gaps recorded.
  */
 export async function checkBackfill(input: {
   store: BackfillStore;
@@ -288,9 +295,11 @@ export async function checkBackfill(input: {
       owner: input.owner,
       watermark: run.headRawId,
     });
+    // Before the run is marked done, so a check that dies here compacts on its retry.
+    const ranges = await input.store.compactProvenRanges(key);
     await input.store.recordCheck({ id: run.id, round: input.round, gaps: [], status: 'done' });
     logger.info(
-      { stream: key, backfill: run.id, round: input.round, watermark: run.headRawId },
+      { stream: key, backfill: run.id, round: input.round, watermark: run.headRawId, ranges },
       'backfill proven complete',
     );
     return { status: 'done', watermark: run.headRawId };

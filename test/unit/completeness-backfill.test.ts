@@ -40,6 +40,10 @@ class MemoryBackfillStore implements BackfillStore {
   async provenRanges() {
     return mergeRanges(this.ranges);
   }
+  async compactProvenRanges() {
+    this.ranges = mergeRanges(this.ranges);
+    return this.ranges.length;
+  }
   async storedAbove(_key: string, rawId: number) {
     return [...this.rows.rows.keys()].filter((id) => id > rawId).length;
   }
