@@ -341,17 +341,9 @@ export async function advanceWatermark(input: {
   owner: string;
   watermark: number;
 }): Promise<void> {
-  const { lease, state } = await input.syncStore.acquireStream(input.spec, input.owner, 30_000);
+  const { lease } = await input.syncStore.acquireStream(input.spec, input.owner, 30_000);
   try {
-    const watermark = Math.max(state.watermark ?? -1, input.watermark);
-    await input.syncStore.commitPage({
-      lease,
-      page: 0,
-      records: [],
-      rejected: [],
-      walk: state.walk,
-      watermark,
-    });
+    await input.syncStore.advanceWatermark(lease, input.watermark);
   } catch (error) {
     await input.syncStore.releaseStream(lease, { ok: false, error: String(error) }).catch(() => undefined);
     throw error;

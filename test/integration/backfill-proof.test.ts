@@ -31,7 +31,7 @@ describe('a parallel backfill proven complete in PostgreSQL', () => {
   const count = async (query: ReturnType<typeof sql>) =>
     Number((await queryRows<{ n: string }>(t.database.db, query))[0]?.n);
 
-  it('keeps a handful of proven-range rows, not one per page', async () => {
+  it('keeps a handful of proven-range rows, not one per page, and counts no page for the watermark', async () => {
     const store = createProofStore({ database: t.database });
     const syncStore = createPgStore({ database: t.database });
     const fetchPage = createFetchPage(client);
@@ -57,6 +57,8 @@ describe('a parallel backfill proven complete in PostgreSQL', () => {
     assert.equal(await count(sql`select count(*)::text as n from backfill_proven_ranges`), proof.length);
     assert.ok(proof.length <= 2, `${proof.length} merged range(s)`);
     assert.deepEqual(await store.provenRanges('txs'), proof);
+    // Moving the watermark is not a page of the stream's run.
+    assert.equal(await count(sql`select sum(pages)::text as n from sync_runs where stream_key = 'txs'`), 0);
     assert.equal(await count(sql`select watermark::text as n from sync_streams where key = 'txs'`), RECORDS);
   });
 });

@@ -135,6 +135,12 @@ export class MemoryStore implements SyncStore {
     return counts;
   }
 
+  async advanceWatermark(lease: StreamLease, watermark: number) {
+    const row = this.streams.get(lease.key);
+    if (!row || row.fence !== lease.fence) throw new LeaseLostError(lease.key, 'stale fence');
+    row.watermark = Math.max(row.watermark ?? watermark, watermark);
+  }
+
   async releaseStream(lease: StreamLease, outcome: { ok: true } | { ok: false; error: string }) {
     const row = this.streams.get(lease.key);
     if (row && row.fence === lease.fence) {
