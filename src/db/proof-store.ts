@@ -76,7 +76,7 @@ export function createProofStore(options: { database: Database; now?: () => Date
     commitRangePages,
     provenRanges: (key) => selectProvenRanges(database.db, key),
     compactProvenRanges: (key) => database.db.transaction((tx) => compactProvenRanges(tx, key, now())),
-    storedAbove: (_key, rawId) => countStoredAbove(database.db, rawId),
+    storedAbove: (rawId) => countStoredAbove(database.db, rawId),
     recordCheck: (input) => updateBackfillCheck(database.db, { ...input, now: now() }),
   };
 }

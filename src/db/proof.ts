@@ -1,3 +1,5 @@
+/** SQL of the parallel backfill's proof: runs, proven ranges, and the rawId questions `verify` asks. */
+
 import { sql } from 'drizzle-orm';
 import type { RawIdRange } from '../sync/completeness.js';
 import { mergeRanges } from '../sync/completeness.js';
@@ -7,8 +9,6 @@ import { type Executor, queryRows, toNumber } from './rows.js';
 /** Every rawId the mirror holds: stored transactions, and records kept aside as rejected. */
 const STORED_IDS = sql`select raw_id from ledger_transactions
   union select raw_id from rejected_records where raw_id is not null`;
-
-/** SQL of the parallel backfill's proof: runs, proven ranges, and the rawId questions `verify` asks. */
 
 interface RunRow {
   id: string;
@@ -147,18 +147,6 @@ export async function countStoredAbove(db: Executor, rawId: number): Promise<num
                 and not exists (select 1 from ledger_transactions t where t.raw_id = r.raw_id)) as n`,
   );
   return toNumber(rows[0]?.n) ?? 0;
-}
-
-/** Stored records of the global list, and the range of their rawIds. */
-export async function storedSummary(
-  db: Executor,
-): Promise<{ count: number; min: number | null; max: number | null }> {
-  const rows = await queryRows<{ n: unknown; lo: unknown; hi: unknown }>(
-    db,
-    sql`select count(*) as n, min(raw_id) as lo, max(raw_id) as hi from ledger_transactions`,
-  );
-  const row = rows[0];
-  return { count: toNumber(row?.n) ?? 0, min: toNumber(row?.lo), max: toNumber(row?.hi) };
 }
 
 /** Places where consecutive stored rawIds (up to `upTo`) are more than one apart. */

@@ -1,5 +1,5 @@
 import type { TxPage } from '../client/types.js';
-import { LeaseLostError, MalformedResponseError } from '../errors.js';
+import { MalformedResponseError } from '../errors.js';
 import {
   type CompletenessReport,
   judgeCompleteness,
@@ -47,8 +47,11 @@ export interface BackfillStore extends RangePageWriter {
    * how many ranges are left.
    */
   compactProvenRanges(key: string): Promise<number>;
-  /** How many stored records of the stream have a rawId above `rawId`. */
-  storedAbove(key: string, rawId: number): Promise<number>;
+  /**
+   * How many stored records have a rawId above `rawId`: all stored records count, since only the
+   * global list, which holds every record, is backfilled in parallel.
+   */
+  storedAbove(rawId: number): Promise<number>;
   /** Records a check's outcome on the run. */
   recordCheck(input: {
     id: string;
@@ -107,7 +110,7 @@ export async function planBackfill(input: {
   const earlier = await input.store.provenRanges(key);
   if (earlier.length > 0) {
     const report = judgeCompleteness(earlier, headRawId);
-    return { run, tasks: await repairTasks({ store: input.store, key, report, head: headRawId }) };
+    return { run, tasks: await repairTasks({ store: input.store, report, head: headRawId }) };
   }
   const tasks: RangeTask[] = splitPages(totalPages, input.pagesPerRange).map((range: PageRange, i, all) => ({
     fromPage: range.from,
@@ -121,7 +124,6 @@ export async function planBackfill(input: {
 /** One repair walk per gap: from where the record above it was last seen, down past it. */
 async function repairTasks(input: {
   store: BackfillStore;
-  key: string;
   report: CompletenessReport;
   head: number;
   pageSize?: number | undefined;
@@ -130,7 +132,7 @@ async function repairTasks(input: {
   for (const gap of input.report.gaps) {
     let fromPage = repairStartFor(gap, input.report.proven, 0);
     if (fromPage === 0) {
-      fromPage = repairStartPage(await input.store.storedAbove(input.key, gap.hi), input.pageSize ?? 10);
+      fromPage = repairStartPage(await input.store.storedAbove(gap.hi), input.pageSize ?? 10);
     }
     const seekRawId = gap.hi < input.head ? gap.hi + 1 : null;
     tasks.push({ fromPage, toPage: null, stopBelowRawId: gap.lo, seekRawId });
@@ -318,7 +320,6 @@ export async function checkBackfill(input: {
   }
   const tasks = await repairTasks({
     store: input.store,
-    key,
     report,
     head: run.headRawId,
     pageSize: input.pageSize,
@@ -349,9 +350,4 @@ export async function advanceWatermark(input: {
     throw error;
   }
   await input.syncStore.releaseStream(lease, { ok: true });
-}
-
-/** Whether an error means another runner owns the stream right now. */
-export function isLeaseConflict(error: unknown): boolean {
-  return error instanceof LeaseLostError;
 }

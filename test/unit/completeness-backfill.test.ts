@@ -44,7 +44,7 @@ class MemoryBackfillStore implements BackfillStore {
     this.ranges = mergeRanges(this.ranges);
     return this.ranges.length;
   }
-  async storedAbove(_key: string, rawId: number) {
+  async storedAbove(rawId: number) {
     return [...this.rows.rows.keys()].filter((id) => id > rawId).length;
   }
   async recordCheck(input: Parameters<BackfillStore['recordCheck']>[0]) {

@@ -89,7 +89,7 @@ class BatchingStore implements BackfillStore {
     this.ranges = mergeRanges(this.ranges);
     return this.ranges.length;
   }
-  async storedAbove(_key: string, rawId: number) {
+  async storedAbove(rawId: number) {
     return [...this.rows.rows.keys()].filter((id) => id > rawId).length;
   }
   async recordCheck(input: Parameters<BackfillStore['recordCheck']>[0]) {
