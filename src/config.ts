@@ -7,7 +7,7 @@ import { ConfigError } from './errors.js';
 export interface Config {
   /** `LEDGER_BASE_URL`: the ledger service's base address. No default; commands that talk to the service need it. */
   ledgerBaseUrl: string | undefined;
-  /** `LEDGER_PATHS`: JSON object overriding endpoint path templates, e.g. `{"txsByHash":"/tx/{ledgerHash}"}`. Default: the interface document's spelling. */
+  /** `LEDGER_PATHS`: JSON object overriding endpoint path templates, e.g. `{"txsByHash":"/tx/{ledgerHash}"}`. Default: the service's own paths (`/txs`, `/txsByHash/{ledgerHash}`, …). */
   ledgerPaths: Record<string, string>;
   /** `DATABASE_URL`: PostgreSQL connection string. Absent: the embedded PostgreSQL (PGlite) in {@link dataDir}. */
   databaseUrl: string | undefined;

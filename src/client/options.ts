@@ -12,7 +12,7 @@ export interface LedgerClientOptions {
   /** The service's base address, e.g. `https://api.example.org` (a path prefix is kept). */
   baseUrl: string;
   /**
-   * Path templates by endpoint name, overriding the interface document's spelling, e.g.
+   * Path templates by endpoint name, overriding the service's own spelling, e.g.
    * `{ txsByHash: '/tx/{ledgerHash}', mintedTxByChainTxHash: '/minted/{chainTxHash}' }`.
    */
   paths?: Partial<Record<EndpointName, string>> | Record<string, string> | undefined;

@@ -1,5 +1,5 @@
 /**
- * Array-backed implementations of the sync engine's ports (the design lets tests do this): a
+ * Array-backed implementations of the sync engine's ports (it is handed its store and fetch): a
  * live newest-first list served page by page, and a store keeping rows and stream state in maps.
  */
 import type { LedgerTx, RejectedRecord, TxPage } from '../../src/client/types.js';
