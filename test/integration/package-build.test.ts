@@ -3,6 +3,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { pathToFileURL } from 'node:url';
 
 const root = new URL('../..', import.meta.url).pathname;
 const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as {
@@ -61,5 +62,17 @@ describe('npm run build', { timeout: 120_000 }, () => {
     const folders = new Set(listing?.files.map((f) => f.path.split('/').slice(0, 2).join('/')));
     const shipped = [...folders].filter((folder) => folder.startsWith('dist/')).sort();
     assert.deepEqual(shipped, ['dist/src', 'dist/workers']);
+  });
+
+  it('exports the client, the simulator and the one-shot sync from the package entry', async () => {
+    const main = pkg.exports['.'];
+    assert.ok(main && typeof main === 'object');
+    const library = (await import(pathToFileURL(built(main.default)).href)) as Record<string, unknown>;
+    for (const name of ['createLedgerClient', 'createSimulator', 'createContext', 'syncOnce', 'loadConfig']) {
+      assert.equal(typeof library[name], 'function', `${name} is exported`);
+    }
+    for (const internal of ['walkStream', 'createPgStore', 'fetchRange', 'buildUpsertQuery']) {
+      assert.equal(library[internal], undefined, `${internal} stays internal`);
+    }
   });
 });
