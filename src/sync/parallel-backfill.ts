@@ -1,4 +1,5 @@
 import type { TxPage } from '../client/types.js';
+import { LEASE_MS, PAGE_SIZE } from '../defaults.js';
 import { MalformedResponseError } from '../errors.js';
 import {
   type CompletenessReport,
@@ -132,7 +133,7 @@ async function repairTasks(input: {
   for (const gap of input.report.gaps) {
     let fromPage = repairStartFor(gap, input.report.proven, 0);
     if (fromPage === 0) {
-      fromPage = repairStartPage(await input.store.storedAbove(gap.hi), input.pageSize ?? 10);
+      fromPage = repairStartPage(await input.store.storedAbove(gap.hi), input.pageSize ?? PAGE_SIZE);
     }
     const seekRawId = gap.hi < input.head ? gap.hi + 1 : null;
     tasks.push({ fromPage, toPage: null, stopBelowRawId: gap.lo, seekRawId });
@@ -342,7 +343,7 @@ export async function advanceWatermark(input: {
   owner: string;
   watermark: number;
 }): Promise<void> {
-  const { lease } = await input.syncStore.acquireStream(input.spec, input.owner, 30_000);
+  const { lease } = await input.syncStore.acquireStream(input.spec, input.owner, LEASE_MS.watermark);
   try {
     await input.syncStore.advanceWatermark(lease, input.watermark);
   } catch (error) {
