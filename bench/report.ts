@@ -44,7 +44,10 @@ export interface Ratios {
   peakRss1mVs100k: Maybe<{ value: number; largeRecords: number; smallRecords: number }>;
 }
 
-/** A target of the issue and whether this run met it. The benchmark reports; it does not fail. */
+/**
+ * A figure's target (the README's performance table) and whether this run met it. The benchmark
+ * reports; it does not fail.
+ */
 export interface Target {
   name: string;
   target: string;

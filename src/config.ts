@@ -1,3 +1,4 @@
+import { REQUEST_DEFAULTS } from './defaults.js';
 import { ConfigError } from './errors.js';
 
 /**
@@ -7,7 +8,7 @@ import { ConfigError } from './errors.js';
 export interface Config {
   /** `LEDGER_BASE_URL`: the ledger service's base address. No default; commands that talk to the service need it. */
   ledgerBaseUrl: string | undefined;
-  /** `LEDGER_PATHS`: JSON object overriding endpoint path templates, e.g. `{"txsByHash":"/tx/{ledgerHash}"}`. Default: the interface document's spelling. */
+  /** `LEDGER_PATHS`: JSON object overriding endpoint path templates, e.g. `{"txsByHash":"/tx/{ledgerHash}"}`. Default: the service's own paths (`/txs`, `/txsByHash/{ledgerHash}`, …). */
   ledgerPaths: Record<string, string>;
   /** `DATABASE_URL`: PostgreSQL connection string. Absent: the embedded PostgreSQL (PGlite) in {@link dataDir}. */
   databaseUrl: string | undefined;
@@ -94,8 +95,8 @@ export function loadConfig(
     throw new ConfigError(name('logLevel'), `must be one of ${LOG_LEVELS.join(', ')} (got '${logLevel}')`);
   }
 
-  const retryMinMs = int('retryMinMs', 200, 0);
-  const retryMaxMs = int('retryMaxMs', 10_000, 0);
+  const retryMinMs = int('retryMinMs', REQUEST_DEFAULTS.retryMinMs, 0);
+  const retryMaxMs = int('retryMaxMs', REQUEST_DEFAULTS.retryMaxMs, 0);
   if (retryMaxMs < retryMinMs) {
     throw new ConfigError(name('retryMaxMs'), `must be >= ${ENV.retryMinMs} (${retryMinMs})`);
   }
@@ -107,12 +108,12 @@ export function loadConfig(
     dataDir: raw('dataDir') ?? './.ledger-indexer',
     redisUrl: url('redisUrl', ['redis:', 'rediss:']),
     logLevel: logLevel as Config['logLevel'],
-    requestTimeoutMs: int('requestTimeoutMs', 10_000, 1),
-    retries: int('retries', 5, 0),
+    requestTimeoutMs: int('requestTimeoutMs', REQUEST_DEFAULTS.timeoutMs, 1),
+    retries: int('retries', REQUEST_DEFAULTS.retries, 0),
     retryMinMs,
     retryMaxMs,
-    retryAfterCapMs: int('retryAfterCapMs', 60_000, 0),
-    requestsPerSecond: int('requestsPerSecond', 50, 0),
+    retryAfterCapMs: int('retryAfterCapMs', REQUEST_DEFAULTS.retryAfterCapMs, 0),
+    requestsPerSecond: int('requestsPerSecond', REQUEST_DEFAULTS.requestsPerSecond, 0),
     concurrency: int('concurrency', 8, 1),
   };
 }

@@ -1,42 +1,32 @@
-/** The library's public surface: `import { createLedgerClient } from 'ledger-indexer'`. */
-export * from './client/index.js';
-export * from './config.js';
+/**
+ * The library's public surface (`import { createLedgerClient } from 'ledger-indexer'`): the
+ * client of the ledger service, the reference simulator, and the one-shot sync into PostgreSQL
+ * or PGlite (`createContext` opens and migrates the database, `syncOnce` runs a sync), with their
+ * configuration, types and errors. Everything else is internal and may change.
+ */
+
+export { type ClientStats, isNotFound } from './client/http.js';
+export {
+  type CallOptions,
+  createLedgerClient,
+  type LedgerClient,
+  type ToolCall,
+  type ToolCallOptions,
+  type TxsAfterQuery,
+} from './client/ledger-client.js';
+export { clientOptionsFromConfig, type LedgerClientOptions } from './client/options.js';
+export { DEFAULT_PATHS, type EndpointName, type ToolName } from './client/paths.js';
+export {
+  createRequestBudget,
+  type RequestBudget,
+  type RequestBudgetOptions,
+} from './client/request-budget.js';
+export * from './client/types.js';
+export { type Config, loadConfig } from './config.js';
 export { type AppContext, type CreateContextOptions, createContext } from './context.js';
-export { type Database, type Db, type OpenDatabaseOptions, openDatabase } from './db/connect.js';
-export {
-  type BundleItemRow,
-  createTokenTagMatcher,
-  deriveTokenTag,
-  type EncodedTransaction,
-  encodeTransaction,
-  type TransactionRow,
-} from './db/encode.js';
-export { migrateDatabase } from './db/migrate.js';
-export { createProofStore } from './db/proof-store.js';
-export { verifyStreams } from './db/proof-verify.js';
-export { type ActivityRow, readActivity } from './db/report.js';
-export { readSyncStatus, type SyncStatus } from './db/status.js';
-export { createPgStore, type PgStoreOptions } from './db/store.js';
-export {
-  countNonFinal,
-  countRejected,
-  listStreams,
-  type NonFinalCounts,
-  recentRuns,
-  type StreamStatus,
-  type SyncRun,
-} from './db/stream-queries.js';
-export { type TokenWriteCounts, upsertTokens } from './db/tokens.js';
-export { DEFAULT_RECHECK_POLICY, type RecheckPolicy } from './db/write-transactions.js';
+export type { Database } from './db/connect.js';
 export * from './errors.js';
-export { createLogger, silentLogger } from './logger.js';
-export { createRedisConnection } from './queue/connection.js';
-export { type JobName, type JobPayloads, parseJobPayload, QUEUE_NAMES } from './queue/jobs.js';
-export { type QueueCounts, queueStatus, readQueueStatus } from './queue/queue-status.js';
-export { createLedgerQueues, DEFAULT_PREFIX, type LedgerQueues } from './queue/queues.js';
-export { createSharedRequestBudget, type SharedRequestBudget } from './queue/request-budget.js';
-export { listSchedules, registerSchedules, type ScheduleOptions } from './queue/schedules.js';
-export { startWorkers } from './queue/worker-runner.js';
+export { createLogger, type Logger, silentLogger } from './logger.js';
 export {
   createSimulator,
   type GroundTruthRecord,
@@ -46,34 +36,7 @@ export {
   type SimulatorOptions,
   type SimulatorStats,
 } from './simulator/index.js';
-export * from './sync/completeness.js';
-export { judgeStream, type StreamCompleteness } from './sync/completeness-report.js';
-export { isEmptyPage, linkPages, pageRawIds } from './sync/page-links.js';
-export {
-  type BackfillRun,
-  type BackfillStore,
-  checkBackfill,
-  fetchRange,
-  planBackfill,
-  type RangeTask,
-} from './sync/parallel-backfill.js';
-export type {
-  FetchByHash,
-  FetchPage,
-  PageCommit,
-  StreamSpec,
-  StreamState,
-  SyncStore,
-  WriteCounts,
-} from './sync/ports.js';
-export { type ReconcileInput, type ReconcileResult, reconcilePending } from './sync/reconcile.js';
-export { streamKey } from './sync/stream-key.js';
-export { quietLogger, type SyncLogger } from './sync/sync-logger.js';
-export {
-  type SyncContext,
-  type SyncOptions,
-  type SyncResult,
-  streamSpecs,
-  syncOnce,
-} from './sync/sync-once.js';
-export { type PageEvent, type WalkResult, type WalkStreamInput, walkStream } from './sync/walk-stream.js';
+export type { StreamSpec } from './sync/ports.js';
+export type { ReconcileResult } from './sync/reconcile.js';
+export { type SyncContext, type SyncOptions, type SyncResult, syncOnce } from './sync/sync-once.js';
+export type { PageEvent, WalkResult } from './sync/walk-types.js';

@@ -1,19 +1,18 @@
 import { hostname } from 'node:os';
 import type { StreamStatus } from '../db/stream-queries.js';
+import { leaseOwnerName } from '../defaults.js';
 import type { Logger } from '../logger.js';
 import type { SyncStore } from '../sync/ports.js';
 
-const PREFIX = 'sync';
-
 /** The lease owner of a one-shot sync: `sync:<host>:<pid>:<random>`, so a later run can tell a dead one. */
 export function syncOwner(): string {
-  return `${PREFIX}:${hostname()}:${process.pid}:${Math.random().toString(36).slice(2, 10)}`;
+  return leaseOwnerName('sync', hostname(), process.pid);
 }
 
 /** Whether `owner` is a one-shot sync of this host whose process no longer runs. */
 export function isDeadLocalOwner(owner: string, isAlive: (pid: number) => boolean = processAlive): boolean {
-  const [prefix, host, pid] = owner.split(':');
-  if (prefix !== PREFIX || host !== hostname() || !pid || !/^\d+$/.test(pid)) return false;
+  const [role, host, pid] = owner.split(':');
+  if (role !== 'sync' || host !== hostname() || !pid || !/^\d+$/.test(pid)) return false;
   return Number(pid) !== process.pid && !isAlive(Number(pid));
 }
 

@@ -50,7 +50,7 @@ export interface TxsAfterQuery extends TxListFilter {
 export type ToolCall = (params?: Record<string, unknown>, options?: ToolCallOptions) => Promise<unknown>;
 
 /**
- * The typed client of the ledger service: one method per endpoint of the interface document.
+ * The typed client of the ledger service: one method per endpoint the service offers.
  * Errors: `HttpError` (non-2xx; `isNotFound(err)` for 404), `NetworkError`/`TimeoutError`,
  * `MalformedResponseError` (after retries), `InvalidRecordError` (single look-ups).
  */

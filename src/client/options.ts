@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { type Config, ENV } from '../config.js';
+import { REQUEST_DEFAULTS } from '../defaults.js';
 import { ConfigError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { packageRoot } from '../paths.js';
@@ -12,7 +13,7 @@ export interface LedgerClientOptions {
   /** The service's base address, e.g. `https://api.example.org` (a path prefix is kept). */
   baseUrl: string;
   /**
-   * Path templates by endpoint name, overriding the interface document's spelling, e.g.
+   * Path templates by endpoint name, overriding the service's own spelling, e.g.
    * `{ txsByHash: '/tx/{ledgerHash}', mintedTxByChainTxHash: '/minted/{chainTxHash}' }`.
    */
   paths?: Partial<Record<EndpointName, string>> | Record<string, string> | undefined;
@@ -107,17 +108,27 @@ export function resolveClientOptions(options: LedgerClientOptions): ResolvedClie
     }
     return result;
   };
-  const retryMinMs = number('retryMinMs', options.retryMinMs, 200, 0);
+  const retryMinMs = number('retryMinMs', options.retryMinMs, REQUEST_DEFAULTS.retryMinMs, 0);
   const resolved: ResolvedClientOptions = {
     baseUrl: options.baseUrl,
     paths: resolvePaths(options.paths as Record<string, string> | undefined, 'paths'),
-    timeoutMs: number('timeoutMs', options.timeoutMs, 10_000, 1),
-    retries: Math.floor(number('retries', options.retries, 5, 0)),
+    timeoutMs: number('timeoutMs', options.timeoutMs, REQUEST_DEFAULTS.timeoutMs, 1),
+    retries: Math.floor(number('retries', options.retries, REQUEST_DEFAULTS.retries, 0)),
     retryMinMs,
-    retryMaxMs: number('retryMaxMs', options.retryMaxMs, Math.max(10_000, retryMinMs), retryMinMs),
-    retryAfterCapMs: number('retryAfterCapMs', options.retryAfterCapMs, 60_000, 0),
+    retryMaxMs: number(
+      'retryMaxMs',
+      options.retryMaxMs,
+      Math.max(REQUEST_DEFAULTS.retryMaxMs, retryMinMs),
+      retryMinMs,
+    ),
+    retryAfterCapMs: number('retryAfterCapMs', options.retryAfterCapMs, REQUEST_DEFAULTS.retryAfterCapMs, 0),
     malformedRetries: Math.floor(number('malformedRetries', options.malformedRetries, 2, 0)),
-    requestsPerSecond: number('requestsPerSecond', options.requestsPerSecond, 50, 0),
+    requestsPerSecond: number(
+      'requestsPerSecond',
+      options.requestsPerSecond,
+      REQUEST_DEFAULTS.requestsPerSecond,
+      0,
+    ),
     requestBurst:
       options.requestBurst === undefined ? undefined : number('requestBurst', options.requestBurst, 1, 1),
     budget: options.budget,

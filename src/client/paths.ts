@@ -13,7 +13,7 @@ export const TOOL_NAMES = [
 export type ToolName = (typeof TOOL_NAMES)[number];
 
 /**
- * Every endpoint's default path template: the interface document's spelling. `{name}` marks a
+ * Every endpoint's default path template: the service's own spelling. `{name}` marks a
  * path parameter; `txsAfter` is key paging (`/txs?cursor=…`) on deployments that offer it.
  */
 export const DEFAULT_PATHS = {

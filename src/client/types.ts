@@ -3,7 +3,7 @@
  * stay decimal strings end to end; they never pass through a JavaScript `number`.
  */
 
-/** The four actions of the interface document. The service has others (`set`, …): any string is kept. */
+/** The four actions the service documents. It has others (`set`, …): any string is kept. */
 export const KNOWN_ACTIONS = ['mint', 'transfer', 'burn', 'bundle'] as const;
 export type KnownAction = (typeof KNOWN_ACTIONS)[number];
 

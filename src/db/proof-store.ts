@@ -2,6 +2,7 @@ import { sql } from 'drizzle-orm';
 import type { BackfillStore } from '../sync/parallel-backfill.js';
 import type { Database } from './connect.js';
 import {
+  compactProvenRanges,
   countStoredAbove,
   insertBackfillRun,
   insertProvenRanges,
@@ -74,7 +75,8 @@ export function createProofStore(options: { database: Database; now?: () => Date
       commitRangePages({ ...rest, pages: [{ page, records, rejected }] }),
     commitRangePages,
     provenRanges: (key) => selectProvenRanges(database.db, key),
-    storedAbove: (_key, rawId) => countStoredAbove(database.db, rawId),
+    compactProvenRanges: (key) => database.db.transaction((tx) => compactProvenRanges(tx, key, now())),
+    storedAbove: (rawId) => countStoredAbove(database.db, rawId),
     recordCheck: (input) => updateBackfillCheck(database.db, { ...input, now: now() }),
   };
 }

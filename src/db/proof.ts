@@ -1,3 +1,5 @@
+/** SQL of the parallel backfill's proof: runs, proven ranges, and the rawId questions `verify` asks. */
+
 import { sql } from 'drizzle-orm';
 import type { RawIdRange } from '../sync/completeness.js';
 import { mergeRanges } from '../sync/completeness.js';
@@ -7,8 +9,6 @@ import { type Executor, queryRows, toNumber } from './rows.js';
 /** Every rawId the mirror holds: stored transactions, and records kept aside as rejected. */
 const STORED_IDS = sql`select raw_id from ledger_transactions
   union select raw_id from rejected_records where raw_id is not null`;
-
-/** SQL of the parallel backfill's proof: runs, proven ranges, and the rawId questions `verify` asks. */
 
 interface RunRow {
   id: string;
@@ -101,26 +101,41 @@ export async function insertProvenRanges(
   }
 }
 
+interface RangeRow {
+  lo: unknown;
+  hi: unknown;
+  lo_page: unknown;
+}
+
+const toRange = (row: RangeRow): RawIdRange => ({
+  lo: Number(row.lo),
+  hi: Number(row.hi),
+  loPage: toNumber(row.lo_page) ?? undefined,
+});
+
 /** The stream's proven ranges, merged. */
 export async function selectProvenRanges(db: Executor, key: string): Promise<RawIdRange[]> {
-  const rows = await queryRows<{ lo: unknown; hi: unknown; lo_page: unknown }>(
+  const rows = await queryRows<RangeRow>(
     db,
     sql`select lo, hi, lo_page from backfill_proven_ranges where stream_key = ${key} order by lo`,
   );
-  return mergeRanges(
-    rows.map((r) => ({ lo: Number(r.lo), hi: Number(r.hi), loPage: toNumber(r.lo_page) ?? undefined })),
-  );
+  return mergeRanges(rows.map(toRange));
 }
 
 /**
  * Replaces the stream's proven ranges by their merged form, so the table stays as small as the
- * number of distinct ranges rather than the number of pages ever fetched.
+ * number of distinct ranges rather than the number of pages ever fetched. Run it in a
+ * transaction: it deletes exactly the rows it read and merged, so ranges another writer commits
+ * meanwhile are kept. Returns how many rows the stream has left.
  */
-export async function compactProvenRanges(db: Executor, key: string, now: Date): Promise<RawIdRange[]> {
-  const merged = await selectProvenRanges(db, key);
-  await db.execute(sql`delete from backfill_proven_ranges where stream_key = ${key}`);
+export async function compactProvenRanges(db: Executor, key: string, now: Date): Promise<number> {
+  const rows = await queryRows<RangeRow>(
+    db,
+    sql`delete from backfill_proven_ranges where stream_key = ${key} returning lo, hi, lo_page`,
+  );
+  const merged = mergeRanges(rows.map(toRange));
   await insertProvenRanges(db, { key, backfillId: null, ranges: merged, now });
-  return merged;
+  return merged.length;
 }
 
 /** Stored records (valid or rejected) with a rawId above `rawId`, in the global list. */
@@ -132,18 +147,6 @@ export async function countStoredAbove(db: Executor, rawId: number): Promise<num
                 and not exists (select 1 from ledger_transactions t where t.raw_id = r.raw_id)) as n`,
   );
   return toNumber(rows[0]?.n) ?? 0;
-}
-
-/** Stored records of the global list, and the range of their rawIds. */
-export async function storedSummary(
-  db: Executor,
-): Promise<{ count: number; min: number | null; max: number | null }> {
-  const rows = await queryRows<{ n: unknown; lo: unknown; hi: unknown }>(
-    db,
-    sql`select count(*) as n, min(raw_id) as lo, max(raw_id) as hi from ledger_transactions`,
-  );
-  const row = rows[0];
-  return { count: toNumber(row?.n) ?? 0, min: toNumber(row?.lo), max: toNumber(row?.hi) };
 }
 
 /** Places where consecutive stored rawIds (up to `upTo`) are more than one apart. */

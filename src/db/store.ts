@@ -180,6 +180,18 @@ export function createPgStore(options: PgStoreOptions): SyncStore {
       };
     },
 
+    async advanceWatermark(lease: StreamLease, watermark: number): Promise<void> {
+      const rows = await queryRows<{ key: string }>(
+        database.db,
+        sql`UPDATE sync_streams SET
+              watermark = greatest(watermark, ${watermark}::bigint),
+              updated_at = ${now().toISOString()}::timestamptz
+            WHERE key = ${lease.key} AND lease_fence <= ${lease.fence}::bigint
+            RETURNING key`,
+      );
+      if (rows.length === 0) throw await leaseLost(database.db, lease);
+    },
+
     async releaseStream(lease: StreamLease, outcome: { ok: true } | { ok: false; error: string }) {
       const nowIso = now().toISOString();
       const ok = outcome.ok;

@@ -1,3 +1,4 @@
+import { RECONCILE_LIMIT } from '../defaults.js';
 import { UsageError } from '../errors.js';
 import type { StreamSpec } from '../sync/ports.js';
 
@@ -94,7 +95,7 @@ export function parseJobPayload<N extends JobName>(name: N, data: unknown): JobP
       } as JobPayloads[N];
     case 'reconcile':
       return {
-        limit: object.limit === undefined ? 500 : int(object.limit, `${name}.limit`, 1),
+        limit: object.limit === undefined ? RECONCILE_LIMIT : int(object.limit, `${name}.limit`, 1),
       } as JobPayloads[N];
     case 'refresh-reference':
       return {} as JobPayloads[N];

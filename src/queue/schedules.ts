@@ -1,3 +1,4 @@
+import { RECONCILE_LIMIT } from '../defaults.js';
 import type { StreamSpec } from '../sync/ports.js';
 import { streamKey } from '../sync/stream-key.js';
 import type { LedgerQueues } from './queues.js';
@@ -35,7 +36,7 @@ export async function registerSchedules(queues: LedgerQueues, options: ScheduleO
   await queues.sync.upsertJobScheduler(
     'reconcile',
     { every: options.reconcileEveryMs ?? options.everyMs },
-    { name: 'reconcile', data: { limit: 500 } },
+    { name: 'reconcile', data: { limit: RECONCILE_LIMIT } },
   );
   await queues.sync.upsertJobScheduler(
     'refresh-reference',

@@ -1,8 +1,8 @@
-import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { createFetchByHash, createFetchPage } from '../client/sync-adapters.js';
 import type { AppContext } from '../context.js';
 import { createProofStore } from '../db/proof-store.js';
+import { LEASE_MS, leaseOwnerName } from '../defaults.js';
 import type { LedgerQueues } from './queues.js';
 import type { SharedRequestBudget } from './request-budget.js';
 import type { WorkerDeps } from './worker-deps.js';
@@ -55,10 +55,10 @@ export function createWorkerDeps(input: {
     queues: input.queues,
     budget,
     logger: app.logger,
-    owner: `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`,
+    owner: leaseOwnerName('worker', hostname(), process.pid),
     pagesPerRange: tuning.pagesPerRange ?? 20,
     parallelBackfill: tuning.parallelBackfill ?? true,
-    leaseMs: tuning.leaseMs ?? 60_000,
+    leaseMs: tuning.leaseMs ?? LEASE_MS.worker,
     signal,
   };
 }

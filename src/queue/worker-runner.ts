@@ -1,5 +1,6 @@
 import { type Job, type Queue, UnrecoverableError, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
+import { JOB_LOCK_MS } from '../defaults.js';
 import { throttlePauseMs } from './job-errors.js';
 import { QUEUE_NAMES, type QueueKey } from './jobs.js';
 import type { JobProcessor, WorkerDeps } from './worker-deps.js';
@@ -64,8 +65,8 @@ export function startWorkers(input: StartWorkersInput): RunningWorkers {
         connection: input.connection,
         prefix: deps.queues.prefix,
         concurrency: input.concurrency ?? 4,
-        stalledInterval: input.stalledIntervalMs ?? 30_000,
-        lockDuration: input.lockDurationMs ?? 30_000,
+        stalledInterval: input.stalledIntervalMs ?? JOB_LOCK_MS,
+        lockDuration: input.lockDurationMs ?? JOB_LOCK_MS,
         maxStalledCount: 3,
         // Needed for the manual rate limit after a 429; the request rate itself is held by the
         // shared request budget, not by counting jobs.

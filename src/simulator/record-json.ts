@@ -15,7 +15,7 @@ export interface RenderContext {
   batchIds: string[];
 }
 
-/** The public wire record (field order as in the interface document). */
+/** The public wire record (fields in the order the service sends them). */
 export type WireRecord = Omit<GroundTruthRecord, 'tokenTag' | 'arrivedAtMs' | 'malformed'>;
 
 const LEDGER_HASH_DOMAIN = 0x1ed9;

@@ -1,3 +1,4 @@
+import { PAGE_SIZE } from '../defaults.js';
 import { findGaps, mergeRanges, type RawIdRange } from './completeness.js';
 
 /** What `verify` says about one stream. */
@@ -44,7 +45,7 @@ export function judgeStream(input: {
   /** Records stored at or below the watermark, and in all. */
   table?: { atOrBelow: number; total: number } | undefined;
 }): StreamCompleteness {
-  const pageSize = input.pageSize ?? 10;
+  const pageSize = input.pageSize ?? PAGE_SIZE;
   const proven = mergeRanges([
     ...input.proofRanges,
     ...(input.watermark !== null && input.watermark >= 0 ? [{ lo: 0, hi: input.watermark }] : []),

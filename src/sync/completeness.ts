@@ -1,11 +1,11 @@
 /**
  * The completeness proof of a backfill fetched out of order, as pure functions over rawId ranges.
  *
- * Facts used (service.md): the list is newest first; new records arrive at the head with larger
- * rawIds; so a page is every record whose rawId lies between its smallest and largest, and two
- * pages fetched one after the other in ascending page order leave nothing between them. Pages
- * fetched in another order can skip what the list shifted past them: those places stay unproven
- * until a sequential walk across them joins both sides.
+ * Facts about the service it rests on: the list is newest first; new records arrive at the head
+ * with larger rawIds; so a page is every record whose rawId lies between its smallest and
+ * largest, and two pages fetched one after the other in ascending page order leave nothing
+ * between them. Pages fetched in another order can skip what the list shifted past them: those
+ * places stay unproven until a sequential walk across them joins both sides.
  */
 
 /** An inclusive range of rawIds, `lo <= hi`. */

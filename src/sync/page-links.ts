@@ -1,4 +1,5 @@
 import type { TxPage } from '../client/types.js';
+import { PAGE_SIZE } from '../defaults.js';
 import type { WalkCheckpoint } from './ports.js';
 
 /** Every `rawId` a page carries, valid and rejected records alike (rejected ones when readable). */
@@ -49,9 +50,9 @@ export function tailPagesAtMost(input: {
 }): number | null {
   const { walk, watermark, lowestSeen } = input;
   if (walk.mode !== 'tail' || watermark === null || walk.headRawId === null) return null;
-  let last = Math.ceil((walk.headRawId - watermark) / 10) + 1;
+  let last = Math.ceil((walk.headRawId - watermark) / PAGE_SIZE) + 1;
   if (lowestSeen !== null && walk.nextPage > 1) {
-    last = Math.min(last, walk.nextPage - 1 + Math.ceil((lowestSeen - watermark) / 10));
+    last = Math.min(last, walk.nextPage - 1 + Math.ceil((lowestSeen - watermark) / PAGE_SIZE));
   }
   return Math.max(1, last);
 }

@@ -1,5 +1,6 @@
 import type { TxPage } from '../client/types.js';
-import { LeaseLostError, MalformedResponseError } from '../errors.js';
+import { LEASE_MS, PAGE_SIZE } from '../defaults.js';
+import { MalformedResponseError } from '../errors.js';
 import {
   type CompletenessReport,
   judgeCompleteness,
@@ -41,8 +42,17 @@ export interface BackfillStore extends RangePageWriter {
   runningRun(key: string): Promise<BackfillRun | null>;
   /** Every range proven for the stream so far, by any run, merged. */
   provenRanges(key: string): Promise<RawIdRange[]>;
-  /** How many stored records of the stream have a rawId above `rawId`. */
-  storedAbove(key: string, rawId: number): Promise<number>;
+  /**
+   * Stores the stream's proven ranges in their merged form (same proof, fewer rows), so what is
+   * kept grows with the ranges still apart rather than with every batch ever committed. Returns
+   * how many ranges are left.
+   */
+  compactProvenRanges(key: string): Promise<number>;
+  /**
+   * How many stored records have a rawId above `rawId`: all stored records count, since only the
+   * global list, which holds every record, is backfilled in parallel.
+   */
+  storedAbove(rawId: number): Promise<number>;
   /** Records a check's outcome on the run. */
   recordCheck(input: {
     id: string;
@@ -101,7 +111,7 @@ export async function planBackfill(input: {
   const earlier = await input.store.provenRanges(key);
   if (earlier.length > 0) {
     const report = judgeCompleteness(earlier, headRawId);
-    return { run, tasks: await repairTasks({ store: input.store, key, report, head: headRawId }) };
+    return { run, tasks: await repairTasks({ store: input.store, report, head: headRawId }) };
   }
   const tasks: RangeTask[] = splitPages(totalPages, input.pagesPerRange).map((range: PageRange, i, all) => ({
     fromPage: range.from,
@@ -115,7 +125,6 @@ export async function planBackfill(input: {
 /** One repair walk per gap: from where the record above it was last seen, down past it. */
 async function repairTasks(input: {
   store: BackfillStore;
-  key: string;
   report: CompletenessReport;
   head: number;
   pageSize?: number | undefined;
@@ -124,7 +133,7 @@ async function repairTasks(input: {
   for (const gap of input.report.gaps) {
     let fromPage = repairStartFor(gap, input.report.proven, 0);
     if (fromPage === 0) {
-      fromPage = repairStartPage(await input.store.storedAbove(input.key, gap.hi), input.pageSize ?? 10);
+      fromPage = repairStartPage(await input.store.storedAbove(gap.hi), input.pageSize ?? PAGE_SIZE);
     }
     const seekRawId = gap.hi < input.head ? gap.hi + 1 : null;
     tasks.push({ fromPage, toPage: null, stopBelowRawId: gap.lo, seekRawId });
@@ -259,9 +268,10 @@ export type CheckOutcome =
 
 /**
  * Checks a run once its ranges are fetched. Complete: moves the stream's watermark to the run's
- * head through the stream's fenced lease, so it only ever moves past proven ranges. Otherwise
- * plans one repair walk per gap, starting on a page that still lies above the gap and walking
- * down until past it; after `maxRounds` checks the run fails with its gaps recorded.
+ * head through the stream's fenced lease, so it only ever moves past proven ranges, and compacts
+ * the stream's proof. Otherwise plans one repair walk per gap, starting on a page that still lies
+ * above the gap and walking down until past it; after `maxRounds` checks the run fails with its
+ * gaps recorded.
  */
 export async function checkBackfill(input: {
   store: BackfillStore;
@@ -288,9 +298,11 @@ export async function checkBackfill(input: {
       owner: input.owner,
       watermark: run.headRawId,
     });
+    // Before the run is marked done, so a check that dies here compacts on its retry.
+    const ranges = await input.store.compactProvenRanges(key);
     await input.store.recordCheck({ id: run.id, round: input.round, gaps: [], status: 'done' });
     logger.info(
-      { stream: key, backfill: run.id, round: input.round, watermark: run.headRawId },
+      { stream: key, backfill: run.id, round: input.round, watermark: run.headRawId, ranges },
       'backfill proven complete',
     );
     return { status: 'done', watermark: run.headRawId };
@@ -309,7 +321,6 @@ export async function checkBackfill(input: {
   }
   const tasks = await repairTasks({
     store: input.store,
-    key,
     report,
     head: run.headRawId,
     pageSize: input.pageSize,
@@ -332,25 +343,12 @@ export async function advanceWatermark(input: {
   owner: string;
   watermark: number;
 }): Promise<void> {
-  const { lease, state } = await input.syncStore.acquireStream(input.spec, input.owner, 30_000);
+  const { lease } = await input.syncStore.acquireStream(input.spec, input.owner, LEASE_MS.watermark);
   try {
-    const watermark = Math.max(state.watermark ?? -1, input.watermark);
-    await input.syncStore.commitPage({
-      lease,
-      page: 0,
-      records: [],
-      rejected: [],
-      walk: state.walk,
-      watermark,
-    });
+    await input.syncStore.advanceWatermark(lease, input.watermark);
   } catch (error) {
     await input.syncStore.releaseStream(lease, { ok: false, error: String(error) }).catch(() => undefined);
     throw error;
   }
   await input.syncStore.releaseStream(lease, { ok: true });
-}
-
-/** Whether an error means another runner owns the stream right now. */
-export function isLeaseConflict(error: unknown): boolean {
-  return error instanceof LeaseLostError;
 }

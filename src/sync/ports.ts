@@ -87,6 +87,11 @@ export interface SyncStore {
   ): Promise<{ lease: StreamLease; state: StreamState }>;
   /** Writes a page's records, rejected records and the checkpoint in one transaction; refuses a stale fence. */
   commitPage(commit: PageCommit): Promise<WriteCounts>;
+  /**
+   * Moves the stream's watermark up to `watermark` (never down), leaving its walk as it is; not a
+   * page, so the run's page count is unchanged. Refuses a stale fence like `commitPage`.
+   */
+  advanceWatermark(lease: StreamLease, watermark: number): Promise<void>;
   /** Ends the lease; records the outcome (success time or error) for `status`. */
   releaseStream(lease: StreamLease, outcome: { ok: true } | { ok: false; error: string }): Promise<void>;
   /** Records not final yet whose next re-read is due at `now`, oldest first. */

@@ -1,6 +1,8 @@
+import { hostname } from 'node:os';
 import type { LedgerClient } from '../client/ledger-client.js';
 import { createFetchByHash, createFetchPage } from '../client/sync-adapters.js';
 import type { LedgerToken, TxListFilter } from '../client/types.js';
+import { leaseOwnerName } from '../defaults.js';
 import type { StreamSpec, SyncStore } from './ports.js';
 import { type ReconcileResult, reconcilePending } from './reconcile.js';
 import type { SyncLogger } from './sync-logger.js';
@@ -25,7 +27,7 @@ export interface SyncOptions extends TxListFilter {
   accounts?: readonly string[] | undefined;
   /** Re-walk every stream from page 1. Default false. */
   full?: boolean | undefined;
-  /** The lease owner; default `sync:<pid>:<random>`. */
+  /** The lease owner; default `sync:<host>:<pid>:<random>`. */
   owner?: string | undefined;
   /** Re-read non-final records after the walks. Default true. */
   reconcile?: boolean | undefined;
@@ -66,7 +68,7 @@ export function streamSpecs(options: SyncOptions): StreamSpec[] {
  * stream that fails; streams already walked keep what they committed.
  */
 export async function syncOnce(ctx: SyncContext, options: SyncOptions = {}): Promise<SyncResult> {
-  const owner = options.owner ?? `sync:${process.pid}:${Math.random().toString(36).slice(2, 10)}`;
+  const owner = options.owner ?? leaseOwnerName('sync', hostname(), process.pid);
   const result: SyncResult = { tokens: null, streams: [], reconcile: null, stopped: false };
   if (options.refreshTokens !== false && ctx.saveTokens) {
     const info = await ctx.client.info();

@@ -100,6 +100,22 @@ describe('PostgreSQL store: leases, runs and re-reads', () => {
     );
   });
 
+  it('moves a watermark forward only, keeping the walk and counting no page, under the fence', async () => {
+    const walk = { mode: 'tail' as const, nextPage: 3, headRawId: 90, totalPages: 9 };
+    const l = await f.lease();
+    await f.store.commitPage(f.page(l, [], { walk, watermark: 40 }));
+    await f.store.advanceWatermark(l, 80);
+    await f.store.advanceWatermark(l, 60);
+    let [stream] = await listStreams(f.t.database.db);
+    assert.deepEqual([stream?.watermark, stream?.walk], [80, walk]);
+    assert.equal((await recentRuns(f.t.database.db))[0]?.pages, 1);
+    f.clock = new Date(f.clock.getTime() + 11 * MINUTE);
+    await f.store.acquireStream({}, 'runner-2', MINUTE);
+    await assert.rejects(f.store.advanceWatermark(l, 100), LeaseLostError);
+    [stream] = await listStreams(f.t.database.db);
+    assert.equal(stream?.watermark, 80);
+  });
+
   it('queues records not final and re-reads them with growing delays', async () => {
     const l = await f.lease();
     const confirmed = makeLedgerTx({ rawId: 1, status: 'confirmed', id: '', timestamp: 0 });

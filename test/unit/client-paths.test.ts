@@ -12,7 +12,7 @@ import { loadConfig } from '../../src/config.js';
 import { ConfigError } from '../../src/errors.js';
 
 describe('endpoint paths', () => {
-  it('default to the interface document spelling', () => {
+  it("default to the service's own spelling", () => {
     const paths = resolvePaths(undefined);
     assert.equal(paths.txsByAccount, '/txsByAccount/{account}');
     assert.equal(paths.txsByHash, '/txsByHash/{ledgerHash}');

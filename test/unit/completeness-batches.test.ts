@@ -85,7 +85,11 @@ class BatchingStore implements BackfillStore {
   async provenRanges() {
     return mergeRanges(this.ranges);
   }
-  async storedAbove(_key: string, rawId: number) {
+  async compactProvenRanges() {
+    this.ranges = mergeRanges(this.ranges);
+    return this.ranges.length;
+  }
+  async storedAbove(rawId: number) {
     return [...this.rows.rows.keys()].filter((id) => id > rawId).length;
   }
   async recordCheck(input: Parameters<BackfillStore['recordCheck']>[0]) {

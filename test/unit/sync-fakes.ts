@@ -1,5 +1,5 @@
 /**
- * Array-backed implementations of the sync engine's ports (the design lets tests do this): a
+ * Array-backed implementations of the sync engine's ports (it is handed its store and fetch): a
  * live newest-first list served page by page, and a store keeping rows and stream state in maps.
  */
 import type { LedgerTx, RejectedRecord, TxPage } from '../../src/client/types.js';
@@ -133,6 +133,12 @@ export class MemoryStore implements SyncStore {
     row.watermark = commit.watermark;
     this.commits.push(structuredClone(commit));
     return counts;
+  }
+
+  async advanceWatermark(lease: StreamLease, watermark: number) {
+    const row = this.streams.get(lease.key);
+    if (!row || row.fence !== lease.fence) throw new LeaseLostError(lease.key, 'stale fence');
+    row.watermark = Math.max(row.watermark ?? watermark, watermark);
   }
 
   async releaseStream(lease: StreamLease, outcome: { ok: true } | { ok: false; error: string }) {

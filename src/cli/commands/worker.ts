@@ -1,4 +1,5 @@
 import { type Config, ENV, loadConfig } from '../../config.js';
+import { JOB_LOCK_MS, LEASE_MS } from '../../defaults.js';
 import { ConfigError } from '../../errors.js';
 import { createLogger } from '../../logger.js';
 import type { Command } from '../command.js';
@@ -17,8 +18,8 @@ Options:
   --concurrency N         jobs at once per queue in this process (default 4)
   --pages-per-range N     pages per backfill range job (default 20)
   --sequential-backfill   backfill the global list with one stream walk instead of range jobs
-  --lock-ms MS            job lock; a killed worker's jobs are picked up within about this (default 30000)
-  --lease-ms MS           stream lease length (default 60000)
+  --lock-ms MS            job lock; a killed worker's jobs are picked up within about this (default ${JOB_LOCK_MS})
+  --lease-ms MS           stream lease length (default ${LEASE_MS.worker})
   --queue-prefix P        Redis key prefix of the queues (default ledger-indexer)
 
 Needs ${ENV.redisUrl}. The request budget (${ENV.requestsPerSecond}) is shared by all workers.`;

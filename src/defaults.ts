@@ -1,0 +1,44 @@
+/**
+ * Defaults and constants that more than one module relies on, in one place so they cannot drift
+ * apart. Imports nothing, so every layer (the pure sync core included) may use it.
+ */
+
+/** Records the ledger service serves per list page. */
+export const PAGE_SIZE = 10;
+
+/** Stream lease lengths, ms: how long a runner that stops renewing its lease keeps others out. */
+export const LEASE_MS = {
+  /** A stream walk of `sync`; every committed page renews it. */
+  walk: 120_000,
+  /** A worker's stream jobs (`worker --lease-ms`). */
+  worker: 60_000,
+  /** The completeness check moving a stream's watermark: one write. */
+  watermark: 30_000,
+} as const;
+
+/** A worker's BullMQ job lock, ms (`worker --lock-ms`): a killed worker's jobs run again within about this. */
+export const JOB_LOCK_MS = 30_000;
+
+/** Records one scheduled re-read job looks up at most. */
+export const RECONCILE_LIMIT = 500;
+
+/** Request defaults of the client, for `loadConfig` (environment) and `createLedgerClient` (options) alike. */
+export const REQUEST_DEFAULTS = {
+  timeoutMs: 10_000,
+  retries: 5,
+  retryMinMs: 200,
+  retryMaxMs: 10_000,
+  retryAfterCapMs: 60_000,
+  requestsPerSecond: 50,
+} as const;
+
+/** What kind of runner holds a stream lease; the first part of its owner name. */
+export type LeaseOwnerRole = 'sync' | 'worker';
+
+/**
+ * A lease owner's name, `<role>:<host>:<pid>:<random>`: unique per runner (leases require it),
+ * and a later `sync` on the same host can tell from it whether the holder's process still runs.
+ */
+export function leaseOwnerName(role: LeaseOwnerRole, host: string, pid: number): string {
+  return `${role}:${host}:${pid}:${Math.random().toString(36).slice(2, 10)}`;
+}

@@ -1,0 +1,78 @@
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { pathToFileURL } from 'node:url';
+
+const root = new URL('../..', import.meta.url).pathname;
+const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as {
+  bin: Record<string, string>;
+  exports: Record<string, { types: string; default: string } | string>;
+};
+
+// Inside the package (under node_modules/.cache) so the built files resolve its dependencies.
+const cache = join(root, 'node_modules', '.cache');
+mkdirSync(cache, { recursive: true });
+const out = mkdtempSync(join(cache, 'ledger-indexer-build-'));
+/** Where a package path under `dist/` lands in this build's output folder. */
+const built = (path: string) => join(out, path.replace(/^(\.\/)?dist\//, ''));
+
+describe('npm run build', { timeout: 120_000 }, () => {
+  before(() => {
+    const build = spawnSync('npm', ['run', '--silent', 'build', '--', '--outDir', out], {
+      cwd: root,
+      encoding: 'utf8',
+      timeout: 110_000,
+    });
+    assert.equal(build.status, 0, build.stdout + build.stderr);
+  });
+  after(() => rmSync(out, { recursive: true, force: true }));
+
+  it('emits the library, the command and the workers, and leaves test/ and bench/ out', () => {
+    assert.deepEqual(
+      ['test', 'bench'].filter((folder) => existsSync(join(out, folder))),
+      [],
+    );
+    const main = pkg.exports['.'];
+    assert.ok(main && typeof main === 'object');
+    for (const path of [...Object.values(pkg.bin), main.types, main.default]) {
+      assert.ok(existsSync(built(path)), `${path} is built`);
+    }
+    // The `worker` command imports the workers from beside src/.
+    assert.ok(existsSync(join(out, 'src', 'cli', 'commands', '../../../workers/main.js')));
+
+    const help = spawnSync(process.execPath, [built(pkg.bin['ledger-indexer'] ?? ''), '--help'], {
+      cwd: root,
+      encoding: 'utf8',
+      timeout: 30_000,
+    });
+    assert.equal(help.status, 0, help.stderr);
+    assert.match(help.stdout, /sync/);
+  });
+
+  it('packs only the built library and workers, whatever else an older build left in dist/', () => {
+    const pack = spawnSync('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], {
+      cwd: root,
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
+    assert.equal(pack.status, 0, pack.stderr);
+    const [listing] = JSON.parse(pack.stdout) as Array<{ files: Array<{ path: string }> }>;
+    const folders = new Set(listing?.files.map((f) => f.path.split('/').slice(0, 2).join('/')));
+    const shipped = [...folders].filter((folder) => folder.startsWith('dist/')).sort();
+    assert.deepEqual(shipped, ['dist/src', 'dist/workers']);
+  });
+
+  it('exports the client, the simulator and the one-shot sync from the package entry', async () => {
+    const main = pkg.exports['.'];
+    assert.ok(main && typeof main === 'object');
+    const library = (await import(pathToFileURL(built(main.default)).href)) as Record<string, unknown>;
+    for (const name of ['createLedgerClient', 'createSimulator', 'createContext', 'syncOnce', 'loadConfig']) {
+      assert.equal(typeof library[name], 'function', `${name} is exported`);
+    }
+    for (const internal of ['walkStream', 'createPgStore', 'fetchRange', 'buildUpsertQuery']) {
+      assert.equal(library[internal], undefined, `${internal} stays internal`);
+    }
+  });
+});
