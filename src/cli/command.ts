@@ -38,11 +38,19 @@ export function parseFlags<T extends Options>(
   }
 }
 
-/** Parses a whole-number flag value, naming the flag when it is wrong. */
-export function intFlag(name: string, value: string | undefined, min = 0): number | undefined {
+/**
+ * Parses a whole-number flag value, naming the flag when it is not a whole number from `min`
+ * to `max`. Every numeric flag has a maximum, so a typo cannot ask for a billion of something.
+ */
+export function intFlag(
+  name: string,
+  value: string | undefined,
+  min: number,
+  max: number,
+): number | undefined {
   if (value === undefined) return undefined;
-  if (!/^\d+$/.test(value) || Number(value) < min) {
-    throw new UsageError(`--${name} must be a whole number >= ${min} (got '${value}')`);
+  if (!/^\d+$/.test(value) || Number(value) < min || Number(value) > max) {
+    throw new UsageError(`--${name} must be a whole number from ${min} to ${max} (got '${value}')`);
   }
   return Number(value);
 }
