@@ -18,19 +18,19 @@ export interface Config {
   redisUrl: string | undefined;
   /** `LOG_LEVEL`: pino level. Default `info`. */
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
-  /** `LEDGER_REQUEST_TIMEOUT_MS`: per-request timeout. Default 10000. */
+  /** `LEDGER_REQUEST_TIMEOUT_MS`: per-request timeout, 1 to 600000 (10 minutes). Default 10000. */
   requestTimeoutMs: number;
-  /** `LEDGER_RETRIES`: retries of a transient request failure after the first try. Default 5. */
+  /** `LEDGER_RETRIES`: retries of a transient request failure after the first try, 0 to 100. Default 5. */
   retries: number;
-  /** `LEDGER_RETRY_MIN_MS`: first backoff delay. Default 200. */
+  /** `LEDGER_RETRY_MIN_MS`: first backoff delay, 0 to 60000 (1 minute). Default 200. */
   retryMinMs: number;
-  /** `LEDGER_RETRY_MAX_MS`: largest backoff delay. Default 10000. */
+  /** `LEDGER_RETRY_MAX_MS`: largest backoff delay, from `LEDGER_RETRY_MIN_MS` to 600000 (10 minutes). Default 10000. */
   retryMaxMs: number;
-  /** `LEDGER_RETRY_AFTER_CAP_MS`: longest `Retry-After` honoured. Default 60000. */
+  /** `LEDGER_RETRY_AFTER_CAP_MS`: longest `Retry-After` honoured, 0 to 3600000 (1 hour). Default 60000. */
   retryAfterCapMs: number;
-  /** `LEDGER_REQUESTS_PER_SECOND`: client-side request budget shared by all calls of one client; 0 = unlimited. Default 50. */
+  /** `LEDGER_REQUESTS_PER_SECOND`: client-side request budget shared by all calls of one client, 0 to 100000; 0 = unlimited. Default 50. */
   requestsPerSecond: number;
-  /** `LEDGER_CONCURRENCY`: pages fetched at once by one process. Default 8. */
+  /** `LEDGER_CONCURRENCY`: pages fetched at once by one process, 1 to 256. Default 8. */
   concurrency: number;
 }
 
@@ -54,6 +54,21 @@ export const ENV = {
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
 /**
+ * The accepted range of each numeric setting. The maxima are far above any useful value and
+ * catch typos (an extra zero or three) before they turn into a billion requests in flight or a
+ * timeout of weeks.
+ */
+export const LIMITS = {
+  requestTimeoutMs: { min: 1, max: 600_000 },
+  retries: { min: 0, max: 100 },
+  retryMinMs: { min: 0, max: 60_000 },
+  retryMaxMs: { min: 0, max: 600_000 },
+  retryAfterCapMs: { min: 0, max: 3_600_000 },
+  requestsPerSecond: { min: 0, max: 100_000 },
+  concurrency: { min: 1, max: 256 },
+} as const satisfies Partial<Record<keyof Config, { min: number; max: number }>>;
+
+/**
  * Parses and validates the configuration from `env`, with `overrides` (from command-line flags)
  * taking precedence. Throws {@link ConfigError} naming the first bad setting.
  */
@@ -67,11 +82,14 @@ export function loadConfig(
   };
   const name = (key: keyof Config): string => (overrides[key] !== undefined ? flagName(key) : ENV[key]);
 
-  const int = (key: keyof Config, fallback: number, min: number): number => {
+  const int = (key: keyof Config, fallback: number, range: { min: number; max: number }): number => {
     const value = raw(key);
     if (value === undefined) return fallback;
-    if (!/^\d+$/.test(value) || Number(value) < min || !Number.isSafeInteger(Number(value))) {
-      throw new ConfigError(name(key), `must be a whole number >= ${min} (got '${value}')`);
+    if (!/^\d+$/.test(value) || Number(value) < range.min || Number(value) > range.max) {
+      throw new ConfigError(
+        name(key),
+        `must be a whole number from ${range.min} to ${range.max} (got '${value}')`,
+      );
     }
     return Number(value);
   };
@@ -95,8 +113,8 @@ export function loadConfig(
     throw new ConfigError(name('logLevel'), `must be one of ${LOG_LEVELS.join(', ')} (got '${logLevel}')`);
   }
 
-  const retryMinMs = int('retryMinMs', REQUEST_DEFAULTS.retryMinMs, 0);
-  const retryMaxMs = int('retryMaxMs', REQUEST_DEFAULTS.retryMaxMs, 0);
+  const retryMinMs = int('retryMinMs', REQUEST_DEFAULTS.retryMinMs, LIMITS.retryMinMs);
+  const retryMaxMs = int('retryMaxMs', REQUEST_DEFAULTS.retryMaxMs, LIMITS.retryMaxMs);
   if (retryMaxMs < retryMinMs) {
     throw new ConfigError(name('retryMaxMs'), `must be >= ${ENV.retryMinMs} (${retryMinMs})`);
   }
@@ -108,13 +126,13 @@ export function loadConfig(
     dataDir: raw('dataDir') ?? './.ledger-indexer',
     redisUrl: url('redisUrl', ['redis:', 'rediss:']),
     logLevel: logLevel as Config['logLevel'],
-    requestTimeoutMs: int('requestTimeoutMs', REQUEST_DEFAULTS.timeoutMs, 1),
-    retries: int('retries', REQUEST_DEFAULTS.retries, 0),
+    requestTimeoutMs: int('requestTimeoutMs', REQUEST_DEFAULTS.timeoutMs, LIMITS.requestTimeoutMs),
+    retries: int('retries', REQUEST_DEFAULTS.retries, LIMITS.retries),
     retryMinMs,
     retryMaxMs,
-    retryAfterCapMs: int('retryAfterCapMs', REQUEST_DEFAULTS.retryAfterCapMs, 0),
-    requestsPerSecond: int('requestsPerSecond', REQUEST_DEFAULTS.requestsPerSecond, 0),
-    concurrency: int('concurrency', 8, 1),
+    retryAfterCapMs: int('retryAfterCapMs', REQUEST_DEFAULTS.retryAfterCapMs, LIMITS.retryAfterCapMs),
+    requestsPerSecond: int('requestsPerSecond', REQUEST_DEFAULTS.requestsPerSecond, LIMITS.requestsPerSecond),
+    concurrency: int('concurrency', 8, LIMITS.concurrency),
   };
 }
 

@@ -3,6 +3,10 @@
  * never by message text. Every error keeps its `cause`.
  */
 
+import { type DatabaseFailureKind, describeSqlState, RETRYABLE_DATABASE_FAILURES } from './sqlstate.js';
+
+export type { DatabaseFailureKind } from './sqlstate.js';
+
 /** Base class of every error ledger-indexer raises on purpose. */
 export class LedgerIndexerError extends Error {
   /** Whether repeating the same operation later may succeed. */
@@ -104,6 +108,148 @@ export class LeaseLostError extends LedgerIndexerError {
     super(`lease on stream ${stream} lost: ${detail}`);
     this.stream = stream;
   }
+}
+
+/** Network error codes of a connection that never opened. */
+const CANNOT_CONNECT_CODES = new Set([
+  'ECONNREFUSED',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+]);
+/** Network error codes of a connection that broke (also told by `syscall`/`errno` fields). */
+const CONNECTION_LOST_CODES = new Set(['ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'ECONNABORTED']);
+
+/** What a {@link DatabaseError} is built from. */
+export interface DatabaseErrorInit {
+  kind: DatabaseFailureKind;
+  /** The failure in a few words, free of SQL text and values. */
+  words: string;
+  /** The SQLSTATE, when the server (or PGlite) sent one. */
+  sqlstate?: string | undefined;
+  /** The network error code (`ECONNREFUSED`, `ECONNRESET`, ...), when the connection failed. */
+  networkCode?: string | undefined;
+  /** What the database was doing, e.g. `page-write` or `migrate`; never the statement's text. */
+  operation?: string | undefined;
+  /** The constraint a refused row broke (a schema name, not a value). */
+  constraint?: string | undefined;
+  cause?: unknown;
+}
+
+/**
+ * The database failed. Its message is one short line built from the SQLSTATE (or the network
+ * code) and the operation, e.g. `database is read-only (SQLSTATE 25006 in migrate)`: never the
+ * SQL text or its parameters, which may hold whole pages of records. The driver's error stays
+ * in `cause` for debugging; logs print only the fields (see `serializeError` in logger.ts).
+ */
+export class DatabaseError extends LedgerIndexerError {
+  readonly kind: DatabaseFailureKind;
+  readonly sqlstate: string | undefined;
+  readonly networkCode: string | undefined;
+  readonly operation: string | undefined;
+  readonly constraint: string | undefined;
+  /** The failure in words, without codes (the message adds them). */
+  readonly words: string;
+
+  constructor(init: DatabaseErrorInit) {
+    const code = init.sqlstate ? `SQLSTATE ${init.sqlstate}` : init.networkCode;
+    const where = init.operation ? `in ${init.operation}` : undefined;
+    const constraint = init.constraint ? `constraint ${init.constraint}` : undefined;
+    const details = [code, where, constraint].filter(Boolean).join(' ');
+    super(details ? `${init.words} (${details})` : init.words, {
+      cause: init.cause,
+      retryable: RETRYABLE_DATABASE_FAILURES.has(init.kind),
+    });
+    this.kind = init.kind;
+    this.words = init.words;
+    this.sqlstate = init.sqlstate;
+    this.networkCode = init.networkCode;
+    this.operation = init.operation;
+    this.constraint = init.constraint;
+  }
+
+  /** The same failure, naming the operation it happened in (kept when one is already named). */
+  during(operation: string): DatabaseError {
+    if (this.operation !== undefined) return this;
+    return new DatabaseError({ ...this.init(), operation });
+  }
+
+  private init(): DatabaseErrorInit {
+    return {
+      kind: this.kind,
+      words: this.words,
+      sqlstate: this.sqlstate,
+      networkCode: this.networkCode,
+      operation: this.operation,
+      constraint: this.constraint,
+      cause: this.cause,
+    };
+  }
+
+  /**
+   * A database error from what the driver threw, looking through wrappers (Drizzle's "Failed
+   * query" error holds the driver's in `cause`): a SQLSTATE decides by its code and class, a
+   * network error code means the connection failed. `undefined` when neither is found.
+   */
+  static fromCode(error: unknown, operation?: string): DatabaseError | undefined {
+    const found = findFailureCode(error);
+    if (found === undefined) return undefined;
+    if (found.sqlstate !== undefined) {
+      const meaning = describeSqlState(found.sqlstate);
+      return new DatabaseError({
+        ...meaning,
+        sqlstate: found.sqlstate,
+        operation,
+        constraint: meaning.kind === 'integrity' ? found.constraint : undefined,
+        cause: error,
+      });
+    }
+    const cannotConnect = CANNOT_CONNECT_CODES.has(found.networkCode);
+    return new DatabaseError({
+      kind: 'connection',
+      words: cannotConnect ? 'cannot connect' : 'connection lost',
+      networkCode: found.networkCode,
+      operation,
+      cause: error,
+    });
+  }
+}
+
+type FailureCode =
+  | { sqlstate: string; constraint: string | undefined; networkCode?: undefined }
+  | { sqlstate?: undefined; networkCode: string };
+
+/**
+ * The first SQLSTATE or network error code along `error`'s cause chain (and the first error of
+ * an `AggregateError`, as a connection to several addresses fails). A network error is told by
+ * its `syscall`/`errno` fields or a known code, a SQLSTATE by its five-character `code`.
+ */
+function findFailureCode(error: unknown): FailureCode | undefined {
+  let current: unknown = error;
+  for (let depth = 0; depth < 8 && current && typeof current === 'object'; depth++) {
+    const fields = current as { code?: unknown; syscall?: unknown; errno?: unknown; constraint?: unknown };
+    if (typeof fields.code === 'string') {
+      const network =
+        typeof fields.syscall === 'string' ||
+        typeof fields.errno === 'number' ||
+        CANNOT_CONNECT_CODES.has(fields.code) ||
+        CONNECTION_LOST_CODES.has(fields.code);
+      if (network) return { networkCode: fields.code };
+      if (/^[0-9A-Z]{5}$/.test(fields.code)) {
+        return {
+          sqlstate: fields.code,
+          constraint: typeof fields.constraint === 'string' ? fields.constraint : undefined,
+        };
+      }
+    }
+    const inner: unknown =
+      current instanceof AggregateError && current.errors.length > 0
+        ? current.errors[0]
+        : (current as { cause?: unknown }).cause;
+    current = inner;
+  }
+  return undefined;
 }
 
 /** HTTP statuses worth retrying: throttling and server-side failures. */

@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 import { main } from './main.js';
+import { failureLine } from './run-outcome.js';
 
 const controller = new AbortController();
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
@@ -16,7 +17,7 @@ main(process.argv.slice(2), {
     process.exitCode = code;
   },
   (error: unknown) => {
-    process.stderr.write(`ledger-indexer: ${error instanceof Error ? error.message : String(error)}\n`);
+    process.stderr.write(`ledger-indexer: ${failureLine(error)}\n`);
     process.exitCode = 1;
   },
 );

@@ -1,4 +1,6 @@
-import { HttpError, LeaseLostError, MalformedResponseError, NetworkError } from '../errors.js';
+import { DrizzleQueryError } from 'drizzle-orm/errors';
+import { toDatabaseError } from '../db/database-errors.js';
+import { DatabaseError, HttpError, LeaseLostError, MalformedResponseError, NetworkError } from '../errors.js';
 
 /**
  * The exit code of a run stopped by a signal: 130 for SIGINT, 143 for SIGTERM (128 + signal
@@ -10,9 +12,15 @@ export function signalExitCode(signal: AbortSignal): number {
   return name === 'SIGTERM' ? 143 : 130;
 }
 
-/** One clear line saying what failed and that nothing committed was lost. */
-export function failureLine(error: unknown): string {
-  const message = error instanceof Error ? error.message : String(error);
+/**
+ * One clear line saying what failed and that nothing committed was lost. A database failure is
+ * told by its SQLSTATE in words, never by the statement or its parameters; an error of an
+ * unknown kind by its first line only.
+ */
+export function failureLine(thrown: unknown): string {
+  // `src/db` translates its failures; one that slipped through untranslated still gets words.
+  const error = thrown instanceof DrizzleQueryError ? toDatabaseError(thrown) : thrown;
+  const message = firstLine(error instanceof Error ? error.message : String(error));
   if (error instanceof LeaseLostError) return `${message} (another sync is running on this stream)`;
   if (
     error instanceof NetworkError ||
@@ -21,5 +29,13 @@ export function failureLine(error: unknown): string {
   ) {
     return `the ledger service failed: ${message}; checkpoints kept, the next run resumes`;
   }
+  if (error instanceof DatabaseError) {
+    return `the database failed: ${message}; checkpoints kept, the next run resumes`;
+  }
   return message;
+}
+
+function firstLine(text: string): string {
+  const line = text.split('\n')[0] ?? '';
+  return line.length > 300 ? `${line.slice(0, 300)}…` : line;
 }

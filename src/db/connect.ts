@@ -7,11 +7,15 @@ import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
 import pg from 'pg';
 import { redactUrl } from '../config.js';
 import type { Logger } from '../logger.js';
+import { toDatabaseError, translateDbErrors } from './database-errors.js';
 
 /** A Drizzle database usable over both drivers; every query of `src/db` is written once for both. */
 export type Db = PgDatabase<PgQueryResultHKT>;
 
-/** An open database: PostgreSQL through a `pg` pool, or the embedded PGlite in a folder. */
+/**
+ * An open database: PostgreSQL through a `pg` pool, or the embedded PGlite in a folder. Its
+ * queries throw `DatabaseError` (one line, no SQL text or parameters) when the database fails.
+ */
 export interface Database {
   kind: 'postgres' | 'pglite';
   db: Db;
@@ -57,21 +61,26 @@ function openPostgres(url: string, options: OpenDatabaseOptions): Database {
   });
   // An idle pooled connection dropped by the server must not crash the process.
   pool.on('error', (error) => {
-    options.logger?.warn({ err: error, database_url: url }, 'idle database connection failed');
+    options.logger?.warn(
+      { err: toDatabaseError(error, { operation: 'idle-connection', fromDriver: true }), database_url: url },
+      'idle database connection failed',
+    );
   });
-  const db = drizzlePg({ client: pool }) as unknown as Db;
+  const db = translateDbErrors(drizzlePg({ client: pool }) as unknown as Db);
   options.logger?.debug({ database_url: url }, 'database pool created');
   return {
     kind: 'postgres',
     db,
     async withConnection(fn) {
-      const client = await pool.connect();
+      const client = await pool.connect().catch((error: unknown) => {
+        throw toDatabaseError(error, { fromDriver: true });
+      });
       let broken: Error | undefined;
       try {
-        return await fn(drizzlePg({ client }) as unknown as Db);
+        return await fn(translateDbErrors(drizzlePg({ client }) as unknown as Db));
       } catch (error) {
         broken = error instanceof Error ? error : undefined;
-        throw error;
+        throw toDatabaseError(error);
       } finally {
         // A failed session may still hold session state (locks): discard it rather than reuse it.
         client.release(broken);
@@ -101,7 +110,7 @@ function withCustomPlans(url: string): string {
 async function openPglite(dataDir: string, logger: Logger | undefined): Promise<Database> {
   await mkdir(dataDir, { recursive: true });
   const client = await PGlite.create({ dataDir });
-  const db = drizzlePglite({ client }) as unknown as Db;
+  const db = translateDbErrors(drizzlePglite({ client }) as unknown as Db);
   logger?.debug({ data_dir: dataDir }, 'embedded database opened');
   let queue: Promise<unknown> = Promise.resolve();
   return {
@@ -109,7 +118,11 @@ async function openPglite(dataDir: string, logger: Logger | undefined): Promise<
     db,
     withConnection(fn) {
       // One connection: callers that want it to themselves take turns.
-      const run = queue.then(() => fn(db));
+      const run = queue
+        .then(() => fn(db))
+        .catch((error: unknown) => {
+          throw toDatabaseError(error);
+        });
       queue = run.catch(() => undefined);
       return run;
     },

@@ -2,6 +2,7 @@ import { sql } from 'drizzle-orm';
 import { migrate as migrateWithDrizzle } from 'drizzle-orm/node-postgres/migrator';
 import { migrationsFolder as defaultMigrationsFolder } from '../paths.js';
 import type { Database } from './connect.js';
+import { databaseOperation } from './database-errors.js';
 
 /** Advisory-lock key held while migrating (any constant unique to this app). */
 const MIGRATION_LOCK_KEY = 7_311_905_012;
@@ -16,6 +17,10 @@ export async function migrateDatabase(
   options: { migrationsFolder?: string } = {},
 ): Promise<void> {
   const folder = options.migrationsFolder ?? defaultMigrationsFolder;
+  await databaseOperation('migrate', () => migrateLocked(database, folder));
+}
+
+async function migrateLocked(database: Database, folder: string): Promise<void> {
   await database.withConnection(async (db) => {
     await db.execute(sql`select pg_advisory_lock(${MIGRATION_LOCK_KEY})`);
     try {

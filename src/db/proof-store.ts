@@ -1,6 +1,7 @@
 import { sql } from 'drizzle-orm';
 import type { BackfillStore } from '../sync/parallel-backfill.js';
 import type { Database } from './connect.js';
+import { nameOperations } from './database-errors.js';
 import {
   compactProvenRanges,
   countStoredAbove,
@@ -66,7 +67,7 @@ export function createProofStore(options: { database: Database; now?: () => Date
       };
     });
   };
-  return {
+  const store: BackfillStore = {
     startRun: (run) => insertBackfillRun(database.db, { ...run, now: now() }),
     getRun: (id) => selectBackfillRun(database.db, id),
     runningRun: (key) => selectRunningBackfill(database.db, key),
@@ -79,4 +80,16 @@ export function createProofStore(options: { database: Database; now?: () => Date
     storedAbove: (rawId) => countStoredAbove(database.db, rawId),
     recordCheck: (input) => updateBackfillCheck(database.db, { ...input, now: now() }),
   };
+  // The names its failures report (`DatabaseError.operation`).
+  return nameOperations(store, {
+    startRun: 'backfill-start',
+    getRun: 'backfill-select',
+    runningRun: 'backfill-select',
+    streamStarted: 'backfill-select',
+    commitRangePage: 'range-write',
+    commitRangePages: 'range-write',
+    provenRanges: 'proof-select',
+    storedAbove: 'proof-select',
+    recordCheck: 'backfill-check-write',
+  });
 }

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { SQL } from 'drizzle-orm';
 import type { Db } from './connect.js';
+import { toDatabaseError } from './database-errors.js';
 
 /** Anything that runs SQL: the database or a transaction of it. */
 export interface Executor {
@@ -44,7 +45,13 @@ export async function queryRowsPrepared<T>(executor: Executor, query: SQL): Prom
     name = `ledger_indexer_${createHash('sha1').update(compiled.sql).digest('hex').slice(0, 16)}`;
     statementNames.set(compiled.sql, name);
   }
-  const result = (await session.prepareQuery(compiled, undefined, name, false).execute()) as { rows?: T[] };
+  // The driver session is used directly here, past the translation of `openDatabase`'s db.
+  const result = (await session
+    .prepareQuery(compiled, undefined, name, false)
+    .execute()
+    .catch((error: unknown) => {
+      throw toDatabaseError(error);
+    })) as { rows?: T[] };
   return result.rows ?? [];
 }
 

@@ -1,6 +1,6 @@
 import { sql } from 'drizzle-orm';
 import type { LedgerTx } from '../client/types.js';
-import { LeaseLostError } from '../errors.js';
+import { DatabaseError, LeaseLostError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type {
   PageCommit,
@@ -13,6 +13,7 @@ import type {
   WriteCounts,
 } from '../sync/ports.js';
 import type { Database } from './connect.js';
+import { nameOperations } from './database-errors.js';
 import { DEFAULT_RECHECK_POLICY, type RecheckPolicy, rescheduleRechecks } from './rechecks.js';
 import { type Executor, queryRows, toDate } from './rows.js';
 import { normaliseSpec, streamKey } from './stream-key.js';
@@ -70,7 +71,7 @@ export function createPgStore(options: PgStoreOptions): SyncStore {
       try {
         return await fn();
       } catch (error) {
-        const code = sqlState(error);
+        const code = error instanceof DatabaseError ? error.sqlstate : undefined;
         if (code === undefined || !RETRYABLE_SQLSTATES.has(code) || attempt >= TRANSACTION_ATTEMPTS)
           throw error;
         logger?.warn({ err: error, sqlstate: code, attempt, operation: label }, 'database write retried');
@@ -81,7 +82,7 @@ export function createPgStore(options: PgStoreOptions): SyncStore {
   const inTransaction = <T>(label: string, fn: (tx: Executor) => Promise<T>): Promise<T> =>
     withRetries(label, () => database.db.transaction((tx) => fn(tx)));
 
-  return {
+  const store: SyncStore = {
     async acquireStream(spec: StreamSpec, owner: string, leaseMs: number) {
       const key = streamKey(spec);
       const at = now();
@@ -153,7 +154,7 @@ export function createPgStore(options: PgStoreOptions): SyncStore {
       const early = [...commit.rejected, ...prepared.rejected];
       // One statement is the whole commit (fence, checkpoint, rows, history, rejected records,
       // run counts): atomic on its own, and one round trip per page.
-      const written = await withRetries('commit_page', () =>
+      const written = await withRetries('page-write', () =>
         writeTransactions(database.db, {
           records: prepared.records,
           now: at,
@@ -242,7 +243,7 @@ export function createPgStore(options: PgStoreOptions): SyncStore {
       now: Date;
     }): Promise<WriteCounts> {
       const prepared = prepareBatch(input.records, { now: input.now, burnWindowMs: policy.burnWindowMs });
-      return inTransaction('commit_reread', async (tx) => {
+      return inTransaction('reread-write', async (tx) => {
         await tx.execute(sql`SELECT ${SESSION_SETTINGS(synchronousCommit)}`);
         const written = await writeTransactions(tx, {
           records: prepared.records,
@@ -272,6 +273,14 @@ export function createPgStore(options: PgStoreOptions): SyncStore {
       });
     },
   };
+  // The names its failures report (`DatabaseError.operation`, the `operation` of logs).
+  return nameOperations(store, {
+    acquireStream: 'lease-acquire',
+    commitPage: 'page-write',
+    releaseStream: 'lease-release',
+    duePending: 'reread-select',
+    commitReread: 'reread-write',
+  });
 }
 
 async function leaseLost(tx: Executor, lease: StreamLease): Promise<LeaseLostError> {
@@ -284,12 +293,4 @@ async function leaseLost(tx: Executor, lease: StreamLease): Promise<LeaseLostErr
     lease.key,
     `fence ${lease.fence} is stale: the stream is at fence ${row.fence} (owner ${row.owner ?? 'none'})`,
   );
-}
-
-function sqlState(error: unknown): string | undefined {
-  for (let e: unknown = error, depth = 0; e && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
-    const code = (e as { code?: unknown }).code;
-    if (typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code)) return code;
-  }
-  return undefined;
 }

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { flagName, loadConfig, redactUrl } from '../../src/config.js';
+import { ENV, flagName, LIMITS, loadConfig, redactUrl } from '../../src/config.js';
 import { ConfigError } from '../../src/errors.js';
 
 describe('loadConfig', () => {
@@ -44,6 +44,14 @@ describe('loadConfig', () => {
     [{ REDIS_URL: 'http://x' }, 'REDIS_URL'],
     [{ LEDGER_PATHS: '[1]' }, 'LEDGER_PATHS'],
     [{ LEDGER_RETRY_MIN_MS: '500', LEDGER_RETRY_MAX_MS: '100' }, 'LEDGER_RETRY_MAX_MS'],
+    [{ LEDGER_CONCURRENCY: '1000000000' }, 'LEDGER_CONCURRENCY'],
+    [{ LEDGER_CONCURRENCY: '257' }, 'LEDGER_CONCURRENCY'],
+    [{ LEDGER_RETRIES: '101' }, 'LEDGER_RETRIES'],
+    [{ LEDGER_REQUEST_TIMEOUT_MS: '600001' }, 'LEDGER_REQUEST_TIMEOUT_MS'],
+    [{ LEDGER_RETRY_MIN_MS: '60001' }, 'LEDGER_RETRY_MIN_MS'],
+    [{ LEDGER_RETRY_MAX_MS: '600001' }, 'LEDGER_RETRY_MAX_MS'],
+    [{ LEDGER_RETRY_AFTER_CAP_MS: '3600001' }, 'LEDGER_RETRY_AFTER_CAP_MS'],
+    [{ LEDGER_REQUESTS_PER_SECOND: '100001' }, 'LEDGER_REQUESTS_PER_SECOND'],
   ];
   for (const [env, setting] of bad) {
     it(`rejects a bad ${setting} with one line naming it`, () => {
@@ -57,6 +65,20 @@ describe('loadConfig', () => {
       );
     });
   }
+
+  it('accepts every numeric setting up to its maximum and names the range when above it', () => {
+    const env: Record<string, string> = {};
+    for (const [key, range] of Object.entries(LIMITS))
+      env[ENV[key as keyof typeof LIMITS]] = String(range.max);
+    const config = loadConfig(env);
+    for (const [key, range] of Object.entries(LIMITS)) {
+      assert.equal(config[key as keyof typeof LIMITS], range.max, key);
+    }
+    assert.throws(
+      () => loadConfig({ LEDGER_CONCURRENCY: '1000000000' }),
+      /^ConfigError: LEDGER_CONCURRENCY: must be a whole number from 1 to 256 \(got '1000000000'\)$/,
+    );
+  });
 
   it('names the flag, not the variable, when the flag was wrong', () => {
     assert.throws(() => loadConfig({}, { ledgerBaseUrl: 'nope' }), /^ConfigError: --base-url:|--base-url/);

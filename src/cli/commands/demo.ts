@@ -14,9 +14,10 @@ import { quietOnTerminal } from './sync.js';
 const usage = `Usage: ledger-indexer demo [--records N] [--arrivals PER_S] [--seed S]
 
 The zero-setup tour: starts the reference ledger server in-process on a free loopback port
-(--records records, default 20000, plus --arrivals new ones a second, default 20), syncs it into
-the embedded database (PGlite) with a progress display, and prints a short report: records by
-action and token, volumes in token units, and the records not final yet.
+(--records records, default 20000, at most 1000000, plus --arrivals new ones a second, default
+20, at most 10000), syncs it into the embedded database (PGlite) with a progress display, and
+prints a short report: records by action and token, volumes in token units, and the records not
+final yet.
 
 The database lives in a fresh temporary folder, removed at the end, unless
 $${ENV.dataDir} names a folder to keep it in.`;
@@ -30,8 +31,8 @@ export const command: Command = {
       arrivals: { type: 'string' },
       seed: { type: 'string' },
     });
-    const records = intFlag('records', values.records, 1) ?? 20_000;
-    const arrivals = intFlag('arrivals', values.arrivals, 0) ?? 20;
+    const records = intFlag('records', values.records, 1, 1_000_000) ?? 20_000;
+    const arrivals = intFlag('arrivals', values.arrivals, 0, 10_000) ?? 20;
     const keptDir = io.env[ENV.dataDir]?.trim() || undefined;
     const base = loadConfig(io.env);
     const logger = createLogger({ level: quietOnTerminal(base, io) });

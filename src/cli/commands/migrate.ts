@@ -1,6 +1,7 @@
 import { loadConfig } from '../../config.js';
 import { openDatabase } from '../../db/connect.js';
 import { migrateDatabase } from '../../db/migrate.js';
+import { DatabaseError } from '../../errors.js';
 import { createLogger } from '../../logger.js';
 import { type Command, parseFlags } from '../command.js';
 
@@ -40,6 +41,7 @@ export const command: Command = {
 };
 
 function describeError(error: unknown): string {
+  if (error instanceof DatabaseError) return error.message;
   if (error instanceof AggregateError && error.errors.length > 0) return describeError(error.errors[0]);
   if (error instanceof Error) return error.message.split('\n')[0] || error.name;
   return String(error);

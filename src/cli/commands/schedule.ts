@@ -11,7 +11,8 @@ non-final records, and the token and fee refresh. Idempotent: running it again, 
 updates the same schedules and never adds a second one.
 
 Options:
-  --every DURATION        period of each stream's sync: 30s, 5m, 1h or milliseconds (default 30s)
+  --every DURATION        period of each stream's sync: 30s, 5m, 1h or milliseconds, 1s to 168h
+                          (default 30s)
   --account ID            keep this account's list in sync; repeat for several (default: the global list)
   --global                also the global list when accounts are given
   --queue-prefix P        Redis key prefix of the queues (default ledger-indexer)
@@ -55,12 +56,16 @@ export const command: Command = {
   },
 };
 
-/** `30s`, `5m`, `1h`, `250ms` or a bare number of milliseconds. */
+/** Longest `--every`: a week. */
+const MAX_EVERY_MS = 7 * 24 * 3_600_000;
+
+/** `30s`, `5m`, `1h`, `250ms` or a bare number of milliseconds, from 1s to a week. */
 export function parseDuration(text: string): number {
   const match = /^(\d+)(ms|s|m|h)?$/.exec(text.trim());
   if (!match) throw new UsageError(`--every must be a duration like 30s, 5m or 1h (got '${text}')`);
   const factor = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[(match[2] ?? 'ms') as 'ms' | 's' | 'm' | 'h'];
   const ms = Number(match[1]) * factor;
   if (ms < 1000) throw new UsageError(`--every must be at least 1s (got '${text}')`);
+  if (ms > MAX_EVERY_MS) throw new UsageError(`--every must be at most 168h, a week (got '${text}')`);
   return ms;
 }

@@ -32,15 +32,19 @@ Faults (all default 0; change them at run time with POST /_sim/faults):
   --request-budget N         requests per second per client, then 429 (0 = unlimited)
 
   -h, --help                 this text
+
+Maxima: --port 65535, --records 20000000, --arrivals 100000, delays 86400000 ms (a day),
+latencies 600000 ms, --retry-after-s 3600, --request-budget 1000000, --hole-rate 0.99.
 `;
 
-function numberFlag(name: string, value: string | undefined, max?: number): number | undefined {
+const DAY_MS = 86_400_000;
+
+/** A number flag from 0 to `max` (every one has a maximum, so a typo cannot ask for a billion). */
+function numberFlag(name: string, value: string | undefined, max: number): number | undefined {
   if (value === undefined) return undefined;
   const parsed = Number(value);
-  if (value.trim() === '' || !Number.isFinite(parsed) || parsed < 0 || (max !== undefined && parsed > max)) {
-    throw new UsageError(
-      `--${name} must be a number${max === undefined ? ' >= 0' : ` between 0 and ${max}`} (got '${value}')`,
-    );
+  if (value.trim() === '' || !Number.isFinite(parsed) || parsed < 0 || parsed > max) {
+    throw new UsageError(`--${name} must be a number between 0 and ${max} (got '${value}')`);
   }
   return parsed;
 }
@@ -69,34 +73,31 @@ export const command: Command = {
       'malformed-rate': { type: 'string' },
       'request-budget': { type: 'string' },
     });
-    const port = intFlag('port', values.port, 0) ?? 8740;
-    if (port > 65535) throw new UsageError(`--port must be at most 65535 (got '${values.port}')`);
-    const records = intFlag('records', values.records, 0) ?? 10_000;
-    if (records > 20_000_000)
-      throw new UsageError(`--records must be at most 20000000 (got '${values.records}')`);
+    const port = intFlag('port', values.port, 0, 65_535) ?? 8740;
+    const records = intFlag('records', values.records, 0, 20_000_000) ?? 10_000;
     const holeRate = numberFlag('hole-rate', values['hole-rate'], 0.99);
     const faults: Partial<SimulatorFaults> = {};
-    const fault = (key: keyof SimulatorFaults, flag: string, max?: number) => {
+    const fault = (key: keyof SimulatorFaults, flag: string, max: number) => {
       const value = numberFlag(flag, values[flag as keyof typeof values] as string | undefined, max);
       if (value !== undefined) faults[key] = value;
     };
-    fault('latencyMs', 'latency-ms');
-    fault('latencyJitterMs', 'latency-jitter-ms');
+    fault('latencyMs', 'latency-ms', 600_000);
+    fault('latencyJitterMs', 'latency-jitter-ms', 600_000);
     fault('errorRate', 'error-rate', 1);
     fault('rateLimitRate', 'rate-limit-rate', 1);
-    fault('retryAfterSeconds', 'retry-after-s');
+    fault('retryAfterSeconds', 'retry-after-s', 3600);
     fault('hangRate', 'hang-rate', 1);
     fault('truncateRate', 'truncate-rate', 1);
     fault('malformedRate', 'malformed-rate', 1);
-    fault('requestBudgetPerSecond', 'request-budget');
+    fault('requestBudgetPerSecond', 'request-budget', 1_000_000);
     const seed = values.seed ?? '1';
 
     const simulator = createSimulator({
       records,
       seed: /^\d+$/.test(seed) ? Number(seed) : seed,
-      arrivalsPerSecond: numberFlag('arrivals', values.arrivals) ?? 1,
-      packageDelayMs: intFlag('package-delay-ms', values['package-delay-ms'], 0) ?? 2000,
-      burnTargetDelayMs: intFlag('burn-target-delay-ms', values['burn-target-delay-ms'], 0) ?? 5000,
+      arrivalsPerSecond: numberFlag('arrivals', values.arrivals, 100_000) ?? 1,
+      packageDelayMs: intFlag('package-delay-ms', values['package-delay-ms'], 0, DAY_MS) ?? 2000,
+      burnTargetDelayMs: intFlag('burn-target-delay-ms', values['burn-target-delay-ms'], 0, DAY_MS) ?? 5000,
       ...(holeRate !== undefined ? { holeRate } : {}),
       keyPaging: values['key-paging'] ?? false,
       faults,

@@ -15,7 +15,8 @@ the list when it has at most --walk-limit pages).
 Options:
   --base-url URL          the ledger service (default: $${ENV.ledgerBaseUrl})
   --json                  the report as JSON
-  --walk-limit N          count the service's records exactly when a list has at most N pages (default 200)
+  --walk-limit N          count the service's records exactly when a list has at most N pages, 0..100000
+                          (default 200)
 
 Exit codes: 0 every stream complete; 1 a stream is incomplete (or the service failed); 2 bad flags.`;
 
@@ -28,7 +29,7 @@ export const command: Command = {
       json: { type: 'boolean' },
       'walk-limit': { type: 'string' },
     });
-    const walkLimit = intFlag('walk-limit', values['walk-limit'], 0) ?? 200;
+    const walkLimit = intFlag('walk-limit', values['walk-limit'], 0, 100_000) ?? 200;
     const config = loadConfig(io.env, { ledgerBaseUrl: values['base-url'] });
     if (config.ledgerBaseUrl === undefined)
       throw new ConfigError('--base-url', `is required (or set ${ENV.ledgerBaseUrl})`);

@@ -1,9 +1,10 @@
 import { type Config, ENV, loadConfig } from '../../config.js';
 import { JOB_LOCK_MS, LEASE_MS } from '../../defaults.js';
-import { ConfigError } from '../../errors.js';
+import { ConfigError, UsageError } from '../../errors.js';
 import { createLogger } from '../../logger.js';
 import type { Command } from '../command.js';
 import { intFlag, parseFlags } from '../command.js';
+import { failureLine } from '../run-outcome.js';
 
 const usage = `Usage: ledger-indexer worker [options]
 
@@ -15,13 +16,15 @@ nothing; its jobs run again elsewhere once their lock runs out.
 
 Options:
   --base-url URL          the ledger service (default: $${ENV.ledgerBaseUrl})
-  --concurrency N         jobs at once per queue in this process (default 4)
-  --pages-per-range N     pages per backfill range job (default 20)
+  --concurrency N         jobs at once per queue in this process, 1..256 (default 4)
+  --pages-per-range N     pages per backfill range job, 1..10000 (default 20)
   --sequential-backfill   backfill the global list with one stream walk instead of range jobs
-  --lock-ms MS            job lock; a killed worker's jobs are picked up within about this (default ${JOB_LOCK_MS})
-  --lease-ms MS           stream lease length (default ${LEASE_MS.worker})
+  --lock-ms MS            job lock; a killed worker's jobs are picked up within about this,
+                          1000..3600000 (default ${JOB_LOCK_MS})
+  --lease-ms MS           stream lease length, 1000..3600000 (default ${LEASE_MS.worker})
   --queue-prefix P        Redis key prefix of the queues (default ledger-indexer)
 
+Exit codes: 0 drained after SIGTERM/SIGINT; 1 the database or Redis failed; 2 bad flags or settings.
 Needs ${ENV.redisUrl}. The request budget (${ENV.requestsPerSecond}) is shared by all workers.`;
 
 export const command: Command = {
@@ -37,6 +40,14 @@ export const command: Command = {
       'lease-ms': { type: 'string' },
       'queue-prefix': { type: 'string' },
     });
+    // Every flag is checked before anything starts: a bad one is a usage error (exit 2).
+    const concurrency = intFlag('concurrency', values.concurrency, 1, 256);
+    const lockMs = intFlag('lock-ms', values['lock-ms'], 1000, 3_600_000);
+    const tuning = {
+      pagesPerRange: intFlag('pages-per-range', values['pages-per-range'], 1, 10_000),
+      parallelBackfill: values['sequential-backfill'] !== true,
+      leaseMs: intFlag('lease-ms', values['lease-ms'], 1000, 3_600_000),
+    };
     const config = loadConfig(io.env, { ledgerBaseUrl: values['base-url'] });
     if (config.ledgerBaseUrl === undefined)
       throw new ConfigError('--base-url', `is required (or set ${ENV.ledgerBaseUrl})`);
@@ -48,20 +59,16 @@ export const command: Command = {
         config: withRedis,
         logger,
         signal: io.signal,
-        concurrency: intFlag('concurrency', values.concurrency, 1),
+        concurrency,
         prefix: values['queue-prefix'],
-        lockMs: intFlag('lock-ms', values['lock-ms'], 1000),
-        tuning: {
-          pagesPerRange: intFlag('pages-per-range', values['pages-per-range'], 1),
-          parallelBackfill: values['sequential-backfill'] !== true,
-          leaseMs: intFlag('lease-ms', values['lease-ms'], 1000),
-        },
+        lockMs,
+        tuning,
       });
       return 0;
     } catch (error) {
-      if (error instanceof ConfigError) throw error;
+      if (error instanceof ConfigError || error instanceof UsageError) throw error;
       logger.error({ err: error }, 'worker failed');
-      io.stderr.write(`ledger-indexer worker: ${error instanceof Error ? error.message : String(error)}\n`);
+      io.stderr.write(`ledger-indexer worker: ${failureLine(error)}\n`);
       return 1;
     }
   },

@@ -1,0 +1,105 @@
+/**
+ * Database errors translated where they leave `src/db`: what the driver throws (Drizzle's
+ * "Failed query" error, whose message holds the whole statement and every parameter, around
+ * pg's or PGlite's error) becomes a {@link DatabaseError} whose message is one line of words
+ * and codes. Everything above `src/db` sees only that.
+ */
+import { DrizzleQueryError } from 'drizzle-orm/errors';
+import { DatabaseError, LedgerIndexerError } from '../errors.js';
+import type { Db } from './connect.js';
+
+/**
+ * `error` as a {@link DatabaseError} when the database or the connection to it failed, naming
+ * `operation` when given (and none is named yet); any other error is returned as it is (the
+ * project's own errors, and bugs in code that merely ran inside a transaction).
+ *
+ * `fromDriver` says the error certainly came from the driver (it failed to connect, or to begin
+ * a transaction): then an error without any code still counts as the connection failing.
+ */
+export function toDatabaseError(
+  error: unknown,
+  options: { operation?: string | undefined; fromDriver?: boolean } = {},
+): unknown {
+  if (error instanceof DatabaseError) {
+    return options.operation === undefined ? error : error.during(options.operation);
+  }
+  if (error instanceof LedgerIndexerError) return error;
+  const coded = DatabaseError.fromCode(error, options.operation);
+  if (coded) return coded;
+  if (options.fromDriver || error instanceof DrizzleQueryError) {
+    // pg raises plain `Error`s without a code only about the connection ("Connection terminated
+    // unexpectedly", a connect timeout, a client no longer queryable); other types are bugs.
+    const inner = error instanceof DrizzleQueryError ? error.cause : error;
+    const plain = inner instanceof Error && inner.constructor === Error;
+    return new DatabaseError({
+      kind: plain ? 'connection' : 'other',
+      words: plain
+        ? 'connection lost'
+        : `unexpected ${inner instanceof Error ? inner.name : 'failure'} in the database driver`,
+      operation: options.operation,
+      cause: error,
+    });
+  }
+  return error;
+}
+
+/** Runs `fn`, translating what it throws with {@link toDatabaseError} under `operation`'s name. */
+export async function databaseOperation<T>(operation: string, fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (error) {
+    throw toDatabaseError(error, { operation });
+  }
+}
+
+/**
+ * `target` with each method named in `operations` run through {@link databaseOperation} under
+ * the given name: a store's methods become the named operations its errors report.
+ */
+export function nameOperations<T extends object>(target: T, operations: { [K in keyof T]?: string }): T {
+  const named = { ...target };
+  for (const key of Object.keys(operations) as Array<keyof T>) {
+    const method = target[key];
+    const operation = operations[key];
+    if (typeof method !== 'function' || operation === undefined) continue;
+    named[key] = ((...args: unknown[]) =>
+      databaseOperation(operation, () => method.apply(target, args))) as T[keyof T];
+  }
+  return named;
+}
+
+/**
+ * A Drizzle database whose `execute` and `transaction` throw {@link DatabaseError}s: every query
+ * of `src/db` goes through one of them (or through `queryRowsPrepared`, which translates too).
+ */
+export function translateDbErrors(db: Db): Db {
+  return new Proxy(db, {
+    get(target, property, receiver) {
+      if (property === 'execute') {
+        return async (query: Parameters<Db['execute']>[0]) => {
+          try {
+            return await target.execute(query);
+          } catch (error) {
+            throw toDatabaseError(error);
+          }
+        };
+      }
+      if (property === 'transaction') {
+        return async (...args: Parameters<Db['transaction']>) => {
+          const [body, config] = args;
+          let entered = false;
+          try {
+            return await target.transaction((tx) => {
+              entered = true;
+              return body(tx);
+            }, config);
+          } catch (error) {
+            // Before the body ran, only connecting or BEGIN can have failed.
+            throw toDatabaseError(error, { fromDriver: !entered });
+          }
+        };
+      }
+      return Reflect.get(target, property, receiver) as unknown;
+    },
+  });
+}
