@@ -30,13 +30,21 @@ const child = spawn(
   ['--import', 'tsx', '--test', '--test-concurrency=2', '--test-reporter=spec', ...files],
   { cwd: root, stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, NODE_ENV: 'test' } },
 );
-let tail = '';
+// The runner's closing summary (`ℹ pass 12`…), read line by line: a failure's long output can
+// come after it, so no fixed-size tail is enough.
+const totals = {};
+let partial = '';
 child.stdout.on('data', (chunk) => {
   process.stdout.write(chunk);
-  tail = (tail + chunk.toString()).slice(-4000);
+  const lines = (partial + chunk.toString()).split('\n');
+  partial = lines.pop() ?? '';
+  for (const line of lines) {
+    const match = /^ℹ (tests|pass|fail|skipped|todo) (\d+)\s*$/.exec(line);
+    if (match) totals[match[1]] = Number(match[2]);
+  }
 });
 child.on('close', (code) => {
-  const count = (label) => Number(new RegExp(`ℹ ${label} (\\d+)`).exec(tail)?.[1] ?? 0);
+  const count = (label) => totals[label] ?? 0;
   const [tests, pass, fail] = [count('tests'), count('pass'), count('fail')];
   console.log(`${pass} passed, ${fail} failed, ${count('skipped') + count('todo')} skipped`);
   if (tests === 0) {
