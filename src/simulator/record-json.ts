@@ -1,6 +1,15 @@
 import { chainHashText, type TokenDef } from './catalog.js';
-import { createRng, hash32, randomBytes } from './random.js';
-import { ACTIONS, BUNDLE, BURN, CHAINS, MINT, type RecordTable, TRANSFER } from './record-table.js';
+import { createRng, hash32, type Rng, randomBytes } from './random.js';
+import {
+  ACTIONS,
+  BUNDLE,
+  BURN,
+  CHAINS,
+  MINT,
+  type RecordExtra,
+  type RecordTable,
+  TRANSFER,
+} from './record-table.js';
 import type { GroundTruthRecord, MalformedKind } from './types.js';
 
 /** Everything record rendering needs besides the table. */
@@ -74,11 +83,10 @@ export function renderRecord(ctx: RenderContext, pos: number): WireRecord {
   const rawId = table.rawId.get(pos);
   const action = table.action.get(pos);
   const token = tokens[table.token.get(pos)] ?? tokens[0]!;
-  const extra = table.extras.get(pos);
   const rng = createRng(seed, DETAIL_DOMAIN, rawId);
   const packaged = table.isPackaged(pos);
   const legacy = rawId <= ctx.legacyMaxRawId;
-  const posted = extra?.posted;
+  const posted = table.extras.get(pos)?.posted;
 
   const from = table.accounts[table.from.get(pos)] ?? '';
   const to = table.accounts[table.to.get(pos)] ?? '';
@@ -88,75 +96,7 @@ export function renderRecord(ctx: RenderContext, pos: number): WireRecord {
     action === MINT || action === BURN
       ? (CHAINS[table.chain.get(pos)] ?? 'ethereum')
       : (token.chains[0] ?? 'ethereum');
-
-  let data = '';
-  let targetChainTxHash = '';
-  let internalStatus = legacy ? 'success' : '{"status":"success"}';
-  const express = { chainTxHash: '', withdrawFee: '', refundLedgerHash: '', err: '' };
-  let fee = '0';
-  if (action === MINT) {
-    targetChainTxHash = mintChainHashOf(seed, rawId, targetChain);
-    data = JSON.stringify({
-      chainType: targetChain,
-      txHash: targetChainTxHash,
-      blockNumber: 18_000_000 + Math.floor(rawId / 7),
-      from: to,
-      value: table.amount[pos],
-    });
-  } else if (action === TRANSFER) {
-    fee = token.transferFee;
-    if (extra?.express) {
-      const withdrawFee = (BigInt(token.burnFeeMap[targetChain] ?? '0') * 2n).toString();
-      data = JSON.stringify({
-        appId: 'express',
-        withdrawAction: 'pay',
-        withdrawTo: from,
-        withdrawChainType: targetChain,
-        withdrawFee,
-      });
-      const failed = rng.chance(0.1);
-      express.withdrawFee = withdrawFee;
-      if (packaged) {
-        if (failed) {
-          express.err = 'err_insufficient_liquidity';
-          express.refundLedgerHash = `0x${rng.hex(32)}`;
-        } else {
-          express.chainTxHash = `0x${rng.hex(32)}`;
-        }
-      }
-    }
-  } else if (action === BURN) {
-    fee = token.burnFeeMap[targetChain] ?? '0';
-    data = JSON.stringify({ targetChainType: targetChain });
-    if (table.targetLanded(pos)) targetChainTxHash = chainHashText(targetChain, randomBytes(rng, 32));
-  } else if (action === BUNDLE && extra?.bundle) {
-    fee = token.bundleFee;
-    const { items, failIndex, failMsg } = extra.bundle;
-    const sigs: Record<string, string> = {};
-    const wireItems = items.map((item) => {
-      const itemToken = tokens[item.token] ?? token;
-      const itemFrom = table.accounts[item.from] ?? '';
-      sigs[itemFrom] = `0x${rng.hex(65)}`;
-      return {
-        tag: itemToken.tag,
-        chainID: itemToken.chainID,
-        from: itemFrom,
-        to: table.accounts[item.to] ?? '',
-        amount: item.amount,
-      };
-    });
-    data = JSON.stringify({
-      bundle: {
-        items: wireItems,
-        expiration: Math.floor(table.nonce.get(pos) / 1000) + 600,
-        salt: uuidFrom(rng.hex(16)),
-        version: 'v1',
-        sigs,
-      },
-    });
-    if (failIndex !== null)
-      internalStatus = JSON.stringify({ status: 'failed', index: failIndex, msg: failMsg });
-  }
+  const fields = actionFields({ ctx, pos, rng, token, from, to, targetChain });
 
   const record: WireRecord = {
     rawId,
@@ -166,21 +106,21 @@ export function renderRecord(ctx: RenderContext, pos: number): WireRecord {
     from: posted?.from ?? from,
     to: posted?.to ?? to,
     amount: table.amount[pos] ?? '0',
-    fee: posted?.fee ?? fee,
+    fee: posted?.fee ?? fields.fee,
     feeRecipient: posted?.feeRecipient ?? ctx.feeRecipient,
     nonce: table.nonce.get(pos),
     tokenID: posted?.tokenID ?? tokenID,
     chainType: posted?.chainType ?? token.chainType,
     chainID: posted?.chainID ?? token.chainID,
-    data: posted?.data ?? data,
+    data: posted?.data ?? fields.data,
     version: posted?.version ?? (rng.chance(0.15) ? '' : 'v1'),
     sig: posted?.sig ?? `0x${rng.hex(65)}`,
     ledgerHash: posted?.ledgerHash ?? ledgerHashOf(seed, rawId),
     status: packaged ? 'packaged' : 'confirmed',
-    internalStatus,
+    internalStatus: fields.internalStatus ?? (legacy ? 'success' : '{"status":"success"}'),
     timestamp: packaged ? table.timestamp.get(pos) : 0,
-    targetChainTxHash,
-    express,
+    targetChainTxHash: fields.targetChainTxHash,
+    express: fields.express,
   };
   if (legacy) {
     if (rng.chance(0.5)) delete record.version;
@@ -188,6 +128,120 @@ export function renderRecord(ctx: RenderContext, pos: number): WireRecord {
     if (rng.chance(0.3)) delete record.targetChainTxHash;
   }
   return record;
+}
+
+type ExpressFields = NonNullable<WireRecord['express']>;
+type BundleExtra = NonNullable<RecordExtra['bundle']>;
+
+/** What a record's action adds to it; `internalStatus` only where it is not a plain success. */
+interface ActionFields {
+  data: string;
+  fee: string;
+  targetChainTxHash: string;
+  internalStatus: string | null;
+  express: ExpressFields;
+}
+
+/** The record being rendered, as {@link actionFields} needs it. */
+interface Rendering {
+  ctx: RenderContext;
+  pos: number;
+  /** The record's detail generator: its draws must come in the same order on every render. */
+  rng: Rng;
+  token: TokenDef;
+  from: string;
+  to: string;
+  targetChain: string;
+}
+
+function actionFields(at: Rendering): ActionFields {
+  const { ctx, pos, rng, token, targetChain } = at;
+  const { table, seed } = ctx;
+  const rawId = table.rawId.get(pos);
+  const action = table.action.get(pos);
+  const extra = table.extras.get(pos);
+  const fields: ActionFields = {
+    data: '',
+    fee: '0',
+    targetChainTxHash: '',
+    internalStatus: null,
+    express: { chainTxHash: '', withdrawFee: '', refundLedgerHash: '', err: '' },
+  };
+  if (action === MINT) {
+    fields.targetChainTxHash = mintChainHashOf(seed, rawId, targetChain);
+    fields.data = JSON.stringify({
+      chainType: targetChain,
+      txHash: fields.targetChainTxHash,
+      blockNumber: 18_000_000 + Math.floor(rawId / 7),
+      from: at.to,
+      value: table.amount[pos],
+    });
+  } else if (action === TRANSFER) {
+    fields.fee = token.transferFee;
+    if (extra?.express) expressFields(at, fields);
+  } else if (action === BURN) {
+    fields.fee = token.burnFeeMap[targetChain] ?? '0';
+    fields.data = JSON.stringify({ targetChainType: targetChain });
+    if (table.targetLanded(pos)) fields.targetChainTxHash = chainHashText(targetChain, randomBytes(rng, 32));
+  } else if (action === BUNDLE && extra?.bundle) {
+    fields.fee = token.bundleFee;
+    bundleFields(at, extra.bundle, fields);
+  }
+  return fields;
+}
+
+/** An express transfer: paid out on the target chain, or refunded when that failed. */
+function expressFields(at: Rendering, fields: ActionFields): void {
+  const { rng, token, targetChain } = at;
+  const withdrawFee = (BigInt(token.burnFeeMap[targetChain] ?? '0') * 2n).toString();
+  fields.data = JSON.stringify({
+    appId: 'express',
+    withdrawAction: 'pay',
+    withdrawTo: at.from,
+    withdrawChainType: targetChain,
+    withdrawFee,
+  });
+  const failed = rng.chance(0.1);
+  fields.express.withdrawFee = withdrawFee;
+  if (at.ctx.table.isPackaged(at.pos)) {
+    if (failed) {
+      fields.express.err = 'err_insufficient_liquidity';
+      fields.express.refundLedgerHash = `0x${rng.hex(32)}`;
+    } else {
+      fields.express.chainTxHash = `0x${rng.hex(32)}`;
+    }
+  }
+}
+
+/** A bundle's items with their signatures, and its outcome when one item failed. */
+function bundleFields(at: Rendering, bundle: BundleExtra, fields: ActionFields): void {
+  const { ctx, pos, rng, token } = at;
+  const { table, tokens } = ctx;
+  const { items, failIndex, failMsg } = bundle;
+  const sigs: Record<string, string> = {};
+  const wireItems = items.map((item) => {
+    const itemToken = tokens[item.token] ?? token;
+    const itemFrom = table.accounts[item.from] ?? '';
+    sigs[itemFrom] = `0x${rng.hex(65)}`;
+    return {
+      tag: itemToken.tag,
+      chainID: itemToken.chainID,
+      from: itemFrom,
+      to: table.accounts[item.to] ?? '',
+      amount: item.amount,
+    };
+  });
+  fields.data = JSON.stringify({
+    bundle: {
+      items: wireItems,
+      expiration: Math.floor(table.nonce.get(pos) / 1000) + 600,
+      salt: uuidFrom(rng.hex(16)),
+      version: 'v1',
+      sigs,
+    },
+  });
+  if (failIndex !== null)
+    fields.internalStatus = JSON.stringify({ status: 'failed', index: failIndex, msg: failMsg });
 }
 
 /** The record's text as served when it is malformed in the given way. */

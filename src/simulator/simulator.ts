@@ -1,49 +1,18 @@
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { lastAtMost } from './columns.js';
-import { type ControlTarget, handleControl } from './control-routes.js';
+import { createArrivals } from './arrivals.js';
+import type { ControlTarget } from './control-routes.js';
 import { FaultInjector } from './faults.js';
+import { groundTruthOf } from './ground-truth.js';
+import { createHttpListener } from './http-listener.js';
 import { SimulatedLedger } from './ledger.js';
-import { json, matchPublicRoute, notFound, type PublicRouteContext, type Reply } from './public-routes.js';
+import { json, type PublicRouteContext } from './public-routes.js';
 import { seedNumber } from './random.js';
+import { createRequestHandler } from './request-handler.js';
+import { createRequestStats } from './request-stats.js';
 import { checkSubmission, isRefusal } from './submit-tx.js';
-import type {
-  GroundTruthRecord,
-  Simulator,
-  SimulatorFaults,
-  SimulatorOptions,
-  SimulatorStats,
-} from './types.js';
+import type { Simulator, SimulatorFaults, SimulatorOptions } from './types.js';
 
 const TICK_MS = 50;
-const MAX_BODY_BYTES = 64 * 1024;
 const DEFAULT_HISTORY_END_MS = Date.UTC(2026, 0, 1);
-
-function readBody(req: IncomingMessage): Promise<string | null> {
-  return new Promise((resolve, reject) => {
-    let size = 0;
-    const chunks: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => {
-      size += chunk.length;
-      if (size > MAX_BODY_BYTES) {
-        resolve(null);
-        req.resume();
-        return;
-      }
-      chunks.push(chunk);
-    });
-    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
-    req.on('error', reject);
-  });
-}
-
-function parseJson(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return undefined;
-  }
-}
 
 function checkOptions(options: SimulatorOptions): void {
   const nonNegative = [
@@ -82,38 +51,15 @@ export function createSimulator(options: SimulatorOptions = {}): Simulator {
     jsonCacheSize: options.jsonCacheSize ?? 300_000,
     historyEndMs: options.historyEndMs ?? DEFAULT_HISTORY_END_MS,
   });
+  // Without a packaging delay, records are packaged as soon as they are added.
+  const settleAtOnce = (options.packageDelayMs ?? 2000) === 0;
   const injector = new FaultInjector(seed, options.faults);
-  let perSecond = options.arrivalsPerSecond ?? 0;
-  let running = true;
-  let owed = 0;
-  let lastTick = now();
-  let stats: SimulatorStats = {};
+  const arrivals = createArrivals({ ledger, now, perSecond: options.arrivalsPerSecond ?? 0 });
+  const stats = createRequestStats();
+  const listener = createHttpListener();
+  const truth = groundTruthOf(ledger, injector);
   const lastNonce = new Map<string, number>();
-  const hanging = new Set<ServerResponse>();
-  let server: Server | undefined;
-  let timer: NodeJS.Timeout | undefined;
-
-  const count = (route: string, status: string | number): void => {
-    const byStatus = stats[route] ?? {};
-    byStatus[String(status)] = (byStatus[String(status)] ?? 0) + 1;
-    stats[route] = byStatus;
-  };
-
-  const tick = (): void => {
-    const t = now();
-    if (running && perSecond > 0) {
-      owed += ((t - lastTick) * perSecond) / 1000;
-      const due = Math.floor(owed);
-      if (due > 0) {
-        owed -= due;
-        ledger.arrive(due, t);
-      }
-    }
-    lastTick = t;
-    ledger.advance(t);
-  };
-
-  const routeContext: PublicRouteContext = {
+  const routes: PublicRouteContext = {
     ledger,
     keyPaging: options.keyPaging ?? false,
     malformedRate: () => injector.faults.malformedRate,
@@ -121,201 +67,50 @@ export function createSimulator(options: SimulatorOptions = {}): Simulator {
       const result = checkSubmission(ledger, body, lastNonce, now());
       if (isRefusal(result)) return json(result.status, { error: result.error });
       ledger.appendSubmitted(result);
-      if ((options.packageDelayMs ?? 2000) === 0) ledger.advance(now());
+      if (settleAtOnce) ledger.advance(now());
       return json(200, { status: 'ok' });
     },
   };
 
-  const send = (res: ServerResponse, reply: Reply, truncate = false): void => {
-    const whole = typeof reply.body === 'string' ? Buffer.from(reply.body) : reply.body;
-    const body = truncate ? whole.subarray(0, Math.floor(whole.length / 2)) : whole;
-    res.writeHead(reply.status, {
-      'content-type': reply.contentType ?? 'application/json; charset=utf-8',
-      'content-length': body.length,
-      ...reply.headers,
-    });
-    res.end(body);
-  };
-
-  const servePublic = async (
-    req: IncomingMessage,
-    res: ServerResponse,
-    path: string,
-    params: URLSearchParams,
-  ) => {
-    const method = req.method ?? 'GET';
-    const route = matchPublicRoute(routeContext, method, path, params);
-    const name = route?.name ?? 'unknown';
-    const client = (req.headers['x-client-id'] as string | undefined) ?? req.socket.remoteAddress ?? '';
-    const decision = injector.decide(client, now());
-    if (decision.kind === 'hang') {
-      hanging.add(res);
-      res.on('close', () => {
-        hanging.delete(res);
-        count(name, 'hang');
-      });
-      req.resume();
-      return;
-    }
-    res.on('finish', () => count(name, res.statusCode));
-    if (decision.kind === 'rate_limited') {
-      send(res, {
-        ...json(429, { error: 'err_too_many_requests' }),
-        headers: { 'retry-after': String(decision.retryAfterSeconds) },
-      });
-      return;
-    }
-    const delayMs = decision.delayMs;
-    const bodyText = route?.needsBody ? await readBody(req) : null;
-    if (!route?.needsBody) req.resume();
-    if (delayMs > 0) await new Promise((resolve) => setTimeout(resolve, delayMs));
-    if (res.destroyed) return;
-    if (decision.kind === 'error') {
-      if (decision.status === 503) {
-        send(res, {
-          status: 503,
-          body: '<html><body>503 Service Temporarily Unavailable</body></html>',
-          contentType: 'text/html',
-        });
-      } else {
-        send(res, json(500, { error: 'err_internal' }));
-      }
-      return;
-    }
-    ledger.advance(now());
-    if (!route) {
-      send(res, notFound());
-      return;
-    }
-    let body: unknown;
-    if (route.needsBody) {
-      if (bodyText === null) return send(res, json(413, { error: 'err_body_too_large' }));
-      body = parseJson(bodyText ?? '');
-      if (body === undefined) return send(res, json(400, { error: 'err_invalid_json' }));
-    }
-    const reply = route.answer(body);
-    send(res, reply, decision.truncate && reply.status === 200);
-  };
-
-  const serveControl = async (
-    req: IncomingMessage,
-    res: ServerResponse,
-    path: string,
-    params: URLSearchParams,
-  ) => {
-    const method = req.method ?? 'GET';
-    const name = `${method} ${path}`;
-    res.on('finish', () => count(name, res.statusCode));
-    let body: unknown;
-    if (method === 'POST') {
-      const text = await readBody(req);
-      body = text ? parseJson(text) : undefined;
-    } else {
-      req.resume();
-    }
-    ledger.advance(now());
-    const reply = handleControl({ target: control, method, path, params, body, res });
-    if (reply === null) return send(res, notFound());
-    if (reply instanceof Promise) return reply;
-    send(res, reply);
-  };
-
-  const handle = (req: IncomingMessage, res: ServerResponse): void => {
-    const raw = req.url ?? '/';
-    const q = raw.indexOf('?');
-    const path = q < 0 ? raw : raw.slice(0, q);
-    const params = new URLSearchParams(q < 0 ? '' : raw.slice(q + 1));
-    const work = path.startsWith('/_sim/')
-      ? serveControl(req, res, path, params)
-      : servePublic(req, res, path, params);
-    work.catch((error: unknown) => {
-      if (!res.headersSent) send(res, json(500, { error: 'err_internal', message: String(error) }));
-      else res.destroy();
-    });
-  };
-
-  const firstAfter = (end: number, after: number | undefined): number =>
-    after === undefined ? 0 : lastAtMost(end, (i) => ledger.table.rawId.get(i), after) + 1;
-  function* records(opts: { afterRawId?: number } = {}): IterableIterator<GroundTruthRecord> {
-    const end = ledger.table.count;
-    const rate = injector.faults.malformedRate;
-    for (let pos = firstAfter(end, opts.afterRawId); pos < end; pos++) yield ledger.groundTruth(pos, rate);
-  }
-  function* recordLines(afterRawId: number | undefined): IterableIterator<string> {
-    const end = ledger.table.count;
-    const rate = injector.faults.malformedRate;
-    for (let pos = firstAfter(end, afterRawId); pos < end; pos++) yield ledger.groundTruthText(pos, rate);
-  }
-
   const control: ControlTarget = {
-    async listen({ host = '127.0.0.1', port = 0 } = {}) {
-      if (server) throw new Error('the simulator is already listening');
-      const s = createServer({ keepAlive: true }, handle);
-      s.keepAliveTimeout = 30_000;
-      server = s;
-      await new Promise<void>((resolve, reject) => {
-        s.once('error', reject);
-        s.listen(port, host, () => {
-          s.off('error', reject);
-          resolve();
-        });
-      });
-      lastTick = now();
-      timer = setInterval(tick, TICK_MS);
-      timer.unref();
-      const address = s.address() as AddressInfo;
-      const shown = address.family === 'IPv6' ? `[${address.address}]` : address.address;
-      return { url: `http://${shown}:${address.port}` };
+    async listen(at = {}) {
+      const { hanging } = listener;
+      const handle = createRequestHandler({ ledger, injector, routes, control, stats, hanging, now });
+      const address = await listener.listen(handle, at);
+      arrivals.start(TICK_MS);
+      return address;
     },
     async close() {
-      if (timer) clearInterval(timer);
-      timer = undefined;
-      for (const res of hanging) res.destroy();
-      hanging.clear();
-      const s = server;
-      server = undefined;
-      if (!s) return;
-      await new Promise<void>((resolve) => {
-        s.close(() => resolve());
-        s.closeAllConnections();
-      });
+      arrivals.stop();
+      await listener.close();
     },
     addRecords(n) {
       const head = ledger.arrive(n, now());
-      if ((options.packageDelayMs ?? 2000) === 0) ledger.advance(now());
+      if (settleAtOnce) ledger.advance(now());
       return head;
     },
-    pauseArrivals() {
-      running = false;
-    },
-    resumeArrivals() {
-      if (!running) lastTick = now();
-      running = true;
-    },
+    pauseArrivals: () => arrivals.pause(),
+    resumeArrivals: () => arrivals.resume(),
     settleAll() {
       ledger.advance(now(), true);
     },
     setFaults: (partial: Partial<SimulatorFaults>) => injector.update(partial),
     faults: () => injector.faults,
-    records,
-    recordLines,
+    records: truth.records,
+    recordLines: truth.recordLines,
     count: () => ledger.table.count,
     headRawId: () => ledger.headRawId(),
-    stats: () => structuredClone(stats),
-    arrivalState: () => ({ running, perSecond }),
-    setArrivalRate(rate) {
-      perSecond = rate;
-    },
-    resetStats() {
-      stats = {};
-    },
+    stats: () => stats.snapshot(),
+    arrivalState: () => arrivals.state(),
+    setArrivalRate: (rate) => arrivals.setRate(rate),
+    resetStats: () => stats.reset(),
     details: () => ({
       records: ledger.table.count,
       headRawId: ledger.headRawId(),
       pending: ledger.pendingCount(),
       cachedRecords: ledger.cacheSize(),
       accounts: ledger.table.accounts.length,
-      arrivals: { running, perSecond },
+      arrivals: arrivals.state(),
       memory: process.memoryUsage(),
       cpuUsage: process.cpuUsage(),
     }),

@@ -150,15 +150,8 @@ export interface RangeResult {
   lowest: number | null;
 }
 
-/**
- * Fetches one range task in ascending page order, one page at a time, committing its pages a few
- * at a time with the ranges they prove (their spans, and the joins between consecutive pages of
- * this task) while the next pages are fetched. Pages of one task are never fetched out of order,
- * so nothing can slip between them; a batch commits only after the one before it, so a proof
- * never reaches past records that are not stored. A failed fetch first commits the pages
- * fetched before it.
- */
-export async function fetchRange(input: {
+/** What {@link fetchRange} needs: the ports, the run, the task and how to commit. */
+export interface FetchRangeInput {
   store: BackfillStore;
   fetchPage: FetchPage;
   spec: StreamSpec;
@@ -172,32 +165,22 @@ export async function fetchRange(input: {
   pagesPerCommit?: number | undefined;
   /** How long fetched pages wait for more while no commit runs. Default 1000 ms. */
   commitLingerMs?: number | undefined;
-}): Promise<RangeResult> {
+}
+
+/**
+ * Fetches one range task in ascending page order, one page at a time, committing its pages a few
+ * at a time with the ranges they prove (their spans, and the joins between consecutive pages of
+ * this task) while the next pages are fetched. Pages of one task are never fetched out of order,
+ * so nothing can slip between them; a batch commits only after the one before it, so a proof
+ * never reaches past records that are not stored. A failed fetch first commits the pages
+ * fetched before it.
+ */
+export async function fetchRange(input: FetchRangeInput): Promise<RangeResult> {
   const { task, spec } = input;
   const key = streamKey(spec);
   const logger = input.logger ?? quietLogger;
   const result: RangeResult = { pages: 0, records: 0, counts: zeroCounts(), lowest: null };
-  const fetchAlone = async (page: number): Promise<number[]> => {
-    const served = await input.fetchPage(spec, page);
-    const rawIds = pageRawIds(served);
-    const observed: ObservedPage = { page, rawIds, totalPages: served.totalPages };
-    const counts = await input.store.commitRangePage({
-      key,
-      backfillId: input.backfillId,
-      page,
-      records: served.txs,
-      rejected: served.rejected,
-      proven: provenByRun([observed]),
-    });
-    addCounts(result.counts, counts);
-    result.pages++;
-    result.records += served.txs.length;
-    return rawIds;
-  };
-  const startPage =
-    task.seekRawId === null || task.seekRawId === undefined
-      ? task.fromPage
-      : await seekPage({ from: task.fromPage, target: task.seekRawId, fetch: fetchAlone });
+  const startPage = await rangeStartPage(input, result);
   const previous: ObservedPage | null =
     task.previousLow === null || task.previousLow === undefined || task.fromPage < 2
       ? null
@@ -222,15 +205,7 @@ export async function fetchRange(input: {
   for (let page = startPage; ; page++) {
     let served: TxPage;
     try {
-      input.signal?.throwIfAborted();
-      served = await input.fetchPage(spec, page);
-      if (isEmptyPage(served) && page < served.totalPages) {
-        throw new MalformedResponseError(
-          `stream ${key} page ${page}`,
-          `empty page before the last (${served.totalPages})`,
-          '',
-        );
-      }
+      served = await fetchRangePage(input, page);
     } catch (error) {
       // Keep what was fetched, so a retry resumes after it; the fetch's error is the one to report.
       await committer.flush().catch((commitError: unknown) => {
@@ -258,6 +233,47 @@ export async function fetchRange(input: {
     'range fetched',
   );
   return result;
+}
+
+/** One page of a range task; an empty page before the last one is malformed. */
+async function fetchRangePage(input: FetchRangeInput, page: number): Promise<TxPage> {
+  input.signal?.throwIfAborted();
+  const served = await input.fetchPage(input.spec, page);
+  if (isEmptyPage(served) && page < served.totalPages) {
+    throw new MalformedResponseError(
+      `stream ${streamKey(input.spec)} page ${page}`,
+      `empty page before the last (${served.totalPages})`,
+      '',
+    );
+  }
+  return served;
+}
+
+/**
+ * Where a task's walk starts: `fromPage`, or for a repair walk the page found by seeking, each
+ * probe stored (and counted in `result`) like any page.
+ */
+async function rangeStartPage(input: FetchRangeInput, result: RangeResult): Promise<number> {
+  const { task, spec } = input;
+  if (task.seekRawId === null || task.seekRawId === undefined) return task.fromPage;
+  const fetchAlone = async (page: number): Promise<number[]> => {
+    const served = await input.fetchPage(spec, page);
+    const rawIds = pageRawIds(served);
+    const observed: ObservedPage = { page, rawIds, totalPages: served.totalPages };
+    const counts = await input.store.commitRangePage({
+      key: streamKey(spec),
+      backfillId: input.backfillId,
+      page,
+      records: served.txs,
+      rejected: served.rejected,
+      proven: provenByRun([observed]),
+    });
+    addCounts(result.counts, counts);
+    result.pages++;
+    result.records += served.txs.length;
+    return rawIds;
+  };
+  return seekPage({ from: task.fromPage, target: task.seekRawId, fetch: fetchAlone });
 }
 
 /** What a completeness check decided. */

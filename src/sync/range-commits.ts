@@ -1,4 +1,5 @@
 import type { LedgerTx, RejectedRecord } from '../client/types.js';
+import { createCommitPipeline } from './commit-pipeline.js';
 import { type ObservedPage, provenByRun, type RawIdRange } from './completeness.js';
 import type { WriteCounts } from './ports.js';
 import { addCounts, zeroCounts } from './write-counts.js';
@@ -72,69 +73,53 @@ export function createRangeCommitter(input: {
   onCommitted: (last: ObservedPage, counts: WriteCounts) => Promise<void>;
   now?: () => number;
 }): RangeCommitter {
-  const now = input.now ?? Date.now;
   let before = input.previous;
-  let batch: Array<{ observed: ObservedPage; page: RangePage }> = [];
-  let batchStartedAt = 0;
-  let running: Promise<void> = Promise.resolve();
-  let idle = true;
-  let failure: { error: unknown } | null = null;
-
-  const write = async (pages: typeof batch, joinTo: ObservedPage | null): Promise<WriteCounts> => {
-    const { writer, key, backfillId } = input;
-    if (writer.commitRangePages) {
-      const observed = pages.map((p) => p.observed);
-      const proven = provenByRun(joinTo ? [joinTo, ...observed] : observed);
-      return writer.commitRangePages({ key, backfillId, pages: pages.map((p) => p.page), proven });
-    }
-    const total = zeroCounts();
-    let previous = joinTo;
-    for (const { observed, page } of pages) {
-      const proven = provenByRun(previous ? [previous, observed] : [observed]);
-      addCounts(total, await writer.commitRangePage({ key, backfillId, ...page, proven }));
-      previous = observed;
-    }
-    return total;
-  };
-
-  const start = async (): Promise<void> => {
-    await running;
-    committer.check();
-    if (batch.length === 0) return;
-    const pages = batch;
-    const joinTo = before;
-    const last = pages[pages.length - 1]!.observed;
-    batch = [];
-    before = last;
-    idle = false;
-    running = write(pages, joinTo)
-      .then((counts) => input.onCommitted(last, counts))
-      .then(
-        () => {
-          idle = true;
-        },
-        (error: unknown) => {
-          failure ??= { error };
-          idle = true;
-        },
-      );
-  };
-
-  const committer: RangeCommitter = {
+  const pipeline = createCommitPipeline<QueuedPage>({
+    maxPages: input.maxPages,
+    lingerMs: input.lingerMs,
+    now: input.now,
+    commit: async (pages) => {
+      const joinTo = before;
+      const last = pages[pages.length - 1]!.observed;
+      before = last;
+      const counts = await writeRangePages(input, pages, joinTo);
+      await input.onCommitted(last, counts);
+    },
+  });
+  return {
     async add(observed, page) {
-      committer.check();
-      if (batch.length === 0) batchStartedAt = now();
-      batch.push({ observed, page });
-      if (batch.length >= input.maxPages || (idle && now() - batchStartedAt >= input.lingerMs)) await start();
+      pipeline.check();
+      pipeline.add({ observed, page });
+      if (pipeline.full() || pipeline.lingered()) await pipeline.submit();
     },
-    async flush() {
-      await start();
-      await running;
-      committer.check();
-    },
-    check() {
-      if (failure) throw failure.error;
-    },
+    flush: () => pipeline.flush(),
+    check: () => pipeline.check(),
   };
-  return committer;
+}
+
+interface QueuedPage {
+  observed: ObservedPage;
+  page: RangePage;
+}
+
+/** Writes consecutive pages with the ranges they prove, joined to the page before them. */
+async function writeRangePages(
+  target: { writer: RangePageWriter; key: string; backfillId: string },
+  pages: QueuedPage[],
+  joinTo: ObservedPage | null,
+): Promise<WriteCounts> {
+  const { writer, key, backfillId } = target;
+  if (writer.commitRangePages) {
+    const observed = pages.map((p) => p.observed);
+    const proven = provenByRun(joinTo ? [joinTo, ...observed] : observed);
+    return writer.commitRangePages({ key, backfillId, pages: pages.map((p) => p.page), proven });
+  }
+  const total = zeroCounts();
+  let previous = joinTo;
+  for (const { observed, page } of pages) {
+    const proven = provenByRun(previous ? [previous, observed] : [observed]);
+    addCounts(total, await writer.commitRangePage({ key, backfillId, ...page, proven }));
+    previous = observed;
+  }
+  return total;
 }

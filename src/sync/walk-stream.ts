@@ -1,31 +1,17 @@
-import type { LedgerTx, TxPage } from '../client/types.js';
+import type { TxPage } from '../client/types.js';
 import { MalformedResponseError } from '../errors.js';
-import { isEmptyPage, linkPages, pageRawIds, sameIds, tailPagesAtMost } from './page-links.js';
-import type { PageCommit, StreamLease, SyncStore, WalkCheckpoint } from './ports.js';
+import { judgePage } from './judge-page.js';
+import { pageRawIds, sameIds } from './page-links.js';
+import { createPageWindow, type PageWindow } from './page-window.js';
+import type { StreamLease, SyncStore } from './ports.js';
 import { delay, errorText, quietLogger, type SyncLogger } from './sync-logger.js';
+import { createWalkCommits, type WalkCommits } from './walk-commits.js';
+import { afterPage, requestBounds, startCursor, type WalkCursor } from './walk-cursor.js';
 import type { WalkResult, WalkStreamInput } from './walk-types.js';
-import { addCounts } from './write-counts.js';
+import { zeroCounts } from './write-counts.js';
 
 export type { PageEvent, WalkResult, WalkStreamInput } from './walk-types.js';
 
-interface InFlight {
-  fetched: Promise<Fetched>;
-  /** The answer once it has arrived. */
-  result: Fetched | null;
-}
-
-interface Fetched {
-  page: number;
-  /** Fetch issued after the previous page's committed version had been received. */
-  ordered: boolean;
-  outcome: { ok: true; value: TxPage } | { ok: false; error: unknown };
-}
-
-const REGROW_AFTER_PAGES = 16;
-/** Link checks remembered to judge whether parallel fetching pays off. */
-const LINK_HISTORY = 16;
-/** Unproven links among the last {@link LINK_HISTORY} above which the walk goes one page at a time. */
-const UNPROVEN_LIMIT = 6;
 const DEFAULTS = {
   leaseMs: 120_000,
   concurrency: 4,
@@ -35,41 +21,40 @@ const DEFAULTS = {
   emptyPageDelayMs: 250,
 };
 
+/** One walk under way: what its steps share. */
+interface WalkRun {
+  input: WalkStreamInput;
+  logger: SyncLogger;
+  result: WalkResult;
+  cursor: WalkCursor;
+  window: PageWindow;
+  commits: WalkCommits;
+}
+
 /**
  * Walks one stream: takes its lease, then backfills (pages 1..totalPages, resuming from the
  * checkpoint) or tails (page 1 down to the watermark) according to its state, committing each
  * page with the next checkpoint in one transaction, in ascending page order. Pages are fetched
  * a few at a time; a page fetched before its predecessor is accepted only when its rawIds prove
- * nothing slipped between the two (see {@link linkPages}), and fetched again otherwise.
+ * nothing slipped between the two (see {@link judgePage}), and fetched again otherwise.
  *
  * Fails (checkpoint intact, lease released with the error) when a fetch fails after the client's
  * retries, or a page before `totalPages` stays empty.
  */
 export async function walkStream(input: WalkStreamInput): Promise<WalkResult> {
-  const { store, fetchPage, spec, owner } = input;
+  const { store, spec, owner } = input;
   const leaseMs = input.leaseMs ?? DEFAULTS.leaseMs;
-  const now = input.now ?? Date.now;
   const logger = input.logger ?? quietLogger;
   const acquired = await store.acquireStream(spec, owner, leaseMs);
-  let lease: StreamLease = acquired.lease;
-  let leaseTakenAt = now();
-  const { key } = acquired.state;
-  const startWalk = (mode: WalkCheckpoint['mode']): WalkCheckpoint => ({
-    mode,
-    nextPage: 1,
-    headRawId: null,
-    totalPages: 0,
-  });
-  let watermark = acquired.state.watermark;
-  let walk: WalkCheckpoint = input.full
-    ? startWalk('backfill')
-    : (acquired.state.walk ?? startWalk(watermark === null ? 'backfill' : 'tail'));
+  const { key, watermark } = acquired.state;
+  const cursor = startCursor(acquired.state, input.full ?? false);
+  const { walk } = cursor;
   const result: WalkResult = {
     key,
     mode: walk.mode,
     pages: 0,
     records: 0,
-    counts: { inserted: 0, updated: 0, unchanged: 0, rejected: 0 },
+    counts: zeroCounts(),
     refetched: 0,
     watermark,
     finished: false,
@@ -78,277 +63,152 @@ export async function walkStream(input: WalkStreamInput): Promise<WalkResult> {
     { stream: key, mode: walk.mode, next_page: walk.nextPage, watermark, total_pages: walk.totalPages },
     'walk starts',
   );
-
-  const maxWindow = Math.max(1, input.concurrency ?? DEFAULTS.concurrency);
-  const maxBatch = Math.max(1, input.pagesPerCommit ?? DEFAULTS.pagesPerCommit);
-  const lingerMs = input.commitLingerMs ?? DEFAULTS.commitLingerMs;
-  let window = 1;
-  let calmPages = 0;
-  const links: boolean[] = [];
-  let acceptedThrough = walk.nextPage - 1;
-  let previousMin: number | null = null;
-  const inflight = new Map<number, InFlight>();
-  let stopped = false;
-  const issue = (page: number): void => {
-    if (inflight.has(page)) return;
-    const ordered = acceptedThrough >= page - 1;
-    const entry: InFlight = { result: null, fetched: Promise.resolve(null as never) };
-    entry.fetched = fetchPage(spec, page).then(
-      (value): Fetched => ({ page, ordered, outcome: { ok: true, value } }),
-      (error: unknown): Fetched => ({ page, ordered, outcome: { ok: false, error } }),
-    );
-    entry.fetched.then((fetched) => {
-      entry.result = fetched;
-      fillAhead();
-    });
-    inflight.set(page, entry);
-  };
-  /**
-   * Requests the next page and the pages after it, at most `window` requests unanswered at once.
-   * A tail walk needs the pages down to its watermark only: past what the records seen so far
-   * allow for, it goes one page at a time.
-   */
-  const fill = (): void => {
-    if (stopped) return;
-    issue(walk.nextPage);
-    fillAhead();
-  };
-  /**
-   * Requests pages past the next one as earlier requests are answered, up to twice the window
-   * ahead, so that a page fetched again or a slow commit does not leave the service idle. The next
-   * page itself is requested by the walk only (it may be waiting to fetch it again).
-   */
-  const fillAhead = (): void => {
-    if (stopped || window === 1) return;
-    const page = walk.nextPage;
-    const tailLast = tailPagesAtMost({ walk, watermark, lowestSeen: previousMin });
-    const last = Math.min(Math.max(walk.totalPages, page), tailLast ?? Infinity, page + 2 * window - 1);
-    // A slot stays free for the next page while it may still have to be fetched again.
-    let unanswered = inflight.get(page)?.result === null ? 0 : 1;
-    for (const entry of inflight.values()) if (!entry.result) unanswered++;
-    for (let ahead = page + 1; ahead <= last && unanswered < window; ahead++) {
-      if (inflight.has(ahead)) continue;
-      issue(ahead);
-      unanswered++;
-    }
-  };
-  /**
-   * After a page fetched again was accepted: the pages ahead that already arrived stay as long as
-   * their links prove against it, one after the other; from the first that does not, the arrived
-   * ones are dropped and fetched again together rather than one by one as each fails its check.
-   */
-  const keepProvenAhead = (page: number, pageMin: number | null): void => {
-    let min = pageMin;
-    for (let ahead = page + 1; ; ahead++) {
-      const fetched = inflight.get(ahead)?.result;
-      if (!fetched?.outcome.ok || isEmptyPage(fetched.outcome.value)) return;
-      const ids = pageRawIds(fetched.outcome.value);
-      if (linkPages(min, ids) === 'unproven') {
-        for (const [later, entry] of [...inflight])
-          if (later >= ahead && entry.result) inflight.delete(later);
-        return;
-      }
-      min = Math.min(...ids);
-    }
-  };
-
-  /** Waits for a page and checks it: refetches an empty or unproven page, throws a failed fetch. */
-  const accept = async (page: number): Promise<TxPage> => {
-    let fetched = await take(inflight, page);
-    let emptyTries = 0;
-    /** The rawIds of the copy whose link was unproven, once the page is being fetched again. */
-    let unprovenIds: number[] | null = null;
-    for (;;) {
-      if (!fetched.outcome.ok) throw fetched.outcome.error;
-      const served = fetched.outcome.value;
-      if (isEmptyPage(served) && page <= Math.max(walk.totalPages, served.totalPages)) {
-        if (emptyTries >= (input.emptyPageRetries ?? DEFAULTS.emptyPageRetries)) {
-          throw new MalformedResponseError(
-            `stream ${key} page ${page}`,
-            `page is empty although the list has ${Math.max(walk.totalPages, served.totalPages)} pages`,
-            '',
-          );
-        }
-        logger.warn(
-          { stream: key, page, attempt: emptyTries + 1 },
-          'empty page before the last one, fetching again',
-        );
-        await delay((input.emptyPageDelayMs ?? DEFAULTS.emptyPageDelayMs) * 2 ** emptyTries, input.signal);
-        emptyTries++;
-      } else if (
-        !fetched.ordered &&
-        !remember(links, linkPages(previousMin, pageRawIds(served)) !== 'unproven')
-      ) {
-        // Fetched again now that its predecessor is in, the page cannot have skipped anything.
-        // The pages ahead stay in flight: a hole in the rawIds explains most unproven links, and
-        // then they still continue this page; they are judged once it is back.
-        result.refetched++;
-        unprovenIds = pageRawIds(served);
-        logger.debug({ stream: key, page }, 'page link unproven, fetching again');
-        if (links.filter((proven) => !proven).length > UNPROVEN_LIMIT) {
-          // Parallel fetches rarely prove their links here (a filtered list without consecutive
-          // rawIds, or heavy arrivals): fetch one page at a time for a while.
-          window = 1;
-          calmPages = -REGROW_AFTER_PAGES;
-          links.length = 0;
-        }
-      } else {
-        const ids = unprovenIds && pageRawIds(served);
-        // The same records again: nothing moved, the gap was a hole in the rawIds, and the pages
-        // ahead are as good as they were. Otherwise the list shifted under them.
-        if (ids && !sameIds(unprovenIds, ids))
-          keepProvenAhead(page, ids.length > 0 ? Math.min(...ids) : null);
-        return served;
-      }
-      fill();
-      fetched = await take(inflight, page);
-    }
-  };
-
-  let committing: Promise<void> = Promise.resolve();
-  let commitDone = true;
+  const commits = createWalkCommits({
+    store,
+    spec,
+    owner,
+    lease: acquired.lease,
+    leaseMs,
+    result,
+    onPage: input.onPage,
+    maxPages: Math.max(1, input.pagesPerCommit ?? DEFAULTS.pagesPerCommit),
+    lingerMs: input.commitLingerMs ?? DEFAULTS.commitLingerMs,
+    now: input.now ?? Date.now,
+  });
+  const window = createPageWindow({
+    fetchPage: (page) => input.fetchPage(spec, page),
+    maxWidth: Math.max(1, input.concurrency ?? DEFAULTS.concurrency),
+    // The watermark moves only with the walk's last commit.
+    bounds: () => requestBounds(run.cursor, result.watermark),
+  });
+  const run: WalkRun = { input, logger, result, cursor, window, commits };
   try {
-    for (;;) {
-      // Accept the pages already fetched in a row, then commit them together: one transaction
-      // for several pages keeps the database from being the bottleneck.
-      const batch: Array<{ page: number; served: TxPage }> = [];
-      let finished = false;
-      let failure: { error: unknown } | null = null;
-      const batchStartedAt = now();
-      for (;;) {
-        const page = walk.nextPage;
-        fill();
-        let served: TxPage;
-        try {
-          served = await accept(page);
-        } catch (error) {
-          // Keep what was already fetched in order; the failure surfaces after that commit.
-          failure = { error };
-          break;
-        }
-        const ids = pageRawIds(served);
-        const totalPages = Math.max(walk.totalPages, served.totalPages);
-        const headRawId = walk.headRawId ?? (page === 1 && ids.length > 0 ? Math.max(...ids) : null);
-        const reachedWatermark =
-          walk.mode === 'tail' && watermark !== null && ids.some((id) => id <= watermark!);
-        finished = reachedWatermark || page + 1 > totalPages;
-        batch.push({ page, served });
-        acceptedThrough = page;
-        previousMin = ids.length > 0 ? Math.min(...ids) : null;
-        walk = { mode: walk.mode, nextPage: page + 1, headRawId, totalPages };
-        if (++calmPages > 0 && window < maxWindow) window = Math.min(maxWindow, window * 2);
-        // Rejected records are reported with their page: such a page ends the batch.
-        if (finished || batch.length >= maxBatch || served.rejected.length > 0 || input.signal?.aborted)
-          break;
-        // Wait a little for pages already on their way rather than commit a lone page: fewer,
-        // larger transactions. While the previous commit runs, nothing could be committed anyway.
-        const next = inflight.get(page + 1);
-        if (!next) break;
-        if (!next.result && commitDone && now() - batchStartedAt >= lingerMs) break;
-      }
-
-      const lastPage = batch[batch.length - 1];
-      // Keep the next pages coming while the previous commit ends and this one runs.
-      if (!finished && !failure && lastPage) fill();
-      await committing;
-      if (!lastPage) throw failure?.error;
-      // Everything at or below the head seen when the walk began is now stored; -1 marks a stream
-      // that was complete while still empty.
-      const nextWatermark = finished ? Math.max(watermark ?? -1, walk.headRawId ?? -1) : watermark;
-      const commit: PageCommit = {
-        lease,
-        page: lastPage.page,
-        records: distinctByRawId(batch.flatMap((b) => b.served.txs)),
-        rejected: lastPage.served.rejected,
-        walk: finished ? null : walk,
-        watermark: nextWatermark,
-      };
-      const event = {
-        key,
-        mode: walk.mode,
-        page: lastPage.page,
-        pages: batch.length,
-        totalPages: walk.totalPages,
-      };
-      const records = batch.reduce((sum, b) => sum + b.served.txs.length, 0);
-      // The commit runs while the next pages are accepted; it is awaited before the next one.
-      committing = store.commitPage(commit).then((counts) => {
-        watermark = nextWatermark;
-        result.pages += event.pages;
-        result.records += records;
-        result.watermark = nextWatermark;
-        addCounts(result.counts, counts);
-        input.onPage?.({ ...event, records, counts });
-      });
-      commitDone = false;
-      committing.then(
-        () => {
-          commitDone = true;
-        },
-        () => {
-          commitDone = true;
-        },
-      );
-      if (failure || finished || input.signal?.aborted) await committing;
-      if (failure) throw failure.error;
-      if (finished) {
-        result.finished = true;
-        break;
-      }
-      if (input.signal?.aborted) break;
-      if (now() - leaseTakenAt > leaseMs / 3) {
-        await committing;
-        lease = (await store.acquireStream(spec, owner, leaseMs)).lease;
-        leaseTakenAt = now();
-      }
-    }
+    await walkBatches(run);
   } catch (error) {
-    await committing.catch(() => {});
-    await releaseQuietly(store, lease, { ok: false, error: errorText(error) }, logger);
+    await commits.pipeline.settled().catch(() => {});
+    await releaseQuietly(store, commits.lease(), { ok: false, error: errorText(error) }, logger);
     throw error;
   } finally {
-    stopped = true;
-    inflight.clear();
+    window.close();
   }
-  await store.releaseStream(lease, { ok: true });
-  logger.info(
-    {
-      stream: key,
-      mode: result.mode,
-      pages: result.pages,
-      records: result.records,
-      inserted: result.counts.inserted,
-      updated: result.counts.updated,
-      rejected: result.counts.rejected,
-      refetched: result.refetched,
-      watermark: result.watermark,
-      finished: result.finished,
-    },
-    result.finished ? 'walk finished' : 'walk stopped',
-  );
+  await store.releaseStream(commits.lease(), { ok: true });
+  logger.info(walkSummary(result), result.finished ? 'walk finished' : 'walk stopped');
   return result;
 }
 
-function remember(links: boolean[], proven: boolean): boolean {
-  links.push(proven);
-  if (links.length > LINK_HISTORY) links.shift();
-  return proven;
+/** Accepts and commits batch after batch until the walk ends, stops, or fails. */
+async function walkBatches(run: WalkRun): Promise<void> {
+  const { input, result, window, commits } = run;
+  const { pipeline } = commits;
+  for (;;) {
+    const { finished, failure } = await gatherBatch(run);
+    const pagesQueued = pipeline.queued > 0;
+    // Keep the next pages coming while the previous commit ends and this one runs.
+    if (!finished && !failure && pagesQueued) window.fill();
+    // The commit runs while the next pages are accepted; it ends before the next one starts.
+    await pipeline.submit();
+    if (!pagesQueued) throw failure?.error;
+    if (failure || finished || input.signal?.aborted) await pipeline.settled();
+    if (failure) throw failure.error;
+    if (finished) {
+      result.finished = true;
+      return;
+    }
+    if (input.signal?.aborted) return;
+    if (commits.leaseDue()) await commits.renewLease();
+  }
 }
 
-async function take(inflight: Map<number, InFlight>, page: number): Promise<Fetched> {
-  const entry = inflight.get(page);
-  if (!entry) throw new Error(`page ${page} was never requested`);
-  // Stays listed while on its way so that it is not requested a second time meanwhile.
-  const fetched = await entry.fetched;
-  if (inflight.get(page) === entry) inflight.delete(page);
-  return fetched;
+/**
+ * Accepts the pages already fetched in a row and queues them for one commit: one transaction
+ * for several pages keeps the database from being the bottleneck. A failed page ends the batch
+ * with the pages before it kept; its failure surfaces after they are committed.
+ */
+async function gatherBatch(run: WalkRun): Promise<{ finished: boolean; failure: { error: unknown } | null }> {
+  const { input, window } = run;
+  const { pipeline } = run.commits;
+  pipeline.openBatch();
+  for (;;) {
+    const page = run.cursor.walk.nextPage;
+    window.fill();
+    let served: TxPage;
+    try {
+      served = await acceptPage(run, page);
+    } catch (error) {
+      return { finished: false, failure: { error } };
+    }
+    const next = afterPage(run.cursor, page, served, run.result.watermark);
+    run.cursor = next.cursor;
+    const { finished } = next;
+    pipeline.add({ page, served, walk: run.cursor.walk, finished });
+    window.accepted();
+    // Rejected records are reported with their page: such a page ends the batch.
+    if (finished || pipeline.full() || served.rejected.length > 0 || input.signal?.aborted)
+      return { finished, failure: null };
+    // Wait a little for pages already on their way rather than commit a lone page: fewer,
+    // larger transactions.
+    const ahead = window.state(page + 1);
+    if (ahead === 'absent' || (ahead === 'pending' && pipeline.lingered()))
+      return { finished, failure: null };
+  }
 }
 
-/** One record per rawId (overlapping pages repeat records), the last sighting kept. */
-function distinctByRawId(records: LedgerTx[]): LedgerTx[] {
-  const byRawId = new Map<number, LedgerTx>();
-  for (const tx of records) byRawId.set(tx.rawId, tx);
-  return [...byRawId.values()];
+/** Waits for a page and judges it: fetches an empty or unproven page again, throws a failed fetch. */
+async function acceptPage(run: WalkRun, page: number): Promise<TxPage> {
+  const { input, window, logger, result } = run;
+  const stream = result.key;
+  let fetched = await window.take(page);
+  let emptyTries = 0;
+  /** The rawIds of the copy whose link was unproven, once the page is being fetched again. */
+  let unprovenIds: number[] | null = null;
+  for (;;) {
+    if (!fetched.outcome.ok) throw fetched.outcome.error;
+    const served = fetched.outcome.value;
+    const { walk, previousMin } = run.cursor;
+    const judged = judgePage({
+      page,
+      served,
+      ordered: fetched.ordered,
+      totalPages: walk.totalPages,
+      previousMin,
+    });
+    if (judged.link !== null) window.recordLink(judged.link !== 'unproven');
+    if (judged.verdict === 'accept') {
+      const ids = unprovenIds && pageRawIds(served);
+      // The same records again: nothing moved, the gap was a hole in the rawIds, and the pages
+      // ahead are as good as they were. Otherwise the list shifted under them.
+      if (ids && !sameIds(unprovenIds, ids))
+        window.dropUnprovenAhead(page, ids.length > 0 ? Math.min(...ids) : null);
+      return served;
+    }
+    if (judged.verdict === 'empty-retry') {
+      if (emptyTries >= (input.emptyPageRetries ?? DEFAULTS.emptyPageRetries)) {
+        const problem = `page is empty although the list has ${judged.totalPages} pages`;
+        throw new MalformedResponseError(`stream ${stream} page ${page}`, problem, '');
+      }
+      logger.warn(
+        { stream, page, attempt: emptyTries + 1 },
+        'empty page before the last one, fetching again',
+      );
+      await delay((input.emptyPageDelayMs ?? DEFAULTS.emptyPageDelayMs) * 2 ** emptyTries, input.signal);
+      emptyTries++;
+    } else {
+      // Fetched again now that its predecessor is in, the page cannot have skipped anything.
+      // The pages ahead stay in flight: a hole in the rawIds explains most unproven links, and
+      // then they still continue this page; they are judged once it is back.
+      result.refetched++;
+      unprovenIds = pageRawIds(served);
+      logger.debug({ stream, page }, 'page link unproven, fetching again');
+    }
+    window.fill();
+    fetched = await window.take(page);
+  }
+}
+
+function walkSummary(result: WalkResult): object {
+  const { key, mode, pages, records, counts, refetched, watermark, finished } = result;
+  const { inserted, updated, rejected } = counts;
+  return { stream: key, mode, pages, records, inserted, updated, rejected, refetched, watermark, finished };
 }
 
 async function releaseQuietly(
