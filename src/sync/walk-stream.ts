@@ -1,4 +1,5 @@
 import type { TxPage } from '../client/types.js';
+import { LEASE_MS } from '../defaults.js';
 import { MalformedResponseError } from '../errors.js';
 import { judgePage } from './judge-page.js';
 import { pageRawIds, sameIds } from './page-links.js';
@@ -13,7 +14,7 @@ import { zeroCounts } from './write-counts.js';
 export type { PageEvent, WalkResult, WalkStreamInput } from './walk-types.js';
 
 const DEFAULTS = {
-  leaseMs: 120_000,
+  leaseMs: LEASE_MS.walk,
   concurrency: 4,
   pagesPerCommit: 16,
   commitLingerMs: 200,

@@ -29,6 +29,7 @@ function arrayStore() {
       return { inserted: commit.records.length, updated: 0, unchanged: 0, rejected: commit.rejected.length };
     },
     releaseStream: async () => {},
+    advanceWatermark: async () => {},
     duePending: async () => [],
     commitReread: async (): Promise<WriteCounts> => ({ inserted: 0, updated: 0, unchanged: 0, rejected: 0 }),
   };
