@@ -17,9 +17,12 @@ export interface Config {
   redisUrl: string | undefined;
   /** `LOG_LEVEL`: pino level. Default `info`. */
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
-  /** `LEDGER_REQUEST_TIMEOUT_MS`: per-request timeout. Default 10000. */
+  /** `LEDGER_REQUEST_TIMEOUT_MS`: total deadline of one request attempt, body included. Default 10000. */
   requestTimeoutMs: number;
-  /** `LEDGER_RETRIES`: retries of a transient request failure after the first try. Default 5. */
+  /**
+   * `LEDGER_RETRIES`: retries of a transient request failure after the first try, whatever its
+   * kind (network, timeout, 5xx, 429, malformed, truncated or too large body). Default 5.
+   */
   retries: number;
   /** `LEDGER_RETRY_MIN_MS`: first backoff delay. Default 200. */
   retryMinMs: number;
@@ -31,6 +34,8 @@ export interface Config {
   requestsPerSecond: number;
   /** `LEDGER_CONCURRENCY`: pages fetched at once by one process. Default 8. */
   concurrency: number;
+  /** `LEDGER_MAX_BODY_BYTES`: largest response body accepted; a longer one is cut off and retried. Default 8388608 (8 MiB). */
+  maxBodyBytes: number;
 }
 
 /** Names of the environment variables, for messages and docs. */
@@ -48,6 +53,7 @@ export const ENV = {
   retryAfterCapMs: 'LEDGER_RETRY_AFTER_CAP_MS',
   requestsPerSecond: 'LEDGER_REQUESTS_PER_SECOND',
   concurrency: 'LEDGER_CONCURRENCY',
+  maxBodyBytes: 'LEDGER_MAX_BODY_BYTES',
 } as const satisfies Record<keyof Config, string>;
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -114,6 +120,7 @@ export function loadConfig(
     retryAfterCapMs: int('retryAfterCapMs', 60_000, 0),
     requestsPerSecond: int('requestsPerSecond', 50, 0),
     concurrency: int('concurrency', 8, 1),
+    maxBodyBytes: int('maxBodyBytes', 8 * 1024 * 1024, 1),
   };
 }
 

@@ -7,6 +7,9 @@ import { packageRoot } from '../paths.js';
 import { type EndpointName, resolvePaths, type ToolName } from './paths.js';
 import type { RequestBudget } from './request-budget.js';
 
+/** Default of `maxBodyBytes`: 8 MiB. */
+const DEFAULT_MAX_BODY_BYTES = 8 * 1024 * 1024;
+
 /** Options of `createLedgerClient`. Only `baseUrl` is required. */
 export interface LedgerClientOptions {
   /** The service's base address, e.g. `https://api.example.org` (a path prefix is kept). */
@@ -16,9 +19,15 @@ export interface LedgerClientOptions {
    * `{ txsByHash: '/tx/{ledgerHash}', mintedTxByChainTxHash: '/minted/{chainTxHash}' }`.
    */
   paths?: Partial<Record<EndpointName, string>> | Record<string, string> | undefined;
-  /** Per-attempt timeout: to connect, to receive the headers, and for any pause in the body. Default 10000 ms. */
+  /**
+   * Total deadline of one attempt, from sending the request to the last byte of the body (a
+   * body trickling in slowly fails at the deadline and is retried). Default 10000 ms.
+   */
   timeoutMs?: number | undefined;
-  /** Retries of a transient failure (network, timeout, 5xx, 429) after the first try. Default 5. */
+  /**
+   * Retries of a transient failure after the first try: network error, timeout, 5xx, 429, and a
+   * 2xx body that is malformed, truncated or too large. One budget for all kinds. Default 5.
+   */
   retries?: number | undefined;
   /** Backoff ceiling of the first retry; it doubles per retry. Default 200 ms. */
   retryMinMs?: number | undefined;
@@ -26,8 +35,11 @@ export interface LedgerClientOptions {
   retryMaxMs?: number | undefined;
   /** Longest `Retry-After` honoured; a longer one waits this long. Default 60000 ms. */
   retryAfterCapMs?: number | undefined;
-  /** Retries of a 2xx answer with a malformed body (within `retries`). Default 2. */
-  malformedRetries?: number | undefined;
+  /**
+   * Largest response body accepted, in bytes; a longer one is cut off at this size and retried
+   * like a truncated body. Default 8388608 (8 MiB; a full page is a few kilobytes).
+   */
+  maxBodyBytes?: number | undefined;
   /** Request budget shared by all calls of this client, retries included; 0 = unlimited. Default 50. */
   requestsPerSecond?: number | undefined;
   /** Requests that may go at once after a quiet spell. Default a tenth of `requestsPerSecond`, at least 1. */
@@ -77,6 +89,7 @@ export function clientOptionsFromConfig(config: Config, logger?: Logger): Ledger
     retryMinMs: config.retryMinMs,
     retryMaxMs: config.retryMaxMs,
     retryAfterCapMs: config.retryAfterCapMs,
+    maxBodyBytes: config.maxBodyBytes,
     requestsPerSecond: config.requestsPerSecond,
     connections: Math.max(16, config.concurrency),
     logger,
@@ -116,7 +129,7 @@ export function resolveClientOptions(options: LedgerClientOptions): ResolvedClie
     retryMinMs,
     retryMaxMs: number('retryMaxMs', options.retryMaxMs, Math.max(10_000, retryMinMs), retryMinMs),
     retryAfterCapMs: number('retryAfterCapMs', options.retryAfterCapMs, 60_000, 0),
-    malformedRetries: Math.floor(number('malformedRetries', options.malformedRetries, 2, 0)),
+    maxBodyBytes: Math.floor(number('maxBodyBytes', options.maxBodyBytes, DEFAULT_MAX_BODY_BYTES, 1)),
     requestsPerSecond: number('requestsPerSecond', options.requestsPerSecond, 50, 0),
     requestBurst:
       options.requestBurst === undefined ? undefined : number('requestBurst', options.requestBurst, 1, 1),

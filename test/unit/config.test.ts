@@ -16,6 +16,12 @@ describe('loadConfig', () => {
     assert.deepEqual(config.ledgerPaths, {});
   });
 
+  it('bounds requests by default: 8 MiB bodies', () => {
+    const config = loadConfig({});
+    assert.equal(config.maxBodyBytes, 8 * 1024 * 1024);
+    assert.equal(loadConfig({ LEDGER_MAX_BODY_BYTES: '65536' }).maxBodyBytes, 65536);
+  });
+
   it('reads every variable and lets flag overrides win', () => {
     const config = loadConfig(
       {
@@ -44,6 +50,8 @@ describe('loadConfig', () => {
     [{ REDIS_URL: 'http://x' }, 'REDIS_URL'],
     [{ LEDGER_PATHS: '[1]' }, 'LEDGER_PATHS'],
     [{ LEDGER_RETRY_MIN_MS: '500', LEDGER_RETRY_MAX_MS: '100' }, 'LEDGER_RETRY_MAX_MS'],
+    [{ LEDGER_MAX_BODY_BYTES: '0' }, 'LEDGER_MAX_BODY_BYTES'],
+    [{ LEDGER_MAX_BODY_BYTES: '8MiB' }, 'LEDGER_MAX_BODY_BYTES'],
   ];
   for (const [env, setting] of bad) {
     it(`rejects a bad ${setting} with one line naming it`, () => {
