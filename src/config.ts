@@ -36,6 +36,13 @@ export interface Config {
   concurrency: number;
   /** `LEDGER_MAX_BODY_BYTES`: largest response body accepted; a longer one is cut off and retried. Default 8388608 (8 MiB). */
   maxBodyBytes: number;
+  /**
+   * `LEDGER_HEDGE_AFTER`: a list page whose answer takes longer than this multiple of the recent
+   * median is requested a second time (first answer wins); 0 = off, else at least 1. Default 3.
+   */
+  hedgeAfter: number;
+  /** `LEDGER_HEDGE_MIN_MS`: the shortest wait before a page is requested a second time. Default 500. */
+  hedgeMinMs: number;
 }
 
 /** Names of the environment variables, for messages and docs. */
@@ -54,6 +61,8 @@ export const ENV = {
   requestsPerSecond: 'LEDGER_REQUESTS_PER_SECOND',
   concurrency: 'LEDGER_CONCURRENCY',
   maxBodyBytes: 'LEDGER_MAX_BODY_BYTES',
+  hedgeAfter: 'LEDGER_HEDGE_AFTER',
+  hedgeMinMs: 'LEDGER_HEDGE_MIN_MS',
 } as const satisfies Record<keyof Config, string>;
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -79,6 +88,15 @@ export function loadConfig(
       throw new ConfigError(name(key), `must be a whole number >= ${min} (got '${value}')`);
     }
     return Number(value);
+  };
+  const multiple = (key: keyof Config, fallback: number): number => {
+    const value = raw(key);
+    if (value === undefined) return fallback;
+    const parsed = /^\d+(\.\d+)?$/.test(value) ? Number(value) : Number.NaN;
+    if (!(parsed === 0 || (parsed >= 1 && Number.isFinite(parsed)))) {
+      throw new ConfigError(name(key), `must be 0 (off) or a number >= 1 (got '${value}')`);
+    }
+    return parsed;
   };
   const url = (key: keyof Config, protocols: readonly string[]): string | undefined => {
     const value = raw(key);
@@ -121,6 +139,8 @@ export function loadConfig(
     requestsPerSecond: int('requestsPerSecond', 50, 0),
     concurrency: int('concurrency', 8, 1),
     maxBodyBytes: int('maxBodyBytes', 8 * 1024 * 1024, 1),
+    hedgeAfter: multiple('hedgeAfter', 3),
+    hedgeMinMs: int('hedgeMinMs', 500, 0),
   };
 }
 

@@ -30,6 +30,8 @@ export interface ClientStats {
   malformed: number;
   /** Answers cut off because their body grew past the size limit. */
   tooLarge: number;
+  /** Second requests sent for a page whose answer was slow (each also counted in `requests`). */
+  hedges: number;
 }
 
 /** Settings of {@link createHttpTransport}; see `LedgerClientOptions` for their meaning and defaults. */
@@ -68,7 +70,7 @@ export interface HttpRequest<T> {
 /** One request at a time, with timeout, status → error, budget and retries. */
 export interface HttpTransport {
   send<T>(request: HttpRequest<T>): Promise<T>;
-  stats(): ClientStats;
+  stats(): Omit<ClientStats, 'hedges'>;
   /** Waits for requests in flight, then closes the connections. */
   close(): Promise<void>;
 }
@@ -115,7 +117,7 @@ export function createHttpTransport(options: HttpTransportOptions): HttpTranspor
     // that never ends cannot fill the memory.
     maxResponseSize: options.maxBodyBytes,
   });
-  const counters: ClientStats = {
+  const counters: Omit<ClientStats, 'hedges'> = {
     requests: 0,
     retries: 0,
     byStatus: {},

@@ -40,6 +40,15 @@ export interface LedgerClientOptions {
    * like a truncated body. Default 8388608 (8 MiB; a full page is a few kilobytes).
    */
   maxBodyBytes?: number | undefined;
+  /**
+   * Hedging of list pages: when a page's answer takes longer than this multiple of the recent
+   * median page time (and at least `hedgeMinMs`), a second request for the same page is sent,
+   * through the same request budget; the first answer wins and the other request is aborted.
+   * At most about one page in ten is hedged. 0 = off; otherwise at least 1. Default 3.
+   */
+  hedgeAfter?: number | undefined;
+  /** The shortest wait before a page is hedged, so fast answers are never doubled. Default 500 ms. */
+  hedgeMinMs?: number | undefined;
   /** Request budget shared by all calls of this client, retries included; 0 = unlimited. Default 50. */
   requestsPerSecond?: number | undefined;
   /** Requests that may go at once after a quiet spell. Default a tenth of `requestsPerSecond`, at least 1. */
@@ -90,6 +99,8 @@ export function clientOptionsFromConfig(config: Config, logger?: Logger): Ledger
     retryMaxMs: config.retryMaxMs,
     retryAfterCapMs: config.retryAfterCapMs,
     maxBodyBytes: config.maxBodyBytes,
+    hedgeAfter: config.hedgeAfter,
+    hedgeMinMs: config.hedgeMinMs,
     requestsPerSecond: config.requestsPerSecond,
     connections: Math.max(16, config.concurrency),
     logger,
@@ -130,6 +141,8 @@ export function resolveClientOptions(options: LedgerClientOptions): ResolvedClie
     retryMaxMs: number('retryMaxMs', options.retryMaxMs, Math.max(10_000, retryMinMs), retryMinMs),
     retryAfterCapMs: number('retryAfterCapMs', options.retryAfterCapMs, 60_000, 0),
     maxBodyBytes: Math.floor(number('maxBodyBytes', options.maxBodyBytes, DEFAULT_MAX_BODY_BYTES, 1)),
+    hedgeAfter: number('hedgeAfter', options.hedgeAfter, 3, 0),
+    hedgeMinMs: number('hedgeMinMs', options.hedgeMinMs, 500, 0),
     requestsPerSecond: number('requestsPerSecond', options.requestsPerSecond, 50, 0),
     requestBurst:
       options.requestBurst === undefined ? undefined : number('requestBurst', options.requestBurst, 1, 1),
@@ -139,6 +152,9 @@ export function resolveClientOptions(options: LedgerClientOptions): ResolvedClie
     logger: options.logger,
     userAgent: options.userAgent ?? defaultUserAgent(),
   };
+  if (resolved.hedgeAfter > 0 && resolved.hedgeAfter < 1) {
+    throw new ConfigError('hedgeAfter', `must be 0 (off) or a number >= 1 (got ${resolved.hedgeAfter})`);
+  }
   return resolved;
 }
 

@@ -6,6 +6,7 @@ import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 import { type ScriptedReply, startHttpServer, type TestHttpServer } from '../helpers/http-server.js';
 import { endlessBody, trickleBody } from '../helpers/slow-bodies.js';
 import { type CliRun, runCli } from './sync-cli-run.js';
+import { assertMirrorsTruth } from './sync-truth.js';
 
 let testDb: TestDatabase;
 let simulator: Simulator;
@@ -105,5 +106,30 @@ describe('bounded requests on the command line', () => {
     assert.equal(lines.length, 1, stderr);
     assert.match(lines[0] ?? '', /the ledger service failed: .*body larger than 8388608 bytes/);
     assert.equal(server.requests.length, 3);
+  });
+
+  it('does not wait for a page whose first request hangs: a second request answers it', async () => {
+    let hung = false;
+    const server = await proxy((path, url) => {
+      if (path !== '/txs' || !/[?&]page=20(&|$)/.test(url) || hung) return undefined;
+      hung = true;
+      return { hang: true };
+    });
+    // The hanging request alone would hold the walk for the whole minute of its deadline.
+    const run = runCli(
+      ['sync'],
+      env(server.baseUrl, {
+        LEDGER_REQUEST_TIMEOUT_MS: '60000',
+        LEDGER_CONCURRENCY: '4',
+        LEDGER_HEDGE_AFTER: '3',
+        LEDGER_HEDGE_MIN_MS: '200',
+      }),
+    );
+    const { code, stderr, elapsedMs } = await finishWithin(run, 90_000);
+    assert.equal(code, 0, stderr);
+    assert.ok(elapsedMs < 40_000, `sync took ${elapsedMs} ms`);
+    assert.ok(hung, 'page 20 was requested');
+    assert.equal(server.requests.filter((r) => /[?&]page=20(&|$)/.test(r.url)).length, 2);
+    await assertMirrorsTruth(testDb.database.db, simulator);
   });
 });

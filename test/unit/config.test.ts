@@ -16,10 +16,20 @@ describe('loadConfig', () => {
     assert.deepEqual(config.ledgerPaths, {});
   });
 
-  it('bounds requests by default: 8 MiB bodies', () => {
+  it('bounds requests by default: 8 MiB bodies, hedging after 3 × the median and at least 500 ms', () => {
     const config = loadConfig({});
     assert.equal(config.maxBodyBytes, 8 * 1024 * 1024);
-    assert.equal(loadConfig({ LEDGER_MAX_BODY_BYTES: '65536' }).maxBodyBytes, 65536);
+    assert.equal(config.hedgeAfter, 3);
+    assert.equal(config.hedgeMinMs, 500);
+    const set = loadConfig({
+      LEDGER_MAX_BODY_BYTES: '65536',
+      LEDGER_HEDGE_AFTER: '2.5',
+      LEDGER_HEDGE_MIN_MS: '0',
+    });
+    assert.equal(set.maxBodyBytes, 65536);
+    assert.equal(set.hedgeAfter, 2.5);
+    assert.equal(set.hedgeMinMs, 0);
+    assert.equal(loadConfig({ LEDGER_HEDGE_AFTER: '0' }).hedgeAfter, 0);
   });
 
   it('reads every variable and lets flag overrides win', () => {
@@ -52,6 +62,9 @@ describe('loadConfig', () => {
     [{ LEDGER_RETRY_MIN_MS: '500', LEDGER_RETRY_MAX_MS: '100' }, 'LEDGER_RETRY_MAX_MS'],
     [{ LEDGER_MAX_BODY_BYTES: '0' }, 'LEDGER_MAX_BODY_BYTES'],
     [{ LEDGER_MAX_BODY_BYTES: '8MiB' }, 'LEDGER_MAX_BODY_BYTES'],
+    [{ LEDGER_HEDGE_AFTER: '0.5' }, 'LEDGER_HEDGE_AFTER'],
+    [{ LEDGER_HEDGE_AFTER: 'often' }, 'LEDGER_HEDGE_AFTER'],
+    [{ LEDGER_HEDGE_MIN_MS: '-5' }, 'LEDGER_HEDGE_MIN_MS'],
   ];
   for (const [env, setting] of bad) {
     it(`rejects a bad ${setting} with one line naming it`, () => {
