@@ -86,7 +86,7 @@ describe('bounded requests on the command line', () => {
     assert.equal(lines.length, 1, stderr);
     assert.match(lines[0] ?? '', /the ledger service failed: no complete answer within 1500 ms/);
     assert.equal(server.requests.length, 3);
-    assert.ok(elapsedMs >= 4500, `exited after ${elapsedMs} ms`);
+    assert.ok(elapsedMs >= 4500 && elapsedMs < 30_000, `exited after ${elapsedMs} ms`);
   });
 
   it('cuts off a 200 body that never ends at the size limit, with the memory bounded, and retries it', async () => {
