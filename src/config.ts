@@ -18,9 +18,12 @@ export interface Config {
   redisUrl: string | undefined;
   /** `LOG_LEVEL`: pino level. Default `info`. */
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
-  /** `LEDGER_REQUEST_TIMEOUT_MS`: per-request timeout, 1 to 600000 (10 minutes). Default 10000. */
+  /** `LEDGER_REQUEST_TIMEOUT_MS`: total deadline of one request attempt, body included, 1 to 600000 (10 minutes). Default 10000. */
   requestTimeoutMs: number;
-  /** `LEDGER_RETRIES`: retries of a transient request failure after the first try, 0 to 100. Default 5. */
+  /**
+   * `LEDGER_RETRIES`: retries of a transient request failure after the first try, whatever its
+   * kind (network, timeout, 5xx, 429, malformed, truncated or too large body), 0 to 100. Default 5.
+   */
   retries: number;
   /** `LEDGER_RETRY_MIN_MS`: first backoff delay, 0 to 60000 (1 minute). Default 200. */
   retryMinMs: number;
@@ -32,6 +35,15 @@ export interface Config {
   requestsPerSecond: number;
   /** `LEDGER_CONCURRENCY`: pages fetched at once by one process, 1 to 256. Default 8. */
   concurrency: number;
+  /** `LEDGER_MAX_BODY_BYTES`: largest response body accepted; a longer one is cut off and retried, 1 to 1073741824 (1 GiB). Default 8388608 (8 MiB). */
+  maxBodyBytes: number;
+  /**
+   * `LEDGER_HEDGE_AFTER`: a list page whose answer takes longer than this multiple of the recent
+   * median is requested a second time (first answer wins); 0 = off, else 1 to 100. Default 3.
+   */
+  hedgeAfter: number;
+  /** `LEDGER_HEDGE_MIN_MS`: the shortest wait before a page is requested a second time, 0 to 600000. Default 500. */
+  hedgeMinMs: number;
 }
 
 /** Names of the environment variables, for messages and docs. */
@@ -49,6 +61,9 @@ export const ENV = {
   retryAfterCapMs: 'LEDGER_RETRY_AFTER_CAP_MS',
   requestsPerSecond: 'LEDGER_REQUESTS_PER_SECOND',
   concurrency: 'LEDGER_CONCURRENCY',
+  maxBodyBytes: 'LEDGER_MAX_BODY_BYTES',
+  hedgeAfter: 'LEDGER_HEDGE_AFTER',
+  hedgeMinMs: 'LEDGER_HEDGE_MIN_MS',
 } as const satisfies Record<keyof Config, string>;
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -66,6 +81,8 @@ export const LIMITS = {
   retryAfterCapMs: { min: 0, max: 3_600_000 },
   requestsPerSecond: { min: 0, max: 100_000 },
   concurrency: { min: 1, max: 256 },
+  maxBodyBytes: { min: 1, max: 1_073_741_824 },
+  hedgeMinMs: { min: 0, max: 600_000 },
 } as const satisfies Partial<Record<keyof Config, { min: number; max: number }>>;
 
 /**
@@ -92,6 +109,15 @@ export function loadConfig(
       );
     }
     return Number(value);
+  };
+  const multiple = (key: keyof Config, fallback: number): number => {
+    const value = raw(key);
+    if (value === undefined) return fallback;
+    const parsed = /^\d+(\.\d+)?$/.test(value) ? Number(value) : Number.NaN;
+    if (!(parsed === 0 || (parsed >= 1 && parsed <= 100))) {
+      throw new ConfigError(name(key), `must be 0 (off) or a number from 1 to 100 (got '${value}')`);
+    }
+    return parsed;
   };
   const url = (key: keyof Config, protocols: readonly string[]): string | undefined => {
     const value = raw(key);
@@ -133,6 +159,9 @@ export function loadConfig(
     retryAfterCapMs: int('retryAfterCapMs', REQUEST_DEFAULTS.retryAfterCapMs, LIMITS.retryAfterCapMs),
     requestsPerSecond: int('requestsPerSecond', REQUEST_DEFAULTS.requestsPerSecond, LIMITS.requestsPerSecond),
     concurrency: int('concurrency', 8, LIMITS.concurrency),
+    maxBodyBytes: int('maxBodyBytes', REQUEST_DEFAULTS.maxBodyBytes, LIMITS.maxBodyBytes),
+    hedgeAfter: multiple('hedgeAfter', REQUEST_DEFAULTS.hedgeAfter),
+    hedgeMinMs: int('hedgeMinMs', REQUEST_DEFAULTS.hedgeMinMs, LIMITS.hedgeMinMs),
   };
 }
 

@@ -30,6 +30,12 @@ export const REQUEST_DEFAULTS = {
   retryMaxMs: 10_000,
   retryAfterCapMs: 60_000,
   requestsPerSecond: 50,
+  /** Largest response body accepted: far above a real page of ten records. */
+  maxBodyBytes: 8 * 1024 * 1024,
+  /** A list page slower than this multiple of the recent median is requested again. */
+  hedgeAfter: 3,
+  /** The shortest wait before a list page is requested again. */
+  hedgeMinMs: 500,
 } as const;
 
 /** What kind of runner holds a stream lease; the first part of its owner name. */

@@ -66,12 +66,12 @@ export class NetworkError extends LedgerIndexerError {
   }
 }
 
-/** The request took longer than the configured timeout. */
+/** The request, its body included, took longer than the configured total deadline. */
 export class TimeoutError extends NetworkError {}
 
 /**
  * A 2xx answer whose body is not what the endpoint promises (not JSON, truncated, page fields
- * missing). Retried a few times, since truncation is usually transient, then raised.
+ * missing). Retried like any transient failure (truncation usually is), then raised.
  */
 export class MalformedResponseError extends LedgerIndexerError {
   readonly url: string;
@@ -81,6 +81,20 @@ export class MalformedResponseError extends LedgerIndexerError {
     super(`malformed response from ${url}: ${problem}`, { retryable: true });
     this.url = url;
     this.body = body.length > 2000 ? `${body.slice(0, 2000)}…` : body;
+  }
+}
+
+/**
+ * The answer's body grew past the configured size limit and was cut off: a broken or hostile
+ * peer must not fill the memory. Retried like a truncated body.
+ */
+export class ResponseTooLargeError extends MalformedResponseError {
+  /** The limit that was exceeded, in bytes. */
+  readonly limitBytes: number;
+
+  constructor(url: string, limitBytes: number) {
+    super(url, `body larger than ${limitBytes} bytes, cut off`, '');
+    this.limitBytes = limitBytes;
   }
 }
 

@@ -6,11 +6,13 @@ import {
   LedgerIndexerError,
   MalformedResponseError,
   NetworkError,
+  ResponseTooLargeError,
   TimeoutError,
 } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { RequestBudget } from './request-budget.js';
 import { parseRetryAfter, retryDelayMs } from './retry-after.js';
+import { type AbortLike, StopToken } from './stop-token.js';
 
 /** Counters of one client since it was created. */
 export interface ClientStats {
@@ -22,10 +24,14 @@ export interface ClientStats {
   byStatus: Record<string, number>;
   /** Requests that got no answer (refused, reset, …), timeouts excluded. */
   networkErrors: number;
-  /** Requests that took longer than the timeout. */
+  /** Requests whose answer, body included, was not complete within the timeout. */
   timeouts: number;
   /** 2xx answers whose body was not what the endpoint promises. */
   malformed: number;
+  /** Answers cut off because their body grew past the size limit. */
+  tooLarge: number;
+  /** Second requests sent for a page whose answer was slow (each also counted in `requests`). */
+  hedges: number;
 }
 
 /** Settings of {@link createHttpTransport}; see `LedgerClientOptions` for their meaning and defaults. */
@@ -36,7 +42,7 @@ export interface HttpTransportOptions {
   retryMinMs: number;
   retryMaxMs: number;
   retryAfterCapMs: number;
-  malformedRetries: number;
+  maxBodyBytes: number;
   connections: number;
   userAgent: string;
   budget: RequestBudget;
@@ -57,13 +63,14 @@ export interface HttpRequest<T> {
    * prove the service did not act are retried: 429, and a connection that was never made.
    */
   idempotent?: boolean | undefined;
-  signal?: AbortSignal | undefined;
+  /** Stops every attempt, wait and retry; the request rejects with its reason. */
+  signal?: AbortLike | undefined;
 }
 
 /** One request at a time, with timeout, status → error, budget and retries. */
 export interface HttpTransport {
   send<T>(request: HttpRequest<T>): Promise<T>;
-  stats(): ClientStats;
+  stats(): Omit<ClientStats, 'hedges'>;
   /** Waits for requests in flight, then closes the connections. */
   close(): Promise<void>;
 }
@@ -75,6 +82,7 @@ export function isNotFound(error: unknown): error is HttpError {
 
 const ERROR_BODY_LIMIT = 2000;
 const TIMEOUT_CODES = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'UND_ERR_CONNECT_TIMEOUT']);
+const TOO_LARGE_CODE = 'UND_ERR_RES_EXCEEDED_MAX_SIZE';
 const NOT_SENT_CODES = new Set(['ECONNREFUSED', 'UND_ERR_CONNECT_TIMEOUT', 'ENOTFOUND', 'EAI_AGAIN']);
 const CLOSED_CODES = new Set(['UND_ERR_CLOSED', 'UND_ERR_DESTROYED']);
 const PROGRAMMER_CODES = new Set([
@@ -100,41 +108,59 @@ export function createHttpTransport(options: HttpTransportOptions): HttpTranspor
     pipelining: 1,
     keepAliveTimeout: 10_000,
     keepAliveMaxTimeout: 600_000,
-    headersTimeout: options.timeoutMs,
-    bodyTimeout: options.timeoutMs,
+    // undici's own timeouts are idle timeouts (a body trickling a byte now and then never trips
+    // them): each attempt has a total deadline of its own instead, below.
+    headersTimeout: 0,
+    bodyTimeout: 0,
     connect: { timeout: Math.min(options.timeoutMs, 10_000) },
+    // undici counts the bytes as they arrive and cuts the connection past the limit, so a body
+    // that never ends cannot fill the memory.
+    maxResponseSize: options.maxBodyBytes,
   });
-  const counters: ClientStats = {
+  const counters: Omit<ClientStats, 'hedges'> = {
     requests: 0,
     retries: 0,
     byStatus: {},
     networkErrors: 0,
     timeouts: 0,
     malformed: 0,
+    tooLarge: 0,
   };
   const { logger, budget, timeoutMs } = options;
 
   async function attempt<T>(request: HttpRequest<T>, url: string): Promise<T> {
     await budget.take(request.signal);
     counters.requests += 1;
+    const outer = request.signal;
+    // One deadline for the whole attempt, body included, started once the budget let it go.
+    const stop = new StopToken();
+    let pastDeadline = false;
+    const timer = setTimeout(() => {
+      pastDeadline = true;
+      stop.abort(undefined);
+    }, timeoutMs);
+    const onOuterAbort = (): void => stop.abort(outer?.reason);
+    outer?.addEventListener('abort', onOuterAbort, { once: true });
     let status: number;
     let text: string;
     let retryAfter: string | string[] | undefined;
     try {
-      // The timeout is the pool's headersTimeout/bodyTimeout: undici's own coarse timers, far
-      // cheaper on the hot path than an AbortController and a timer per request.
+      if (outer?.aborted) throw outer.reason;
       const response = await pool.request({
         path: prefix + request.path,
         method: request.method,
         headers: request.method === 'POST' ? postHeaders : headers,
         body: request.body,
-        signal: request.signal,
+        signal: stop,
       });
       status = response.statusCode;
       retryAfter = response.headers['retry-after'];
       text = await response.body.text();
     } catch (error) {
-      throw classify(error, url, request.signal);
+      throw classify(error, url, outer, pastDeadline);
+    } finally {
+      clearTimeout(timer);
+      outer?.removeEventListener('abort', onOuterAbort);
     }
     counters.byStatus[status] = (counters.byStatus[status] ?? 0) + 1;
     if (status < 200 || status > 299) {
@@ -149,12 +175,16 @@ export function createHttpTransport(options: HttpTransportOptions): HttpTranspor
     }
   }
 
-  function classify(error: unknown, url: string, outer: AbortSignal | undefined) {
+  function classify(error: unknown, url: string, outer: AbortLike | undefined, pastDeadline: boolean) {
     if (outer?.aborted) return outer.reason;
     const code = (error as { code?: unknown } | null)?.code;
-    if (typeof code === 'string' && TIMEOUT_CODES.has(code)) {
+    if (pastDeadline || (typeof code === 'string' && TIMEOUT_CODES.has(code))) {
       counters.timeouts += 1;
-      return new TimeoutError(url, `no answer within ${timeoutMs} ms`, error);
+      return new TimeoutError(url, `no complete answer within ${timeoutMs} ms`, error);
+    }
+    if (code === TOO_LARGE_CODE) {
+      counters.tooLarge += 1;
+      return new ResponseTooLargeError(url, options.maxBodyBytes);
     }
     if (typeof code === 'string' && CLOSED_CODES.has(code)) {
       return new LedgerIndexerError('the ledger client is closed', { cause: error });
@@ -188,12 +218,11 @@ export function createHttpTransport(options: HttpTransportOptions): HttpTranspor
   async function beforeRetry(
     request: HttpRequest<unknown>,
     url: string,
-    state: { malformed: number },
     failure: { error: unknown; attempt: number },
   ): Promise<boolean> {
     const { error, attempt: attemptNumber } = failure;
+    if (request.signal?.aborted) throw request.signal.reason;
     if (!worthRetrying(error, request.idempotent ?? true)) return false;
-    if (error instanceof MalformedResponseError && ++state.malformed > options.malformedRetries) return false;
     const delayMs = retryDelayMs({
       retry: attemptNumber - 1,
       minMs: options.retryMinMs,
@@ -217,18 +246,20 @@ export function createHttpTransport(options: HttpTransportOptions): HttpTranspor
     return true;
   }
 
-  /** Attempts 2 and later, run by p-retry once the first attempt has failed with `first`. */
+  /**
+   * Attempts 2 and later, run by p-retry once the first attempt has failed with `first`. The
+   * signal is honoured by each step (budget wait, attempt, backoff, the check before a retry),
+   * which also covers the client's own stop tokens that p-retry's `signal` would not take.
+   */
   async function retry<T>(request: HttpRequest<T>, url: string, first: unknown): Promise<T> {
-    const state = { malformed: 0 };
-    if (options.retries === 0 || !(await beforeRetry(request, url, state, { error: first, attempt: 1 }))) {
+    if (options.retries === 0 || !(await beforeRetry(request, url, { error: first, attempt: 1 }))) {
       throw first;
     }
     return pRetry(() => attempt(request, url), {
       retries: options.retries - 1,
       minTimeout: 0,
-      signal: request.signal,
       shouldRetry: ({ error, attemptNumber }) =>
-        beforeRetry(request, url, state, { error, attempt: attemptNumber + 1 }),
+        beforeRetry(request, url, { error, attempt: attemptNumber + 1 }),
     });
   }
 
@@ -249,7 +280,7 @@ export function createHttpTransport(options: HttpTransportOptions): HttpTranspor
 }
 
 /** Waits `ms`; an abort rejects with the signal's own reason. */
-function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
+function sleep(ms: number, signal: AbortLike | undefined): Promise<void> {
   return new Promise((resolve, reject) => {
     if (signal?.aborted) {
       reject(signal.reason);

@@ -1,4 +1,6 @@
 import { silentLogger } from '../logger.js';
+import { createHedgePolicy } from './hedge-policy.js';
+import { runHedged } from './hedged-call.js';
 import { type ClientStats, createHttpTransport, isNotFound } from './http.js';
 import { type LedgerClientOptions, resolveClientOptions } from './options.js';
 import { parseSingleTx, parseTxKeyPage, parseTxPage } from './page.js';
@@ -84,7 +86,7 @@ export interface LedgerClient {
   txsAfter(query: TxsAfterQuery, options?: CallOptions): Promise<TxKeyPage>;
   /** The seven Tools endpoints. */
   readonly tools: Readonly<Record<ToolName, ToolCall>>;
-  /** Counters since creation: requests, retries, answers by status. */
+  /** Counters since creation: requests, retries, hedges, answers by status. */
   stats(): ClientStats;
   /** Waits for calls in flight, then closes the connections. */
   close(): Promise<void>;
@@ -105,6 +107,23 @@ export function createLedgerClient(options: LedgerClientOptions): LedgerClient {
   const get = <T>(path: string, parse: (text: string, url: string) => T, call: CallOptions | undefined) =>
     http.send({ method: 'GET', path, parse, signal: call?.signal });
 
+  // List pages are hedged: one slow answer would otherwise hold up a walk that commits in order.
+  const hedgePolicy = createHedgePolicy({ after: resolved.hedgeAfter, minMs: resolved.hedgeMinMs });
+  let hedges = 0;
+  const getPage = <T>(path: string, parse: (text: string, url: string) => T, call: CallOptions | undefined) =>
+    runHedged({
+      policy: hedgePolicy,
+      call: (signal) => http.send({ method: 'GET', path, parse, signal }),
+      signal: call?.signal,
+      onHedge: (delayMs) => {
+        hedges += 1;
+        logger.debug(
+          { path, after_ms: Math.round(delayMs) },
+          'slow ledger page, requesting it a second time',
+        );
+      },
+    });
+
   // The account-list spelling that answered last; tried first from then on.
   let accountTemplate: string | undefined;
 
@@ -114,7 +133,7 @@ export function createLedgerClient(options: LedgerClientOptions): LedgerClient {
     let firstNotFound: unknown;
     for (const template of candidates) {
       try {
-        const page = await get(fillPath(template, { account }) + qs, parseTxPage, call);
+        const page = await getPage(fillPath(template, { account }) + qs, parseTxPage, call);
         if (accountTemplate !== template) {
           if (template !== paths.txsByAccount) {
             logger.info(
@@ -166,7 +185,7 @@ export function createLedgerClient(options: LedgerClientOptions): LedgerClient {
       get(fillPath(paths.balance, { tag, account }), parseAccountBalance, call),
     fees: async (call) => get(fillPath(paths.fees), parseFees, call),
     fee: async (tag, call) => get(fillPath(paths.fee, { tag }), parseOneFee, call),
-    txs: async (query = {}, call) => get(fillPath(paths.txs) + listQuery(query), parseTxPage, call),
+    txs: async (query = {}, call) => getPage(fillPath(paths.txs) + listQuery(query), parseTxPage, call),
     txsByAccount,
     txsByHash: async (ledgerHash, call) =>
       get(fillPath(paths.txsByHash, { ledgerHash }), parseSingleTx, call),
@@ -195,10 +214,10 @@ export function createLedgerClient(options: LedgerClientOptions): LedgerClient {
         action: nonEmpty(query.action),
         withoutAction: nonEmpty(query.withoutAction),
       });
-      return get(fillPath(paths.txsAfter) + qs, parseTxKeyPage, call);
+      return getPage(fillPath(paths.txsAfter) + qs, parseTxKeyPage, call);
     },
     tools,
-    stats: () => http.stats(),
+    stats: () => ({ ...http.stats(), hedges }),
     close: () => http.close(),
   };
 }

@@ -17,9 +17,15 @@ export interface LedgerClientOptions {
    * `{ txsByHash: '/tx/{ledgerHash}', mintedTxByChainTxHash: '/minted/{chainTxHash}' }`.
    */
   paths?: Partial<Record<EndpointName, string>> | Record<string, string> | undefined;
-  /** Per-attempt timeout: to connect, to receive the headers, and for any pause in the body. Default 10000 ms. */
+  /**
+   * Total deadline of one attempt, from sending the request to the last byte of the body (a
+   * body trickling in slowly fails at the deadline and is retried). Default 10000 ms.
+   */
   timeoutMs?: number | undefined;
-  /** Retries of a transient failure (network, timeout, 5xx, 429) after the first try. Default 5. */
+  /**
+   * Retries of a transient failure after the first try: network error, timeout, 5xx, 429, and a
+   * 2xx body that is malformed, truncated or too large. One budget for all kinds. Default 5.
+   */
   retries?: number | undefined;
   /** Backoff ceiling of the first retry; it doubles per retry. Default 200 ms. */
   retryMinMs?: number | undefined;
@@ -27,8 +33,20 @@ export interface LedgerClientOptions {
   retryMaxMs?: number | undefined;
   /** Longest `Retry-After` honoured; a longer one waits this long. Default 60000 ms. */
   retryAfterCapMs?: number | undefined;
-  /** Retries of a 2xx answer with a malformed body (within `retries`). Default 2. */
-  malformedRetries?: number | undefined;
+  /**
+   * Largest response body accepted, in bytes; a longer one is cut off at this size and retried
+   * like a truncated body. Default 8388608 (8 MiB; a full page is a few kilobytes).
+   */
+  maxBodyBytes?: number | undefined;
+  /**
+   * Hedging of list pages: when a page's answer takes longer than this multiple of the recent
+   * median page time (and at least `hedgeMinMs`), a second request for the same page is sent,
+   * through the same request budget; the first answer wins and the other request is aborted.
+   * At most about one page in ten is hedged. 0 = off; otherwise at least 1. Default 3.
+   */
+  hedgeAfter?: number | undefined;
+  /** The shortest wait before a page is hedged, so fast answers are never doubled. Default 500 ms. */
+  hedgeMinMs?: number | undefined;
   /** Request budget shared by all calls of this client, retries included; 0 = unlimited. Default 50. */
   requestsPerSecond?: number | undefined;
   /** Requests that may go at once after a quiet spell. Default a tenth of `requestsPerSecond`, at least 1. */
@@ -78,6 +96,9 @@ export function clientOptionsFromConfig(config: Config, logger?: Logger): Ledger
     retryMinMs: config.retryMinMs,
     retryMaxMs: config.retryMaxMs,
     retryAfterCapMs: config.retryAfterCapMs,
+    maxBodyBytes: config.maxBodyBytes,
+    hedgeAfter: config.hedgeAfter,
+    hedgeMinMs: config.hedgeMinMs,
     requestsPerSecond: config.requestsPerSecond,
     connections: Math.max(16, config.concurrency),
     logger,
@@ -122,7 +143,9 @@ export function resolveClientOptions(options: LedgerClientOptions): ResolvedClie
       retryMinMs,
     ),
     retryAfterCapMs: number('retryAfterCapMs', options.retryAfterCapMs, REQUEST_DEFAULTS.retryAfterCapMs, 0),
-    malformedRetries: Math.floor(number('malformedRetries', options.malformedRetries, 2, 0)),
+    maxBodyBytes: Math.floor(number('maxBodyBytes', options.maxBodyBytes, REQUEST_DEFAULTS.maxBodyBytes, 1)),
+    hedgeAfter: number('hedgeAfter', options.hedgeAfter, REQUEST_DEFAULTS.hedgeAfter, 0),
+    hedgeMinMs: number('hedgeMinMs', options.hedgeMinMs, REQUEST_DEFAULTS.hedgeMinMs, 0),
     requestsPerSecond: number(
       'requestsPerSecond',
       options.requestsPerSecond,
@@ -137,6 +160,9 @@ export function resolveClientOptions(options: LedgerClientOptions): ResolvedClie
     logger: options.logger,
     userAgent: options.userAgent ?? defaultUserAgent(),
   };
+  if (resolved.hedgeAfter > 0 && resolved.hedgeAfter < 1) {
+    throw new ConfigError('hedgeAfter', `must be 0 (off) or a number >= 1 (got ${resolved.hedgeAfter})`);
+  }
   return resolved;
 }
 

@@ -1,3 +1,5 @@
+import type { AbortLike } from './stop-token.js';
+
 /** A client-side request budget: every request sent (retries included) takes one token first. */
 export interface RequestBudget {
   /**
@@ -5,7 +7,7 @@ export interface RequestBudget {
    * so 200 concurrent callers are paced fairly; an aborted wait rejects with the signal's reason
    * and takes no token.
    */
-  take(signal?: AbortSignal): Promise<void>;
+  take(signal?: AbortLike): Promise<void>;
 }
 
 /** Options of {@link createRequestBudget}. */
@@ -21,7 +23,7 @@ export interface RequestBudgetOptions {
 interface Waiter {
   resolve: () => void;
   reject: (reason: unknown) => void;
-  signal: AbortSignal | undefined;
+  signal: AbortLike | undefined;
   onAbort: (() => void) | undefined;
   done: boolean;
 }

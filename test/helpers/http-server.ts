@@ -37,6 +37,11 @@ export interface ScriptedReply {
   hang?: boolean;
   /** Cut the connection without answering. */
   destroy?: boolean;
+  /**
+   * Writes the answer itself (e.g. a body that trickles or never ends); it must stop writing
+   * once the response closes. The server closes the response when the server closes.
+   */
+  respond?: (res: ServerResponse) => void;
 }
 
 export type ScriptHandler = (
@@ -94,9 +99,10 @@ export async function startHttpServer(script: ScriptHandler | ScriptedReply[]): 
       reply = { status: 500, body: { error: `test script failed: ${String(error)}` } };
     }
     if (reply.delayMs) await new Promise((resolve) => setTimeout(resolve, reply.delayMs));
-    if (reply.hang) {
+    if (reply.hang || reply.respond) {
       hanging.add(res);
       res.on('close', () => hanging.delete(res));
+      reply.respond?.(res);
       return;
     }
     if (reply.destroy) {

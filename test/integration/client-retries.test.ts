@@ -112,7 +112,7 @@ describe('transient failures', () => {
   });
 
   it('retries a 200 whose body is not JSON, then raises MalformedResponseError', async () => {
-    const { client, server } = await setup([{ body: '<html>maintenance</html>' }], { malformedRetries: 2 });
+    const { client, server } = await setup([{ body: '<html>maintenance</html>' }], { retries: 2 });
     await assert.rejects(
       client.txs(),
       (error: unknown) =>

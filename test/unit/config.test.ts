@@ -16,6 +16,22 @@ describe('loadConfig', () => {
     assert.deepEqual(config.ledgerPaths, {});
   });
 
+  it('bounds requests by default: 8 MiB bodies, hedging after 3 × the median and at least 500 ms', () => {
+    const config = loadConfig({});
+    assert.equal(config.maxBodyBytes, 8 * 1024 * 1024);
+    assert.equal(config.hedgeAfter, 3);
+    assert.equal(config.hedgeMinMs, 500);
+    const set = loadConfig({
+      LEDGER_MAX_BODY_BYTES: '65536',
+      LEDGER_HEDGE_AFTER: '2.5',
+      LEDGER_HEDGE_MIN_MS: '0',
+    });
+    assert.equal(set.maxBodyBytes, 65536);
+    assert.equal(set.hedgeAfter, 2.5);
+    assert.equal(set.hedgeMinMs, 0);
+    assert.equal(loadConfig({ LEDGER_HEDGE_AFTER: '0' }).hedgeAfter, 0);
+  });
+
   it('reads every variable and lets flag overrides win', () => {
     const config = loadConfig(
       {
@@ -52,6 +68,13 @@ describe('loadConfig', () => {
     [{ LEDGER_RETRY_MAX_MS: '600001' }, 'LEDGER_RETRY_MAX_MS'],
     [{ LEDGER_RETRY_AFTER_CAP_MS: '3600001' }, 'LEDGER_RETRY_AFTER_CAP_MS'],
     [{ LEDGER_REQUESTS_PER_SECOND: '100001' }, 'LEDGER_REQUESTS_PER_SECOND'],
+    [{ LEDGER_MAX_BODY_BYTES: '0' }, 'LEDGER_MAX_BODY_BYTES'],
+    [{ LEDGER_MAX_BODY_BYTES: '8MiB' }, 'LEDGER_MAX_BODY_BYTES'],
+    [{ LEDGER_HEDGE_AFTER: '0.5' }, 'LEDGER_HEDGE_AFTER'],
+    [{ LEDGER_HEDGE_AFTER: 'often' }, 'LEDGER_HEDGE_AFTER'],
+    [{ LEDGER_HEDGE_MIN_MS: '-5' }, 'LEDGER_HEDGE_MIN_MS'],
+    [{ LEDGER_HEDGE_AFTER: '101' }, 'LEDGER_HEDGE_AFTER'],
+    [{ LEDGER_MAX_BODY_BYTES: '1073741825' }, 'LEDGER_MAX_BODY_BYTES'],
   ];
   for (const [env, setting] of bad) {
     it(`rejects a bad ${setting} with one line naming it`, () => {

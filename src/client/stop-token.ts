@@ -1,0 +1,41 @@
+/**
+ * What can stop a request: the caller's `AbortSignal`, or a {@link StopToken}. Both work with
+ * undici, the request budget and the retry waits.
+ */
+export interface AbortLike {
+  readonly aborted: boolean;
+  readonly reason: unknown;
+  addEventListener(type: 'abort', listener: () => void, options?: { once?: boolean }): void;
+  removeEventListener(type: 'abort', listener: () => void): void;
+}
+
+/**
+ * A one-shot abort token for the client's own use: each request attempt has one (its deadline
+ * and a lost hedge abort it). Node's `AbortController` would do, but creating its signal costs
+ * about 15 µs of CPU, as much as the rest of a small request; this costs next to nothing.
+ */
+export class StopToken implements AbortLike {
+  aborted = false;
+  reason: unknown = undefined;
+  private listeners: Array<() => void> | undefined;
+
+  addEventListener(_type: 'abort', listener: () => void): void {
+    if (this.listeners === undefined) this.listeners = [listener];
+    else this.listeners.push(listener);
+  }
+
+  removeEventListener(_type: 'abort', listener: () => void): void {
+    const index = this.listeners?.indexOf(listener) ?? -1;
+    if (index >= 0) this.listeners?.splice(index, 1);
+  }
+
+  /** Aborts with `reason` and tells every listener once; later calls do nothing. */
+  abort(reason: unknown): void {
+    if (this.aborted) return;
+    this.aborted = true;
+    this.reason = reason;
+    const listeners = this.listeners;
+    this.listeners = undefined;
+    if (listeners) for (const listener of listeners) listener();
+  }
+}
