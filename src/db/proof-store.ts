@@ -28,7 +28,11 @@ export function createProofStore(options: { database: Database; now?: () => Date
     for (const page of input.pages) for (const tx of page.records) pageOf.set(tx.rawId, page.page);
     const prepared = prepareBatch(
       input.pages.flatMap((page) => page.records),
-      { now: at, burnWindowMs: DEFAULT_RECHECK_POLICY.burnWindowMs },
+      {
+        now: at,
+        burnWindowMs: DEFAULT_RECHECK_POLICY.burnWindowMs,
+        pages: input.pages.flatMap((page) => page.records.map(() => page.page)),
+      },
     );
     return database.db.transaction(async (tx) => {
       // Records and proof commit together, so losing the last commits in a crash only leaves
@@ -36,11 +40,13 @@ export function createProofStore(options: { database: Database; now?: () => Date
       await tx.execute(sql`select set_config('synchronous_commit', 'off', true)`);
       const written = await writeTransactions(tx, {
         records: prepared.records,
+        divergent: prepared.divergent,
+        origin: { streamKey: input.key, backfillId: input.backfillId },
         now: at,
         queueRechecks: DEFAULT_RECHECK_POLICY,
       });
       // Each rejected record is reported with the page it was served on.
-      const refused = [...prepared.rejected, ...written.conflicts];
+      const refused = [...prepared.rejected, ...written.clashes];
       const lastPage = input.pages[input.pages.length - 1]?.page ?? null;
       let rejectedCount = 0;
       for (const page of input.pages) {
@@ -62,6 +68,7 @@ export function createProofStore(options: { database: Database; now?: () => Date
         updated: written.updated,
         unchanged: written.unchanged,
         rejected: rejectedCount,
+        conflicts: written.conflicts,
       };
     });
   };

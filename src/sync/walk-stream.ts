@@ -4,7 +4,7 @@ import { isEmptyPage, linkPages, pageRawIds, sameIds, tailPagesAtMost } from './
 import type { PageCommit, StreamLease, SyncStore, WalkCheckpoint } from './ports.js';
 import { delay, errorText, quietLogger, type SyncLogger } from './sync-logger.js';
 import type { WalkResult, WalkStreamInput } from './walk-types.js';
-import { addCounts } from './write-counts.js';
+import { addCounts, zeroCounts } from './write-counts.js';
 
 export type { PageEvent, WalkResult, WalkStreamInput } from './walk-types.js';
 
@@ -69,7 +69,7 @@ export async function walkStream(input: WalkStreamInput): Promise<WalkResult> {
     mode: walk.mode,
     pages: 0,
     records: 0,
-    counts: { inserted: 0, updated: 0, unchanged: 0, rejected: 0 },
+    counts: zeroCounts(),
     refetched: 0,
     watermark,
     finished: false,
@@ -259,6 +259,7 @@ export async function walkStream(input: WalkStreamInput): Promise<WalkResult> {
         lease,
         page: lastPage.page,
         records: distinctByRawId(batch.flatMap((b) => b.served.txs)),
+        pages: batch.map((b) => ({ page: b.page, records: b.served.txs })),
         rejected: lastPage.served.rejected,
         walk: finished ? null : walk,
         watermark: nextWatermark,

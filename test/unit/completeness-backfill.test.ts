@@ -35,7 +35,7 @@ class MemoryBackfillStore implements BackfillStore {
   async commitRangePage(input: Parameters<BackfillStore['commitRangePage']>[0]) {
     for (const tx of input.records) this.rows.rows.set(tx.rawId, tx);
     this.ranges.push(...input.proven);
-    return { inserted: input.records.length, updated: 0, unchanged: 0, rejected: 0 };
+    return { inserted: input.records.length, updated: 0, unchanged: 0, rejected: 0, conflicts: 0 };
   }
   async provenRanges() {
     return mergeRanges(this.ranges);
