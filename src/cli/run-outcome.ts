@@ -13,7 +13,9 @@ export function signalExitCode(signal: AbortSignal): number {
 /** One clear line saying what failed and that nothing committed was lost. */
 export function failureLine(error: unknown): string {
   const message = error instanceof Error ? error.message : String(error);
-  if (error instanceof LeaseLostError) return `${message} (another sync is running on this stream)`;
+  if (error instanceof LeaseLostError) {
+    return `${message} (another sync or a worker is syncing this stream; run again once it is done)`;
+  }
   if (
     error instanceof NetworkError ||
     error instanceof HttpError ||

@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import type { BackfillStore } from '../sync/parallel-backfill.js';
+import { type BackfillStore, backfillOwner } from '../sync/parallel-backfill.js';
 import type { Database } from './connect.js';
 import {
   countStoredAbove,
@@ -57,6 +57,11 @@ export function createProofStore(options: { database: Database; now?: () => Date
         rejectedCount += rejected.length;
         await writeRejected(tx, { rejected, streamKey: input.key, page: page.page, now: at });
       }
+      // The backfill holds the stream's lease while its ranges make progress.
+      await tx.execute(sql`
+        UPDATE sync_streams SET
+          lease_expires_at = greatest(lease_expires_at, ${at.toISOString()}::timestamptz + lease_ms * interval '1 millisecond')
+        WHERE key = ${input.key} AND lease_owner = ${backfillOwner(input.backfillId)} AND lease_ms IS NOT NULL`);
       await insertProvenRanges(tx, {
         key: input.key,
         backfillId: input.backfillId,

@@ -85,7 +85,6 @@ describe('parallel backfill', () => {
         spec: {},
         backfillId: 'b1',
         round,
-        owner: 'w1',
       });
       if (outcome.status === 'done') break;
       assert.equal(outcome.status, 'repair');
@@ -123,7 +122,6 @@ describe('parallel backfill', () => {
       spec: {},
       backfillId: 'b2',
       round: 3,
-      owner: 'w',
       maxRounds: 3,
     });
     assert.equal(outcome.status, 'failed');
@@ -190,7 +188,6 @@ describe('parallel backfill', () => {
       spec: {},
       backfillId: 'new',
       round: 0,
-      owner: 'w',
     });
     assert.equal(outcome.status, 'done');
     assert.ok(list.served.length - servedBefore <= 13, `fetched ${list.served.length - servedBefore} pages`);

@@ -102,7 +102,6 @@ async function checkUntilDone(store: BatchingStore, list: LiveList, rows: Memory
       spec: {},
       backfillId: id,
       round,
-      owner: 'w',
     });
     if (outcome.status === 'done') return round;
     assert.equal(outcome.status, 'repair');
