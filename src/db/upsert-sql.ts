@@ -158,29 +158,9 @@ export function buildUpsertQuery(input: UpsertInput): SQL {
     ].map((values) => sql`${textArray(values)}::text[]`),
     sql`, `,
   );
-  const items = input.records.flatMap((r) => r.items);
-  const itemColumns = sql.join(
-    ITEM_COLUMNS.map((c) => sql`${textArray(items.map((item) => String(item[c])))}::text[]`),
-    sql`, `,
-  );
   const now = input.now.toISOString();
   const policy = input.queueRechecks;
   const page = input.page;
-  const rechecks = policy
-    ? sql`,
-      rechecks_added AS (
-        INSERT INTO ledger_tx_rechecks (raw_id, due_at, attempts)
-        SELECT u.raw_id, ${now}::timestamptz + ${policy.baseMs}::float8 * interval '1 millisecond', 0
-        FROM upserted u JOIN input i ON i.raw_id = u.raw_id
-        WHERE i.pending IS NOT NULL
-        ORDER BY u.raw_id
-        ON CONFLICT (raw_id) DO NOTHING
-      ),
-      rechecks_done AS (
-        DELETE FROM ledger_tx_rechecks r USING input i
-        WHERE r.raw_id = i.raw_id AND i.pending IS NULL AND i.raw_id NOT IN (SELECT raw_id FROM conflict)
-      )`
-    : sql``;
 
   const streamKey = input.origin?.streamKey ?? page?.streamKey ?? null;
   const runId = page
@@ -250,7 +230,26 @@ export function buildUpsertQuery(input: UpsertInput): SQL {
          OR o.internal_status IS DISTINCT FROM u.internal_status
       ORDER BY u.raw_id
     ),
-    items_target AS (
+    ${bundleItemCtes(input.records)}${policy ? recheckCtes(policy, now) : sql``}${page ? pageCtes(page, input.records.length, now) : sql``}
+    SELECT
+      ${page ? sql`(SELECT count(*)::int FROM fenced) AS fenced, set_config('synchronous_commit', ${page.synchronousCommit}, true) AS commit_mode,` : sql`1 AS fenced,`}
+      (SELECT count(*)::int FROM fresh) AS inserted,
+      (SELECT count(*)::int FROM upserted) AS written,
+      (SELECT count(*)::int FROM conflict) AS conflicts,
+      (SELECT coalesce(json_agg(raw_id)::text, '[]') FROM conflict WHERE NOT divergent) AS kept_conflicts,
+      (SELECT coalesce(json_agg(json_build_object('raw_id', raw_id, 'ledger_hash', ledger_hash, 'other_raw_id', other_raw_id))::text, '[]')
+       FROM clash) AS clashes
+  `;
+}
+
+/** Rewrites the bundle items of the records written (new ones, or stored ones whose `data` changed). */
+function bundleItemCtes(records: readonly ServedRecord[]): SQL {
+  const items = records.flatMap((r) => r.items);
+  const itemColumns = sql.join(
+    ITEM_COLUMNS.map((c) => sql`${textArray(items.map((item) => String(item[c])))}::text[]`),
+    sql`, `,
+  );
+  return sql`items_target AS (
       SELECT u.raw_id FROM upserted u LEFT JOIN old o ON o.raw_id = u.raw_id
       WHERE o.raw_id IS NULL OR o.data IS DISTINCT FROM u.data
     ),
@@ -274,16 +273,24 @@ export function buildUpsertQuery(input: UpsertInput): SQL {
       ON CONFLICT (raw_id, item_index) DO UPDATE SET
         tag = excluded.tag, chain_id = excluded.chain_id, from_account = excluded.from_account,
         to_account = excluded.to_account, amount = excluded.amount
-    )${rechecks}${page ? pageCtes(page, input.records.length, now) : sql``}
-    SELECT
-      ${page ? sql`(SELECT count(*)::int FROM fenced) AS fenced, set_config('synchronous_commit', ${page.synchronousCommit}, true) AS commit_mode,` : sql`1 AS fenced,`}
-      (SELECT count(*)::int FROM fresh) AS inserted,
-      (SELECT count(*)::int FROM upserted) AS written,
-      (SELECT count(*)::int FROM conflict) AS conflicts,
-      (SELECT coalesce(json_agg(raw_id)::text, '[]') FROM conflict WHERE NOT divergent) AS kept_conflicts,
-      (SELECT coalesce(json_agg(json_build_object('raw_id', raw_id, 'ledger_hash', ledger_hash, 'other_raw_id', other_raw_id))::text, '[]')
-       FROM clash) AS clashes
-  `;
+    )`;
+}
+
+/** Queues the records written that are not final for a re-read, and drops the final ones from the queue. */
+function recheckCtes(policy: RecheckPolicy, now: string): SQL {
+  return sql`,
+    rechecks_added AS (
+      INSERT INTO ledger_tx_rechecks (raw_id, due_at, attempts)
+      SELECT u.raw_id, ${now}::timestamptz + ${policy.baseMs}::float8 * interval '1 millisecond', 0
+      FROM upserted u JOIN input i ON i.raw_id = u.raw_id
+      WHERE i.pending IS NOT NULL
+      ORDER BY u.raw_id
+      ON CONFLICT (raw_id) DO NOTHING
+    ),
+    rechecks_done AS (
+      DELETE FROM ledger_tx_rechecks r USING input i
+      WHERE r.raw_id = i.raw_id AND i.pending IS NULL AND i.raw_id NOT IN (SELECT raw_id FROM conflict)
+    )`;
 }
 
 /**
