@@ -115,20 +115,24 @@ export function renderRecord(ctx: RenderContext, pos: number): WireRecord {
         withdrawFee,
       });
       const failed = rng.chance(0.1);
+      // Drawn whatever the state: the fields drawn after it (sig…) must not change once packaged.
+      const outcomeHash = `0x${rng.hex(32)}`;
       express.withdrawFee = withdrawFee;
       if (packaged) {
         if (failed) {
           express.err = 'err_insufficient_liquidity';
-          express.refundLedgerHash = `0x${rng.hex(32)}`;
+          express.refundLedgerHash = outcomeHash;
         } else {
-          express.chainTxHash = `0x${rng.hex(32)}`;
+          express.chainTxHash = outcomeHash;
         }
       }
     }
   } else if (action === BURN) {
     fee = token.burnFeeMap[targetChain] ?? '0';
     data = JSON.stringify({ targetChainType: targetChain });
-    if (table.targetLanded(pos)) targetChainTxHash = chainHashText(targetChain, randomBytes(rng, 32));
+    // Drawn whatever the state, as above: a landing must not change the record's signature.
+    const landedHash = chainHashText(targetChain, randomBytes(rng, 32));
+    if (table.targetLanded(pos)) targetChainTxHash = landedHash;
   } else if (action === BUNDLE && extra?.bundle) {
     fee = token.bundleFee;
     const { items, failIndex, failMsg } = extra.bundle;
