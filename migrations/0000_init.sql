@@ -77,6 +77,21 @@ CREATE TABLE "ledger_transactions" (
 	"updated_at" timestamp with time zone NOT NULL
 );
 --> statement-breakpoint
+CREATE TABLE "ledger_tx_conflicts" (
+	"fingerprint" text PRIMARY KEY NOT NULL,
+	"raw_id" bigint NOT NULL,
+	"fields" text[] NOT NULL,
+	"stored" jsonb NOT NULL,
+	"served" jsonb NOT NULL,
+	"stream_key" text,
+	"page" integer,
+	"run_id" bigint,
+	"backfill_id" text,
+	"detected_at" timestamp with time zone NOT NULL,
+	"seen_at" timestamp with time zone NOT NULL,
+	"seen_count" integer DEFAULT 1 NOT NULL
+);
+--> statement-breakpoint
 CREATE TABLE "ledger_tx_rechecks" (
 	"raw_id" bigint PRIMARY KEY NOT NULL,
 	"due_at" timestamp with time zone NOT NULL,
@@ -117,8 +132,19 @@ CREATE TABLE "sync_runs" (
 	"updated" integer DEFAULT 0 NOT NULL,
 	"unchanged" integer DEFAULT 0 NOT NULL,
 	"rejected" integer DEFAULT 0 NOT NULL,
+	"conflicts" integer DEFAULT 0 NOT NULL,
 	"outcome" text NOT NULL,
 	"error" text
+);
+--> statement-breakpoint
+CREATE TABLE "sync_schedules" (
+	"queue_prefix" text NOT NULL,
+	"scheduler_id" text NOT NULL,
+	"job_name" text NOT NULL,
+	"job_data" jsonb NOT NULL,
+	"every_ms" bigint NOT NULL,
+	"updated_at" timestamp with time zone NOT NULL,
+	CONSTRAINT "sync_schedules_queue_prefix_scheduler_id_pk" PRIMARY KEY("queue_prefix","scheduler_id")
 );
 --> statement-breakpoint
 CREATE TABLE "sync_streams" (
@@ -153,6 +179,8 @@ CREATE INDEX "ledger_transactions_to_idx" ON "ledger_transactions" USING btree (
 CREATE INDEX "ledger_transactions_action_time_idx" ON "ledger_transactions" USING btree ("action","ledger_time");--> statement-breakpoint
 CREATE INDEX "ledger_transactions_time_idx" ON "ledger_transactions" USING btree ("ledger_time");--> statement-breakpoint
 CREATE INDEX "ledger_transactions_non_final_idx" ON "ledger_transactions" USING btree ("raw_id") WHERE "ledger_transactions"."status" <> 'packaged';--> statement-breakpoint
+CREATE INDEX "ledger_tx_conflicts_raw_id_idx" ON "ledger_tx_conflicts" USING btree ("raw_id");--> statement-breakpoint
+CREATE INDEX "ledger_tx_conflicts_stream_idx" ON "ledger_tx_conflicts" USING btree ("stream_key");--> statement-breakpoint
 CREATE INDEX "ledger_tx_rechecks_due_idx" ON "ledger_tx_rechecks" USING btree ("due_at","raw_id");--> statement-breakpoint
 CREATE INDEX "ledger_tx_status_history_raw_id_idx" ON "ledger_tx_status_history" USING btree ("raw_id","observed_at");--> statement-breakpoint
 CREATE INDEX "rejected_records_raw_id_idx" ON "rejected_records" USING btree ("raw_id");--> statement-breakpoint

@@ -17,7 +17,7 @@ export const backfillCheck: JobProcessor = async (job, deps) => {
       spec: stream,
       backfillId,
       round,
-      owner: deps.owner,
+      leaseMs: deps.leaseMs,
       logger: deps.logger,
     });
     if (outcome.status === 'repair') {

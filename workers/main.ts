@@ -1,9 +1,11 @@
 import type { Config } from '../src/config.js';
 import { createContext } from '../src/context.js';
+import { loadSchedules } from '../src/db/schedules.js';
 import type { Logger } from '../src/logger.js';
 import { createRedisConnection } from '../src/queue/connection.js';
 import { createLedgerQueues } from '../src/queue/queues.js';
 import { createSharedRequestBudget } from '../src/queue/request-budget.js';
+import { keepSchedulesRegistered } from '../src/queue/schedules.js';
 import { createWorkerDeps, type WorkerTuning } from '../src/queue/worker-context.js';
 import { startWorkers } from '../src/queue/worker-runner.js';
 import { PROCESSORS } from './processors.js';
@@ -27,7 +29,8 @@ export interface RunWorkerOptions {
 
 /**
  * The worker process: migrates the database, then runs the BullMQ workers until `signal` is
- * aborted, then drains and closes everything it opened.
+ * aborted, then drains and closes everything it opened. The schedules `schedule` kept in
+ * PostgreSQL are registered in Redis at start and after every reconnect.
  */
 export async function runWorker(options: RunWorkerOptions): Promise<void> {
   const { config, logger } = options;
@@ -51,8 +54,16 @@ export async function runWorker(options: RunWorkerOptions): Promise<void> {
     lockDurationMs: options.lockMs,
     stalledIntervalMs: options.lockMs,
   });
+  let schedules: ReturnType<typeof keepSchedulesRegistered> | undefined;
   try {
     await running.ready();
+    schedules = keepSchedulesRegistered({
+      connection,
+      queues,
+      load: () => loadSchedules(app.database.db, queues.prefix),
+      logger,
+    });
+    await schedules.started;
     logger.info(
       { concurrency: options.concurrency ?? 4, prefix: queues.prefix, owner: deps.owner },
       'worker ready',
@@ -66,6 +77,7 @@ export async function runWorker(options: RunWorkerOptions): Promise<void> {
     logger.info({}, 'worker draining');
     jobSignal.abort();
   } finally {
+    schedules?.stop();
     await running.close();
     await queues.close();
     connection.disconnect();

@@ -21,7 +21,9 @@ export function failureLine(thrown: unknown): string {
   // `src/db` translates its failures; one that slipped through untranslated still gets words.
   const error = thrown instanceof DrizzleQueryError ? toDatabaseError(thrown) : thrown;
   const message = firstLine(error instanceof Error ? error.message : String(error));
-  if (error instanceof LeaseLostError) return `${message} (another sync is running on this stream)`;
+  if (error instanceof LeaseLostError) {
+    return `${message} (another sync or a worker is syncing this stream; run again once it is done)`;
+  }
   if (
     error instanceof NetworkError ||
     error instanceof HttpError ||

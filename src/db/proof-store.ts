@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import type { BackfillStore } from '../sync/parallel-backfill.js';
+import { type BackfillStore, backfillOwner } from '../sync/parallel-backfill.js';
 import type { Database } from './connect.js';
 import { nameOperations } from './database-errors.js';
 import {
@@ -30,7 +30,11 @@ export function createProofStore(options: { database: Database; now?: () => Date
     for (const page of input.pages) for (const tx of page.records) pageOf.set(tx.rawId, page.page);
     const prepared = prepareBatch(
       input.pages.flatMap((page) => page.records),
-      { now: at, burnWindowMs: DEFAULT_RECHECK_POLICY.burnWindowMs },
+      {
+        now: at,
+        burnWindowMs: DEFAULT_RECHECK_POLICY.burnWindowMs,
+        pages: input.pages.flatMap((page) => page.records.map(() => page.page)),
+      },
     );
     return database.db.transaction(async (tx) => {
       // Records and proof commit together, so losing the last commits in a crash only leaves
@@ -38,11 +42,13 @@ export function createProofStore(options: { database: Database; now?: () => Date
       await tx.execute(sql`select set_config('synchronous_commit', 'off', true)`);
       const written = await writeTransactions(tx, {
         records: prepared.records,
+        divergent: prepared.divergent,
+        origin: { streamKey: input.key, backfillId: input.backfillId },
         now: at,
         queueRechecks: DEFAULT_RECHECK_POLICY,
       });
       // Each rejected record is reported with the page it was served on.
-      const refused = [...prepared.rejected, ...written.conflicts];
+      const refused = [...prepared.rejected, ...written.clashes];
       const lastPage = input.pages[input.pages.length - 1]?.page ?? null;
       let rejectedCount = 0;
       for (const page of input.pages) {
@@ -53,6 +59,11 @@ export function createProofStore(options: { database: Database; now?: () => Date
         rejectedCount += rejected.length;
         await writeRejected(tx, { rejected, streamKey: input.key, page: page.page, now: at });
       }
+      // The backfill holds the stream's lease while its ranges make progress.
+      await tx.execute(sql`
+        UPDATE sync_streams SET
+          lease_expires_at = greatest(lease_expires_at, ${at.toISOString()}::timestamptz + lease_ms * interval '1 millisecond')
+        WHERE key = ${input.key} AND lease_owner = ${backfillOwner(input.backfillId)} AND lease_ms IS NOT NULL`);
       await insertProvenRanges(tx, {
         key: input.key,
         backfillId: input.backfillId,
@@ -64,6 +75,7 @@ export function createProofStore(options: { database: Database; now?: () => Date
         updated: written.updated,
         unchanged: written.unchanged,
         rejected: rejectedCount,
+        conflicts: written.conflicts,
       };
     });
   };

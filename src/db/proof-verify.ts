@@ -4,6 +4,7 @@ import { judgeStream, type StreamCompleteness } from '../sync/completeness-repor
 import { pageRawIds } from '../sync/page-links.js';
 import { supportsParallelBackfill } from '../sync/parallel-backfill.js';
 import type { StreamSpec } from '../sync/ports.js';
+import { countConflictsByStream } from './conflicts.js';
 import {
   countRawIdHoles,
   countStored,
@@ -25,6 +26,7 @@ export async function verifyStreams(input: {
   const db = input.app.database.db;
   const fetchPage = createFetchPage(input.app.client);
   const reports: StreamCompleteness[] = [];
+  const conflicts = await countConflictsByStream(db);
   for (const stream of await selectStreams(db)) {
     const spec = stream.spec as StreamSpec;
     const first = await fetchPage(spec, 1);
@@ -57,6 +59,7 @@ export async function verifyStreams(input: {
         totalPages: first.totalPages,
         walked,
         table: global ? await countStored(db, mark) : undefined,
+        conflicts: conflicts.get(stream.key) ?? 0,
       }),
     );
   }

@@ -184,6 +184,8 @@ export const syncRuns = pgTable(
     updated: integer('updated').notNull().default(0),
     unchanged: integer('unchanged').notNull().default(0),
     rejected: integer('rejected').notNull().default(0),
+    /** Records served with immutable fields different from the stored ones (see `ledger_tx_conflicts`). */
+    conflicts: integer('conflicts').notNull().default(0),
     /** `running`, `ok` or `error`. */
     outcome: text('outcome').notNull(),
     error: text('error'),
@@ -211,6 +213,40 @@ export const rejectedRecords = pgTable(
     seenCount: integer('seen_count').notNull().default(1),
   },
   (t) => [index('rejected_records_raw_id_idx').on(t.rawId), index('rejected_records_seen_idx').on(t.seenAt)],
+);
+
+/**
+ * A record served again with fields that never change after first sight (amount, accounts, token,
+ * `ledgerHash`, `sig`, …) different from the stored record. The stored record is kept as it was;
+ * each distinct served version is one row, seen again bumps `seen_count`. `verify` fails while
+ * any row is here: look into it, then delete the row.
+ */
+export const ledgerTxConflicts = pgTable(
+  'ledger_tx_conflicts',
+  {
+    /** sha256 of the rawId and the served version's immutable fields: the de-duplication key. */
+    fingerprint: text('fingerprint').primaryKey(),
+    rawId: bigint('raw_id', { mode: 'number' }).notNull(),
+    /** The columns whose values differ (`amount`, `ledger_hash`, …). */
+    fields: text('fields').array().notNull(),
+    /** The version kept: the stored row when first detected (or the page's first sighting). */
+    stored: jsonb('stored').notNull(),
+    /** The version served instead, as columns (its latest sighting). */
+    served: jsonb('served').notNull(),
+    /** Stream and page that served it first; null for a re-read by hash. */
+    streamKey: text('stream_key'),
+    page: integer('page'),
+    /** The `sync_runs` row of the walk, or the parallel backfill, that saw it first. */
+    runId: bigint('run_id', { mode: 'number' }),
+    backfillId: text('backfill_id'),
+    detectedAt: tstz('detected_at').notNull(),
+    seenAt: tstz('seen_at').notNull(),
+    seenCount: integer('seen_count').notNull().default(1),
+  },
+  (t) => [
+    index('ledger_tx_conflicts_raw_id_idx').on(t.rawId),
+    index('ledger_tx_conflicts_stream_idx').on(t.streamKey),
+  ],
 );
 
 // ---------------------------------------------------------------------------------------------
@@ -256,4 +292,23 @@ export const backfillProvenRanges = pgTable(
     provenAt: tstz('proven_at').notNull(),
   },
   (t) => [index('backfill_proven_ranges_stream_idx').on(t.streamKey, t.lo)],
+);
+
+/**
+ * The periodic jobs `schedule` asked for, per queue prefix: Redis holds the live BullMQ job
+ * schedulers, this table what they should be, so workers register them again after Redis lost
+ * its data.
+ */
+export const syncSchedules = pgTable(
+  'sync_schedules',
+  {
+    queuePrefix: text('queue_prefix').notNull(),
+    /** The BullMQ job scheduler id (`sync:<stream key>`, `reconcile`, `refresh-reference`). */
+    schedulerId: text('scheduler_id').notNull(),
+    jobName: text('job_name').notNull(),
+    jobData: jsonb('job_data').notNull(),
+    everyMs: bigint('every_ms', { mode: 'number' }).notNull(),
+    updatedAt: tstz('updated_at').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.queuePrefix, t.schedulerId] })],
 );

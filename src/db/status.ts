@@ -1,5 +1,6 @@
 import { sql } from 'drizzle-orm';
 import type { StreamSpec } from '../sync/ports.js';
+import { countConflictsByStream } from './conflicts.js';
 import type { Executor } from './rows.js';
 import { queryOne, queryRows } from './rows.js';
 import {
@@ -11,9 +12,9 @@ import {
   type StreamStatus,
 } from './stream-queries.js';
 
-/** The database side of `status`: every stream with its rejected count, and the totals. */
+/** The database side of `status`: every stream with its rejected and conflict counts, and the totals. */
 export interface SyncStatus {
-  streams: Array<StreamStatus & { rejected: number; nonFinal: number }>;
+  streams: Array<StreamStatus & { rejected: number; nonFinal: number; conflicts: number }>;
   /** Records stored. */
   records: number;
   /** The newest rawId stored, `null` when none is. */
@@ -21,6 +22,11 @@ export interface SyncStatus {
   nonFinal: NonFinalCounts;
   /** Distinct rejected records over all streams and re-reads. */
   rejected: number;
+  /**
+   * Records served again with immutable fields different from the stored ones (one per distinct
+   * served version, over all streams and re-reads); the stored records were kept.
+   */
+  conflicts: number;
 }
 
 /** Reads what `status` reports from the database (no request to the service). */
@@ -31,6 +37,7 @@ export async function readSyncStatus(executor: Executor, now: Date = new Date())
     sql`SELECT stream_key, count(*)::int AS rejected FROM rejected_records WHERE stream_key IS NOT NULL GROUP BY stream_key`,
   );
   const perStream = new Map(rejectedByStream.map((r) => [r.stream_key, Number(r.rejected)]));
+  const conflicts = await countConflictsByStream(executor);
   const { records } = await queryOne<{ records: string }>(
     executor,
     sql`SELECT count(*)::text AS records FROM ledger_transactions`,
@@ -40,6 +47,7 @@ export async function readSyncStatus(executor: Executor, now: Date = new Date())
     withCounts.push({
       ...stream,
       rejected: perStream.get(stream.key) ?? 0,
+      conflicts: conflicts.get(stream.key) ?? 0,
       nonFinal: await countStreamNonFinal(executor, stream.spec),
     });
   }
@@ -49,6 +57,7 @@ export async function readSyncStatus(executor: Executor, now: Date = new Date())
     newestRawId: await maxStoredRawId(executor),
     nonFinal: await countNonFinal(executor, now),
     rejected: (await countRejected(executor)).distinct,
+    conflicts: [...conflicts.values()].reduce((sum, n) => sum + n, 0),
   };
 }
 

@@ -150,13 +150,23 @@ export function createPgStore(options: PgStoreOptions): SyncStore {
     async commitPage(commit: PageCommit): Promise<WriteCounts> {
       const at = now();
       const { lease } = commit;
-      const prepared = prepareBatch(commit.records, { now: at, burnWindowMs: policy.burnWindowMs });
+      // Every sighting, repeats included, with its page: a repeat that disagrees is a conflict.
+      const pages = commit.pages ?? [{ page: commit.page, records: commit.records }];
+      const prepared = prepareBatch(
+        pages.flatMap((p) => p.records),
+        {
+          now: at,
+          burnWindowMs: policy.burnWindowMs,
+          pages: pages.flatMap((p) => p.records.map(() => p.page)),
+        },
+      );
       const early = [...commit.rejected, ...prepared.rejected];
-      // One statement is the whole commit (fence, checkpoint, rows, history, rejected records,
-      // run counts): atomic on its own, and one round trip per page.
+      // One statement is the whole commit (fence, checkpoint, rows, conflicts, history, rejected
+      // records, run counts): atomic on its own, and one round trip per page.
       const written = await withRetries('page-write', () =>
         writeTransactions(database.db, {
           records: prepared.records,
+          divergent: prepared.divergent,
           now: at,
           queueRechecks: policy,
           prepared: true,
@@ -173,11 +183,18 @@ export function createPgStore(options: PgStoreOptions): SyncStore {
         }),
       );
       if (!written.fenced) throw await leaseLost(database.db, lease);
+      if (written.conflicts > 0) {
+        logger?.warn(
+          { stream: lease.key, page: commit.page, conflicts: written.conflicts },
+          'records served with immutable fields different from the stored ones: stored kept, conflicts recorded',
+        );
+      }
       return {
         inserted: written.inserted,
         updated: written.updated,
         unchanged: written.unchanged,
-        rejected: early.length + written.conflicts.length,
+        rejected: early.length + written.clashes.length,
+        conflicts: written.conflicts,
       };
     },
 
@@ -251,9 +268,10 @@ export function createPgStore(options: PgStoreOptions): SyncStore {
           queueRechecks: null,
           prepared: true,
         });
-        const rejected = [...prepared.rejected, ...written.conflicts];
+        const rejected = [...prepared.rejected, ...written.clashes];
         await writeRejected(tx, { rejected, streamKey: null, page: null, now: input.now });
-        const conflicted = new Set(written.conflicts.map((c) => c.rawId));
+        // A record refused, or served with other immutable fields, keeps its re-read schedule.
+        const conflicted = new Set([...written.clashes.map((c) => c.rawId), ...written.conflicted]);
         const reread = [
           ...prepared.records
             .filter((r) => !conflicted.has(r.row.raw_id))
@@ -262,6 +280,7 @@ export function createPgStore(options: PgStoreOptions): SyncStore {
           ...[...input.missing, ...rejected].flatMap((r) =>
             r.rawId === undefined ? [] : [{ rawId: r.rawId, pending: 'missing' as const }],
           ),
+          ...written.conflicted.map((rawId) => ({ rawId, pending: 'missing' as const })),
         ];
         await rescheduleRechecks(tx, { reread, now: input.now, policy });
         return {
@@ -269,6 +288,7 @@ export function createPgStore(options: PgStoreOptions): SyncStore {
           updated: written.updated,
           unchanged: written.unchanged,
           rejected: rejected.length,
+          conflicts: written.conflicts,
         };
       });
     },

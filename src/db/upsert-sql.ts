@@ -1,9 +1,10 @@
 /**
  * The page-write statement, built as SQL without I/O: columns travel as one text[] parameter
- * each, and one statement upserts the rows, appends status history, rewrites bundle items and
- * queues or clears re-reads.
+ * each, and one statement upserts the rows, records conflicts, appends status history, rewrites
+ * bundle items and queues or clears re-reads.
  */
 import { type SQL, sql } from 'drizzle-orm';
+import { conflictCtes, immutableTuple } from './conflict-sql.js';
 import type { EncodedTransaction } from './encode.js';
 import type { RecheckPolicy } from './rechecks.js';
 import { type RejectedRow, rejectedSource, upsertRejectedSql } from './write-rejected.js';
@@ -78,9 +79,11 @@ const CAST_LIST = sql.raw(
   [
     ...COLUMNS.map((c) => (RECORD_TYPES[c] === 'text' ? c : `${c}::${RECORD_TYPES[c]} AS ${c}`)),
     'pending',
+    'page::integer AS page',
+    'divergent::boolean AS divergent',
   ].join(', '),
 );
-const UNNEST_NAMES = sql.raw([...COLUMNS, 'pending'].join(', '));
+const UNNEST_NAMES = sql.raw([...COLUMNS, 'pending', 'page', 'divergent'].join(', '));
 const COLUMN_LIST = sql.raw(COLUMNS.join(', '));
 const DATA_COLUMNS = COLUMNS.filter((c) => c !== 'raw_id');
 const SELECT_LIST = sql.raw(COLUMNS.map((c) => (c === 'token_tag' ? 'i.matched_tag' : `i.${c}`)).join(', '));
@@ -91,6 +94,12 @@ const taggedColumn = (c: string): string => (c === 'token_tag' ? 'i.matched_tag'
 const TAGGED_SET = sql.raw(DATA_COLUMNS.map((c) => `${c} = ${taggedColumn(c)}`).join(', '));
 const STORED_VALUES = sql.raw(DATA_COLUMNS.map((c) => `t.${c}`).join(', '));
 const TAGGED_VALUES = sql.raw(DATA_COLUMNS.map(taggedColumn).join(', '));
+
+/** A record to write, with the page that served it. */
+export interface ServedRecord extends EncodedTransaction {
+  /** The page it was served on; null or absent when unknown (re-reads). */
+  page?: number | null | undefined;
+}
 
 /** The stream side of a page commit (see {@link UpsertInput.page}). */
 export interface PageWrite {
@@ -109,7 +118,12 @@ export interface PageWrite {
 
 /** Input of {@link writeTransactions}. */
 export interface UpsertInput {
-  records: readonly EncodedTransaction[];
+  /** One per rawId. */
+  records: readonly ServedRecord[];
+  /** Later sightings of those records that disagree with them: recorded as conflicts only. */
+  divergent?: readonly ServedRecord[] | undefined;
+  /** Stream (and parallel backfill) the records were served for; page writes default to their stream. */
+  origin?: { streamKey: string; backfillId?: string | undefined } | undefined;
   now: Date;
   /** Queue records not final for re-reading with this policy (page writes); null for re-reads. */
   queueRechecks: RecheckPolicy | null;
@@ -129,44 +143,39 @@ export interface UpsertInput {
 
 /**
  * The statement of {@link writeTransactions}, built without I/O. Its result row holds
- * `inserted`, `written` (inserted + updated) and `clashes` (JSON text).
+ * `inserted`, `written` (inserted + updated), `conflicts` (disagreeing sightings),
+ * `kept_conflicts` (the rawIds of those among `records`, JSON text) and `clashes` (JSON text).
  */
 export function buildUpsertQuery(input: UpsertInput): SQL {
+  const divergent = input.divergent ?? [];
+  const rows = divergent.length === 0 ? input.records : [...input.records, ...divergent];
   const columns = sql.join(
     [
-      ...COLUMNS.map((c) => input.records.map((r) => cell(r.row[c]))),
-      input.records.map((r) => r.pending),
+      ...COLUMNS.map((c) => rows.map((r) => cell(r.row[c]))),
+      rows.map((r) => r.pending),
+      rows.map((r) => (r.page === null || r.page === undefined ? null : String(r.page))),
+      rows.map((_, i) => (i < input.records.length ? 'f' : 't')),
     ].map((values) => sql`${textArray(values)}::text[]`),
-    sql`, `,
-  );
-  const items = input.records.flatMap((r) => r.items);
-  const itemColumns = sql.join(
-    ITEM_COLUMNS.map((c) => sql`${textArray(items.map((item) => String(item[c])))}::text[]`),
     sql`, `,
   );
   const now = input.now.toISOString();
   const policy = input.queueRechecks;
   const page = input.page;
-  const rechecks = policy
-    ? sql`,
-      rechecks_added AS (
-        INSERT INTO ledger_tx_rechecks (raw_id, due_at, attempts)
-        SELECT u.raw_id, ${now}::timestamptz + ${policy.baseMs}::float8 * interval '1 millisecond', 0
-        FROM upserted u JOIN input i ON i.raw_id = u.raw_id
-        WHERE i.pending IS NOT NULL
-        ORDER BY u.raw_id
-        ON CONFLICT (raw_id) DO NOTHING
-      ),
-      rechecks_done AS (
-        DELETE FROM ledger_tx_rechecks r USING input i
-        WHERE r.raw_id = i.raw_id AND i.pending IS NULL
-      )`
-    : sql``;
+
+  const streamKey = input.origin?.streamKey ?? page?.streamKey ?? null;
+  const runId = page
+    ? sql`(SELECT id FROM sync_runs WHERE stream_key = ${page.streamKey} AND fence = ${page.fence}::bigint)`
+    : sql`NULL::bigint`;
+  const conflicts = conflictCtes({ streamKey, runId, backfillId: input.origin?.backfillId ?? null, now });
 
   return sql`
-    WITH ${page ? fencedCte(page, now) : sql``}input AS (
+    WITH ${page ? fencedCte(page, now) : sql``}served AS (
+      -- Every sighting; the divergent ones only take part in the conflict check.
       SELECT ${CAST_LIST} FROM unnest(${columns}) AS r(${UNNEST_NAMES})
       ${page ? sql`WHERE EXISTS (SELECT 1 FROM fenced)` : sql``}
+    ),
+    input AS (
+      SELECT ${COLUMN_LIST}, pending FROM served WHERE NOT divergent
     ),
     folded_tags AS (
       SELECT DISTINCT ON (lower(tag)) lower(tag) AS folded, tag FROM ledger_tokens ORDER BY lower(tag), tag
@@ -178,14 +187,13 @@ export function buildUpsertQuery(input: UpsertInput): SQL {
       LEFT JOIN folded_tags folded ON folded.folded = lower(i.token_tag)
     ),
     old AS (
-      SELECT t.raw_id, t.status, t.internal_status, t.data
-      FROM ledger_transactions t
-      WHERE t.raw_id IN (SELECT raw_id FROM input)
+      SELECT t.* FROM ledger_transactions t WHERE t.raw_id IN (SELECT raw_id FROM input)
     ),
     clash AS (
       SELECT i.raw_id, i.ledger_hash, t.raw_id AS other_raw_id
       FROM input i JOIN ledger_transactions t ON t.ledger_hash = i.ledger_hash AND t.raw_id <> i.raw_id
     ),
+    ${conflicts},
     fresh AS (
       -- Records not stored at the statement's start. ON CONFLICT only guards against another
       -- writer inserting the same record meanwhile; then it behaves like the update below.
@@ -196,15 +204,18 @@ export function buildUpsertQuery(input: UpsertInput): SQL {
       ORDER BY i.raw_id
       ON CONFLICT (raw_id) DO UPDATE SET ${UPDATE_SET}, updated_at = excluded.updated_at
       WHERE (${CURRENT_VALUES}) IS DISTINCT FROM (${NEW_VALUES})
+        AND ${immutableTuple('ledger_transactions')} IS NOT DISTINCT FROM ${immutableTuple('excluded')}
       RETURNING raw_id, status, internal_status, internal_status_code, data
     ),
     changed AS (
       -- Stored records: only those that differ are written, and unchanged rows are not even locked.
+      -- A row whose immutable fields differ is a conflict (above), never an update.
       UPDATE ledger_transactions t SET ${TAGGED_SET}, updated_at = ${now}::timestamptz
       FROM tagged i
       WHERE t.raw_id = i.raw_id
         AND i.raw_id IN (SELECT raw_id FROM old) AND i.raw_id NOT IN (SELECT raw_id FROM clash)
         AND (${STORED_VALUES}) IS DISTINCT FROM (${TAGGED_VALUES})
+        AND ${immutableTuple('t')} IS NOT DISTINCT FROM ${immutableTuple('i')}
       RETURNING t.raw_id, t.status, t.internal_status, t.internal_status_code, t.data
     ),
     upserted AS (
@@ -219,7 +230,26 @@ export function buildUpsertQuery(input: UpsertInput): SQL {
          OR o.internal_status IS DISTINCT FROM u.internal_status
       ORDER BY u.raw_id
     ),
-    items_target AS (
+    ${bundleItemCtes(input.records)}${policy ? recheckCtes(policy, now) : sql``}${page ? pageCtes(page, input.records.length, now) : sql``}
+    SELECT
+      ${page ? sql`(SELECT count(*)::int FROM fenced) AS fenced, set_config('synchronous_commit', ${page.synchronousCommit}, true) AS commit_mode,` : sql`1 AS fenced,`}
+      (SELECT count(*)::int FROM fresh) AS inserted,
+      (SELECT count(*)::int FROM upserted) AS written,
+      (SELECT count(*)::int FROM conflict) AS conflicts,
+      (SELECT coalesce(json_agg(raw_id)::text, '[]') FROM conflict WHERE NOT divergent) AS kept_conflicts,
+      (SELECT coalesce(json_agg(json_build_object('raw_id', raw_id, 'ledger_hash', ledger_hash, 'other_raw_id', other_raw_id))::text, '[]')
+       FROM clash) AS clashes
+  `;
+}
+
+/** Rewrites the bundle items of the records written (new ones, or stored ones whose `data` changed). */
+function bundleItemCtes(records: readonly ServedRecord[]): SQL {
+  const items = records.flatMap((r) => r.items);
+  const itemColumns = sql.join(
+    ITEM_COLUMNS.map((c) => sql`${textArray(items.map((item) => String(item[c])))}::text[]`),
+    sql`, `,
+  );
+  return sql`items_target AS (
       SELECT u.raw_id FROM upserted u LEFT JOIN old o ON o.raw_id = u.raw_id
       WHERE o.raw_id IS NULL OR o.data IS DISTINCT FROM u.data
     ),
@@ -243,14 +273,24 @@ export function buildUpsertQuery(input: UpsertInput): SQL {
       ON CONFLICT (raw_id, item_index) DO UPDATE SET
         tag = excluded.tag, chain_id = excluded.chain_id, from_account = excluded.from_account,
         to_account = excluded.to_account, amount = excluded.amount
-    )${rechecks}${page ? pageCtes(page, input.records.length, now) : sql``}
-    SELECT
-      ${page ? sql`(SELECT count(*)::int FROM fenced) AS fenced, set_config('synchronous_commit', ${page.synchronousCommit}, true) AS commit_mode,` : sql`1 AS fenced,`}
-      (SELECT count(*)::int FROM fresh) AS inserted,
-      (SELECT count(*)::int FROM upserted) AS written,
-      (SELECT coalesce(json_agg(json_build_object('raw_id', raw_id, 'ledger_hash', ledger_hash, 'other_raw_id', other_raw_id))::text, '[]')
-       FROM clash) AS clashes
-  `;
+    )`;
+}
+
+/** Queues the records written that are not final for a re-read, and drops the final ones from the queue. */
+function recheckCtes(policy: RecheckPolicy, now: string): SQL {
+  return sql`,
+    rechecks_added AS (
+      INSERT INTO ledger_tx_rechecks (raw_id, due_at, attempts)
+      SELECT u.raw_id, ${now}::timestamptz + ${policy.baseMs}::float8 * interval '1 millisecond', 0
+      FROM upserted u JOIN input i ON i.raw_id = u.raw_id
+      WHERE i.pending IS NOT NULL
+      ORDER BY u.raw_id
+      ON CONFLICT (raw_id) DO NOTHING
+    ),
+    rechecks_done AS (
+      DELETE FROM ledger_tx_rechecks r USING input i
+      WHERE r.raw_id = i.raw_id AND i.pending IS NULL AND i.raw_id NOT IN (SELECT raw_id FROM conflict)
+    )`;
 }
 
 /**
@@ -299,8 +339,10 @@ function pageCtes(page: PageWrite, records: number, now: string): SQL {
         pages = pages + 1,
         inserted = inserted + (SELECT count(*)::int FROM fresh),
         updated = updated + (SELECT count(*)::int FROM changed),
-        unchanged = unchanged + ${records}::int - (SELECT count(*)::int FROM clash) - (SELECT count(*)::int FROM upserted),
-        rejected = rejected + ${early}::int + (SELECT count(*)::int FROM clash)
+        unchanged = unchanged + ${records}::int - (SELECT count(*)::int FROM clash) - (SELECT count(*)::int FROM upserted)
+          - (SELECT count(*)::int FROM conflict WHERE NOT divergent),
+        rejected = rejected + ${early}::int + (SELECT count(*)::int FROM clash),
+        conflicts = conflicts + (SELECT count(*)::int FROM conflict)
       WHERE stream_key = ${page.streamKey} AND fence = ${page.fence}::bigint AND EXISTS (SELECT 1 FROM fenced)
     )`;
 }

@@ -5,51 +5,75 @@
  */
 import type { LedgerTx, RejectedRecord } from '../client/types.js';
 import { InvalidRecordError } from '../errors.js';
-import { type EncodedTransaction, encodeTransaction } from './encode.js';
+import { encodeTransaction } from './encode.js';
+import { immutableDifferences } from './immutable-columns.js';
 import { type Executor, queryRows, queryRowsPrepared } from './rows.js';
-import { buildUpsertQuery, type UpsertInput } from './upsert-sql.js';
+import { buildUpsertQuery, type ServedRecord, type UpsertInput } from './upsert-sql.js';
 
 export { DEFAULT_RECHECK_POLICY, type RecheckPolicy, rescheduleRechecks } from './rechecks.js';
-export { buildUpsertQuery, textArray, type UpsertInput } from './upsert-sql.js';
+export { buildUpsertQuery, type ServedRecord, textArray, type UpsertInput } from './upsert-sql.js';
 
-/** A batch ready to write: one encoded record per `rawId`, sorted by it, and what was set aside. */
+/**
+ * A batch ready to write: one encoded record per `rawId`, sorted by it, the later sightings whose
+ * immutable fields differ from the kept one (written as conflicts, never stored), and what was
+ * set aside.
+ */
 export interface PreparedBatch {
-  records: EncodedTransaction[];
+  records: ServedRecord[];
+  divergent: ServedRecord[];
   rejected: RejectedRecord[];
 }
 
 /**
- * Encodes a batch: the last of several records with one `rawId` wins; a record that cannot be
- * encoded, or whose `ledgerHash` another record of the batch already has, is set aside as
- * rejected. Sorted by `rawId` so concurrent writers lock rows in one order.
+ * Encodes a batch of sightings in the order they were served (a record repeated by overlapping
+ * pages comes several times). Per `rawId` the first sighting fixes the immutable fields; a later
+ * one that agrees replaces it (status and the other changing fields move on; the page stays the
+ * first one), one that disagrees is set aside as divergent. A record that cannot be encoded (its last sighting), or whose
+ * `ledgerHash` another record of the batch already has, is rejected. Sorted by `rawId` so
+ * concurrent writers lock rows in one order. `pages[i]` is the page of `records[i]`.
  */
 export function prepareBatch(
   records: readonly LedgerTx[],
-  options: { now: Date; burnWindowMs: number },
+  options: { now: Date; burnWindowMs: number; pages?: readonly (number | null)[] | undefined },
 ): PreparedBatch {
-  const byRawId = new Map<number, LedgerTx>();
-  for (const tx of records) byRawId.set(tx.rawId, tx);
+  const kept = new Map<number, { item: ServedRecord; tx: LedgerTx }>();
+  const lastFailure = new Map<number, RejectedRecord>();
+  const divergent: ServedRecord[] = [];
   const rejected: RejectedRecord[] = [];
-  const encoded: EncodedTransaction[] = [];
-  const hashOwner = new Map<string, number>();
-  for (const tx of [...byRawId.values()].sort((a, b) => a.rawId - b.rawId)) {
-    let item: EncodedTransaction;
+  records.forEach((tx, index) => {
+    const page = options.pages?.[index] ?? null;
+    let item: ServedRecord;
     try {
-      item = encodeTransaction(tx, { now: options.now, burnWindowMs: options.burnWindowMs });
+      item = { ...encodeTransaction(tx, { now: options.now, burnWindowMs: options.burnWindowMs }), page };
     } catch (error) {
       if (!(error instanceof InvalidRecordError)) throw error;
-      rejected.push(rejectedFrom(tx, error.reason, error.raw));
-      continue;
+      const failure = rejectedFrom(tx, error.reason, error.raw);
+      if (Number.isSafeInteger(tx.rawId)) lastFailure.set(tx.rawId, failure);
+      else rejected.push(failure);
+      return;
     }
+    lastFailure.delete(tx.rawId);
+    const first = kept.get(tx.rawId)?.item;
+    if (first === undefined) kept.set(tx.rawId, { item, tx });
+    // The first page that served this version stays its page.
+    else if (immutableDifferences(first.row, item.row).length === 0)
+      kept.set(tx.rawId, { item: { ...item, page: first.page }, tx });
+    else divergent.push(item);
+  });
+  rejected.push(...lastFailure.values());
+  const encoded: ServedRecord[] = [];
+  const hashOwner = new Map<string, number>();
+  for (const { item, tx } of [...kept.values()].sort((a, b) => a.item.row.raw_id - b.item.row.raw_id)) {
     const owner = hashOwner.get(item.row.ledger_hash);
     if (owner !== undefined) {
       rejected.push(rejectedFrom(tx, `ledgerHash is also the hash of rawId ${owner} in the same batch`));
       continue;
     }
-    hashOwner.set(item.row.ledger_hash, tx.rawId);
+    hashOwner.set(item.row.ledger_hash, item.row.raw_id);
     encoded.push(item);
   }
-  return { records: encoded, rejected };
+  const stored = new Set(encoded.map((r) => r.row.raw_id));
+  return { records: encoded, divergent: divergent.filter((d) => stored.has(d.row.raw_id)), rejected };
 }
 
 /** What {@link writeTransactions} did. */
@@ -59,38 +83,54 @@ export interface TransactionWriteResult {
   inserted: number;
   updated: number;
   unchanged: number;
+  /**
+   * Sightings whose immutable fields differ from the version kept (the stored row, or the first
+   * sighting of a new record): each is recorded in `ledger_tx_conflicts`, none is stored.
+   */
+  conflicts: number;
+  /** The rawIds of `records` in conflict with the stored row (left as they were). */
+  conflicted: number[];
   /** Records refused because their `ledgerHash` is stored under another `rawId`. */
-  conflicts: RejectedRecord[];
+  clashes: RejectedRecord[];
 }
 
 /**
  * Upserts encoded records keyed by `raw_id` in one statement. A row identical to the stored one
- * is not rewritten (no new row version, `updated_at` kept). A new row, or a changed `status` /
- * `internal_status`, appends a status-history row; a new row or changed `data` rewrites its
- * bundle items. The token tag is replaced by the `ledger_tokens` tag matching it (exact first,
- * then case-insensitive: the rule of `createTokenTagMatcher`). With `queueRechecks`, records not
- * final are queued for re-reading (keeping an existing schedule) and final ones leave the queue.
+ * is not rewritten (no new row version, `updated_at` kept); a row whose immutable fields differ
+ * from the stored one is not written either, but recorded as a conflict with both versions, as
+ * are `divergent` sightings. A new row, or a changed `status` / `internal_status`, appends a
+ * status-history row; a new row rewrites its bundle items. The token tag is replaced by the
+ * `ledger_tokens` tag matching it (exact first, then case-insensitive: the rule of
+ * `createTokenTagMatcher`). With `queueRechecks`, records not final are queued for re-reading
+ * (keeping an existing schedule) and final ones leave the queue.
  */
 export async function writeTransactions(
   executor: Executor,
   input: UpsertInput,
 ): Promise<TransactionWriteResult> {
   if (input.records.length === 0 && !input.page) {
-    return { fenced: true, inserted: 0, updated: 0, unchanged: 0, conflicts: [] };
+    return { fenced: true, inserted: 0, updated: 0, unchanged: 0, conflicts: 0, conflicted: [], clashes: [] };
   }
   const query = buildUpsertQuery(input);
-  type Result = { fenced: number; inserted: number; written: number; clashes: unknown };
+  type Result = {
+    fenced: number;
+    inserted: number;
+    written: number;
+    conflicts: number;
+    kept_conflicts: unknown;
+    clashes: unknown;
+  };
   const [result] = input.prepared
     ? await queryRowsPrepared<Result>(executor, query)
     : await queryRows<Result>(executor, query);
   if (result === undefined) throw new Error('the upsert answered no row');
-  const clashes = JSON.parse(String(result.clashes)) as Array<{
+  const clashRows = JSON.parse(String(result.clashes)) as Array<{
     raw_id: number;
     ledger_hash: string;
     other_raw_id: number;
   }>;
   const byRawId = new Map(input.records.map((r) => [r.row.raw_id, r]));
-  const conflicts = clashes.map((c) => {
+  const clashes = clashRows.map((c) => {
     const record = byRawId.get(Number(c.raw_id));
     return {
       reason: `ledgerHash ${c.ledger_hash} is already stored under rawId ${c.other_raw_id}`,
@@ -101,12 +141,15 @@ export async function writeTransactions(
   });
   const inserted = Number(result.inserted);
   const written = Number(result.written);
+  const conflicted = (JSON.parse(String(result.kept_conflicts)) as unknown[]).map(Number);
   return {
     fenced: Number(result.fenced) > 0,
     inserted,
     updated: written - inserted,
-    unchanged: input.records.length - conflicts.length - written,
-    conflicts,
+    unchanged: input.records.length - clashes.length - written - conflicted.length,
+    conflicts: Number(result.conflicts),
+    conflicted,
+    clashes,
   };
 }
 

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { FlowJob } from 'bullmq';
 import type { BackfillRun, RangeTask } from '../sync/parallel-backfill.js';
-import { planBackfill } from '../sync/parallel-backfill.js';
+import { backfillOwner, planBackfill } from '../sync/parallel-backfill.js';
 import type { StreamSpec } from '../sync/ports.js';
 import { streamKey } from '../sync/stream-key.js';
 import type { BackfillCheckJob, BackfillRangeJob } from './jobs.js';
@@ -44,9 +44,14 @@ export async function enqueueBackfillRound(
 /**
  * Starts a parallel backfill of `stream` when it has never been synced and none is running.
  * Returns what it did; `null` means the stream is past its backfill and should be tailed.
+ * The backfill takes the stream's lease first and holds it until its last check (see
+ * `backfillOwner`); `LeaseLostError` when another runner holds it.
  */
 export async function startBackfillIfNeeded(
-  deps: Pick<WorkerDeps, 'queues' | 'backfillStore' | 'fetchPage' | 'pagesPerRange'>,
+  deps: Pick<
+    WorkerDeps,
+    'queues' | 'backfillStore' | 'syncStore' | 'fetchPage' | 'pagesPerRange' | 'leaseMs'
+  >,
   stream: StreamSpec,
 ): Promise<{ backfill: string; state: 'started' | 'running' | 'revived'; ranges: number } | null> {
   const running = await deps.backfillStore.runningRun(streamKey(stream));
@@ -55,16 +60,32 @@ export async function startBackfillIfNeeded(
     return { backfill: running.id, state: revived ? 'revived' : 'running', ranges: 0 };
   }
   if (await deps.backfillStore.streamStarted(streamKey(stream))) return null;
-  const plan = await planBackfill({
-    store: deps.backfillStore,
-    fetchPage: deps.fetchPage,
-    spec: stream,
-    id: randomUUID(),
-    pagesPerRange: deps.pagesPerRange,
-  });
-  if (!plan) return null;
-  await enqueueBackfillRound(deps, { stream, backfillId: plan.run.id, round: 0, tasks: plan.tasks });
-  return { backfill: plan.run.id, state: 'started', ranges: plan.tasks.length };
+  const id = randomUUID();
+  const { lease, state } = await deps.syncStore.acquireStream(stream, backfillOwner(id), deps.leaseMs);
+  try {
+    // Synced by another runner since the look above: tail it instead.
+    const plan =
+      state.watermark === null && state.walk === null
+        ? await planBackfill({
+            store: deps.backfillStore,
+            fetchPage: deps.fetchPage,
+            spec: stream,
+            id,
+            pagesPerRange: deps.pagesPerRange,
+          })
+        : null;
+    if (!plan) {
+      await deps.syncStore.releaseStream(lease, { ok: true });
+      return null;
+    }
+    await enqueueBackfillRound(deps, { stream, backfillId: plan.run.id, round: 0, tasks: plan.tasks });
+    return { backfill: plan.run.id, state: 'started', ranges: plan.tasks.length };
+  } catch (error) {
+    await deps.syncStore
+      .releaseStream(lease, { ok: false, error: error instanceof Error ? error.message : String(error) })
+      .catch(() => undefined);
+    throw error;
+  }
 }
 
 /**

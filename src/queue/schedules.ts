@@ -1,4 +1,6 @@
+import type { Redis } from 'ioredis';
 import { RECONCILE_LIMIT } from '../defaults.js';
+import type { Logger } from '../logger.js';
 import type { StreamSpec } from '../sync/ports.js';
 import { streamKey } from '../sync/stream-key.js';
 import type { LedgerQueues } from './queues.js';
@@ -15,40 +17,114 @@ export interface ScheduleOptions {
   referenceEveryMs?: number | undefined;
 }
 
+/** One periodic job: its BullMQ job scheduler id, job name, payload and period. */
+export interface WantedSchedule {
+  id: string;
+  name: string;
+  data: unknown;
+  everyMs: number;
+}
+
 /**
- * Registers the periodic jobs with BullMQ job schedulers, one per stream plus the re-read and the
- * reference refresh. Scheduler ids derive from the stream key, so running this again (at every
- * worker start, or by hand) updates the same schedulers instead of adding new ones. Returns the
- * scheduler ids.
+ * The periodic jobs of `options` (pure): one sync per stream plus the re-read and the reference
+ * refresh. Ids derive from the stream key, so registering them again updates the same
+ * schedulers instead of adding new ones.
  */
-export async function registerSchedules(queues: LedgerQueues, options: ScheduleOptions): Promise<string[]> {
+export function wantedSchedules(options: ScheduleOptions): WantedSchedule[] {
   const streams = options.streams.length === 0 ? [{}] : options.streams;
-  const ids: string[] = [];
-  for (const stream of streams) {
-    const id = `sync:${streamKey(stream)}`;
-    await queues.sync.upsertJobScheduler(
-      id,
-      { every: options.everyMs },
-      { name: 'sync-stream', data: { stream } },
-    );
-    ids.push(id);
+  return [
+    ...streams.map((stream) => ({
+      id: `sync:${streamKey(stream)}`,
+      name: 'sync-stream',
+      data: { stream },
+      everyMs: options.everyMs,
+    })),
+    {
+      id: 'reconcile',
+      name: 'reconcile',
+      data: { limit: RECONCILE_LIMIT },
+      everyMs: options.reconcileEveryMs ?? options.everyMs,
+    },
+    {
+      id: 'refresh-reference',
+      name: 'refresh-reference',
+      data: {},
+      everyMs: options.referenceEveryMs ?? 10 * 60_000,
+    },
+  ];
+}
+
+/** Registers schedules as BullMQ job schedulers (idempotent upserts). Returns their ids. */
+export async function applySchedules(
+  queues: LedgerQueues,
+  schedules: readonly WantedSchedule[],
+): Promise<string[]> {
+  for (const s of schedules) {
+    await queues.sync.upsertJobScheduler(s.id, { every: s.everyMs }, { name: s.name, data: s.data });
   }
-  await queues.sync.upsertJobScheduler(
-    'reconcile',
-    { every: options.reconcileEveryMs ?? options.everyMs },
-    { name: 'reconcile', data: { limit: RECONCILE_LIMIT } },
-  );
-  await queues.sync.upsertJobScheduler(
-    'refresh-reference',
-    { every: options.referenceEveryMs ?? 10 * 60_000 },
-    { name: 'refresh-reference', data: {} },
-  );
-  ids.push('reconcile', 'refresh-reference');
-  return ids;
+  return schedules.map((s) => s.id);
+}
+
+/** Registers the periodic jobs of `options` in Redis only (see {@link wantedSchedules}). Returns the ids. */
+export async function registerSchedules(queues: LedgerQueues, options: ScheduleOptions): Promise<string[]> {
+  return applySchedules(queues, wantedSchedules(options));
 }
 
 /** Ids of the registered schedulers with their periods, for `status` and tests. */
 export async function listSchedules(queues: LedgerQueues): Promise<{ id: string; everyMs: number | null }[]> {
   const schedulers = await queues.sync.getJobSchedulers(0, -1, true);
   return schedulers.map((s) => ({ id: s.key, everyMs: s.every ? Number(s.every) : null }));
+}
+
+/** Options of {@link keepSchedulesRegistered}. */
+export interface KeepSchedulesInput {
+  /** The connection the queues use: its `ready` event marks every reconnect. */
+  connection: Redis;
+  queues: LedgerQueues;
+  /** Reads the wanted schedules (from PostgreSQL). */
+  load: () => Promise<WantedSchedule[]>;
+  logger: Logger;
+  /** Pause before trying again after a failed registration. Default 5000 ms. */
+  retryMs?: number | undefined;
+}
+
+/**
+ * Registers the wanted schedules now and again every time the Redis connection becomes ready
+ * after a reconnect: a Redis restarted without its data has lost every job scheduler, and
+ * nothing would run until someone ran `schedule` again. Registration is idempotent, so a Redis
+ * that kept its data is not disturbed. A failed registration is tried again after `retryMs`.
+ * `started` settles after the first attempt; `stop` ends the watching.
+ */
+export function keepSchedulesRegistered(input: KeepSchedulesInput): { started: Promise<void>; stop(): void } {
+  const { logger } = input;
+  let chain = Promise.resolve();
+  let stopped = false;
+  let retry: NodeJS.Timeout | undefined;
+  const register = (reason: 'start' | 'reconnect' | 'retry'): Promise<void> => {
+    chain = chain.then(async () => {
+      if (stopped) return;
+      try {
+        const ids = await applySchedules(input.queues, await input.load());
+        logger.info({ reason, schedules: ids.length }, 'schedules registered');
+      } catch (error) {
+        logger.warn({ err: error, reason }, 'could not register the schedules, trying again');
+        clearTimeout(retry);
+        retry = setTimeout(() => void register('retry'), input.retryMs ?? 5000);
+        retry.unref();
+      }
+    });
+    return chain;
+  };
+  const onReady = (): void => {
+    void register('reconnect');
+  };
+  input.connection.on('ready', onReady);
+  return {
+    started: register('start'),
+    stop() {
+      stopped = true;
+      clearTimeout(retry);
+      input.connection.off('ready', onReady);
+    },
+  };
 }

@@ -182,7 +182,9 @@ function actionFields(at: Rendering): ActionFields {
   } else if (action === BURN) {
     fields.fee = token.burnFeeMap[targetChain] ?? '0';
     fields.data = JSON.stringify({ targetChainType: targetChain });
-    if (table.targetLanded(pos)) fields.targetChainTxHash = chainHashText(targetChain, randomBytes(rng, 32));
+    // Drawn whatever the state: a landing must not change the fields drawn after it (sig…).
+    const landedHash = chainHashText(targetChain, randomBytes(rng, 32));
+    if (table.targetLanded(pos)) fields.targetChainTxHash = landedHash;
   } else if (action === BUNDLE && extra?.bundle) {
     fields.fee = token.bundleFee;
     bundleFields(at, extra.bundle, fields);
@@ -202,13 +204,15 @@ function expressFields(at: Rendering, fields: ActionFields): void {
     withdrawFee,
   });
   const failed = rng.chance(0.1);
+  // Drawn whatever the state, as for burns: the fields drawn after it must not change once packaged.
+  const outcomeHash = `0x${rng.hex(32)}`;
   fields.express.withdrawFee = withdrawFee;
   if (at.ctx.table.isPackaged(at.pos)) {
     if (failed) {
       fields.express.err = 'err_insufficient_liquidity';
-      fields.express.refundLedgerHash = `0x${rng.hex(32)}`;
+      fields.express.refundLedgerHash = outcomeHash;
     } else {
-      fields.express.chainTxHash = `0x${rng.hex(32)}`;
+      fields.express.chainTxHash = outcomeHash;
     }
   }
 }

@@ -21,6 +21,8 @@ export interface StreamCompleteness {
   tableCount: number | null;
   /** Records the service listed above the watermark (not synced yet), when counted. */
   behind: number | null;
+  /** Conflicts recorded for this stream (records served again with other immutable fields). */
+  conflicts: number;
   complete: boolean;
   /** Why not complete, one line each. */
   problems: string[];
@@ -29,7 +31,8 @@ export interface StreamCompleteness {
 /**
  * Judges one stream from its proofs and the service's counts. Complete means: a watermark exists,
  * no unproven gap lies below it, and where the service's records were counted exactly, the table
- * holds as many of them at or below the watermark as the service does.
+ * holds as many of them at or below the watermark as the service does, and no record of the
+ * stream was served again with immutable fields different from the stored ones.
  */
 export function judgeStream(input: {
   stream: string;
@@ -44,6 +47,8 @@ export function judgeStream(input: {
   walked?: { atOrBelow: number; above: number } | undefined;
   /** Records stored at or below the watermark, and in all. */
   table?: { atOrBelow: number; total: number } | undefined;
+  /** Conflicts recorded for the stream. Default 0. */
+  conflicts?: number | undefined;
 }): StreamCompleteness {
   const pageSize = input.pageSize ?? PAGE_SIZE;
   const proven = mergeRanges([
@@ -57,6 +62,12 @@ export function judgeStream(input: {
   if (input.walked && input.table && input.walked.atOrBelow !== input.table.atOrBelow) {
     problems.push(
       `the service lists ${input.walked.atOrBelow} records at or below the watermark, the table holds ${input.table.atOrBelow}`,
+    );
+  }
+  const conflicts = input.conflicts ?? 0;
+  if (conflicts > 0) {
+    problems.push(
+      `${conflicts} record version(s) served with immutable fields different from the stored ones (see ledger_tx_conflicts)`,
     );
   }
   const exact = input.walked ? input.walked.atOrBelow + input.walked.above : null;
@@ -75,6 +86,7 @@ export function judgeStream(input: {
     },
     tableCount: input.table?.total ?? null,
     behind: input.walked?.above ?? null,
+    conflicts,
     complete: problems.length === 0,
     problems,
   };
@@ -104,4 +116,40 @@ export function formatCompleteness(reports: readonly StreamCompleteness[]): stri
   }
   if (reports.length === 0) lines.push('no stream synced yet');
   return lines.join('\n');
+}
+
+/** A recorded conflict, as `verify` lists it. */
+export interface ConflictReport {
+  rawId: number;
+  /** The columns that differ (`amount`, `ledger_hash`, …). */
+  fields: string[];
+  /** Stream and page that served it first; null for a re-read by hash. */
+  stream: string | null;
+  page: number | null;
+  detectedAt: string;
+  seenCount: number;
+  /** The version kept and the version served instead, as columns. */
+  stored: Record<string, unknown>;
+  served: Record<string, unknown>;
+}
+
+/** The conflicts as text lines: one per record version, with the differing values kept → served. */
+export function formatConflicts(input: { total: number; conflicts: readonly ConflictReport[] }): string[] {
+  if (input.total === 0) return [];
+  const value = (v: unknown) => {
+    const text = typeof v === 'string' ? v : JSON.stringify(v);
+    return text.length > 42 ? `${text.slice(0, 40)}…` : text;
+  };
+  const lines = [
+    `conflicts: ${input.total} record version(s) served with immutable fields different from the stored ones ` +
+      '(stored kept; see ledger_tx_conflicts, delete a row once resolved)',
+  ];
+  for (const c of input.conflicts) {
+    const where = c.stream === null ? 're-read' : `${c.stream} page ${c.page ?? '?'}`;
+    const diff = c.fields.map((f) => `${f} ${value(c.stored[f])} -> ${value(c.served[f])}`).join('; ');
+    lines.push(`  rawId ${c.rawId} (${where}, ${c.detectedAt}, seen ${c.seenCount}x): ${diff}`);
+  }
+  if (input.total > input.conflicts.length)
+    lines.push(`  … and ${input.total - input.conflicts.length} more`);
+  return lines;
 }

@@ -83,6 +83,15 @@ export interface RangeTask {
   previousLow?: number | null | undefined;
 }
 
+/**
+ * The lease owner of a parallel backfill on its stream. The backfill holds the stream's lease from
+ * its start to its last check (every range commit extends it), so a one-shot `sync` or a stream
+ * walk leaves the stream alone meanwhile instead of walking it a second time.
+ */
+export function backfillOwner(backfillId: string): string {
+  return `backfill:${backfillId}`;
+}
+
 /** Only unfiltered lists hold every rawId, so only they can count stored records to find a page. */
 export function supportsParallelBackfill(spec: StreamSpec): boolean {
   return !spec.account && !spec.tokenTag && !spec.action && !spec.withoutAction;
@@ -283,11 +292,13 @@ export type CheckOutcome =
   | { status: 'failed'; gaps: RawIdRange[] };
 
 /**
- * Checks a run once its ranges are fetched. Complete: moves the stream's watermark to the run's
- * head through the stream's fenced lease, so it only ever moves past proven ranges, and compacts
- * the stream's proof. Otherwise plans one repair walk per gap, starting on a page that still lies
- * above the gap and walking down until past it; after `maxRounds` checks the run fails with its
- * gaps recorded.
+ * Checks a run once its ranges are fetched. It first renews the stream lease the backfill holds
+ * (`LeaseLostError` when another runner took it meanwhile: try again later). Complete: moves the
+ * stream's watermark to the run's head through that fenced lease, so it only ever moves past
+ * proven ranges, compacts the stream's proof and releases the lease. Otherwise plans one repair
+ * walk per gap, starting on a page that still lies above the gap and walking down until past it,
+ * and keeps the lease; after `maxRounds` checks the run fails with its gaps recorded and
+ * releases it.
  */
 export async function checkBackfill(input: {
   store: BackfillStore;
@@ -295,7 +306,8 @@ export async function checkBackfill(input: {
   spec: StreamSpec;
   backfillId: string;
   round: number;
-  owner: string;
+  /** Lease length, extended by every range commit. Default 60000 ms. */
+  leaseMs?: number | undefined;
   maxRounds?: number;
   pageSize?: number;
   logger?: SyncLogger | undefined;
@@ -305,15 +317,12 @@ export async function checkBackfill(input: {
   const run = await input.store.getRun(input.backfillId);
   if (!run) throw new Error(`backfill ${input.backfillId} not found`);
   if (run.status === 'done') return { status: 'done', watermark: run.headRawId };
+  const owner = backfillOwner(run.id);
+  const { lease } = await input.syncStore.acquireStream(input.spec, owner, input.leaseMs ?? LEASE_MS.worker);
   const proven = await input.store.provenRanges(key);
   const report = judgeCompleteness(proven, run.headRawId);
   if (report.complete) {
-    await advanceWatermark({
-      syncStore: input.syncStore,
-      spec: input.spec,
-      owner: input.owner,
-      watermark: run.headRawId,
-    });
+    await advanceWatermark({ syncStore: input.syncStore, spec: input.spec, owner, watermark: run.headRawId });
     // Before the run is marked done, so a check that dies here compacts on its retry.
     const ranges = await input.store.compactProvenRanges(key);
     await input.store.recordCheck({ id: run.id, round: input.round, gaps: [], status: 'done' });
@@ -332,6 +341,7 @@ export async function checkBackfill(input: {
       status: 'failed',
       error,
     });
+    await input.syncStore.releaseStream(lease, { ok: false, error });
     logger.error({ stream: key, backfill: run.id, gaps: report.gaps.length }, 'backfill left unproven gaps');
     return { status: 'failed', gaps: report.gaps };
   }

@@ -48,9 +48,15 @@ export interface StreamLease {
 /** What one page contributes, committed atomically with the stream's new checkpoint. */
 export interface PageCommit {
   lease: StreamLease;
-  /** The page number fetched (for rejected-record reports). */
+  /** The page number fetched (for rejected-record reports); the last one when the commit spans several. */
   page: number;
   records: LedgerTx[];
+  /**
+   * The commit's pages in the order they were fetched, each with the records it served (repeats
+   * included), when it spans several: each record is reported with its page, and a repeat whose
+   * immutable fields differ from an earlier sighting is a conflict. Default: `records` on `page`.
+   */
+  pages?: ReadonlyArray<{ page: number; records: readonly LedgerTx[] }> | undefined;
   rejected: RejectedRecord[];
   /** The checkpoint after this page; `null` when the walk is finished. */
   walk: WalkCheckpoint | null;
@@ -64,6 +70,11 @@ export interface WriteCounts {
   updated: number;
   unchanged: number;
   rejected: number;
+  /**
+   * Sightings whose immutable fields (amount, accounts, token, hash, signature…) differ from the
+   * stored record: the stored record is kept and the conflict recorded.
+   */
+  conflicts: number;
 }
 
 /** A stored record that is not final yet and is due for a re-read. */

@@ -1,6 +1,7 @@
 import type { LedgerTx } from '../client/types.js';
 import type { FetchByHash, PendingRecord, SyncStore, WriteCounts } from './ports.js';
 import { errorText, quietLogger, type SyncLogger } from './sync-logger.js';
+import { addCounts, zeroCounts } from './write-counts.js';
 
 /** What {@link reconcilePending} needs. */
 export interface ReconcileInput {
@@ -43,7 +44,7 @@ export async function reconcilePending(input: ReconcileInput): Promise<Reconcile
     checked: 0,
     missing: 0,
     failed: 0,
-    counts: { inserted: 0, updated: 0, unchanged: 0, rejected: 0 },
+    counts: zeroCounts(),
   };
   // Hashes already looked at in this call: a record whose re-read failed stays due, and must not
   // be asked again and again within one run.
@@ -75,10 +76,7 @@ export async function reconcilePending(input: ReconcileInput): Promise<Reconcile
     const counts = await input.store.commitReread({ records, missing, now: now() });
     result.checked += records.length + missing.length;
     result.missing += missing.length;
-    result.counts.inserted += counts.inserted;
-    result.counts.updated += counts.updated;
-    result.counts.unchanged += counts.unchanged;
-    result.counts.rejected += counts.rejected;
+    addCounts(result.counts, counts);
   }
   logger.info(
     {

@@ -61,6 +61,7 @@ export function createWalkCommits(input: {
       lease,
       page: last.page,
       records: distinctByRawId(pages.flatMap((p) => p.served.txs)),
+      pages: pages.map((p) => ({ page: p.page, records: p.served.txs })),
       rejected: last.served.rejected,
       walk: last.finished ? null : last.walk,
       watermark,

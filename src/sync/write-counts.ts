@@ -2,7 +2,7 @@ import type { WriteCounts } from './ports.js';
 
 /** Counts of a write that did nothing yet. */
 export function zeroCounts(): WriteCounts {
-  return { inserted: 0, updated: 0, unchanged: 0, rejected: 0 };
+  return { inserted: 0, updated: 0, unchanged: 0, rejected: 0, conflicts: 0 };
 }
 
 /** Adds `add` into `total`. */
@@ -11,4 +11,5 @@ export function addCounts(total: WriteCounts, add: WriteCounts): void {
   total.updated += add.updated;
   total.unchanged += add.unchanged;
   total.rejected += add.rejected;
+  total.conflicts += add.conflicts;
 }

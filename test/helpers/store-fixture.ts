@@ -49,7 +49,7 @@ export function useStoreFixture(): StoreFixture {
   });
   beforeEach(async () => {
     await fixture.t.database.db.execute(
-      sql`TRUNCATE ledger_transactions, ledger_tx_status_history, ledger_bundle_items, ledger_tx_rechecks, ledger_tokens, sync_streams, sync_runs, rejected_records CASCADE`,
+      sql`TRUNCATE ledger_transactions, ledger_tx_status_history, ledger_bundle_items, ledger_tx_rechecks, ledger_tokens, sync_streams, sync_runs, rejected_records, ledger_tx_conflicts CASCADE`,
     );
     fixture.clock = new Date('2026-03-01T12:00:00Z');
     fixture.store = createPgStore({ database: fixture.t.database, now: () => fixture.clock });

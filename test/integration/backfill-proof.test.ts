@@ -50,7 +50,6 @@ describe('a parallel backfill proven complete in PostgreSQL', () => {
       spec: {},
       backfillId: 'b1',
       round: 0,
-      owner: 'checker',
     });
     assert.deepEqual(outcome, { status: 'done', watermark: RECORDS });
 

@@ -62,7 +62,7 @@ describe('the embedded database (PGlite)', () => {
       walk: { mode: 'backfill', nextPage: 2, headRawId: 2, totalPages: 3 },
       watermark: null,
     });
-    assert.deepEqual(counts, { inserted: 2, updated: 0, unchanged: 0, rejected: 2 });
+    assert.deepEqual(counts, { inserted: 2, updated: 0, unchanged: 0, rejected: 2, conflicts: 0 });
     const again = await store.commitPage({
       lease,
       page: 1,
@@ -71,7 +71,7 @@ describe('the embedded database (PGlite)', () => {
       walk: null,
       watermark: 2,
     });
-    assert.deepEqual(again, { inserted: 0, updated: 0, unchanged: 1, rejected: 0 });
+    assert.deepEqual(again, { inserted: 0, updated: 0, unchanged: 1, rejected: 0, conflicts: 0 });
     clock = new Date(clock.getTime() + 30_000);
     const due = await store.duePending(10, clock);
     assert.deepEqual(

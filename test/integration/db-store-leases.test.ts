@@ -136,7 +136,7 @@ describe('PostgreSQL store: leases, runs and re-reads', () => {
     );
     // Still confirmed, burn still without its hash: both re-scheduled, 60 s later (attempt 1).
     const counts = await f.store.commitReread({ records: [confirmed, burn], missing: [], now: f.clock });
-    assert.deepEqual(counts, { inserted: 0, updated: 0, unchanged: 2, rejected: 0 });
+    assert.deepEqual(counts, { inserted: 0, updated: 0, unchanged: 2, rejected: 0, conflicts: 0 });
     assert.deepEqual(await f.store.duePending(10, new Date(f.clock.getTime() + 59_000)), []);
     f.clock = new Date(f.clock.getTime() + 60_000);
     assert.equal((await f.store.duePending(10, f.clock)).length, 2);

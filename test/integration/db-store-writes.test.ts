@@ -30,7 +30,7 @@ describe('PostgreSQL store: writes', () => {
       express: { chainTxHash: 'c', withdrawFee: '12', refundLedgerHash: 'r', err: 'boom' },
     });
     const counts = await f.store.commitPage(f.page(await f.lease(), [tx]));
-    assert.deepEqual(counts, { inserted: 1, updated: 0, unchanged: 0, rejected: 0 });
+    assert.deepEqual(counts, { inserted: 1, updated: 0, unchanged: 0, rejected: 0, conflicts: 0 });
     const [row] = await f.q<Record<string, string | null>>(sql`
       SELECT raw_id::text, record_id, token_symbol, action, from_account, to_account, amount::text, fee::text,
              fee_recipient, nonce::text, token_id, chain_type, chain_id, data, version, sig, ledger_hash, status,
@@ -80,18 +80,18 @@ describe('PostgreSQL store: writes', () => {
   it('resolves duplicates inside one batch: the last one wins', async () => {
     const counts = await f.store.commitPage(
       f.page(await f.lease(), [
-        makeLedgerTx({ rawId: 1, status: 'confirmed' }),
+        makeLedgerTx({ rawId: 1, status: 'confirmed', id: '' }),
         makeLedgerTx({ rawId: 2 }),
-        makeLedgerTx({ rawId: 1, status: 'packaged', fee: '99' }),
+        makeLedgerTx({ rawId: 1, status: 'packaged', id: 'b9' }),
       ]),
     );
-    assert.deepEqual(counts, { inserted: 2, updated: 0, unchanged: 0, rejected: 0 });
-    const rows = await f.q<{ raw_id: string; fee: string; status: string }>(
-      sql`SELECT raw_id::text, fee::text, status FROM ledger_transactions ORDER BY raw_id`,
+    assert.deepEqual(counts, { inserted: 2, updated: 0, unchanged: 0, rejected: 0, conflicts: 0 });
+    const rows = await f.q<{ raw_id: string; record_id: string; status: string }>(
+      sql`SELECT raw_id::text, record_id, status FROM ledger_transactions ORDER BY raw_id`,
     );
     assert.deepEqual(rows, [
-      { raw_id: '1', fee: '99', status: 'packaged' },
-      { raw_id: '2', fee: '10', status: 'packaged' },
+      { raw_id: '1', record_id: 'b9', status: 'packaged' },
+      { raw_id: '2', record_id: 'batch-1', status: 'packaged' },
     ]);
   });
 
@@ -104,7 +104,7 @@ describe('PostgreSQL store: writes', () => {
     );
     f.clock = new Date(f.clock.getTime() + MINUTE);
     const counts = await f.store.commitPage(f.page(l, records));
-    assert.deepEqual(counts, { inserted: 0, updated: 0, unchanged: 2, rejected: 0 });
+    assert.deepEqual(counts, { inserted: 0, updated: 0, unchanged: 2, rejected: 0, conflicts: 0 });
     const afterRows = await f.q<{ xmin: string; updated_at: Date }>(
       sql`SELECT xmin::text, updated_at FROM ledger_transactions ORDER BY raw_id`,
     );
@@ -127,7 +127,7 @@ describe('PostgreSQL store: writes', () => {
     const counts = await f.store.commitPage(
       f.page(l, [{ ...confirmed, id: 'b1', status: 'packaged', timestamp: 5 }]),
     );
-    assert.deepEqual(counts, { inserted: 0, updated: 1, unchanged: 0, rejected: 0 });
+    assert.deepEqual(counts, { inserted: 0, updated: 1, unchanged: 0, rejected: 0, conflicts: 0 });
     f.clock = new Date(f.clock.getTime() + MINUTE);
     await f.store.commitPage(
       f.page(l, [
@@ -159,7 +159,7 @@ describe('PostgreSQL store: writes', () => {
     assert.equal(new Date(row!.ledger_time!).getTime(), 5);
   });
 
-  it('rewrites bundle items when the bundle data changes, and only then', async () => {
+  it('writes bundle items with the bundle, and keeps them when it is served again with other data', async () => {
     const l = await f.lease();
     const data = (amounts: string[]) =>
       JSON.stringify({
@@ -178,18 +178,19 @@ describe('PostgreSQL store: writes', () => {
       { i: 1, amount: '2' },
       { i: 2, amount: '3' },
     ]);
-    await f.store.commitPage(f.page(l, [{ ...bundle, data: data(['5', '6']) }]));
+    // `data` is signed: a bundle served again with other data is a conflict, not an update.
+    const counts = await f.store.commitPage(f.page(l, [{ ...bundle, data: data(['5', '6']) }]));
+    assert.equal(counts.conflicts, 1);
     assert.deepEqual(await items(), [
-      { i: 0, amount: '5' },
-      { i: 1, amount: '6' },
+      { i: 0, amount: '1' },
+      { i: 1, amount: '2' },
+      { i: 2, amount: '3' },
     ]);
-    await f.store.commitPage(f.page(l, [{ ...bundle, data: '{"bundle": broken' }]));
-    assert.deepEqual(await items(), []);
     const stored = await queryOne<{ data: string }>(
       f.t.database.db,
       sql`SELECT data FROM ledger_transactions`,
     );
-    assert.equal(stored.data, '{"bundle": broken');
+    assert.equal(stored.data, bundle.data);
   });
 
   it('commits a page and its checkpoint together or not at all', async () => {
@@ -240,7 +241,7 @@ describe('PostgreSQL store: writes', () => {
         rejected: [bad, bad],
       }),
     );
-    assert.deepEqual(counts, { inserted: 1, updated: 0, unchanged: 0, rejected: 3 });
+    assert.deepEqual(counts, { inserted: 1, updated: 0, unchanged: 0, rejected: 3, conflicts: 0 });
     await f.store.commitPage(f.page(l, [], { page: 4, rejected: [bad] }));
     const rows = await f.q<{
       reason: string;
@@ -268,7 +269,7 @@ describe('PostgreSQL store: writes', () => {
     const counts = await f.store.commitPage(
       f.page(l, [makeLedgerTx({ rawId: 2, ledgerHash: '0xdup' }), makeLedgerTx({ rawId: 3 })]),
     );
-    assert.deepEqual(counts, { inserted: 1, updated: 0, unchanged: 0, rejected: 1 });
+    assert.deepEqual(counts, { inserted: 1, updated: 0, unchanged: 0, rejected: 1, conflicts: 0 });
     const [rejected] = await f.q<{ reason: string; raw_id: string }>(
       sql`SELECT reason, raw_id::text FROM rejected_records`,
     );

@@ -3,12 +3,14 @@ import { PassThrough } from 'node:stream';
 import { after, before, describe, it } from 'node:test';
 import type { Redis } from 'ioredis';
 import { main } from '../../src/cli/main.js';
+import { loadSchedules } from '../../src/db/schedules.js';
 import { createRedisConnection } from '../../src/queue/connection.js';
 import { formatQueueStatus, queueStatus, readQueueStatus } from '../../src/queue/queue-status.js';
 import { createLedgerQueues, type LedgerQueues } from '../../src/queue/queues.js';
 import { createSharedRequestBudget } from '../../src/queue/request-budget.js';
 import { listSchedules, registerSchedules } from '../../src/queue/schedules.js';
 import { streamKey } from '../../src/sync/stream-key.js';
+import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 import { deletePrefix, TEST_REDIS_URL, uniquePrefix } from '../helpers/redis.js';
 
 async function runCli(argv: string[], env: Record<string, string>): Promise<{ code: number; err: string }> {
@@ -30,15 +32,18 @@ describe('queue wiring', () => {
   const prefix = uniquePrefix('queue-wiring');
   let redis: Redis;
   let queues: LedgerQueues;
+  let db: TestDatabase;
 
-  before(() => {
+  before(async () => {
     redis = createRedisConnection(TEST_REDIS_URL, 'producer');
     queues = createLedgerQueues({ connection: redis, prefix });
+    db = await createTestDatabase();
   });
   after(async () => {
     await queues.close();
     redis.disconnect();
     await deletePrefix(TEST_REDIS_URL, prefix);
+    await db.drop();
   });
 
   it('registering the schedules twice leaves one schedule per stream', async () => {
@@ -56,9 +61,9 @@ describe('queue wiring', () => {
     assert.equal((sync?.delayed ?? 0) + (sync?.waiting ?? 0), 5);
   });
 
-  it('the schedule command run twice leaves one schedule per stream', async () => {
+  it('the schedule command run twice leaves one schedule per stream, in Redis and in PostgreSQL', async () => {
     const cliPrefix = `${prefix}-cli`;
-    const env = { REDIS_URL: TEST_REDIS_URL, LOG_LEVEL: 'silent' };
+    const env = { REDIS_URL: TEST_REDIS_URL, DATABASE_URL: db.url, LOG_LEVEL: 'silent' };
     const argv = ['schedule', '--every', '5s', '--account', 'eid1', '--global', '--queue-prefix', cliPrefix];
     for (let i = 0; i < 2; i++) {
       const { code } = await runCli(argv, env);
@@ -72,6 +77,16 @@ describe('queue wiring', () => {
         ['reconcile', 'refresh-reference', `sync:${streamKey({ account: 'eid1' })}`, 'sync:txs'].sort(),
       );
       assert.equal((await listSchedules(cliQueues)).find((s) => s.id === 'sync:txs')?.everyMs, 5000);
+      const kept = await loadSchedules(db.database.db, cliPrefix);
+      assert.deepEqual(
+        kept.map((s) => [s.id, s.name, s.everyMs]).sort(),
+        [
+          ['reconcile', 'reconcile', 5000],
+          ['refresh-reference', 'refresh-reference', 600_000],
+          [`sync:${streamKey({ account: 'eid1' })}`, 'sync-stream', 5000],
+          ['sync:txs', 'sync-stream', 5000],
+        ].sort(),
+      );
     } finally {
       await cliQueues.close();
       await deletePrefix(TEST_REDIS_URL, cliPrefix);

@@ -104,6 +104,31 @@ describe('simulator live behaviour', () => {
     });
   });
 
+  it('as records settle, only the fields that legitimately change do (the signed ones, sig and hash never)', async () => {
+    await withSimulator({ records: 20, seed: 9, packageDelayMs: 60_000 }, async (_url, sim) => {
+      const head = sim.headRawId();
+      sim.addRecords(400);
+      const mutable = new Set([
+        'status',
+        'id',
+        'timestamp',
+        'internalStatus',
+        'targetChainTxHash',
+        'express',
+      ]);
+      const fixed = (r: object) => JSON.stringify(Object.entries(r).filter(([k]) => !mutable.has(k)));
+      const before = new Map([...sim.records({ afterRawId: head })].map((r) => [r.rawId, fixed(r)]));
+      sim.settleAll();
+      const settled = [...sim.records({ afterRawId: head })];
+      assert.ok(settled.some((r) => r.action === 'burn' && r.targetChainTxHash));
+      assert.ok(settled.some((r) => r.express?.chainTxHash || r.express?.refundLedgerHash));
+      assert.deepEqual(
+        settled.filter((r) => before.get(r.rawId) !== fixed(r)).map((r) => r.rawId),
+        [],
+      );
+    });
+  });
+
   it('a record arrives confirmed, becomes packaged later, and a burn lands on its target chain later still', async () => {
     await withSimulator(
       { records: 20, seed: 8, packageDelayMs: 150, burnTargetDelayMs: 300 },

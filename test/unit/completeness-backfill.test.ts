@@ -35,7 +35,7 @@ class MemoryBackfillStore implements BackfillStore {
   async commitRangePage(input: Parameters<BackfillStore['commitRangePage']>[0]) {
     for (const tx of input.records) this.rows.rows.set(tx.rawId, tx);
     this.ranges.push(...input.proven);
-    return { inserted: input.records.length, updated: 0, unchanged: 0, rejected: 0 };
+    return { inserted: input.records.length, updated: 0, unchanged: 0, rejected: 0, conflicts: 0 };
   }
   async provenRanges() {
     return mergeRanges(this.ranges);
@@ -89,7 +89,6 @@ describe('parallel backfill', () => {
         spec: {},
         backfillId: 'b1',
         round,
-        owner: 'w1',
       });
       if (outcome.status === 'done') break;
       assert.equal(outcome.status, 'repair');
@@ -127,7 +126,6 @@ describe('parallel backfill', () => {
       spec: {},
       backfillId: 'b2',
       round: 3,
-      owner: 'w',
       maxRounds: 3,
     });
     assert.equal(outcome.status, 'failed');
@@ -194,7 +192,6 @@ describe('parallel backfill', () => {
       spec: {},
       backfillId: 'new',
       round: 0,
-      owner: 'w',
     });
     assert.equal(outcome.status, 'done');
     assert.ok(list.served.length - servedBefore <= 13, `fetched ${list.served.length - servedBefore} pages`);

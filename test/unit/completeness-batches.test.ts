@@ -69,7 +69,7 @@ class BatchingStore implements BackfillStore {
       }
       this.ranges.push(...input.proven);
       this.assertProofsHold();
-      return { inserted: records, updated: 0, unchanged: 0, rejected: 0 };
+      return { inserted: records, updated: 0, unchanged: 0, rejected: 0, conflicts: 0 };
     } finally {
       this.active--;
     }
@@ -106,7 +106,6 @@ async function checkUntilDone(store: BatchingStore, list: LiveList, rows: Memory
       spec: {},
       backfillId: id,
       round,
-      owner: 'w',
     });
     if (outcome.status === 'done') return round;
     assert.equal(outcome.status, 'repair');

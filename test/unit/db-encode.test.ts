@@ -322,19 +322,39 @@ describe('prepareBatch', () => {
     const batch = prepareBatch(
       [
         makeLedgerTx({ rawId: 3 }),
-        makeLedgerTx({ rawId: 1, fee: '1' }),
-        makeLedgerTx({ rawId: 1, fee: '2' }),
+        makeLedgerTx({ rawId: 1, status: 'confirmed' }),
+        makeLedgerTx({ rawId: 1, status: 'packaged' }),
       ],
       options,
     );
     assert.deepEqual(
-      batch.records.map((r) => [r.row.raw_id, r.row.fee]),
+      batch.records.map((r) => [r.row.raw_id, r.row.status]),
       [
-        [1, '2'],
-        [3, '10'],
+        [1, 'packaged'],
+        [3, 'packaged'],
       ],
     );
+    assert.deepEqual(batch.divergent, []);
     assert.deepEqual(batch.rejected, []);
+  });
+
+  it('keeps the first sighting when a later one disagrees on an immutable field, and sets the later one aside', () => {
+    const batch = prepareBatch(
+      [
+        makeLedgerTx({ rawId: 1, status: 'confirmed', amount: '5' }),
+        makeLedgerTx({ rawId: 1, status: 'packaged', amount: '7' }),
+        makeLedgerTx({ rawId: 1, status: 'packaged', amount: '005' }),
+      ],
+      { ...options, pages: [1, 2, 3] },
+    );
+    assert.deepEqual(
+      batch.records.map((r) => [r.row.amount, r.row.status, r.page]),
+      [['5', 'packaged', 1]],
+    );
+    assert.deepEqual(
+      batch.divergent.map((r) => [r.row.amount, r.page]),
+      [['7', 2]],
+    );
   });
 
   it('sets aside what cannot be encoded, and a second rawId claiming one ledger hash', () => {

@@ -119,7 +119,13 @@ export class MemoryStore implements SyncStore {
       this.failCommitAtPage = null;
       throw new Error('process killed');
     }
-    const counts: WriteCounts = { inserted: 0, updated: 0, unchanged: 0, rejected: commit.rejected.length };
+    const counts: WriteCounts = {
+      inserted: 0,
+      updated: 0,
+      unchanged: 0,
+      rejected: commit.rejected.length,
+      conflicts: 0,
+    };
     for (const tx of commit.records) {
       const before = this.rows.get(tx.rawId);
       if (!before) counts.inserted++;
@@ -159,7 +165,7 @@ export class MemoryStore implements SyncStore {
     now: Date;
   }): Promise<WriteCounts> {
     this.rereads.push({ records: input.records, missing: input.missing });
-    const counts: WriteCounts = { inserted: 0, updated: 0, unchanged: 0, rejected: 0 };
+    const counts: WriteCounts = { inserted: 0, updated: 0, unchanged: 0, rejected: 0, conflicts: 0 };
     for (const tx of input.records) {
       const before = this.rows.get(tx.rawId);
       if (before && JSON.stringify(before) === JSON.stringify(tx)) counts.unchanged++;

@@ -38,7 +38,7 @@ describe('createProgress', () => {
     pages: 1,
     totalPages: 10,
     records: 10,
-    counts: { inserted: 10, updated: 0, unchanged: 0, rejected: 0 },
+    counts: { inserted: 10, updated: 0, unchanged: 0, rejected: 0, conflicts: 0 },
   });
 
   it('redraws one bar with pages, rate and ETA on a terminal', () => {

@@ -31,6 +31,9 @@ describe('failureLine', () => {
   });
 
   it('names a lease held by another sync', () => {
-    assert.match(failureLine(new LeaseLostError('txs', 'held by w1')), /another sync is running/);
+    assert.match(
+      failureLine(new LeaseLostError('txs', 'held by w1')),
+      /another sync or a worker is syncing this stream/,
+    );
   });
 });

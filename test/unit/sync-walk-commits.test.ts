@@ -26,18 +26,30 @@ function arrayStore() {
     },
     async commitPage(commit) {
       written.push(commit);
-      return { inserted: commit.records.length, updated: 0, unchanged: 0, rejected: commit.rejected.length };
+      return {
+        inserted: commit.records.length,
+        updated: 0,
+        unchanged: 0,
+        rejected: commit.rejected.length,
+        conflicts: 0,
+      };
     },
     releaseStream: async () => {},
     advanceWatermark: async () => {},
     duePending: async () => [],
-    commitReread: async (): Promise<WriteCounts> => ({ inserted: 0, updated: 0, unchanged: 0, rejected: 0 }),
+    commitReread: async (): Promise<WriteCounts> => ({
+      inserted: 0,
+      updated: 0,
+      unchanged: 0,
+      rejected: 0,
+      conflicts: 0,
+    }),
   };
   return { store, written, acquired };
 }
 
 function newResult(watermark: number | null): WalkResult {
-  const counts = { inserted: 0, updated: 0, unchanged: 0, rejected: 0 };
+  const counts = { inserted: 0, updated: 0, unchanged: 0, rejected: 0, conflicts: 0 };
   return {
     key: 'txs',
     mode: 'backfill',
@@ -119,7 +131,7 @@ describe('walk commits', () => {
         pages: 2,
         totalPages: 5,
         records: 6,
-        counts: { inserted: 5, updated: 0, unchanged: 0, rejected: 0 },
+        counts: { inserted: 5, updated: 0, unchanged: 0, rejected: 0, conflicts: 0 },
       },
     ]);
   });

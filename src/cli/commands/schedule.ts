@@ -6,9 +6,11 @@ import { requireRedis } from './worker.js';
 
 const usage = `Usage: ledger-indexer schedule [options]
 
-Registers the periodic jobs in Redis (BullMQ job schedulers): one sync per stream, the re-read of
-non-final records, and the token and fee refresh. Idempotent: running it again, at every start,
-updates the same schedules and never adds a second one.
+Registers the periodic jobs: one sync per stream, the re-read of non-final records, and the
+token and fee refresh. They are kept in PostgreSQL (sync_schedules), then registered in Redis
+as BullMQ job schedulers; workers register them again at start and whenever Redis comes back
+without its data. Idempotent: running it again updates the same schedules and never adds a
+second one.
 
 Options:
   --every DURATION        period of each stream's sync: 30s, 5m, 1h or milliseconds, 1s to 168h
@@ -17,7 +19,7 @@ Options:
   --global                also the global list when accounts are given
   --queue-prefix P        Redis key prefix of the queues (default ledger-indexer)
 
-Needs ${ENV.redisUrl}.`;
+Needs ${ENV.redisUrl} and the database (${ENV.databaseUrl}).`;
 
 export const command: Command = {
   summary: 'register the periodic sync jobs (idempotent)',
@@ -37,13 +39,21 @@ export const command: Command = {
       ...(accounts.length === 0 || values.global ? [{}] : []),
       ...accounts.map((account) => ({ account })),
     ];
+    const { openDatabase } = await import('../../db/connect.js');
+    const { migrateDatabase } = await import('../../db/migrate.js');
+    const { saveSchedules } = await import('../../db/schedules.js');
     const { createRedisConnection } = await import('../../queue/connection.js');
     const { createLedgerQueues } = await import('../../queue/queues.js');
-    const { registerSchedules } = await import('../../queue/schedules.js');
+    const { applySchedules, wantedSchedules } = await import('../../queue/schedules.js');
+    const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
     const connection = createRedisConnection(config.redisUrl, 'producer');
     const queues = createLedgerQueues({ connection, prefix: values['queue-prefix'] });
     try {
-      const ids = await registerSchedules(queues, { everyMs, streams });
+      const wanted = wantedSchedules({ everyMs, streams });
+      // PostgreSQL first: what is wanted survives a Redis that loses its data.
+      await migrateDatabase(database);
+      await saveSchedules(database.db, { prefix: queues.prefix, schedules: wanted, now: new Date() });
+      const ids = await applySchedules(queues, wanted);
       io.stdout.write(`${ids.length} schedules registered (every ${everyMs} ms): ${ids.join(', ')}\n`);
       return 0;
     } catch (error) {
@@ -52,6 +62,7 @@ export const command: Command = {
     } finally {
       await queues.close();
       connection.disconnect();
+      await database.close();
     }
   },
 };

@@ -11,7 +11,8 @@ const usage = `Usage: ledger-indexer status [--json]
 
 Shows, per stream: the watermark, the walk in progress (backfill progress), the lag to the
 service head (one request to page 1 per stream when LEDGER_BASE_URL is set), the last success,
-the error streak and the rejected records; then the records stored and the non-final backlog.
+the error streak, the rejected records and the conflicts (records served again with immutable
+fields different from the stored ones); then the records stored and the non-final backlog.
 
 Options:
   --base-url URL  the ledger service, for the lag (default: $LEDGER_BASE_URL)
@@ -37,6 +38,8 @@ export interface StreamReport {
   /** Records of the stream waiting for a re-read (not final yet). */
   nonFinal: number;
   rejected: number;
+  /** Records of the stream served again with immutable fields different from the stored ones. */
+  conflicts: number;
 }
 
 export const command: Command = {
@@ -131,6 +134,7 @@ function streamReport(stream: SyncStatus['streams'][number], head: Head | undefi
     errorStreak: stream.errorStreak,
     nonFinal: stream.nonFinal,
     rejected: stream.rejected,
+    conflicts: stream.conflicts,
   };
 }
 
@@ -140,7 +144,7 @@ function renderTable(streams: StreamReport[], status: SyncStatus, database: stri
     lines.push('no stream synced yet (run `ledger-indexer sync`)');
   } else {
     const rows = [
-      ['STREAM', 'WATERMARK', 'WALK', 'LAG', 'LAST SUCCESS', 'ERRORS', 'NON-FINAL', 'REJECTED'],
+      ['STREAM', 'WATERMARK', 'WALK', 'LAG', 'LAST SUCCESS', 'ERRORS', 'NON-FINAL', 'REJECTED', 'CONFLICTS'],
       ...streams.map((s) => [
         s.key,
         s.watermark === null ? '-' : String(s.watermark),
@@ -150,9 +154,10 @@ function renderTable(streams: StreamReport[], status: SyncStatus, database: stri
         String(s.errorStreak),
         String(s.nonFinal),
         String(s.rejected),
+        String(s.conflicts),
       ]),
     ];
-    lines.push(formatTable(rows, [false, true, false, true, false, true, true, true]));
+    lines.push(formatTable(rows, [false, true, false, true, false, true, true, true, true]));
     for (const s of streams)
       if (s.lastError && s.errorStreak > 0) lines.push(`${s.key}: last error: ${s.lastError}`);
   }
@@ -161,6 +166,7 @@ function renderTable(streams: StreamReport[], status: SyncStatus, database: stri
     `non-final: ${status.nonFinal.queued} waiting for a re-read (${status.nonFinal.due} due now), ` +
       `${status.nonFinal.notPackaged} not packaged`,
     `rejected records: ${status.rejected}`,
+    `conflicts: ${status.conflicts}${status.conflicts > 0 ? ' (records served with immutable fields different from the stored ones; stored kept, see ledger_tx_conflicts and `verify`)' : ''}`,
   );
   return lines.join('\n');
 }

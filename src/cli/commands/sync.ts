@@ -97,15 +97,24 @@ function summarise(result: SyncResult, elapsedMs: number): string {
       : 'stopped mid-walk (resumes next run)';
     return (
       `${walk.key}: ${walk.mode}, ${walk.pages} pages, ${walk.records} records ` +
-      `(${walk.counts.inserted} new, ${walk.counts.updated} changed, ${walk.counts.rejected} rejected); ${state}`
+      `(${walk.counts.inserted} new, ${walk.counts.updated} changed, ${walk.counts.rejected} rejected` +
+      `${conflictNote(walk.counts.conflicts)}); ${state}`
     );
   });
   if (result.reconcile) {
     const r = result.reconcile;
     lines.push(
-      `pending re-reads: ${r.checked} checked, ${r.counts.updated} changed, ${r.missing} gone, ${r.failed} failed`,
+      `pending re-reads: ${r.checked} checked, ${r.counts.updated} changed, ${r.missing} gone, ${r.failed} failed` +
+        conflictNote(r.counts.conflicts),
     );
   }
   lines.push(`${result.stopped ? 'stopped' : 'done'} in ${(elapsedMs / 1000).toFixed(1)}s`);
   return lines.join('\n');
+}
+
+/** Conflicts are rare and serious: named only when there are some, with where to look. */
+function conflictNote(conflicts: number): string {
+  return conflicts === 0
+    ? ''
+    : `, ${conflicts} conflicting (served with other immutable fields; stored kept, see ledger_tx_conflicts)`;
 }

@@ -8,9 +8,10 @@ import { intFlag, parseFlags } from '../command.js';
 const usage = `Usage: ledger-indexer verify [options]
 
 Completeness report against the service, per stream: the rawId ranges proven stored, unproven
-gaps below the watermark, rawId holes proven absent (numbers the service never used), and the
+gaps below the watermark, rawId holes proven absent (numbers the service never used), the
 records in the table against the service's count (bounds from totalPages, or exact by walking
-the list when it has at most --walk-limit pages).
+the list when it has at most --walk-limit pages); then the conflicts: records served again with
+immutable fields (amount, accounts, hash, signature…) different from the stored ones.
 
 Options:
   --base-url URL          the ledger service (default: $${ENV.ledgerBaseUrl})
@@ -18,7 +19,11 @@ Options:
   --walk-limit N          count the service's records exactly when a list has at most N pages, 0..100000
                           (default 200)
 
-Exit codes: 0 every stream complete; 1 a stream is incomplete (or the service failed); 2 bad flags.`;
+Exit codes: 0 every stream complete and no conflict recorded; 1 a stream is incomplete, a
+conflict is recorded (or the service failed); 2 bad flags.`;
+
+/** Conflicts listed with both versions; the total is always given. */
+const CONFLICTS_LISTED = 50;
 
 export const command: Command = {
   summary: 'completeness report against the service',
@@ -40,13 +45,16 @@ export const command: Command = {
     try {
       ctx = await createContext({ config, logger });
       const reports = await verifyStreams({ app: ctx, walkLimit, signal: io.signal });
-      const { formatCompleteness } = await import('../../sync/completeness-report.js');
+      const { readConflicts } = await import('../../db/conflicts.js');
+      const conflicts = await readConflicts(ctx.database.db, CONFLICTS_LISTED);
+      const { formatCompleteness, formatConflicts } = await import('../../sync/completeness-report.js');
+      const complete = allComplete(reports) && conflicts.total === 0;
       io.stdout.write(
         values.json
-          ? `${JSON.stringify({ complete: allComplete(reports), streams: reports }, null, 2)}\n`
-          : `${formatCompleteness(reports)}\n`,
+          ? `${JSON.stringify({ complete, streams: reports, conflicts }, null, 2)}\n`
+          : `${[formatCompleteness(reports), ...formatConflicts(conflicts)].join('\n')}\n`,
       );
-      return allComplete(reports) ? 0 : 1;
+      return complete ? 0 : 1;
     } catch (error) {
       if (error instanceof ConfigError) throw error;
       io.stderr.write(`ledger-indexer verify: ${error instanceof Error ? error.message : String(error)}\n`);
