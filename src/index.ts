@@ -5,6 +5,8 @@
  * configuration, types and errors. Everything else is internal and may change.
  */
 
+export { type AppContext, type CreateContextOptions, createContext } from './app/context.js';
+export { type SyncContext, type SyncOptions, type SyncResult, syncOnce } from './app/sync-once.js';
 export { type ClientStats, isNotFound } from './client/http.js';
 export {
   type CallOptions,
@@ -23,7 +25,6 @@ export {
 } from './client/request-budget.js';
 export * from './client/types.js';
 export { type Config, loadConfig } from './config.js';
-export { type AppContext, type CreateContextOptions, createContext } from './context.js';
 export type { Database } from './db/connect.js';
 export * from './errors.js';
 export { createLogger, type Logger, silentLogger } from './logger.js';
@@ -38,5 +39,4 @@ export {
 } from './simulator/index.js';
 export type { StreamSpec } from './sync/ports.js';
 export type { ReconcileResult } from './sync/reconcile.js';
-export { type SyncContext, type SyncOptions, type SyncResult, syncOnce } from './sync/sync-once.js';
 export type { PageEvent, WalkResult } from './sync/walk-types.js';

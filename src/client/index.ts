@@ -22,5 +22,4 @@ export { parseTxRecord, tryParseTxRecord } from './record.js';
 export { createRequestBudget, type RequestBudget, type RequestBudgetOptions } from './request-budget.js';
 export { parseRetryAfter, retryDelayMs } from './retry-after.js';
 export type { AbortLike } from './stop-token.js';
-export { createFetchByHash, createFetchPage } from './sync-adapters.js';
 export * from './types.js';

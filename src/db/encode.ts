@@ -1,8 +1,9 @@
 /**
  * Wire record → table rows, as pure functions: no I/O, no clock (the caller passes `now`).
  */
-import type { LedgerTx } from '../client/types.js';
+
 import { InvalidRecordError } from '../errors.js';
+import type { LedgerTx } from '../sync/model.js';
 
 /** A `ledger_transactions` row as sent to the database (snake_case keys, exact values as text). */
 export interface TransactionRow {

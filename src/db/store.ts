@@ -1,7 +1,7 @@
 import { sql } from 'drizzle-orm';
-import type { LedgerTx } from '../client/types.js';
 import { DatabaseError, LeaseLostError } from '../errors.js';
 import type { Logger } from '../logger.js';
+import type { LedgerTx } from '../sync/model.js';
 import type {
   PageCommit,
   PendingRecord,

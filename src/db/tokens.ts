@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import type { LedgerToken } from '../client/types.js';
+import type { LedgerToken } from '../sync/model.js';
 import type { Database } from './connect.js';
 import { queryOne } from './rows.js';
 

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { type SQL, sql } from 'drizzle-orm';
-import type { RejectedRecord } from '../client/types.js';
+import type { RejectedRecord } from '../sync/model.js';
 import { toStorableText } from './encode.js';
 import type { Executor } from './rows.js';
 

@@ -3,8 +3,9 @@
  * (see `upsert-sql.ts`) that upserts the rows, appends status history, rewrites bundle items and
  * (for pages) queues or clears re-reads.
  */
-import type { LedgerTx, RejectedRecord } from '../client/types.js';
+
 import { InvalidRecordError } from '../errors.js';
+import type { LedgerTx, RejectedRecord } from '../sync/model.js';
 import { encodeTransaction } from './encode.js';
 import { immutableDifferences } from './immutable-columns.js';
 import { type Executor, queryRows, queryRowsPrepared } from './rows.js';

@@ -1,5 +1,5 @@
-import type { TxPage } from '../client/types.js';
 import { PAGE_SIZE } from '../defaults.js';
+import type { TxPage } from './model.js';
 import type { WalkCheckpoint } from './ports.js';
 
 /** Every `rawId` a page carries, valid and rejected records alike (rejected ones when readable). */

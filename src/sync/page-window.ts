@@ -1,4 +1,4 @@
-import type { TxPage } from '../client/types.js';
+import type { TxPage } from './model.js';
 import { isEmptyPage, linkPages, pageRawIds } from './page-links.js';
 
 /** A page a walk requested, once its answer is in. */

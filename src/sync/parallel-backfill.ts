@@ -1,4 +1,3 @@
-import type { TxPage } from '../client/types.js';
 import { LEASE_MS, PAGE_SIZE } from '../defaults.js';
 import { MalformedResponseError } from '../errors.js';
 import {
@@ -12,6 +11,7 @@ import {
   repairStartPage,
   splitPages,
 } from './completeness.js';
+import type { TxPage } from './model.js';
 import { isEmptyPage, pageRawIds } from './page-links.js';
 import type { FetchPage, StreamSpec, SyncStore, WriteCounts } from './ports.js';
 import { createRangeCommitter, RANGE_COMMIT_DEFAULTS, type RangePageWriter } from './range-commits.js';

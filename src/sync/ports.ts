@@ -5,7 +5,7 @@
  *
  * Nothing in `src/sync` imports pg, drizzle, bullmq or pino.
  */
-import type { LedgerTx, RejectedRecord, TxListFilter, TxPage } from '../client/types.js';
+import type { LedgerTx, RejectedRecord, TxListFilter, TxPage } from './model.js';
 
 /** Which list a stream follows: the global `/txs` (no account) or one account's, optionally filtered. */
 export interface StreamSpec extends TxListFilter {

@@ -1,6 +1,6 @@
-import type { LedgerTx, RejectedRecord } from '../client/types.js';
 import { createCommitPipeline } from './commit-pipeline.js';
 import { type ObservedPage, provenByRun, type RawIdRange } from './completeness.js';
+import type { LedgerTx, RejectedRecord } from './model.js';
 import type { WriteCounts } from './ports.js';
 import { addCounts, zeroCounts } from './write-counts.js';
 

@@ -1,4 +1,4 @@
-import type { LedgerTx } from '../client/types.js';
+import type { LedgerTx } from './model.js';
 import type { FetchByHash, PendingRecord, SyncStore, WriteCounts } from './ports.js';
 import { errorText, quietLogger, type SyncLogger } from './sync-logger.js';
 import { addCounts, zeroCounts } from './write-counts.js';

@@ -1,5 +1,5 @@
-import type { LedgerTx, TxPage } from '../client/types.js';
 import { type CommitPipeline, createCommitPipeline } from './commit-pipeline.js';
+import type { LedgerTx, TxPage } from './model.js';
 import type { StreamLease, StreamSpec, SyncStore, WalkCheckpoint } from './ports.js';
 import type { WalkResult, WalkStreamInput } from './walk-types.js';
 import { addCounts } from './write-counts.js';

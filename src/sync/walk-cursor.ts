@@ -1,4 +1,4 @@
-import type { TxPage } from '../client/types.js';
+import type { TxPage } from './model.js';
 import { pageRawIds, tailPagesAtMost } from './page-links.js';
 import type { StreamState, WalkCheckpoint } from './ports.js';
 

@@ -1,7 +1,7 @@
-import type { TxPage } from '../client/types.js';
 import { LEASE_MS } from '../defaults.js';
 import { MalformedResponseError } from '../errors.js';
 import { judgePage } from './judge-page.js';
+import type { TxPage } from './model.js';
 import { pageRawIds, sameIds } from './page-links.js';
 import { createPageWindow, type PageWindow } from './page-window.js';
 import type { StreamLease, SyncStore } from './ports.js';

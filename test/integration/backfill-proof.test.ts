@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { sql } from 'drizzle-orm';
+import { createFetchPage } from '../../src/app/sync-adapters.js';
 import { createLedgerClient, type LedgerClient } from '../../src/client/ledger-client.js';
-import { createFetchPage } from '../../src/client/sync-adapters.js';
 import { createProofStore } from '../../src/db/proof-store.js';
 import { queryRows } from '../../src/db/rows.js';
 import { createPgStore } from '../../src/db/store.js';

@@ -1,8 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
+import { createFetchByHash, createFetchPage } from '../../src/app/sync-adapters.js';
 import {
-  createFetchByHash,
-  createFetchPage,
   createLedgerClient,
   isNotFound,
   type LedgerClient,

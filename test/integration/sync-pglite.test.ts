@@ -4,13 +4,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { sql } from 'drizzle-orm';
+import { createContext } from '../../src/app/context.js';
+import { syncOnce } from '../../src/app/sync-once.js';
 import { loadConfig } from '../../src/config.js';
-import { createContext } from '../../src/context.js';
 import { type Database, openDatabase } from '../../src/db/connect.js';
 import { queryOne } from '../../src/db/rows.js';
 import { silentLogger } from '../../src/logger.js';
 import { createSimulator, type Simulator } from '../../src/simulator/index.js';
-import { syncOnce } from '../../src/sync/sync-once.js';
 import { assertMirrorsTruth } from './sync-truth.js';
 
 let simulator: Simulator;

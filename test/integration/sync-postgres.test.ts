@@ -3,13 +3,13 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, describe, it } from 'node:test';
 import { sql } from 'drizzle-orm';
+import { createContext } from '../../src/app/context.js';
+import { type SyncOptions, syncOnce } from '../../src/app/sync-once.js';
 import { loadConfig } from '../../src/config.js';
-import { createContext } from '../../src/context.js';
 import type { Database } from '../../src/db/connect.js';
 import { queryOne } from '../../src/db/rows.js';
 import { silentLogger } from '../../src/logger.js';
 import { createSimulator, type Simulator } from '../../src/simulator/index.js';
-import { type SyncOptions, syncOnce } from '../../src/sync/sync-once.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 import { assertMirrorsTruth, wellFormedTruth } from './sync-truth.js';
 

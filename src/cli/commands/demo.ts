@@ -37,8 +37,8 @@ export const command: Command = {
     const base = loadConfig(io.env);
     const logger = createLogger({ level: quietOnTerminal(base, io) });
     const { createSimulator } = await import('../../simulator/index.js');
-    const { createContext } = await import('../../context.js');
-    const { syncOnce } = await import('../../sync/sync-once.js');
+    const { createContext } = await import('../../app/context.js');
+    const { syncOnce } = await import('../../app/sync-once.js');
     const { readActivity } = await import('../../db/report.js');
     const { countNonFinal } = await import('../../db/stream-queries.js');
 

@@ -88,7 +88,7 @@ async function readHeads(
 ): Promise<Map<string, Head>> {
   const { createLedgerClient } = await import('../../client/ledger-client.js');
   const { clientOptionsFromConfig } = await import('../../client/options.js');
-  const { createFetchPage } = await import('../../client/sync-adapters.js');
+  const { createFetchPage } = await import('../../app/sync-adapters.js');
   const client = createLedgerClient({ ...clientOptionsFromConfig(config), retries: 1 });
   const fetchPage = createFetchPage(client);
   const heads = new Map<string, Head>();

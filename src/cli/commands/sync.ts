@@ -1,7 +1,7 @@
+import type { SyncResult } from '../../app/sync-once.js';
 import { type Config, ENV, loadConfig } from '../../config.js';
 import { ConfigError } from '../../errors.js';
 import { createLogger } from '../../logger.js';
-import type { SyncResult } from '../../sync/sync-once.js';
 import type { Command, CommandIo } from '../command.js';
 import { parseFlags } from '../command.js';
 import { createProgress } from '../progress.js';
@@ -45,8 +45,8 @@ export const command: Command = {
       if (list.some((v) => v.trim() === '')) throw new ConfigError(`--${name}`, 'must not be empty');
     }
     const logger = createLogger({ level: quietOnTerminal(config, io) });
-    const { createContext } = await import('../../context.js');
-    const { syncOnce } = await import('../../sync/sync-once.js');
+    const { createContext } = await import('../../app/context.js');
+    const { syncOnce } = await import('../../app/sync-once.js');
     const started = Date.now();
     let ctx: Awaited<ReturnType<typeof createContext>> | undefined;
     try {

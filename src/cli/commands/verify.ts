@@ -39,8 +39,8 @@ export const command: Command = {
     if (config.ledgerBaseUrl === undefined)
       throw new ConfigError('--base-url', `is required (or set ${ENV.ledgerBaseUrl})`);
     const logger = createLogger({ level: config.logLevel === 'info' ? 'warn' : config.logLevel });
-    const { createContext } = await import('../../context.js');
-    const { verifyStreams } = await import('../../db/proof-verify.js');
+    const { createContext } = await import('../../app/context.js');
+    const { verifyStreams } = await import('../../app/verify-streams.js');
     let ctx: Awaited<ReturnType<typeof createContext>> | undefined;
     try {
       ctx = await createContext({ config, logger });

@@ -1,12 +1,12 @@
 import { hostname } from 'node:os';
 import type { LedgerClient } from '../client/ledger-client.js';
-import { createFetchByHash, createFetchPage } from '../client/sync-adapters.js';
-import type { LedgerToken, TxListFilter } from '../client/types.js';
 import { leaseOwnerName } from '../defaults.js';
-import type { StreamSpec, SyncStore } from './ports.js';
-import { type ReconcileResult, reconcilePending } from './reconcile.js';
-import type { SyncLogger } from './sync-logger.js';
-import { type PageEvent, type WalkResult, walkStream } from './walk-stream.js';
+import type { LedgerToken, TxListFilter } from '../sync/model.js';
+import type { StreamSpec, SyncStore } from '../sync/ports.js';
+import { type ReconcileResult, reconcilePending } from '../sync/reconcile.js';
+import type { SyncLogger } from '../sync/sync-logger.js';
+import { type PageEvent, type WalkResult, walkStream } from '../sync/walk-stream.js';
+import { createFetchByHash, createFetchPage } from './sync-adapters.js';
 
 /**
  * What a one-shot sync needs; the context of `createContext` (src/context.ts) satisfies it, so a

@@ -1,11 +1,11 @@
 import { hostname } from 'node:os';
-import { createFetchByHash, createFetchPage } from '../client/sync-adapters.js';
-import type { AppContext } from '../context.js';
 import { createProofStore } from '../db/proof-store.js';
 import { LEASE_MS, leaseOwnerName } from '../defaults.js';
-import type { LedgerQueues } from './queues.js';
-import type { SharedRequestBudget } from './request-budget.js';
-import type { WorkerDeps } from './worker-deps.js';
+import type { LedgerQueues } from '../queue/queues.js';
+import type { SharedRequestBudget } from '../queue/request-budget.js';
+import type { WorkerDeps } from '../queue/worker-deps.js';
+import type { AppContext } from './context.js';
+import { createFetchByHash, createFetchPage } from './sync-adapters.js';
 
 /** Tunables of a worker process; each has a default. */
 export interface WorkerTuning {

@@ -1,13 +1,13 @@
-import { createLedgerClient, type LedgerClient } from './client/ledger-client.js';
-import { clientOptionsFromConfig } from './client/options.js';
-import type { LedgerToken } from './client/types.js';
-import type { Config } from './config.js';
-import { type Database, openDatabase } from './db/connect.js';
-import { migrateDatabase } from './db/migrate.js';
-import { createPgStore, type PgStoreOptions } from './db/store.js';
-import { upsertTokens } from './db/tokens.js';
-import type { Logger } from './logger.js';
-import type { SyncStore } from './sync/ports.js';
+import { createLedgerClient, type LedgerClient } from '../client/ledger-client.js';
+import { clientOptionsFromConfig } from '../client/options.js';
+import type { Config } from '../config.js';
+import { type Database, openDatabase } from '../db/connect.js';
+import { migrateDatabase } from '../db/migrate.js';
+import { createPgStore, type PgStoreOptions } from '../db/store.js';
+import { upsertTokens } from '../db/tokens.js';
+import type { Logger } from '../logger.js';
+import type { LedgerToken } from '../sync/model.js';
+import type { SyncStore } from '../sync/ports.js';
 
 /**
  * Everything a sync needs, built once from the configuration and handed to `syncOnce`, queue

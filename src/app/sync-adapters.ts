@@ -1,6 +1,6 @@
+import { isNotFound } from '../client/http.js';
+import type { LedgerClient } from '../client/ledger-client.js';
 import type { FetchByHash, FetchPage } from '../sync/ports.js';
-import { isNotFound } from './http.js';
-import type { LedgerClient } from './ledger-client.js';
 
 /** The sync engine's `FetchPage` over a client: the global list, or one account's when the spec names it. */
 export function createFetchPage(client: LedgerClient): FetchPage {

@@ -1,17 +1,17 @@
-import { createFetchPage } from '../client/sync-adapters.js';
-import type { AppContext } from '../context.js';
-import { judgeStream, type StreamCompleteness } from '../sync/completeness-report.js';
-import { pageRawIds } from '../sync/page-links.js';
-import { supportsParallelBackfill } from '../sync/parallel-backfill.js';
-import type { StreamSpec } from '../sync/ports.js';
-import { countConflictsByStream } from './conflicts.js';
+import { countConflictsByStream } from '../db/conflicts.js';
 import {
   countRawIdHoles,
   countStored,
   selectProvenRanges,
   selectRawIdHoles,
   selectStreams,
-} from './proof.js';
+} from '../db/proof.js';
+import { judgeStream, type StreamCompleteness } from '../sync/completeness-report.js';
+import { pageRawIds } from '../sync/page-links.js';
+import { supportsParallelBackfill } from '../sync/parallel-backfill.js';
+import type { StreamSpec } from '../sync/ports.js';
+import type { AppContext } from './context.js';
+import { createFetchPage } from './sync-adapters.js';
 
 /**
  * Builds `verify`'s report for every stream in `sync_streams`: its proofs from the database, the
