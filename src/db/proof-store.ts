@@ -102,6 +102,7 @@ export function createProofStore(options: { database: Database; now?: () => Date
     commitRangePages: 'range-write',
     provenRanges: 'proof-select',
     storedAbove: 'proof-select',
+    compactProvenRanges: 'proof-compact',
     recordCheck: 'backfill-check-write',
   });
 }

@@ -298,6 +298,7 @@ export function createPgStore(options: PgStoreOptions): SyncStore {
     acquireStream: 'lease-acquire',
     commitPage: 'page-write',
     releaseStream: 'lease-release',
+    advanceWatermark: 'watermark-write',
     duePending: 'reread-select',
     commitReread: 'reread-write',
   });

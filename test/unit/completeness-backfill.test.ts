@@ -1,60 +1,10 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { mergeRanges, type RawIdRange } from '../../src/sync/completeness.js';
-import {
-  type BackfillRun,
-  type BackfillStore,
-  checkBackfill,
-  fetchRange,
-  planBackfill,
-  type RangeTask,
-} from '../../src/sync/parallel-backfill.js';
+import { checkBackfill, fetchRange, planBackfill, type RangeTask } from '../../src/sync/parallel-backfill.js';
 import { LiveList, MemoryStore, storedIds } from './sync-fakes.js';
 
-/** The backfill's persistence over the array-backed sync store's rows. */
-class MemoryBackfillStore implements BackfillStore {
-  readonly runs = new Map<string, BackfillRun>();
-  ranges: RawIdRange[] = [];
-  constructor(readonly rows: MemoryStore) {}
-  async startRun(run: Omit<BackfillRun, 'status' | 'round'>) {
-    if ([...this.runs.values()].some((r) => r.key === run.key && r.status === 'running')) return null;
-    const stored: BackfillRun = { ...run, status: 'running', round: 0 };
-    this.runs.set(run.id, stored);
-    return { ...stored };
-  }
-  async getRun(id: string) {
-    return this.runs.get(id) ?? null;
-  }
-  async streamStarted(key: string) {
-    const row = this.rows.streams.get(key);
-    return row !== undefined && (row.watermark !== null || row.walk !== null);
-  }
-  async runningRun(key: string) {
-    return [...this.runs.values()].find((r) => r.key === key && r.status === 'running') ?? null;
-  }
-  async commitRangePage(input: Parameters<BackfillStore['commitRangePage']>[0]) {
-    for (const tx of input.records) this.rows.rows.set(tx.rawId, tx);
-    this.ranges.push(...input.proven);
-    return { inserted: input.records.length, updated: 0, unchanged: 0, rejected: 0, conflicts: 0 };
-  }
-  async provenRanges() {
-    return mergeRanges(this.ranges);
-  }
-  async compactProvenRanges() {
-    this.ranges = mergeRanges(this.ranges);
-    return this.ranges.length;
-  }
-  async storedAbove(rawId: number) {
-    return [...this.rows.rows.keys()].filter((id) => id > rawId).length;
-  }
-  async recordCheck(input: Parameters<BackfillStore['recordCheck']>[0]) {
-    const run = this.runs.get(input.id);
-    if (run) Object.assign(run, { status: input.status, round: input.round });
-  }
-}
-
 /** Runs tasks last-first, the worst order for a list that grows while it is read. */
-async function runTasks(store: MemoryBackfillStore, list: LiveList, backfillId: string, tasks: RangeTask[]) {
+async function runTasks(store: MemoryStore, list: LiveList, backfillId: string, tasks: RangeTask[]) {
   for (const task of [...tasks].reverse()) {
     await fetchRange({ store, fetchPage: list.fetchPage, spec: {}, backfillId, task });
   }
@@ -64,7 +14,7 @@ describe('parallel backfill', () => {
   it('ranges fetched out of order while records arrive miss records, and the check finds and repairs every gap', async () => {
     const list = new LiveList({ count: 300 });
     const rows = new MemoryStore();
-    const store = new MemoryBackfillStore(rows);
+    const store = rows;
     const plan = await planBackfill({
       store,
       fetchPage: list.fetchPage,
@@ -109,7 +59,7 @@ describe('parallel backfill', () => {
   it('a run whose gaps cannot be closed fails after its rounds and never moves the watermark', async () => {
     const list = new LiveList({ count: 50 });
     const rows = new MemoryStore();
-    const store = new MemoryBackfillStore(rows);
+    const store = rows;
     const plan = await planBackfill({
       store,
       fetchPage: list.fetchPage,
@@ -134,7 +84,7 @@ describe('parallel backfill', () => {
 
   it('a second plan while one runs is refused', async () => {
     const list = new LiveList({ count: 20 });
-    const store = new MemoryBackfillStore(new MemoryStore());
+    const store = new MemoryStore();
     assert.ok(await planBackfill({ store, fetchPage: list.fetchPage, spec: {}, id: 'a', pagesPerRange: 1 }));
     assert.equal(
       await planBackfill({ store, fetchPage: list.fetchPage, spec: {}, id: 'b', pagesPerRange: 1 }),
@@ -145,7 +95,7 @@ describe('parallel backfill', () => {
   it('the last range runs on to the end of a list that grew after planning', async () => {
     const list = new LiveList({ count: 40 });
     const rows = new MemoryStore();
-    const store = new MemoryBackfillStore(rows);
+    const store = rows;
     const plan = await planBackfill({
       store,
       fetchPage: list.fetchPage,
@@ -163,7 +113,7 @@ describe('parallel backfill', () => {
   it('a new run after one that gave up fetches only what the old proofs do not cover', async () => {
     const list = new LiveList({ count: 200 });
     const rows = new MemoryStore();
-    const store = new MemoryBackfillStore(rows);
+    const store = rows;
     const first = await planBackfill({
       store,
       fetchPage: list.fetchPage,

@@ -2,7 +2,6 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { mergeRanges, type RawIdRange } from '../../src/sync/completeness.js';
 import {
-  type BackfillRun,
   type BackfillStore,
   checkBackfill,
   fetchRange,
@@ -12,10 +11,8 @@ import {
 import type { RangePage } from '../../src/sync/range-commits.js';
 import { LiveList, MemoryStore, storedIds } from './sync-fakes.js';
 
-/** A backfill store that commits several pages per transaction, and checks every commit. */
+/** The in-memory backfill store, committing several pages per transaction, checking every commit. */
 class BatchingStore implements BackfillStore {
-  readonly runs = new Map<string, BackfillRun>();
-  ranges: RawIdRange[] = [];
   /** Pages of each transaction, in commit order. */
   readonly transactions: number[][] = [];
   /** Transactions running at the same time, at most. */
@@ -28,21 +25,18 @@ class BatchingStore implements BackfillStore {
     readonly rows: MemoryStore,
     readonly truth: LiveList,
   ) {}
-  async startRun(run: Omit<BackfillRun, 'status' | 'round'>) {
-    if ([...this.runs.values()].some((r) => r.key === run.key && r.status === 'running')) return null;
-    const stored: BackfillRun = { ...run, status: 'running', round: 0 };
-    this.runs.set(run.id, stored);
-    return { ...stored };
+  /** The global list's proven-range rows. */
+  get ranges(): RawIdRange[] {
+    return this.rows.proven.get('txs') ?? [];
   }
-  async getRun(id: string) {
-    return this.runs.get(id) ?? null;
-  }
-  async streamStarted() {
-    return false;
-  }
-  async runningRun(key: string) {
-    return [...this.runs.values()].find((r) => r.key === key && r.status === 'running') ?? null;
-  }
+  startRun = (run: Parameters<BackfillStore['startRun']>[0]) => this.rows.startRun(run);
+  getRun = (id: string) => this.rows.getRun(id);
+  streamStarted = (key: string) => this.rows.streamStarted(key);
+  runningRun = (key: string) => this.rows.runningRun(key);
+  provenRanges = (key: string) => this.rows.provenRanges(key);
+  compactProvenRanges = (key: string) => this.rows.compactProvenRanges(key);
+  storedAbove = (rawId: number) => this.rows.storedAbove(rawId);
+  recordCheck = (input: Parameters<BackfillStore['recordCheck']>[0]) => this.rows.recordCheck(input);
   async commitRangePage(input: Parameters<BackfillStore['commitRangePage']>[0]) {
     const { page, records, rejected, ...rest } = input;
     return this.commitRangePages({ ...rest, pages: [{ page, records, rejected }] });
@@ -62,14 +56,9 @@ class BatchingStore implements BackfillStore {
         throw new Error('connection lost mid-commit');
       }
       this.transactions.push(input.pages.map((p) => p.page));
-      let records = 0;
-      for (const page of input.pages) {
-        for (const tx of page.records) this.rows.rows.set(tx.rawId, tx);
-        records += page.records.length;
-      }
-      this.ranges.push(...input.proven);
+      const counts = await this.rows.commitRangePages(input);
       this.assertProofsHold();
-      return { inserted: records, updated: 0, unchanged: 0, rejected: 0, conflicts: 0 };
+      return counts;
     } finally {
       this.active--;
     }
@@ -81,20 +70,6 @@ class BatchingStore implements BackfillStore {
       .map((tx) => tx.rawId)
       .filter((id) => proven.some((r) => r.lo <= id && id <= r.hi) && !this.rows.rows.has(id));
     assert.deepEqual(unstored, [], 'a range was proven without its records');
-  }
-  async provenRanges() {
-    return mergeRanges(this.ranges);
-  }
-  async compactProvenRanges() {
-    this.ranges = mergeRanges(this.ranges);
-    return this.ranges.length;
-  }
-  async storedAbove(rawId: number) {
-    return [...this.rows.rows.keys()].filter((id) => id > rawId).length;
-  }
-  async recordCheck(input: Parameters<BackfillStore['recordCheck']>[0]) {
-    const run = this.runs.get(input.id);
-    if (run) Object.assign(run, { status: input.status, round: input.round });
   }
 }
 

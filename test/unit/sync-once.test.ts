@@ -38,7 +38,8 @@ describe('syncOnce', () => {
   it('refreshes tokens, walks every stream, then re-reads the pending records', async () => {
     const list = new LiveList({ count: 25 });
     const store = new MemoryStore();
-    store.pending = [{ rawId: 3, ledgerHash: '0xhash3', attempts: 0 }];
+    store.rows.set(3, makeTx(3));
+    store.queueReread(3);
     const calls: string[] = [];
     const saved: LedgerToken[][] = [];
     const result = await syncOnce(
@@ -66,7 +67,8 @@ describe('syncOnce', () => {
   it('does nothing more once the signal has aborted', async () => {
     const list = new LiveList({ count: 25 });
     const store = new MemoryStore();
-    store.pending = [{ rawId: 3, ledgerHash: '0xhash3', attempts: 0 }];
+    store.rows.set(3, makeTx(3));
+    store.queueReread(3);
     const controller = new AbortController();
     controller.abort(new Error('SIGTERM'));
     const calls: string[] = [];

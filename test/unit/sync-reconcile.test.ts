@@ -6,8 +6,10 @@ import { MemoryStore, makeTx } from './sync-fakes.js';
 describe('reconcilePending', () => {
   it('re-reads due records, stores the settled ones and reports the missing', async () => {
     const store = new MemoryStore();
-    for (const id of [1, 2, 3, 4]) store.rows.set(id, makeTx(id));
-    store.pending = [1, 2, 3, 4].map((rawId) => ({ rawId, ledgerHash: `0xhash${rawId}`, attempts: 0 }));
+    for (const id of [1, 2, 3, 4]) {
+      store.rows.set(id, makeTx(id));
+      store.queueReread(id);
+    }
     const result = await reconcilePending({
       store,
       fetchByHash: async (hash) => {
@@ -25,7 +27,8 @@ describe('reconcilePending', () => {
 
   it('leaves a record whose look-up fails due, without asking again in the same run', async () => {
     const store = new MemoryStore();
-    store.pending = [{ rawId: 7, ledgerHash: '0xhash7', attempts: 2 }];
+    store.rows.set(7, makeTx(7));
+    store.queueReread(7, { attempts: 2 });
     let calls = 0;
     const result = await reconcilePending({
       store,
@@ -41,11 +44,10 @@ describe('reconcilePending', () => {
 
   it('stops at maxRecords', async () => {
     const store = new MemoryStore();
-    store.pending = Array.from({ length: 30 }, (_, i) => ({
-      rawId: i,
-      ledgerHash: `0xhash${i}`,
-      attempts: 0,
-    }));
+    for (let id = 0; id < 30; id++) {
+      store.rows.set(id, makeTx(id));
+      store.queueReread(id);
+    }
     const result = await reconcilePending({
       store,
       batchSize: 8,

@@ -1,0 +1,289 @@
+/**
+ * The in-memory store of the unit tests: the sync engine's ports (`SyncStore`, `BackfillStore`)
+ * kept in maps, behaving as the PostgreSQL store does (`store-conformance.ts` runs the same
+ * behaviour suite against both): leases with fencing numbers and expiry on a given clock, fenced
+ * checkpoints, idempotent upserts keyed by rawId that leave unchanged rows alone, the re-read
+ * queue with its backoff (the record tables are in `memory-records.ts`), backfill runs and proven
+ * ranges.
+ */
+import type { LedgerTx } from '../../src/client/types.js';
+import type { RecheckPolicy } from '../../src/db/rechecks.js';
+import { normaliseSpec } from '../../src/db/stream-key.js';
+import { LeaseLostError } from '../../src/errors.js';
+import { mergeRanges, type RawIdRange } from '../../src/sync/completeness.js';
+import type { BackfillRun, BackfillStore } from '../../src/sync/parallel-backfill.js';
+import type {
+  PageCommit,
+  PendingRecord,
+  StreamLease,
+  StreamSpec,
+  StreamState,
+  SyncStore,
+  WriteCounts,
+} from '../../src/sync/ports.js';
+import type { RangePage } from '../../src/sync/range-commits.js';
+import { streamKey } from '../../src/sync/stream-key.js';
+import { MemoryRecords } from './memory-records.js';
+
+/** Options of {@link MemoryStore}. */
+export interface MemoryStoreOptions {
+  /** The clock for leases, first sightings and re-read scheduling. Default `new Date()`. */
+  now?: () => Date;
+  /** Re-read schedule; each field defaults as in `DEFAULT_RECHECK_POLICY`. */
+  recheck?: Partial<RecheckPolicy>;
+}
+
+/** A stream's row: its state and its lease. */
+export interface MemoryStream extends StreamState {
+  fence: number;
+  owner: string | null;
+  /** Lease expiry (ms since the epoch), null once released. */
+  expiresAt: number | null;
+  /** Lease length asked for at acquisition: each committed page extends the lease by it. */
+  leaseMs: number;
+  lastError?: string;
+  lastSuccessAt?: Date;
+  errorStreak: number;
+}
+
+interface RunRow extends BackfillRun {
+  gaps: RawIdRange[];
+  error: string | null;
+}
+
+/** The sync engine's store, in memory. */
+export class MemoryStore extends MemoryRecords implements SyncStore, BackfillStore {
+  readonly streams = new Map<string, MemoryStream>();
+  /** Accepted page commits, in order. */
+  readonly commits: PageCommit[] = [];
+  readonly runs = new Map<string, RunRow>();
+  /** Proven-range rows by stream key, as committed (merged only by compaction). */
+  readonly proven = new Map<string, RawIdRange[]>();
+  /** Set to make the next commit of this page fail before writing (a crash mid-walk). */
+  failCommitAtPage: number | null = null;
+  private readonly now: () => Date;
+
+  constructor(options: MemoryStoreOptions = {}) {
+    super(options.recheck);
+    this.now = options.now ?? (() => new Date());
+  }
+
+  async acquireStream(spec: StreamSpec, owner: string, leaseMs: number) {
+    const key = streamKey(spec);
+    const at = this.now().getTime();
+    let row = this.streams.get(key);
+    if (row === undefined) {
+      row = {
+        key,
+        spec: normaliseSpec(spec),
+        watermark: null,
+        walk: null,
+        fence: 1,
+        owner,
+        expiresAt: null,
+        leaseMs,
+        errorStreak: 0,
+      };
+      this.streams.set(key, row);
+    } else {
+      const live = row.owner !== null && row.expiresAt !== null && row.expiresAt > at;
+      if (live && row.owner !== owner) {
+        throw new LeaseLostError(
+          key,
+          `held by ${row.owner} until ${new Date(row.expiresAt ?? 0).toISOString()}`,
+        );
+      }
+      // The same owner renewing its live lease keeps the fence; any other taking gets a new one.
+      if (!live) row.fence++;
+      row.owner = owner;
+      row.leaseMs = leaseMs;
+    }
+    row.expiresAt = at + leaseMs;
+    const lease: StreamLease = { key, fence: row.fence, owner };
+    const state: StreamState = structuredClone({
+      key,
+      spec: row.spec,
+      watermark: row.watermark,
+      walk: row.walk,
+    });
+    return { lease, state };
+  }
+
+  async commitPage(commit: PageCommit): Promise<WriteCounts> {
+    const at = this.now();
+    const row = this.fenced(commit.lease);
+    if (this.failCommitAtPage === commit.page) {
+      this.failCommitAtPage = null;
+      throw new Error('process killed');
+    }
+    const { lease } = commit;
+    if (row.owner === lease.owner && row.fence === lease.fence && row.expiresAt !== null) {
+      row.expiresAt = Math.max(row.expiresAt, at.getTime() + row.leaseMs);
+    }
+    row.walk = structuredClone(commit.walk);
+    row.watermark = commit.watermark;
+    const written = this.writeBatch(commit.records, at, true);
+    const rejected = [...commit.rejected, ...written.refused];
+    this.keepRejected(rejected, lease.key, commit.page);
+    this.commits.push(structuredClone(commit));
+    return { ...written.counts, rejected: rejected.length };
+  }
+
+  async advanceWatermark(lease: StreamLease, watermark: number): Promise<void> {
+    const row = this.fenced(lease);
+    row.watermark = Math.max(row.watermark ?? watermark, watermark);
+  }
+
+  async releaseStream(lease: StreamLease, outcome: { ok: true } | { ok: false; error: string }) {
+    const row = this.streams.get(lease.key);
+    // A stale lease releases nothing and records nothing.
+    if (row === undefined || row.fence !== lease.fence || row.owner !== lease.owner) return;
+    row.owner = null;
+    row.expiresAt = null;
+    if (outcome.ok) {
+      row.lastSuccessAt = this.now();
+      row.errorStreak = 0;
+    } else {
+      row.lastError = outcome.error.slice(0, 4000);
+      row.errorStreak++;
+    }
+  }
+
+  async duePending(limit: number, now: Date): Promise<PendingRecord[]> {
+    return this.dueAt(now).slice(0, limit);
+  }
+
+  /** The records due for a re-read at the store's clock (what `duePending` answers now). */
+  get pending(): PendingRecord[] {
+    return this.dueAt(this.now());
+  }
+
+  /** Puts a stored record on the re-read queue, due now unless told otherwise. */
+  queueReread(rawId: number, options: { attempts?: number; dueAt?: Date } = {}): void {
+    if (!this.rows.has(rawId)) throw new Error(`rawId ${rawId} is not stored`);
+    const dueAt = (options.dueAt ?? this.now()).getTime();
+    this.rechecks.set(rawId, { dueAt, attempts: options.attempts ?? 0 });
+  }
+
+  async commitReread(input: {
+    records: LedgerTx[];
+    missing: PendingRecord[];
+    now: Date;
+  }): Promise<WriteCounts> {
+    const written = this.writeBatch(input.records, input.now, false);
+    this.keepRejected(written.refused, null, null);
+    const reread = [
+      ...written.kept,
+      // What could not be stored or found is retried later like a record not final, until given up.
+      ...[...input.missing, ...written.refused].flatMap((r) =>
+        r.rawId === undefined ? [] : [{ rawId: r.rawId, pending: 'missing' as const }],
+      ),
+    ];
+    this.reschedule(reread, input.now);
+    return { ...written.counts, rejected: written.refused.length };
+  }
+
+  async startRun(run: Omit<BackfillRun, 'status' | 'round'>): Promise<BackfillRun | null> {
+    if (
+      this.runs.has(run.id) ||
+      [...this.runs.values()].some((r) => r.key === run.key && r.status === 'running')
+    ) {
+      return null;
+    }
+    this.runs.set(run.id, { ...run, status: 'running', round: 0, gaps: [], error: null });
+    return this.getRun(run.id);
+  }
+
+  async getRun(id: string): Promise<BackfillRun | null> {
+    const run = this.runs.get(id);
+    if (run === undefined) return null;
+    const { gaps: _gaps, error: _error, ...stored } = run;
+    return { ...stored };
+  }
+
+  async runningRun(key: string): Promise<BackfillRun | null> {
+    const run = [...this.runs.values()].find((r) => r.key === key && r.status === 'running');
+    return run === undefined ? null : this.getRun(run.id);
+  }
+
+  async streamStarted(key: string): Promise<boolean> {
+    const row = this.streams.get(key);
+    return row !== undefined && (row.watermark !== null || row.walk !== null);
+  }
+
+  commitRangePage(input: Parameters<BackfillStore['commitRangePage']>[0]): Promise<WriteCounts> {
+    const { page, records, rejected, ...rest } = input;
+    return this.commitRangePages({ ...rest, pages: [{ page, records, rejected }] });
+  }
+
+  async commitRangePages(input: {
+    key: string;
+    backfillId: string;
+    pages: RangePage[];
+    proven: RawIdRange[];
+  }): Promise<WriteCounts> {
+    const at = this.now();
+    const pageOf = new Map<number, number>();
+    for (const page of input.pages) for (const tx of page.records) pageOf.set(tx.rawId, page.page);
+    const written = this.writeBatch(
+      input.pages.flatMap((page) => page.records),
+      at,
+      true,
+    );
+    // Each rejected record is reported with the page it was served on.
+    const lastPage = input.pages[input.pages.length - 1]?.page ?? null;
+    let rejectedCount = 0;
+    for (const page of input.pages) {
+      const rejected = [
+        ...page.rejected,
+        ...written.refused.filter(
+          (r) => (r.rawId === undefined ? lastPage : pageOf.get(r.rawId)) === page.page,
+        ),
+      ];
+      rejectedCount += rejected.length;
+      this.keepRejected(rejected, input.key, page.page);
+    }
+    const ranges = this.proven.get(input.key) ?? [];
+    ranges.push(...input.proven.map((r) => ({ ...r })));
+    this.proven.set(input.key, ranges);
+    return { ...written.counts, rejected: rejectedCount };
+  }
+
+  async provenRanges(key: string): Promise<RawIdRange[]> {
+    return mergeRanges(this.proven.get(key) ?? []);
+  }
+
+  async compactProvenRanges(key: string): Promise<number> {
+    const merged = mergeRanges(this.proven.get(key) ?? []);
+    this.proven.set(key, merged);
+    return merged.length;
+  }
+
+  async storedAbove(rawId: number): Promise<number> {
+    return this.countAbove(rawId);
+  }
+
+  async recordCheck(input: Parameters<BackfillStore['recordCheck']>[0]): Promise<void> {
+    const run = this.runs.get(input.id);
+    if (run === undefined || run.status !== 'running') return;
+    Object.assign(run, {
+      round: Math.max(run.round, input.round),
+      gaps: input.gaps,
+      status: input.status,
+      error: input.error ?? null,
+    });
+  }
+
+  /** The stream row, when `lease` still holds it: no newer fence was handed out since. */
+  private fenced(lease: StreamLease): MemoryStream {
+    const row = this.streams.get(lease.key);
+    if (row === undefined) throw new LeaseLostError(lease.key, 'the stream does not exist');
+    if (row.fence > lease.fence) {
+      throw new LeaseLostError(
+        lease.key,
+        `fence ${lease.fence} is stale: the stream is at fence ${row.fence} (owner ${row.owner ?? 'none'})`,
+      );
+    }
+    return row;
+  }
+}

@@ -1,0 +1,259 @@
+/**
+ * The store conformance suite's part on records (see `store-conformance.ts`): upserts and their
+ * counts, the re-read queue, backfill runs and proven ranges.
+ */
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { makeLedgerTx } from './ledger-tx.js';
+import type { ConformanceContext } from './store-conformance.js';
+
+const SECOND = 1000;
+const DAY = 24 * 60 * 60 * SECOND;
+
+export function recordConformance(c: ConformanceContext): void {
+  writeConformance(c);
+  rereadConformance(c);
+  proofConformance(c);
+}
+
+function writeConformance(c: ConformanceContext): void {
+  describe('writes', () => {
+    it('stores a record once: the same page committed again changes nothing', async () => {
+      const a = await c.acquire('runner-a');
+      const records = [1, 2, 3].map((rawId) => makeLedgerTx({ rawId }));
+      const first = await c.sync.commitPage(c.page(a, records));
+      assert.deepEqual(first, { inserted: 3, updated: 0, unchanged: 0, rejected: 0, conflicts: 0 });
+      c.advance(SECOND);
+      const again = await c.sync.commitPage(c.page(a, records));
+      assert.deepEqual(again, { inserted: 0, updated: 0, unchanged: 3, rejected: 0, conflicts: 0 });
+      assert.equal(await c.stored(), 3);
+    });
+
+    it('counts inserted, updated and unchanged records, comparing what is stored', async () => {
+      const a = await c.acquire('runner-a');
+      await c.sync.commitPage(
+        c.page(a, [
+          makeLedgerTx({ rawId: 1, status: 'confirmed' }),
+          makeLedgerTx({ rawId: 2, amount: '1000' }),
+        ]),
+      );
+      const counts = await c.sync.commitPage(
+        c.page(a, [
+          makeLedgerTx({ rawId: 1, status: 'packaged' }),
+          // Leading zeros are not stored: the same amount.
+          makeLedgerTx({ rawId: 2, amount: '0001000' }),
+          makeLedgerTx({ rawId: 3 }),
+        ]),
+      );
+      assert.deepEqual(counts, { inserted: 1, updated: 1, unchanged: 1, rejected: 0, conflicts: 0 });
+    });
+
+    it('keeps the last of several sightings of one rawId in a batch, and the first of conflicting ones', async () => {
+      const a = await c.acquire('runner-a');
+      const counts = await c.sync.commitPage(
+        c.page(a, [
+          makeLedgerTx({ rawId: 1, status: 'confirmed' }),
+          makeLedgerTx({ rawId: 2 }),
+          makeLedgerTx({ rawId: 1 }),
+          makeLedgerTx({ rawId: 2, fee: '99' }),
+        ]),
+      );
+      assert.deepEqual(counts, { inserted: 2, updated: 0, unchanged: 0, rejected: 0, conflicts: 1 });
+      const again = await c.sync.commitPage(
+        c.page(a, [makeLedgerTx({ rawId: 1 }), makeLedgerTx({ rawId: 2 })]),
+      );
+      assert.equal(again.unchanged, 2, 'the packaged sighting of 1 and the first version of 2 were stored');
+    });
+
+    it('sets aside malformed records and a ledgerHash another rawId holds, counting them rejected', async () => {
+      const a = await c.acquire('runner-a');
+      await c.sync.commitPage(c.page(a, [makeLedgerTx({ rawId: 1 })]));
+      const counts = await c.sync.commitPage(
+        c.page(
+          a,
+          [makeLedgerTx({ rawId: 5, amount: '12abc' }), makeLedgerTx({ rawId: 6, ledgerHash: '0xhash1' })],
+          {
+            rejected: [{ reason: 'amount is not decimal digits', raw: '{"rawId":9}', rawId: 9 }],
+          },
+        ),
+      );
+      assert.deepEqual(counts, { inserted: 0, updated: 0, unchanged: 0, rejected: 3, conflicts: 0 });
+      // Rejected records keep their rawIds, which the backfill counts as held by the mirror.
+      assert.equal(await c.stored(), 4);
+      assert.equal(await c.backfill.storedAbove(5), 2);
+    });
+  });
+}
+
+function rereadConformance(c: ConformanceContext): void {
+  const confirmed = makeLedgerTx({ rawId: 1, status: 'confirmed', id: '', timestamp: 0 });
+  /** A burn without its target-chain hash, one minute old when the test starts. */
+  const burn = () =>
+    makeLedgerTx({ rawId: 2, action: 'burn', timestamp: Date.parse('2026-03-01T11:59:00Z') });
+  const due = async (ahead = 0, limit = 10) =>
+    (await c.sync.duePending(limit, new Date(c.at.getTime() + ahead))).map((p) => [
+      p.rawId,
+      p.ledgerHash,
+      p.attempts,
+    ]);
+
+  describe('re-reads', () => {
+    it('queues records not final, due after the first delay in rawId order, and final ones not', async () => {
+      const a = await c.acquire('runner-a');
+      await c.sync.commitPage(c.page(a, [makeLedgerTx({ rawId: 3 }), burn(), confirmed]));
+      assert.deepEqual(await due(), []);
+      assert.deepEqual(await due(30 * SECOND), [
+        [1, '0xhash1', 0],
+        [2, '0xhash2', 0],
+      ]);
+      assert.deepEqual(await due(30 * SECOND, 1), [[1, '0xhash1', 0]]);
+    });
+
+    it('re-reads a record still not final later, with a doubled delay, until it settles', async () => {
+      const a = await c.acquire('runner-a');
+      await c.sync.commitPage(c.page(a, [confirmed, burn()]));
+      c.advance(30 * SECOND);
+      const counts = await c.sync.commitReread({ records: [confirmed, burn()], missing: [], now: c.at });
+      assert.deepEqual(counts, { inserted: 0, updated: 0, unchanged: 2, rejected: 0, conflicts: 0 });
+      assert.deepEqual(await due(59 * SECOND), []);
+      c.advance(60 * SECOND);
+      assert.deepEqual(await due(), [
+        [1, '0xhash1', 1],
+        [2, '0xhash2', 1],
+      ]);
+      const settled = await c.sync.commitReread({
+        records: [
+          { ...confirmed, status: 'packaged', id: 'b', timestamp: 1 },
+          { ...burn(), targetChainTxHash: '0xlanded' },
+        ],
+        missing: [],
+        now: c.at,
+      });
+      assert.deepEqual(settled, { inserted: 0, updated: 2, unchanged: 0, rejected: 0, conflicts: 0 });
+      assert.deepEqual(await due(DAY), []);
+    });
+
+    it('re-reads a record the service no longer knows later, like one not final', async () => {
+      const a = await c.acquire('runner-a');
+      await c.sync.commitPage(c.page(a, [confirmed]));
+      c.advance(30 * SECOND);
+      const [pending] = await c.sync.duePending(10, c.at);
+      assert.ok(pending);
+      await c.sync.commitReread({ records: [], missing: [pending], now: c.at });
+      assert.deepEqual(await due(59 * SECOND), []);
+      assert.deepEqual(await due(60 * SECOND), [[1, '0xhash1', 1]]);
+    });
+
+    it('caps the delay between re-reads and gives a record up after the last attempt', async () => {
+      const a = await c.acquire('runner-a');
+      await c.sync.commitPage(c.page(a, [confirmed]));
+      c.advance(30 * SECOND);
+      const delays: number[] = [];
+      for (let attempt = 1; attempt < 30; attempt++) {
+        const [pending] = await c.sync.duePending(1, c.at);
+        assert.deepEqual(pending && [pending.rawId, pending.attempts], [1, attempt - 1]);
+        await c.sync.commitReread({ records: [confirmed], missing: [], now: c.at });
+        const next = await c.sync.duePending(1, new Date(c.at.getTime() + DAY));
+        if (next.length === 0) break;
+        const delay = Math.min(30 * SECOND * 2 ** attempt, 60 * 60 * SECOND);
+        assert.deepEqual(await due(delay - SECOND), [], `attempt ${attempt}: not due early`);
+        delays.push(delay);
+        c.advance(delay);
+      }
+      assert.equal(delays.length, 19, 'given up at the 20th re-read');
+      assert.equal(delays.at(-1), 60 * 60 * SECOND);
+      assert.equal(await c.stored(), 1, 'a record given up on stays stored');
+    });
+
+    it('stops waiting on a burn whose target-chain hash does not come within its window', async () => {
+      const a = await c.acquire('runner-a');
+      await c.sync.commitPage(c.page(a, [burn()]));
+      c.advance(DAY + 60 * 60 * SECOND);
+      await c.sync.commitReread({ records: [burn()], missing: [], now: c.at });
+      assert.deepEqual(await due(DAY), []);
+    });
+
+    it('keeps the schedule of a queued record committed again, and drops it once committed final', async () => {
+      const a = await c.acquire('runner-a');
+      await c.sync.commitPage(c.page(a, [confirmed]));
+      c.advance(20 * SECOND);
+      await c.sync.commitPage(c.page(a, [{ ...confirmed, id: 'b' }]));
+      assert.deepEqual(await due(10 * SECOND), [[1, '0xhash1', 0]]);
+      await c.sync.commitPage(c.page(a, [{ ...confirmed, id: 'b', status: 'packaged' }]));
+      assert.deepEqual(await due(DAY), []);
+    });
+  });
+}
+
+function proofConformance(c: ConformanceContext): void {
+  const records = (from: number, to: number) =>
+    Array.from({ length: to - from + 1 }, (_, i) => makeLedgerTx({ rawId: to - i }));
+  const run = { key: 'txs', headRawId: 30, totalPages: 3 };
+
+  describe('backfill runs and proofs', () => {
+    it('runs one backfill per stream at a time, and ends it with its check', async () => {
+      const started = await c.backfill.startRun({ id: 'b1', ...run });
+      assert.deepEqual(started, { id: 'b1', ...run, status: 'running', round: 0 });
+      assert.equal(await c.backfill.startRun({ id: 'b2', ...run }), null, 'one running run per stream');
+      assert.ok(await c.backfill.startRun({ id: 'b3', ...run, key: 'txsByAccount/acc' }));
+      assert.deepEqual(await c.backfill.runningRun('txs'), started);
+      await c.backfill.recordCheck({ id: 'b1', round: 2, gaps: [], status: 'done' });
+      assert.deepEqual(await c.backfill.getRun('b1'), { ...started, status: 'done', round: 2 });
+      assert.equal(await c.backfill.runningRun('txs'), null);
+      await c.backfill.recordCheck({ id: 'b1', round: 3, gaps: [{ lo: 1, hi: 2 }], status: 'failed' });
+      assert.equal((await c.backfill.getRun('b1'))?.status, 'done', 'an ended run stays as it ended');
+      assert.equal(await c.backfill.startRun({ id: 'b1', ...run }), null, 'a run id is used once');
+      assert.ok(await c.backfill.startRun({ id: 'b4', ...run }));
+      assert.equal(await c.backfill.getRun('nope'), null);
+    });
+
+    it('never lowers the round a check records', async () => {
+      await c.backfill.startRun({ id: 'b1', ...run });
+      await c.backfill.recordCheck({ id: 'b1', round: 3, gaps: [{ lo: 1, hi: 5 }], status: 'running' });
+      await c.backfill.recordCheck({ id: 'b1', round: 1, gaps: [], status: 'running' });
+      assert.equal((await c.backfill.getRun('b1'))?.round, 3);
+    });
+
+    it('stores range pages with the ranges they prove, and gives the ranges back merged', async () => {
+      const counts = await c.backfill.commitRangePage({
+        key: 'txs',
+        backfillId: 'b1',
+        page: 2,
+        records: records(11, 20),
+        rejected: [],
+        proven: [{ lo: 11, hi: 20, loPage: 2 }],
+      });
+      assert.deepEqual(counts, { inserted: 10, updated: 0, unchanged: 0, rejected: 0, conflicts: 0 });
+      const batch = await c.backfill.commitRangePages?.({
+        key: 'txs',
+        backfillId: 'b1',
+        pages: [
+          { page: 1, records: records(21, 30), rejected: [] },
+          { page: 2, records: records(11, 20), rejected: [{ reason: 'bad', raw: '{}', rawId: 35 }] },
+        ],
+        proven: [
+          { lo: 21, hi: 30, loPage: 1 },
+          { lo: 40, hi: 50 },
+        ],
+      });
+      assert.deepEqual(batch, { inserted: 10, updated: 0, unchanged: 10, rejected: 1, conflicts: 0 });
+      await c.backfill.commitRangePage({
+        key: 'txsByAccount/acc',
+        backfillId: 'b2',
+        page: 1,
+        records: [],
+        rejected: [],
+        proven: [{ lo: 0, hi: 100 }],
+      });
+      const proven = await c.backfill.provenRanges('txs');
+      assert.deepEqual(proven, [
+        { lo: 11, hi: 30, loPage: 2 },
+        { lo: 40, hi: 50 },
+      ]);
+      assert.equal(await c.backfill.compactProvenRanges('txs'), proven.length);
+      assert.deepEqual(await c.backfill.provenRanges('txs'), proven, 'compaction keeps the proof');
+      assert.deepEqual(await c.backfill.provenRanges('txsByAccount/acc'), [{ lo: 0, hi: 100 }]);
+      assert.equal(await c.backfill.storedAbove(15), 16);
+    });
+  });
+}

@@ -1,0 +1,25 @@
+import { after, before } from 'node:test';
+import { sql } from 'drizzle-orm';
+import { createProofStore } from '../../src/db/proof-store.js';
+import { createPgStore } from '../../src/db/store.js';
+import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
+import { storeConformance } from '../helpers/store-conformance.js';
+
+let t: TestDatabase;
+before(async () => {
+  t = await createTestDatabase();
+});
+after(async () => {
+  await t?.drop();
+});
+
+storeConformance('PostgreSQL store', async (now) => {
+  await t.database.db.execute(
+    sql`TRUNCATE ledger_transactions, ledger_tx_rechecks, sync_streams, sync_runs, rejected_records,
+        backfill_runs, backfill_proven_ranges CASCADE`,
+  );
+  return {
+    sync: createPgStore({ database: t.database, now }),
+    backfill: createProofStore({ database: t.database, now }),
+  };
+});
