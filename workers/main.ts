@@ -1,12 +1,12 @@
+import { createContext } from '../src/app/context.js';
+import { createWorkerDeps, type WorkerTuning } from '../src/app/worker-context.js';
 import type { Config } from '../src/config.js';
-import { createContext } from '../src/context.js';
 import { loadSchedules } from '../src/db/schedules.js';
 import type { Logger } from '../src/logger.js';
 import { createRedisConnection } from '../src/queue/connection.js';
 import { createLedgerQueues } from '../src/queue/queues.js';
 import { createSharedRequestBudget } from '../src/queue/request-budget.js';
 import { keepSchedulesRegistered } from '../src/queue/schedules.js';
-import { createWorkerDeps, type WorkerTuning } from '../src/queue/worker-context.js';
 import { startWorkers } from '../src/queue/worker-runner.js';
 import { PROCESSORS } from './processors.js';
 
