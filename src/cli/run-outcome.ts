@@ -10,6 +10,11 @@ export function signalExitCode(signal: AbortSignal): number {
   return name === 'SIGTERM' ? 143 : 130;
 }
 
+/** The line a command stopped by a signal ends with: `stopped by SIGTERM`. */
+export function stoppedLine(signal: AbortSignal): string {
+  return `stopped by ${signalExitCode(signal) === 143 ? 'SIGTERM' : 'SIGINT'}`;
+}
+
 /** One clear line saying what failed and that nothing committed was lost. */
 export function failureLine(error: unknown): string {
   const message = error instanceof Error ? error.message : String(error);

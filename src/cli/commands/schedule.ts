@@ -1,7 +1,10 @@
+import { settlesWithin, untilAborted } from '../../abort.js';
 import { ENV, loadConfig } from '../../config.js';
 import { ConfigError, UsageError } from '../../errors.js';
+import { createLogger } from '../../logger.js';
 import type { Command } from '../command.js';
 import { parseFlags } from '../command.js';
+import { signalExitCode, stoppedLine } from '../run-outcome.js';
 import { requireRedis } from './worker.js';
 
 const usage = `Usage: ledger-indexer schedule [options]
@@ -16,7 +19,8 @@ Options:
   --global                also the global list when accounts are given
   --queue-prefix P        Redis key prefix of the queues (default ledger-indexer)
 
-Needs ${ENV.redisUrl}.`;
+Needs ${ENV.redisUrl}. Exit codes: 0 registered; 1 Redis refused the credentials or stayed
+unreachable (one line, after a few attempts); 2 bad flags or settings; 130/143 SIGINT/SIGTERM.`;
 
 export const command: Command = {
   summary: 'register the periodic sync jobs (idempotent)',
@@ -36,21 +40,37 @@ export const command: Command = {
       ...(accounts.length === 0 || values.global ? [{}] : []),
       ...accounts.map((account) => ({ account })),
     ];
-    const { createRedisConnection } = await import('../../queue/connection.js');
+    const logger = createLogger({ level: config.logLevel === 'info' ? 'warn' : config.logLevel });
+    const { COMMAND_CONNECT_ATTEMPTS, openRedis } = await import('../../queue/connection.js');
     const { createLedgerQueues } = await import('../../queue/queues.js');
+    const { redisFailureLine } = await import('../../queue/redis-failures.js');
     const { registerSchedules } = await import('../../queue/schedules.js');
-    const connection = createRedisConnection(config.redisUrl, 'producer');
-    const queues = createLedgerQueues({ connection, prefix: values['queue-prefix'] });
+    const redis = openRedis(config.redisUrl, 'producer', {
+      logger,
+      connectAttempts: COMMAND_CONNECT_ATTEMPTS,
+    });
+    let queues: ReturnType<typeof createLedgerQueues> | undefined;
     try {
-      const ids = await registerSchedules(queues, { everyMs, streams });
+      await redis.ready(io.signal);
+      const open = createLedgerQueues({
+        connection: redis.connection,
+        prefix: values['queue-prefix'],
+        onError: redis.report,
+      });
+      queues = open;
+      const ids = await untilAborted(registerSchedules(open, { everyMs, streams }), io.signal);
       io.stdout.write(`${ids.length} schedules registered (every ${everyMs} ms): ${ids.join(', ')}\n`);
       return 0;
     } catch (error) {
-      io.stderr.write(`ledger-indexer schedule: ${error instanceof Error ? error.message : String(error)}\n`);
+      if (io.signal.aborted) {
+        io.stderr.write(`ledger-indexer schedule: ${stoppedLine(io.signal)}\n`);
+        return signalExitCode(io.signal);
+      }
+      io.stderr.write(`ledger-indexer schedule: ${redisFailureLine(error, config.redisUrl)}\n`);
       return 1;
     } finally {
-      await queues.close();
-      connection.disconnect();
+      if (queues) await settlesWithin(queues.close(), 1000);
+      redis.connection.disconnect();
     }
   },
 };
