@@ -1,10 +1,11 @@
 /**
- * `sync` stopped by a signal while the service hangs: the requests in flight are abandoned a
- * moment later, so the command exits with 130/143 within seconds instead of waiting out timeouts
- * and retries; a second signal exits at once.
+ * `sync` stopped by a signal while the service hangs mid-walk: the requests in flight are
+ * abandoned a moment later, so the command exits with 130/143 within seconds instead of waiting
+ * out timeouts and retries; a second signal exits at once.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { createSimulator } from '../../src/simulator/index.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 import { startHttpServer, type TestHttpServer } from '../helpers/http-server.js';
 import { type CliRun, runCli, waitFor } from './sync-cli-run.js';
@@ -17,7 +18,12 @@ let testDb: TestDatabase;
 let env: Record<string, string>;
 
 before(async () => {
-  server = await startHttpServer([{ hang: true }]);
+  // The service answers /info, then never answers a page: the sync hangs in the middle of its walk.
+  const simulator = createSimulator({ records: 50, seed: 7 });
+  const { url } = await simulator.listen();
+  const info: unknown = await (await fetch(`${url}/info`)).json();
+  await simulator.close();
+  server = await startHttpServer((request) => (request.path === '/info' ? { body: info } : { hang: true }));
   testDb = await createTestDatabase();
   env = {
     LEDGER_BASE_URL: server.baseUrl,
@@ -34,11 +40,15 @@ after(async () => {
   await testDb.drop();
 });
 
-/** Starts `sync` and waits until its first request hangs at the server. */
+/** Starts `sync` and waits until its walk's first page request hangs at the server. */
 async function hangingSync(): Promise<CliRun> {
   const before = server.requests.length;
   const run = runCli(['sync'], env);
-  await waitFor('a request to reach the server', () => server.requests.length > before, 40_000);
+  await waitFor(
+    'a page request to reach the server',
+    () => server.requests.slice(before).some((request) => request.path === '/txs'),
+    40_000,
+  );
   return run;
 }
 

@@ -76,7 +76,8 @@ export const command: Command = {
       return result.stopped ? signalExitCode(io.signal) : 0;
     } catch (error) {
       if (error instanceof ConfigError) throw error;
-      if (io.signal.aborted) {
+      // The abandoned requests reject with the signal's own reason.
+      if (io.signal.aborted && error === io.signal.reason) {
         io.stderr.write(
           `ledger-indexer sync: ${stoppedLine(io.signal)}, requests in flight abandoned; checkpoints kept, the next run resumes\n`,
         );
@@ -84,7 +85,7 @@ export const command: Command = {
       }
       logger.error({ err: error }, 'sync failed');
       io.stderr.write(`ledger-indexer sync: ${failureLine(error)}\n`);
-      return 1;
+      return io.signal.aborted ? signalExitCode(io.signal) : 1;
     } finally {
       await ctx?.close();
     }
