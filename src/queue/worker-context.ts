@@ -26,29 +26,31 @@ export function createWorkerDeps(input: {
   queues: LedgerQueues;
   budget: SharedRequestBudget;
   signal: AbortSignal;
+  /** Abandons the requests in flight, their retries and budget waits (a shutdown that cannot wait). */
+  requestSignal?: AbortSignal | undefined;
   tuning?: WorkerTuning | undefined;
 }): WorkerDeps {
-  const { app, budget, signal } = input;
+  const { app, budget, signal, requestSignal } = input;
   const tuning = input.tuning ?? {};
-  const fetchPage = createFetchPage(app.client);
-  const fetchByHash = createFetchByHash(app.client);
+  const fetchPage = createFetchPage(app.client, requestSignal);
+  const fetchByHash = createFetchByHash(app.client, requestSignal);
   return {
     syncStore: app.store,
     backfillStore: createProofStore({ database: app.database }),
     fetchPage: async (spec, page) => {
-      await budget.take();
+      await budget.take(requestSignal);
       return fetchPage(spec, page);
     },
     fetchByHash: async (hash) => {
-      await budget.take();
+      await budget.take(requestSignal);
       return fetchByHash(hash);
     },
     refreshReference: async () => {
-      await budget.take();
-      const info = await app.client.info();
+      await budget.take(requestSignal);
+      const info = await app.client.info({ signal: requestSignal });
       await app.saveTokens(info.tokenList);
-      await budget.take();
-      const fees = await app.client.fees();
+      await budget.take(requestSignal);
+      const fees = await app.client.fees({ signal: requestSignal });
       app.logger.info({ tokens: info.tokenList.length, fees: fees.length }, 'tokens and fees refreshed');
       return { tokens: info.tokenList.length, fees: fees.length };
     },

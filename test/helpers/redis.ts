@@ -34,7 +34,8 @@ export async function deletePrefix(url: string, prefix: string): Promise<void> {
   }
 }
 
-async function freePort(): Promise<number> {
+/** A port nothing listens on (it was free a moment ago). */
+export async function freePort(): Promise<number> {
   const server = createServer();
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
@@ -52,13 +53,24 @@ export interface PrivateRedis {
   start(): Promise<void>;
 }
 
-export async function startPrivateRedis(): Promise<PrivateRedis> {
+/** Starts a private Redis on a free port; `args` go to `redis-server` (e.g. `['--requirepass', 'pw']`). */
+export async function startPrivateRedis(options: { args?: string[] } = {}): Promise<PrivateRedis> {
   const port = await freePort();
   let child: ChildProcess | null = null;
   const start = async (): Promise<void> => {
     child = spawn(
       'redis-server',
-      ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
+      [
+        '--port',
+        String(port),
+        '--bind',
+        '127.0.0.1',
+        '--save',
+        '',
+        '--appendonly',
+        'no',
+        ...(options.args ?? []),
+      ],
       {
         stdio: ['ignore', 'pipe', 'inherit'],
       },
