@@ -4,7 +4,8 @@ import { sql } from 'drizzle-orm';
 import { queryRows } from '../../src/db/rows.js';
 import { createSimulator, type Simulator } from '../../src/simulator/index.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
-import { readNextPage, runCli, waitFor } from './sync-cli-run.js';
+import { waitFor } from '../helpers/wait-for.js';
+import { readNextPage, runCli } from './sync-cli-run.js';
 import { assertMirrorsTruth } from './sync-truth.js';
 
 let simulator: Simulator;
