@@ -59,6 +59,13 @@ function openPostgres(url: string, options: OpenDatabaseOptions): Database {
   pool.on('error', (error) => {
     options.logger?.warn({ err: error, database_url: url }, 'idle database connection failed');
   });
+  // Nor may one in use (in a transaction) when the server goes away: its query fails on its own,
+  // and the pool drops the broken connection when it comes back.
+  pool.on('connect', (client) => {
+    client.on('error', (error) => {
+      options.logger?.debug({ err: error, database_url: url }, 'database connection in use failed');
+    });
+  });
   const db = drizzlePg({ client: pool }) as unknown as Db;
   options.logger?.debug({ database_url: url }, 'database pool created');
   return {
