@@ -31,8 +31,11 @@ export function withSeedNote(error: unknown, seed: number): unknown {
   const note = `[seed ${seed}: rerun with TEST_SEED=${seed}]`;
   if (!(error instanceof Error)) return new Error(`${note} ${String(error)}`, { cause: error });
   if (!error.message.startsWith(note)) {
-    error.message = `${note} ${error.message}`;
-    error.stack = `${note} ${error.stack ?? ''}`;
+    const message = error.message;
+    error.message = `${note} ${message}`;
+    const stack = error.stack ?? '';
+    error.stack =
+      message !== '' && stack.includes(message) ? stack.replace(message, error.message) : `${note} ${stack}`;
   }
   return error;
 }

@@ -9,19 +9,19 @@ export interface WaitForOptions {
 }
 
 /**
- * Calls `probe` until it returns something other than `undefined` or `false`, and returns that;
+ * Calls `probe` until it returns something other than `undefined`, `null` or `false`, and returns it;
  * throws `timed out after … waiting for <what>` once `timeoutMs` has passed.
  */
 export async function waitFor<T>(
   what: string,
-  probe: () => T | undefined | false | Promise<T | undefined | false>,
+  probe: () => T | undefined | null | false | Promise<T | undefined | null | false>,
   options: WaitForOptions = {},
 ): Promise<T> {
   const timeoutMs = options.timeoutMs ?? 30_000;
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await probe();
-    if (value !== undefined && value !== false) return value;
+    if (value !== undefined && value !== null && value !== false) return value;
     if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
     await new Promise((resolve) => setTimeout(resolve, options.everyMs ?? 50));
   }
