@@ -35,7 +35,7 @@ export interface Cluster {
   /** Every worker started so far, killed ones included. */
   workers: WorkerProcess[];
   startWorker(): WorkerProcess;
-  /** Starts `sync <args>` from cron; {@link Cluster.close} stops it. */
+  /** Runs `sync <args>` again and again, 2.5 s apart, as cron would; {@link Cluster.close} stops it. */
   startSyncCron(args: string[]): SyncCron;
   /** What the `schedule` command does: registers the periodic jobs (again, after Redis lost them). */
   schedule(): Promise<void>;
@@ -100,7 +100,7 @@ export async function startCluster(simOptions: SimulatorOptions): Promise<Cluste
         return worker;
       },
       startSyncCron(args) {
-        const cron = startSyncCron(args, env, 500);
+        const cron = startSyncCron(args, env, 2500);
         closers.push(() => cron.stop({ kill: true }));
         return cron;
       },

@@ -75,7 +75,7 @@ describe('chaos', () => {
         const mark = (what: string) =>
           timeline.push(`${((Date.now() - started) / 1000).toFixed(1)}s ${what}`);
         cluster = await startCluster({
-          records: 1500,
+          records: 1000,
           seed,
           arrivalsPerSecond: 15,
           // Records are final at first sight: the end state does not wait on re-read schedules.
@@ -115,7 +115,7 @@ async function chaosRun({ cluster, rng, mark }: Run): Promise<void> {
   mark('workers ready');
 
   for (const blow of shuffled(rng, BLOWS)) {
-    await progress(cluster, rng.int(30, 150));
+    await progress(cluster, rng.int(20, 100));
     await deal(running, blow);
     mark(blow);
   }
