@@ -2,7 +2,6 @@ import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
-import { createServer } from 'node:net';
 import { sql } from 'drizzle-orm';
 import { Redis } from 'ioredis';
 import { queryRows } from '../../src/db/rows.js';
@@ -10,6 +9,8 @@ import { createRedisConnection } from '../../src/queue/connection.js';
 import { createLedgerQueues, type LedgerQueues } from '../../src/queue/queues.js';
 import { createSimulator, type Simulator } from '../../src/simulator/index.js';
 import { createTestDatabase, type TestDatabase } from './database.js';
+import { freePort } from './free-port.js';
+import { waitFor } from './wait-for.js';
 
 /** The shared Redis of the test run. */
 export const TEST_REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -32,18 +33,6 @@ export async function deletePrefix(url: string, prefix: string): Promise<void> {
   } finally {
     redis.disconnect();
   }
-}
-
-/** A port nothing listens on (it was free a moment ago). */
-export async function freePort(): Promise<number> {
-  const server = createServer();
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const address = server.address();
-  const port = typeof address === 'object' && address ? address.port : 0;
-  server.close();
-  await once(server, 'close');
-  return port;
 }
 
 /** A private Redis server, for tests that stop and restart it (never the shared one). */
@@ -135,21 +124,6 @@ export function spawnWorker(input: { env: Record<string, string>; args?: string[
   });
   ready.catch(() => undefined);
   return { child, ready, exited, log: () => log };
-}
-
-/** Polls `probe` until it returns a value other than `undefined`/`false`, or fails after `timeoutMs`. */
-export async function waitFor<T>(
-  what: string,
-  probe: () => Promise<T | undefined | false>,
-  options: { timeoutMs?: number; everyMs?: number } = {},
-): Promise<T> {
-  const deadline = Date.now() + (options.timeoutMs ?? 30_000);
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined && value !== false) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, options.everyMs ?? 200));
-  }
 }
 
 // ---- The production shape for worker tests: database, simulator, queues and worker processes ----

@@ -6,8 +6,10 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
-import { freePort, type PrivateRedis, startPrivateRedis } from '../helpers/redis.js';
-import { type CliRun, runCli, waitFor } from './sync-cli-run.js';
+import { freePort } from '../helpers/free-port.js';
+import { type PrivateRedis, startPrivateRedis } from '../helpers/redis.js';
+import { waitFor } from '../helpers/wait-for.js';
+import { type CliRun, runCli } from './sync-cli-run.js';
 
 const PASSWORD = 's3cr3t-pw-XYZ';
 /** From start to exit, for commands that must give up on their own (process start-up included). */
@@ -105,7 +107,9 @@ describe('Redis unreachable', () => {
 
   it('worker keeps retrying, logs it without a flood, and exits 0 soon after SIGTERM', async () => {
     const run = runCli(['worker'], { ...env, REDIS_URL: `redis://127.0.0.1:${await freePort()}` });
-    await waitFor('the worker to try Redis', () => /redis connection error/.test(run.stderr()), 40_000);
+    await waitFor('the worker to try Redis', () => /redis connection error/.test(run.stderr()), {
+      timeoutMs: 40_000,
+    });
     run.child.kill('SIGTERM');
     const exit = await exitWithin(run, SIGNAL_BOUND_MS, 'worker after SIGTERM');
     assert.equal(exit.code, 0, exit.stderr.slice(-2000));
@@ -117,9 +121,13 @@ describe('Redis unreachable', () => {
     const redis = await startPrivateRedis();
     try {
       const run = runCli(['worker'], { ...env, REDIS_URL: redis.url });
-      await waitFor('the worker to be ready', () => /"msg":"worker ready"/.test(run.stderr()), 40_000);
+      await waitFor('the worker to be ready', () => /"msg":"worker ready"/.test(run.stderr()), {
+        timeoutMs: 40_000,
+      });
       await redis.stop();
-      await waitFor('the worker to notice', () => /redis connection error/.test(run.stderr()), 20_000);
+      await waitFor('the worker to notice', () => /redis connection error/.test(run.stderr()), {
+        timeoutMs: 20_000,
+      });
       run.child.kill('SIGTERM');
       const exit = await exitWithin(run, SIGNAL_BOUND_MS, 'worker after SIGTERM');
       assert.equal(exit.code, 0, exit.stderr.slice(-2000));

@@ -8,7 +8,8 @@ import { after, before, describe, it } from 'node:test';
 import { createSimulator } from '../../src/simulator/index.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 import { startHttpServer, type TestHttpServer } from '../helpers/http-server.js';
-import { type CliRun, runCli, waitFor } from './sync-cli-run.js';
+import { waitFor } from '../helpers/wait-for.js';
+import { type CliRun, runCli } from './sync-cli-run.js';
 
 /** From the signal to the exit; well under the timeouts and retries the requests would wait out. */
 const SIGNAL_BOUND_MS = 9_000;
@@ -47,7 +48,7 @@ async function hangingSync(): Promise<CliRun> {
   await waitFor(
     'a page request to reach the server',
     () => server.requests.slice(before).some((request) => request.path === '/txs'),
-    40_000,
+    { timeoutMs: 40_000 },
   );
   return run;
 }
