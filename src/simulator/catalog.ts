@@ -1,4 +1,4 @@
-import { checksumAddress } from './keccak.js';
+import { checksumAddress } from './evm.js';
 import { createRng, type Rng, randomBytes } from './random.js';
 
 /** A token the simulated service knows, with its fee schedule. */

@@ -1,5 +1,5 @@
 /** The reference ledger server: `createSimulator` and its types. */
-export { checksumAddress, keccak256, personalMessageHash } from './keccak.js';
+export { checksumAddress, keccak256, personalMessageHash } from './evm.js';
 export { createSimulator } from './simulator.js';
 export { signedMessage } from './submit-tx.js';
 export type {

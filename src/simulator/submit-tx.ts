@@ -1,5 +1,5 @@
 import { accountKey, isEvmAccount, tokenTag } from './catalog.js';
-import { personalMessageHash } from './keccak.js';
+import { personalMessageHash } from './evm.js';
 import type { SimulatedLedger } from './ledger.js';
 import { type NewRecord, TRANSFER } from './record-table.js';
 

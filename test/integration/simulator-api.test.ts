@@ -292,7 +292,7 @@ describe('simulator query endpoints', () => {
     const head = txs((await get('/txs')).body)[0]!;
     assert.equal(
       head.ledgerHash,
-      (await import('../../src/simulator/keccak.js')).personalMessageHash(signedMessage(tx)),
+      (await import('../../src/simulator/evm.js')).personalMessageHash(signedMessage(tx)),
     );
     assert.equal(head.status, 'confirmed');
     assert.equal(head.tokenSymbol, 'usdc');

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { checksumAddress, keccak256, personalMessageHash } from '../../src/simulator/keccak.js';
+import { checksumAddress, keccak256, personalMessageHash } from '../../src/simulator/evm.js';
 import { SimulatedLedger } from '../../src/simulator/ledger.js';
 import { createSimulator } from '../../src/simulator/simulator.js';
 import type { GroundTruthRecord } from '../../src/simulator/types.js';
