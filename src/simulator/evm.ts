@@ -1,8 +1,30 @@
 /**
- * The Ethereum pieces the simulated service needs: Keccak-256, EIP-55 checksum addresses and
- * EIP-191 personal-message hashes.
+ * The Ethereum pieces the simulated service needs: Keccak-256, EIP-55 checksum addresses, and
+ * the signed message of a transaction with its EIP-191 personal-message hash.
  */
 import { keccak_256 } from '@noble/hashes/sha3.js';
+
+/** The 13 signed fields, in signing order. */
+export const SIGNED_FIELDS = [
+  'tokenSymbol',
+  'action',
+  'from',
+  'to',
+  'amount',
+  'fee',
+  'feeRecipient',
+  'nonce',
+  'tokenID',
+  'chainType',
+  'chainID',
+  'data',
+  'version',
+] as const;
+
+/** The signed fields of a transaction; `version` may be absent, as on old records. */
+export type SignedFields = Record<Exclude<(typeof SIGNED_FIELDS)[number], 'version'>, string | number> & {
+  version?: string | undefined;
+};
 
 const encoder = new TextEncoder();
 
@@ -26,6 +48,15 @@ export function checksumAddress(address: string): string {
     out += Number.parseInt(hash[i]!, 16) >= 8 ? ch.toUpperCase() : ch;
   }
   return out;
+}
+
+/**
+ * The text a sender signs: the 13 fields as `key:value` lines. A transaction without a version
+ * (absent or empty) is signed as `version:v1`, as the service's old records are.
+ */
+export function signedMessage(tx: SignedFields): string {
+  const version = tx.version || 'v1';
+  return SIGNED_FIELDS.map((field) => `${field}:${field === 'version' ? version : tx[field]}`).join('\n');
 }
 
 /** The EIP-191 personal-message hash of `message` as bytes. */

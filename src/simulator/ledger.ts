@@ -7,13 +7,14 @@ import {
   type WellKnownAccounts,
 } from './catalog.js';
 import { lastAtMost } from './columns.js';
+import { EvmKeyring } from './evm-keys.js';
+import { LedgerHashIndex } from './hash-index.js';
 import { LedgerBook } from './ledger-book.js';
 import { type ListFilter, ListIndex, type ListView } from './list-index.js';
 import { createRng, type Rng } from './random.js';
 import { createRecordGenerator, type RecordGenerator } from './record-generator.js';
 import {
   batchIdOf,
-  ledgerHashOf,
   malformedKindOf,
   malformedText,
   mintChainHashOf,
@@ -49,6 +50,7 @@ export interface PageSlice {
  */
 export class SimulatedLedger {
   readonly tokens: TokenDef[] = createTokens();
+  readonly keys: EvmKeyring;
   readonly wellKnown: WellKnownAccounts;
   readonly table = new RecordTable();
   readonly book: LedgerBook;
@@ -64,7 +66,9 @@ export class SimulatedLedger {
   /** Packaged burns waiting for their target-chain hash: [position, due ms]. */
   private readonly pendingTarget: Array<[number, number]> = [];
   private pendingTargetHead = 0;
-  private readonly postedHashes = new Map<string, number>();
+  /** Positions by ledgerHash of the records rendered so far; every position below `hashedUpTo` is in. */
+  private readonly hashes = new LedgerHashIndex();
+  private hashedUpTo = 0;
   /** Cached record texts as UTF-8 bytes: flat and compact (a built-up string is a rope of its pieces). */
   private readonly cache: Array<Buffer | undefined> = [];
   private readonly cacheOrder: number[] = [];
@@ -73,7 +77,8 @@ export class SimulatedLedger {
 
   constructor(private readonly settings: LedgerSettings) {
     const { seed } = settings;
-    this.wellKnown = createWellKnownAccounts(seed);
+    this.keys = new EvmKeyring(seed);
+    this.wellKnown = createWellKnownAccounts(seed, this.keys);
     const feeRecipient = this.table.account(this.wellKnown.feeRecipient);
     const marketMaker = this.table.account(this.wellKnown.marketMaker);
     const owner = this.table.account(this.wellKnown.owner);
@@ -82,7 +87,8 @@ export class SimulatedLedger {
     const accountRng = createRng(seed, 0xacc);
     const poolSize = Math.min(5000, Math.max(40, Math.floor(settings.records / 100)));
     const accounts: number[] = [];
-    for (let i = 0; i < poolSize; i++) accounts.push(this.table.account(inventAccount(accountRng)));
+    for (let i = 0; i < poolSize; i++)
+      accounts.push(this.table.account(inventAccount(accountRng, this.keys)));
     this.generator = createRecordGenerator({
       seed,
       table: this.table,
@@ -91,6 +97,7 @@ export class SimulatedLedger {
       accounts,
       marketMaker,
       owner,
+      keys: this.keys,
     });
     this.holes = createRng(seed, 0x401e);
     this.ctx = {
@@ -100,6 +107,7 @@ export class SimulatedLedger {
       feeRecipient: this.wellKnown.feeRecipient,
       legacyMaxRawId: 0,
       batchIds: [''],
+      keys: this.keys,
     };
     this.generateHistory(settings.records);
   }
@@ -146,10 +154,7 @@ export class SimulatedLedger {
   /** Appends a record submitted through `POST /tx` (its movements already checked). */
   appendSubmitted(record: NewRecord): number {
     this.book.apply(record);
-    const pos = this.appendLive(record);
-    const hash = record.extra?.posted?.ledgerHash;
-    if (hash) this.postedHashes.set(hash.toLowerCase(), pos);
-    return pos;
+    return this.appendLive(record);
   }
 
   private appendLive(record: NewRecord): number {
@@ -237,7 +242,14 @@ export class SimulatedLedger {
 
   private freshText(pos: number): string {
     // V8's JSON.stringify gives a flat string, cheaper to encode than one built by concatenation.
-    return JSON.stringify(renderRecord(this.ctx, pos));
+    return JSON.stringify(this.renderAt(pos));
+  }
+
+  /** Renders the record at `pos` and notes its ledgerHash. */
+  private renderAt(pos: number): WireRecord {
+    const record = renderRecord(this.ctx, pos);
+    this.hashes.add(record.ledgerHash, pos);
+    return record;
   }
 
   /**
@@ -256,15 +268,15 @@ export class SimulatedLedger {
   servedBytes(pos: number, malformedRate: number): Buffer {
     const kind = malformedKindOf(this.settings.seed, this.table.rawId.get(pos), malformedRate);
     if (kind === undefined) return this.recordBytes(pos);
-    return Buffer.from(malformedText(renderRecord(this.ctx, pos), kind));
+    return Buffer.from(malformedText(this.renderAt(pos), kind));
   }
 
   render(pos: number): WireRecord {
-    return renderRecord(this.ctx, pos);
+    return this.renderAt(pos);
   }
 
   groundTruth(pos: number, malformedRate: number): GroundTruthRecord {
-    const record = renderRecord(this.ctx, pos);
+    const record = this.renderAt(pos);
     const kind = malformedKindOf(this.settings.seed, record.rawId, malformedRate);
     return {
       ...record,
@@ -331,20 +343,23 @@ export class SimulatedLedger {
     return pos >= 0 && this.table.rawId.get(pos) === rawId ? pos : undefined;
   }
 
+  /**
+   * Table position of the record with this ledgerHash (any case), or undefined. Records served
+   * or read before are found at once; the first look-up of one never rendered hashes the rest.
+   */
   byLedgerHash(hash: string): number | undefined {
-    const posted = this.postedHashes.get(hash.toLowerCase());
-    if (posted !== undefined) return posted;
-    if (!/^0x[0-9a-fA-F]{64}$/.test(hash)) return undefined;
-    const rawId = rawIdFromHashBytes(this.settings.seed, Buffer.from(hash.slice(2), 'hex'), 'ledger');
-    const pos = this.positionOf(rawId);
-    if (pos === undefined || this.table.extras.get(pos)?.posted) return undefined;
-    return ledgerHashOf(this.settings.seed, rawId) === hash.toLowerCase() ? pos : undefined;
+    const wanted = hash.toLowerCase();
+    const find = () => this.hashes.candidates(wanted).find((pos) => this.renderAt(pos).ledgerHash === wanted);
+    const found = find();
+    if (found !== undefined || this.hashedUpTo === this.table.count) return found;
+    while (this.hashedUpTo < this.table.count) this.renderAt(this.hashedUpTo++);
+    return find();
   }
 
   byMintChainHash(hash: string): number | undefined {
     const bytes = chainHashBytes(hash);
     if (!bytes) return undefined;
-    const rawId = rawIdFromHashBytes(this.settings.seed, bytes, 'chain');
+    const rawId = rawIdFromHashBytes(this.settings.seed, bytes);
     const pos = this.positionOf(rawId);
     if (pos === undefined || this.table.action.get(pos) !== MINT) return undefined;
     const chain = CHAINS[this.table.chain.get(pos)] ?? 'ethereum';

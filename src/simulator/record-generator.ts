@@ -1,5 +1,6 @@
 import type { TokenDef } from './catalog.js';
 import { inventAccount } from './catalog.js';
+import type { EvmKeyring } from './evm-keys.js';
 import type { LedgerBook } from './ledger-book.js';
 import { createRng, type Rng } from './random.js';
 import {
@@ -39,8 +40,10 @@ export function createRecordGenerator(init: {
   accounts: number[];
   marketMaker: number;
   owner: number;
+  /** Where new EVM accounts get their keys. */
+  keys: EvmKeyring;
 }): RecordGenerator {
-  const { table, book, tokens, accounts } = init;
+  const { table, book, tokens, accounts, keys } = init;
   const rng = createRng(init.seed, 0x6e4);
   const weights = tokens.map((t) => t.weight);
   const totalWeight = weights.reduce((a, b) => a + b, 0);
@@ -55,7 +58,8 @@ export function createRecordGenerator(init: {
   };
   // A skewed pick: a few accounts are busy, most are quiet.
   const pickAccount = (): number => accounts[Math.floor(rng.next() ** 2.2 * accounts.length)] ?? 0;
-  const freshAccount = (): number => (rng.chance(0.02) ? table.account(inventAccount(rng)) : pickAccount());
+  const freshAccount = (): number =>
+    rng.chance(0.02) ? table.account(inventAccount(rng, keys)) : pickAccount();
 
   /** The odd enormous amount: up to 78 digits (2^256 is 78 digits long). */
   const enormousAmount = (): string => {
@@ -76,7 +80,7 @@ export function createRecordGenerator(init: {
     // Enormous mints go to a fresh account that is never picked as a sender, so a 78-digit
     // balance does not spread into every later transfer and swamp the volumes of reports.
     const enormous = tokens[token]?.decimals === 18 && rng.chance(0.002);
-    const receiver = enormous ? table.account(inventAccount(rng)) : to;
+    const receiver = enormous ? table.account(inventAccount(rng, keys)) : to;
     return {
       action: MINT,
       token,

@@ -1,4 +1,6 @@
 import { chainHashText, type TokenDef } from './catalog.js';
+import { personalMessageDigest, signedMessage, toHex } from './evm.js';
+import type { EvmKeyring } from './evm-keys.js';
 import { createRng, hash32, randomBytes } from './random.js';
 import { ACTIONS, BUNDLE, BURN, CHAINS, MINT, type RecordTable, TRANSFER } from './record-table.js';
 import type { GroundTruthRecord, MalformedKind } from './types.js';
@@ -13,12 +15,13 @@ export interface RenderContext {
   legacyMaxRawId: number;
   /** Id of each storage batch by number (index 0 unused). */
   batchIds: string[];
+  /** Keys of the EVM accounts: their records are signed. */
+  keys: EvmKeyring;
 }
 
 /** The public wire record (fields in the order the service sends them). */
 export type WireRecord = Omit<GroundTruthRecord, 'tokenTag' | 'arrivedAtMs' | 'malformed'>;
 
-const LEDGER_HASH_DOMAIN = 0x1ed9;
 const CHAIN_HASH_DOMAIN = 0xc4a1;
 const DETAIL_DOMAIN = 0xde7a;
 
@@ -34,19 +37,15 @@ function keyedHashBytes(seed: number, rawId: number, domain: number): Uint8Array
 }
 
 /** The rawId a hash made by {@link keyedHashBytes} points at (the caller re-renders to confirm). */
-export function rawIdFromHashBytes(seed: number, bytes: Uint8Array, domain: 'ledger' | 'chain'): number {
+export function rawIdFromHashBytes(seed: number, bytes: Uint8Array): number {
   const hidden = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength).getUint32(28);
-  return (hidden ^ hash32(seed, domain === 'ledger' ? LEDGER_HASH_DOMAIN : CHAIN_HASH_DOMAIN)) >>> 0;
+  return (hidden ^ hash32(seed, CHAIN_HASH_DOMAIN)) >>> 0;
 }
 
 /** {@link keyedHashBytes} as hex, without the byte detour (the same text). */
 function keyedHashHex(seed: number, rawId: number, domain: number): string {
   const hidden = (rawId ^ hash32(seed, domain)) >>> 0;
   return `0x${createRng(seed, domain, rawId).hex(28)}${hidden.toString(16).padStart(8, '0')}`;
-}
-
-export function ledgerHashOf(seed: number, rawId: number): string {
-  return keyedHashHex(seed, rawId, LEDGER_HASH_DOMAIN);
 }
 
 /** The source-chain hash of a mint (also its `targetChainTxHash`). */
@@ -84,6 +83,10 @@ export function renderRecord(ctx: RenderContext, pos: number): WireRecord {
   const to = table.accounts[table.to.get(pos)] ?? '';
   const symbol = rng.chance(0.12) ? token.symbolSpellings[1]! : token.symbolSpellings[0]!;
   const tokenID = rng.chance(0.3) ? token.idSpellings[token.idSpellings.length - 1]! : token.idSpellings[0]!;
+  // Signed fields draw first, so later draws that depend on the record's state cannot change them.
+  const version = posted?.version ?? (rng.chance(0.15) ? '' : 'v1');
+  // Senders without a key here (Arweave, `eid…`) carry signature bytes no check here reads.
+  const otherSig = posted || ctx.keys.holds(from) ? undefined : `0x${rng.hex(65)}`;
   const targetChain =
     action === MINT || action === BURN
       ? (CHAINS[table.chain.get(pos)] ?? 'ethereum')
@@ -158,9 +161,7 @@ export function renderRecord(ctx: RenderContext, pos: number): WireRecord {
       internalStatus = JSON.stringify({ status: 'failed', index: failIndex, msg: failMsg });
   }
 
-  const record: WireRecord = {
-    rawId,
-    id: packaged ? (ctx.batchIds[table.batch.get(pos)] ?? batchIdOf(seed, table.batch.get(pos))) : '',
+  const signed = {
     tokenSymbol: posted?.tokenSymbol ?? symbol,
     action: ACTIONS[action] ?? 'transfer',
     from: posted?.from ?? from,
@@ -173,9 +174,16 @@ export function renderRecord(ctx: RenderContext, pos: number): WireRecord {
     chainType: posted?.chainType ?? token.chainType,
     chainID: posted?.chainID ?? token.chainID,
     data: posted?.data ?? data,
-    version: posted?.version ?? (rng.chance(0.15) ? '' : 'v1'),
-    sig: posted?.sig ?? `0x${rng.hex(65)}`,
-    ledgerHash: posted?.ledgerHash ?? ledgerHashOf(seed, rawId),
+    version,
+  };
+  // A submitted record keeps the sender's signature and the hash taken when it was accepted.
+  const digest = posted ? undefined : personalMessageDigest(signedMessage(signed));
+  const record: WireRecord = {
+    rawId,
+    id: packaged ? (ctx.batchIds[table.batch.get(pos)] ?? batchIdOf(seed, table.batch.get(pos))) : '',
+    ...signed,
+    sig: posted?.sig ?? otherSig ?? (digest && ctx.keys.sign(from, digest)) ?? '',
+    ledgerHash: posted?.ledgerHash ?? `0x${toHex(digest!)}`,
     status: packaged ? 'packaged' : 'confirmed',
     internalStatus,
     timestamp: packaged ? table.timestamp.get(pos) : 0,
