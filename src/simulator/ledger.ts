@@ -8,6 +8,7 @@ import {
 } from './catalog.js';
 import { lastAtMost } from './columns.js';
 import { EvmKeyring } from './evm-keys.js';
+import type { RecordFaults } from './faults.js';
 import { LedgerHashIndex } from './hash-index.js';
 import { LedgerBook } from './ledger-book.js';
 import { type ListFilter, ListIndex, type ListView } from './list-index.js';
@@ -15,12 +16,14 @@ import { createRng, type Rng } from './random.js';
 import { createRecordGenerator, type RecordGenerator } from './record-generator.js';
 import {
   batchIdOf,
+  isTamperedAt,
   malformedKindOf,
   malformedText,
   mintChainHashOf,
   type RenderContext,
   rawIdFromHashBytes,
   renderRecord,
+  tamperedRecord,
   type WireRecord,
 } from './record-json.js';
 import { BURN, CHAINS, MINT, type NewRecord, RecordTable } from './record-table.js';
@@ -254,35 +257,45 @@ export class SimulatedLedger {
 
   /**
    * The ground-truth line of a record: its current text plus `tokenTag`, `arrivedAtMs` and
-   * `malformed`. Uses the cache without filling it, so a full dump does not evict hot pages.
+   * `malformed` and `tampered` marks. Uses the cache without filling it, so a full dump does not
+   * evict hot pages.
    */
-  groundTruthText(pos: number, malformedRate: number): string {
-    const text = this.cache[pos]?.toString('utf8') ?? this.freshText(pos);
+  groundTruthText(pos: number, faults: RecordFaults): string {
+    const rawId = this.table.rawId.get(pos);
+    const tampered = isTamperedAt(this.settings.seed, rawId, faults.tamperedRate);
+    const text = tampered
+      ? JSON.stringify(tamperedRecord(this.renderAt(pos)))
+      : (this.cache[pos]?.toString('utf8') ?? this.freshText(pos));
     const tag = this.tokens[this.table.token.get(pos)]?.tag ?? '';
-    const kind = malformedKindOf(this.settings.seed, this.table.rawId.get(pos), malformedRate);
-    const malformed = kind ? `,"malformed":"${kind}"` : '';
-    return `${text.slice(0, -1)},"tokenTag":"${tag}","arrivedAtMs":${this.table.arrivedAt.get(pos)}${malformed}}`;
+    const kind = malformedKindOf(this.settings.seed, rawId, faults.malformedRate);
+    const marks = `${kind ? `,"malformed":"${kind}"` : ''}${tampered ? ',"tampered":true' : ''}`;
+    return `${text.slice(0, -1)},"tokenTag":"${tag}","arrivedAtMs":${this.table.arrivedAt.get(pos)}${marks}}`;
   }
 
-  /** The bytes served publicly: malformed when the record's rawId is chosen at `malformedRate`. */
-  servedBytes(pos: number, malformedRate: number): Buffer {
-    const kind = malformedKindOf(this.settings.seed, this.table.rawId.get(pos), malformedRate);
-    if (kind === undefined) return this.recordBytes(pos);
-    return Buffer.from(malformedText(this.renderAt(pos), kind));
+  /** The bytes served publicly: tampered and malformed when the record's rawId is chosen at those shares. */
+  servedBytes(pos: number, faults: RecordFaults): Buffer {
+    const rawId = this.table.rawId.get(pos);
+    const kind = malformedKindOf(this.settings.seed, rawId, faults.malformedRate);
+    const tampered = isTamperedAt(this.settings.seed, rawId, faults.tamperedRate);
+    if (kind === undefined && !tampered) return this.recordBytes(pos);
+    const record = tampered ? tamperedRecord(this.renderAt(pos)) : this.renderAt(pos);
+    return Buffer.from(kind === undefined ? JSON.stringify(record) : malformedText(record, kind));
   }
 
   render(pos: number): WireRecord {
     return this.renderAt(pos);
   }
 
-  groundTruth(pos: number, malformedRate: number): GroundTruthRecord {
-    const record = this.renderAt(pos);
-    const kind = malformedKindOf(this.settings.seed, record.rawId, malformedRate);
+  groundTruth(pos: number, faults: RecordFaults): GroundTruthRecord {
+    const rawId = this.table.rawId.get(pos);
+    const tampered = isTamperedAt(this.settings.seed, rawId, faults.tamperedRate);
+    const kind = malformedKindOf(this.settings.seed, rawId, faults.malformedRate);
     return {
-      ...record,
+      ...(tampered ? tamperedRecord(this.renderAt(pos)) : this.renderAt(pos)),
       tokenTag: this.tokens[this.table.token.get(pos)]?.tag ?? '',
       arrivedAtMs: this.table.arrivedAt.get(pos),
       ...(kind ? { malformed: kind } : {}),
+      ...(tampered ? { tampered: true as const } : {}),
     };
   }
 
@@ -305,13 +318,13 @@ export class SimulatedLedger {
   }
 
   /** Page `page` (1-based) of a list, newest first, 10 a page. */
-  page(view: ListView | undefined, page: number, malformedRate: number): PageSlice {
+  page(view: ListView | undefined, page: number, faults: RecordFaults): PageSlice {
     const length = view?.length ?? 0;
     const totalPages = Math.ceil(length / 10);
     const texts: Buffer[] = [];
     if (view) {
       const top = length - 1 - (page - 1) * 10;
-      for (let i = top; i > top - 10 && i >= 0; i--) texts.push(this.servedBytes(view.at(i), malformedRate));
+      for (let i = top; i > top - 10 && i >= 0; i--) texts.push(this.servedBytes(view.at(i), faults));
     }
     return { currentPage: page, totalPages, texts };
   }
@@ -319,7 +332,7 @@ export class SimulatedLedger {
   /** Key paging: up to `count` records after (asc) or before (desc) rawId `cursor`, exclusive. */
   keyPage(
     view: ListView | undefined,
-    input: { cursor: number | undefined; order: 'asc' | 'desc'; count: number; malformedRate: number },
+    input: { cursor: number | undefined; order: 'asc' | 'desc'; count: number; faults: RecordFaults },
   ): { texts: Buffer[]; hasNextPage: boolean } {
     const length = view?.length ?? 0;
     const texts: Buffer[] = [];
@@ -328,12 +341,11 @@ export class SimulatedLedger {
     if (input.order === 'asc') {
       let i = input.cursor === undefined ? 0 : lastAtMost(length, rawIdAt, input.cursor) + 1;
       for (; i < length && texts.length < input.count; i++)
-        texts.push(this.servedBytes(view.at(i), input.malformedRate));
+        texts.push(this.servedBytes(view.at(i), input.faults));
       return { texts, hasNextPage: i < length };
     }
     let i = input.cursor === undefined ? length - 1 : lastAtMost(length, rawIdAt, input.cursor - 1);
-    for (; i >= 0 && texts.length < input.count; i--)
-      texts.push(this.servedBytes(view.at(i), input.malformedRate));
+    for (; i >= 0 && texts.length < input.count; i--) texts.push(this.servedBytes(view.at(i), input.faults));
     return { texts, hasNextPage: i >= 0 };
   }
 

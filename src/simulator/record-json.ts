@@ -67,6 +67,16 @@ export function malformedKindOf(seed: number, rawId: number, rate: number): Malf
   return kinds[hash32(seed, rawId, 0xbad2) % 3];
 }
 
+/** Whether the public endpoints serve this rawId tampered at the given share (chosen like malformed ones). */
+export function isTamperedAt(seed: number, rawId: number, rate: number): boolean {
+  return rate > 0 && hash32(seed, rawId, 0x7a3e) / 0x100000000 < rate;
+}
+
+/** The record with a field changed after signing: `amount` one unit more; `ledgerHash` and `sig` are the original's. */
+export function tamperedRecord(record: WireRecord): WireRecord {
+  return { ...record, amount: (BigInt(record.amount) + 1n).toString() };
+}
+
 /** Builds the wire record at table position `pos`, as the service holds it now. */
 export function renderRecord(ctx: RenderContext, pos: number): WireRecord {
   const { table, tokens, seed } = ctx;

@@ -116,7 +116,7 @@ export function createSimulator(options: SimulatorOptions = {}): Simulator {
   const routeContext: PublicRouteContext = {
     ledger,
     keyPaging: options.keyPaging ?? false,
-    malformedRate: () => injector.faults.malformedRate,
+    recordFaults: () => injector.faults,
     submit: (body) => {
       const result = checkSubmission(ledger, body, lastNonce, now());
       if (isRefusal(result)) return json(result.status, { error: result.error });
@@ -238,13 +238,13 @@ export function createSimulator(options: SimulatorOptions = {}): Simulator {
     after === undefined ? 0 : lastAtMost(end, (i) => ledger.table.rawId.get(i), after) + 1;
   function* records(opts: { afterRawId?: number } = {}): IterableIterator<GroundTruthRecord> {
     const end = ledger.table.count;
-    const rate = injector.faults.malformedRate;
-    for (let pos = firstAfter(end, opts.afterRawId); pos < end; pos++) yield ledger.groundTruth(pos, rate);
+    const faults = injector.faults;
+    for (let pos = firstAfter(end, opts.afterRawId); pos < end; pos++) yield ledger.groundTruth(pos, faults);
   }
   function* recordLines(afterRawId: number | undefined): IterableIterator<string> {
     const end = ledger.table.count;
-    const rate = injector.faults.malformedRate;
-    for (let pos = firstAfter(end, afterRawId); pos < end; pos++) yield ledger.groundTruthText(pos, rate);
+    const faults = injector.faults;
+    for (let pos = firstAfter(end, afterRawId); pos < end; pos++) yield ledger.groundTruthText(pos, faults);
   }
 
   const control: ControlTarget = {

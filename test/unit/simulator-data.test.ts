@@ -187,7 +187,7 @@ describe('simulator data set', () => {
     for (let pos = 0; pos < ledger.table.count; pos++) {
       const record = ledger.render(pos);
       assert.equal(ledger.recordText(pos), JSON.stringify(record));
-      const line = JSON.parse(ledger.groundTruthText(pos, 0.02));
+      const line = JSON.parse(ledger.groundTruthText(pos, { malformedRate: 0.02, tamperedRate: 0 }));
       const { tokenTag, arrivedAtMs, malformed, ...wire } = line;
       assert.deepEqual(wire, record);
       assert.equal(typeof tokenTag, 'string');

@@ -111,3 +111,39 @@ describe('simulator records are signed', () => {
     assert.equal(ledger.byLedgerHash('0x1234'), undefined);
   });
 });
+
+describe('simulator tampered records', () => {
+  it('serves a share tampered by rawId: the hash and the signer no longer match', () => {
+    const sim = createSimulator({ records: 3000, seed: 4, faults: { tamperedRate: 0.05 } });
+    const read = () => [...sim.records()];
+    const records = read();
+    const tampered = records.filter((r) => r.tampered);
+    assert.ok(tampered.length > 90 && tampered.length < 220, `${tampered.length}`);
+    for (const record of records) {
+      const { hash, signature } = checkIntegrity(record);
+      if (record.tampered) {
+        assert.equal(hash, 'mismatch', `rawId ${record.rawId}`);
+        assert.equal(signature, isEvmAddress(record.from) ? 'mismatch' : 'unknown');
+      } else {
+        assert.equal(hash, 'ok', `rawId ${record.rawId}`);
+      }
+    }
+    assert.deepEqual(
+      read().filter((r) => r.tampered),
+      tampered,
+    );
+    sim.setFaults({ tamperedRate: 0 });
+    const clean = read();
+    assert.ok(clean.every((r) => r.tampered === undefined && checkIntegrity(r).hash === 'ok'));
+    // Only the amount differs, by one unit.
+    const original = clean.find((r) => r.rawId === tampered[0]!.rawId)!;
+    assert.equal(BigInt(tampered[0]!.amount), BigInt(original.amount) + 1n);
+    assert.deepEqual(
+      { ...tampered[0], amount: original.amount, tampered: undefined },
+      {
+        ...original,
+        tampered: undefined,
+      },
+    );
+  });
+});
