@@ -3,7 +3,7 @@ import { after, before, beforeEach, describe, it } from 'node:test';
 import { NO_FAULTS } from '../../src/simulator/faults.js';
 import { createSimulator } from '../../src/simulator/simulator.js';
 import type { Simulator } from '../../src/simulator/types.js';
-import { checkIntegrity, type SignedRecord } from '../../src/sync/integrity.js';
+import { checkHash, type SignedRecord } from '../../src/sync/integrity.js';
 
 type Json = Record<string, unknown>;
 
@@ -116,8 +116,7 @@ describe('simulator faults', () => {
       const mismatched: string[] = [];
       for (let page = 1; page <= 100; page++) {
         const body = (await (await fetch(`${url}/txs?page=${page}`)).json()) as { txs: SignedRecord[] };
-        for (const tx of body.txs)
-          if (checkIntegrity(tx).hash === 'mismatch') mismatched.push(`${tx.ledgerHash}`);
+        for (const tx of body.txs) if (checkHash(tx) === 'mismatch') mismatched.push(`${tx.ledgerHash}`);
       }
       return mismatched.sort();
     };
@@ -128,7 +127,7 @@ describe('simulator faults', () => {
     const one = expected[0]!;
     const byHash = (await (await fetch(`${url}/txsByHash/${one.ledgerHash}`)).json()) as { tx: Json };
     assert.equal(byHash.tx.amount, one.amount);
-    assert.equal(checkIntegrity(byHash.tx as SignedRecord).hash, 'mismatch');
+    assert.equal(checkHash(byHash.tx as SignedRecord), 'mismatch');
   });
 
   it('answers 429 to a client over its request budget, and only to that client', async () => {

@@ -8,7 +8,8 @@ import { createSimulator } from '../../src/simulator/simulator.js';
 import type { GroundTruthRecord } from '../../src/simulator/types.js';
 import {
   addressOfPublicKey,
-  checkIntegrity,
+  checkHash,
+  checkSignature,
   isEvmAddress,
   recomputeLedgerHash,
   recoverSigner,
@@ -53,19 +54,20 @@ describe('simulator records are signed', () => {
     let evm = 0;
     let other = 0;
     const versions = new Set<string | undefined>();
-    for (const record of sim.records()) {
-      const { hash, signature } = checkIntegrity(record);
-      assert.equal(hash, 'ok', `rawId ${record.rawId}`);
+    for (const [i, record] of [...sim.records()].entries()) {
+      assert.equal(checkHash(record), 'ok', `rawId ${record.rawId}`);
+      versions.add(record.version);
+      // Recovery costs about a millisecond: every sender kind, a tenth of the records.
+      if (i % 10 !== 0 && record.action !== 'set') continue;
       if (isEvmAddress(record.from)) {
-        assert.equal(signature, 'ok', `rawId ${record.rawId}`);
+        assert.equal(checkSignature(record), 'ok', `rawId ${record.rawId}`);
         evm++;
       } else {
-        assert.equal(signature, 'unknown', `rawId ${record.rawId}`);
+        assert.equal(checkSignature(record), 'unknown', `rawId ${record.rawId}`);
         other++;
       }
-      versions.add(record.version);
     }
-    assert.ok(evm > 1000 && other > 500, `${evm} EVM senders, ${other} others`);
+    assert.ok(evm > 100 && other > 50, `${evm} EVM senders, ${other} others`);
     // Old records without a version, and empty versions, are hashed as version v1.
     assert.deepEqual([...versions].sort(), ['', 'v1', undefined]);
   });
@@ -120,13 +122,10 @@ describe('simulator tampered records', () => {
     const tampered = records.filter((r) => r.tampered);
     assert.ok(tampered.length > 90 && tampered.length < 220, `${tampered.length}`);
     for (const record of records) {
-      const { hash, signature } = checkIntegrity(record);
-      if (record.tampered) {
-        assert.equal(hash, 'mismatch', `rawId ${record.rawId}`);
-        assert.equal(signature, isEvmAddress(record.from) ? 'mismatch' : 'unknown');
-      } else {
-        assert.equal(hash, 'ok', `rawId ${record.rawId}`);
-      }
+      assert.equal(checkHash(record), record.tampered ? 'mismatch' : 'ok', `rawId ${record.rawId}`);
+    }
+    for (const record of tampered) {
+      assert.equal(checkSignature(record), isEvmAddress(record.from) ? 'mismatch' : 'unknown');
     }
     assert.deepEqual(
       read().filter((r) => r.tampered),
@@ -134,7 +133,7 @@ describe('simulator tampered records', () => {
     );
     sim.setFaults({ tamperedRate: 0 });
     const clean = read();
-    assert.ok(clean.every((r) => r.tampered === undefined && checkIntegrity(r).hash === 'ok'));
+    assert.ok(clean.every((r) => r.tampered === undefined && checkHash(r) === 'ok'));
     // Only the amount differs, by one unit.
     const original = clean.find((r) => r.rawId === tampered[0]!.rawId)!;
     assert.equal(BigInt(tampered[0]!.amount), BigInt(original.amount) + 1n);
