@@ -2,7 +2,7 @@ import type { Config } from '../src/config.js';
 import { createContext } from '../src/context.js';
 import type { Logger } from '../src/logger.js';
 import { createRedisConnection } from '../src/queue/connection.js';
-import { createLedgerQueues } from '../src/queue/queues.js';
+import { createLedgerQueues, DEFAULT_PREFIX } from '../src/queue/queues.js';
 import { createSharedRequestBudget } from '../src/queue/request-budget.js';
 import { createWorkerDeps, type WorkerTuning } from '../src/queue/worker-context.js';
 import { startWorkers } from '../src/queue/worker-runner.js';
@@ -31,16 +31,21 @@ export interface RunWorkerOptions {
  */
 export async function runWorker(options: RunWorkerOptions): Promise<void> {
   const { config, logger } = options;
-  // The shared budget in Redis paces every worker together; the client's own per-process budget is off.
-  const app = await createContext({ config: { ...config, requestsPerSecond: 0 }, logger });
   const connection = createRedisConnection(config.redisUrl, 'worker');
   connection.on('error', (error) => logger.warn({ err: error }, 'redis connection error'));
-  const queues = createLedgerQueues({ connection, prefix: options.prefix });
+  const prefix = options.prefix ?? DEFAULT_PREFIX;
+  // Every request of the client (retries, hedges and re-reads included) takes from the budget
+  // all workers share in Redis, and a 429 pauses them all.
   const budget = createSharedRequestBudget({
     redis: connection,
-    prefix: queues.prefix,
+    prefix,
     perSecond: config.requestsPerSecond,
   });
+  const app = await createContext({ config, logger, budget }).catch((error: unknown) => {
+    connection.disconnect();
+    throw error;
+  });
+  const queues = createLedgerQueues({ connection, prefix });
   const jobSignal = new AbortController();
   const deps = createWorkerDeps({ app, queues, budget, signal: jobSignal.signal, tuning: options.tuning });
   const running = startWorkers({

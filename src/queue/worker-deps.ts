@@ -8,7 +8,7 @@ import type { SharedRequestBudget } from './request-budget.js';
 export interface WorkerDeps {
   syncStore: SyncStore;
   backfillStore: BackfillStore;
-  /** Pages of the service, through the request budget shared by all workers. */
+  /** Pages of the service; every request, retries included, takes from the budget shared by all workers. */
   fetchPage: FetchPage;
   fetchByHash: FetchByHash;
   /** Refreshes tokens (`/info`) and fees (`/fees`) in the database. */
