@@ -47,6 +47,7 @@ export function createWorkerDeps(input: {
     queues: input.queues,
     budget,
     logger: app.logger,
+    concurrency: app.config.concurrency,
     owner: leaseOwnerName('worker', hostname(), process.pid),
     pagesPerRange: tuning.pagesPerRange ?? 20,
     parallelBackfill: tuning.parallelBackfill ?? true,

@@ -16,6 +16,8 @@ export interface WorkerDeps {
   queues: LedgerQueues;
   budget: SharedRequestBudget;
   logger: Logger;
+  /** Requests one job has in flight at once (`LEDGER_CONCURRENCY`): pages of a walk, re-reads. */
+  concurrency: number;
   /** This process, as shown in stream leases: `host:pid:random`. */
   owner: string;
   /** Pages per backfill range job. Default 20. */
