@@ -4,7 +4,7 @@ import { type AppContext, createContext } from '../src/context.js';
 import { loadSchedules } from '../src/db/schedules.js';
 import type { Logger } from '../src/logger.js';
 import { openRedis, type RedisLink } from '../src/queue/connection.js';
-import { createLedgerQueues, type LedgerQueues } from '../src/queue/queues.js';
+import { createLedgerQueues, DEFAULT_PREFIX, type LedgerQueues } from '../src/queue/queues.js';
 import { createSharedRequestBudget } from '../src/queue/request-budget.js';
 import { keepSchedulesRegistered } from '../src/queue/schedules.js';
 import { createWorkerDeps, type WorkerTuning } from '../src/queue/worker-context.js';
@@ -44,9 +44,20 @@ const CLOSE_GRACE_MS = 2500;
  */
 export async function runWorker(options: RunWorkerOptions): Promise<void> {
   const { config, logger } = options;
-  // The shared budget in Redis paces every worker together; the client's own per-process budget is off.
-  const app = await createContext({ config: { ...config, requestsPerSecond: 0 }, logger });
   const redis = openRedis(config.redisUrl, 'worker', { logger });
+  const prefix = options.prefix ?? DEFAULT_PREFIX;
+  // Every request of the client (retries, hedges and re-reads included) takes from the budget
+  // all workers share in Redis, and a 429 pauses them all.
+  const budget = createSharedRequestBudget({
+    redis: redis.connection,
+    prefix,
+    perSecond: config.requestsPerSecond,
+  });
+  const app = await createContext({ config, logger, budget }).catch((error: unknown) => {
+    redis.stopReconnecting();
+    redis.connection.disconnect();
+    throw error;
+  });
   // What ends the worker: the operator's signal, or Redis refusing the credentials.
   const stop = anySignal([options.signal, redis.refused]);
   try {
@@ -57,7 +68,7 @@ export async function runWorker(options: RunWorkerOptions): Promise<void> {
         throw error;
       },
     );
-    if (connected) await runJobs({ options, app, redis, stop });
+    if (connected) await runJobs({ options, app, redis, budget, prefix, stop });
   } finally {
     redis.stopReconnecting();
     redis.connection.disconnect();
@@ -72,16 +83,13 @@ async function runJobs(input: {
   options: RunWorkerOptions;
   app: AppContext;
   redis: RedisLink;
+  budget: ReturnType<typeof createSharedRequestBudget>;
+  prefix: string;
   stop: AbortSignal;
 }): Promise<void> {
-  const { options, app, redis, stop } = input;
+  const { options, app, redis, budget, stop } = input;
   const { connection } = redis;
-  const queues = createLedgerQueues({ connection, prefix: options.prefix, onError: redis.report });
-  const budget = createSharedRequestBudget({
-    redis: connection,
-    prefix: queues.prefix,
-    perSecond: options.config.requestsPerSecond,
-  });
+  const queues = createLedgerQueues({ connection, prefix: input.prefix, onError: redis.report });
   const jobSignal = new AbortController();
   const requestSignal = new AbortController();
   const deps = createWorkerDeps({
