@@ -12,7 +12,8 @@ import { createRedisConnection } from '../src/queue/connection.js';
 import { createLedgerQueues } from '../src/queue/queues.js';
 import { createSimulator } from '../src/simulator/index.js';
 import { createTestDatabase } from '../test/helpers/database.js';
-import { deletePrefix, spawnWorker, TEST_REDIS_URL, uniquePrefix, waitFor } from '../test/helpers/redis.js';
+import { deletePrefix, spawnWorker, TEST_REDIS_URL, uniquePrefix } from '../test/helpers/redis.js';
+import { waitFor } from '../test/helpers/wait-for.js';
 
 const { values } = parseArgs({
   options: {

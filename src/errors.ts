@@ -266,6 +266,40 @@ function findFailureCode(error: unknown): FailureCode | undefined {
   return undefined;
 }
 
+/**
+ * Redis refused the credentials of `REDIS_URL` (`WRONGPASS`), or asked for some that it does not
+ * give (`NOAUTH`). Retrying cannot help, so commands stop at once. The message shows the URL with
+ * its password masked; there is no `cause`, since the client's error carries the AUTH command
+ * and its password.
+ */
+export class RedisAuthError extends LedgerIndexerError {
+  /** The Redis URL with its password masked. */
+  readonly url: string;
+
+  constructor(url: string, problem: 'refused' | 'missing') {
+    super(
+      problem === 'refused'
+        ? `Redis refused the credentials of REDIS_URL (${url})`
+        : `Redis requires credentials that REDIS_URL (${url}) does not give`,
+    );
+    this.url = url;
+  }
+}
+
+/**
+ * Redis could not be reached within the attempts a command allows. `detail` is a secret-free
+ * description of the last failure (no `cause`, for the same reason as {@link RedisAuthError}).
+ */
+export class RedisUnavailableError extends LedgerIndexerError {
+  /** The Redis URL with its password masked. */
+  readonly url: string;
+
+  constructor(url: string, detail: string) {
+    super(`Redis at REDIS_URL (${url}) is unreachable: ${detail}`, { retryable: true });
+    this.url = url;
+  }
+}
+
 /** HTTP statuses worth retrying: throttling and server-side failures. */
 export function isRetryableStatus(status: number): boolean {
   return status === 408 || status === 425 || status === 429 || status >= 500;

@@ -5,11 +5,31 @@ import { DatabaseError } from './errors.js';
 
 export type { Logger } from 'pino';
 
+/** Keys whose value is a URL that may carry a password: logged with the password masked. */
+const URL_KEYS = ['url', 'database_url', 'redis_url', 'base_url', 'databaseUrl', 'redisUrl', 'baseUrl'];
+
+/**
+ * Paths censored in every log line. `command` is what ioredis attaches to an error: the command
+ * and its arguments, which for HELLO and AUTH hold the Redis password.
+ */
+const SECRET_PATHS = [
+  'password',
+  '*.password',
+  'authorization',
+  '*.authorization',
+  'headers.authorization',
+  'command.args',
+  '*.command.args',
+  'err.command',
+  'error.command',
+];
+
 /**
  * Creates the process logger: pino, JSON to stderr (stdout stays free for command output),
  * snake_case keys by convention. Secrets are redacted twice over: known secret-bearing keys
- * are censored, and URL-valued keys have their password replaced. A logged `err` never carries
- * a statement's text or parameters (see {@link serializeError}).
+ * are censored, URL-valued keys have their password replaced, and errors are serialized
+ * without the Redis command they carry (its arguments hold the password) and without a
+ * statement's text or parameters (see {@link serializeError}).
  */
 export function createLogger(options: { level?: string; name?: string; destination?: number } = {}): Logger {
   return pino(
@@ -17,23 +37,32 @@ export function createLogger(options: { level?: string; name?: string; destinati
       name: options.name ?? 'ledger-indexer',
       level: options.level ?? 'info',
       base: { pid: process.pid },
-      serializers: { err: serializeError },
       redact: {
-        paths: ['password', '*.password', 'authorization', '*.authorization', 'headers.authorization'],
-        censor: '***',
+        paths: [...SECRET_PATHS, ...URL_KEYS, ...URL_KEYS.map((key) => `*.${key}`)],
+        censor: (value, path) =>
+          URL_KEYS.includes(path[path.length - 1] ?? '') && value !== undefined && value !== null
+            ? redactUrl(String(value))
+            : '***',
       },
-      formatters: {
-        log(object) {
-          for (const key of ['database_url', 'redis_url', 'url', 'base_url']) {
-            const value = object[key];
-            if (typeof value === 'string') object[key] = redactUrl(value);
-          }
-          return object;
-        },
-      },
+      serializers: { err: serializeLogError, error: serializeLogError },
     },
     pino.destination({ fd: options.destination ?? 2, sync: true }),
   );
+}
+
+/** What logs show of an error: {@link serializeError}, minus the `command` of Redis client errors. */
+function serializeLogError(value: unknown): unknown {
+  return withoutCommands(serializeError(value), 0);
+}
+
+function withoutCommands(value: unknown, depth: number): unknown {
+  if (value === null || typeof value !== 'object' || depth > 5) return value;
+  const record = value as Record<string, unknown>;
+  if ('command' in record) delete record['command'];
+  for (const key of Object.keys(record)) {
+    if (key !== 'raw') withoutCommands(record[key], depth + 1);
+  }
+  return value;
 }
 
 /** A logger that writes nothing: for tests and library callers that bring no logger. */

@@ -1,20 +1,21 @@
-import { createContext } from '../src/app/context.js';
+import { anySignal, settlesWithin, untilAborted, whenAborted } from '../src/abort.js';
+import { type AppContext, createContext } from '../src/app/context.js';
 import { createWorkerDeps, type WorkerTuning } from '../src/app/worker-context.js';
 import type { Config } from '../src/config.js';
 import { loadSchedules } from '../src/db/schedules.js';
 import type { Logger } from '../src/logger.js';
-import { createRedisConnection } from '../src/queue/connection.js';
-import { createLedgerQueues } from '../src/queue/queues.js';
+import { openRedis, type RedisLink } from '../src/queue/connection.js';
+import { createLedgerQueues, DEFAULT_PREFIX, type LedgerQueues } from '../src/queue/queues.js';
 import { createSharedRequestBudget } from '../src/queue/request-budget.js';
 import { keepSchedulesRegistered } from '../src/queue/schedules.js';
-import { startWorkers } from '../src/queue/worker-runner.js';
+import { type RunningWorkers, startWorkers } from '../src/queue/worker-runner.js';
 import { PROCESSORS } from './processors.js';
 
 /** Options of {@link runWorker}. */
 export interface RunWorkerOptions {
   config: Config & { redisUrl: string };
   logger: Logger;
-  /** Aborting it drains the worker: running jobs finish, no new one starts. */
+  /** Aborting it drains the worker: running jobs stop at their next page, no new one starts. */
   signal: AbortSignal;
   /** Jobs at once per queue. Default 4. */
   concurrency?: number | undefined;
@@ -25,27 +26,80 @@ export interface RunWorkerOptions {
   tuning?: WorkerTuning | undefined;
   /** Called once the workers take jobs. */
   onReady?: (() => void) | undefined;
+  /**
+   * On shutdown, how long running jobs get to stop at a page boundary before their requests are
+   * abandoned. Default 3000 ms.
+   */
+  drainMs?: number | undefined;
 }
 
+/** How long each step of a shutdown that cannot drain waits before the next, harder one. */
+const CLOSE_GRACE_MS = 2500;
+
 /**
- * The worker process: migrates the database, then runs the BullMQ workers until `signal` is
- * aborted, then drains and closes everything it opened. The schedules `schedule` kept in
- * PostgreSQL are registered in Redis at start and after every reconnect.
+ * The worker process: migrates the database, waits for Redis (retrying for as long as it takes),
+ * then runs the BullMQ workers until `signal` is aborted, then drains and closes everything it
+ * opened. The schedules `schedule` kept in PostgreSQL are registered in Redis at start and after
+ * every reconnect. Rejects with `RedisAuthError` as soon as Redis refuses the credentials.
  */
 export async function runWorker(options: RunWorkerOptions): Promise<void> {
   const { config, logger } = options;
-  // The shared budget in Redis paces every worker together; the client's own per-process budget is off.
-  const app = await createContext({ config: { ...config, requestsPerSecond: 0 }, logger });
-  const connection = createRedisConnection(config.redisUrl, 'worker');
-  connection.on('error', (error) => logger.warn({ err: error }, 'redis connection error'));
-  const queues = createLedgerQueues({ connection, prefix: options.prefix });
+  const redis = openRedis(config.redisUrl, 'worker', { logger });
+  const prefix = options.prefix ?? DEFAULT_PREFIX;
+  // Every request of the client (retries, hedges and re-reads included) takes from the budget
+  // all workers share in Redis, and a 429 pauses them all.
   const budget = createSharedRequestBudget({
-    redis: connection,
-    prefix: queues.prefix,
+    redis: redis.connection,
+    prefix,
     perSecond: config.requestsPerSecond,
   });
+  const app = await createContext({ config, logger, budget }).catch((error: unknown) => {
+    redis.stopReconnecting();
+    redis.connection.disconnect();
+    throw error;
+  });
+  // What ends the worker: the operator's signal, or Redis refusing the credentials.
+  const stop = anySignal([options.signal, redis.refused]);
+  try {
+    const connected = await redis.ready(stop).then(
+      () => true,
+      (error: unknown) => {
+        if (stop.aborted) return false;
+        throw error;
+      },
+    );
+    if (connected) await runJobs({ options, app, redis, budget, prefix, stop });
+  } finally {
+    redis.stopReconnecting();
+    redis.connection.disconnect();
+    await app.close();
+    logger.info({}, 'worker stopped');
+  }
+  if (redis.refused.aborted) throw redis.refused.reason;
+}
+
+/** Takes jobs until `stop` aborts, then drains. */
+async function runJobs(input: {
+  options: RunWorkerOptions;
+  app: AppContext;
+  redis: RedisLink;
+  budget: ReturnType<typeof createSharedRequestBudget>;
+  prefix: string;
+  stop: AbortSignal;
+}): Promise<void> {
+  const { options, app, redis, budget, stop } = input;
+  const { connection } = redis;
+  const queues = createLedgerQueues({ connection, prefix: input.prefix, onError: redis.report });
   const jobSignal = new AbortController();
-  const deps = createWorkerDeps({ app, queues, budget, signal: jobSignal.signal, tuning: options.tuning });
+  const requestSignal = new AbortController();
+  const deps = createWorkerDeps({
+    app,
+    queues,
+    budget,
+    signal: jobSignal.signal,
+    requestSignal: requestSignal.signal,
+    tuning: options.tuning,
+  });
   const running = startWorkers({
     deps,
     connection,
@@ -53,35 +107,73 @@ export async function runWorker(options: RunWorkerOptions): Promise<void> {
     concurrency: options.concurrency,
     lockDurationMs: options.lockMs,
     stalledIntervalMs: options.lockMs,
+    onError: redis.report,
   });
   let schedules: ReturnType<typeof keepSchedulesRegistered> | undefined;
   try {
-    await running.ready();
+    await untilAborted(running.ready(), stop);
     schedules = keepSchedulesRegistered({
       connection,
       queues,
       load: () => loadSchedules(app.database.db, queues.prefix),
-      logger,
+      logger: options.logger,
     });
-    await schedules.started;
-    logger.info(
+    await untilAborted(schedules.started, stop);
+    options.logger.info(
       { concurrency: options.concurrency ?? 4, prefix: queues.prefix, owner: deps.owner },
       'worker ready',
     );
     options.onReady?.();
-    if (!options.signal.aborted) {
-      await new Promise<void>((resolve) =>
-        options.signal.addEventListener('abort', () => resolve(), { once: true }),
-      );
-    }
-    logger.info({}, 'worker draining');
-    jobSignal.abort();
+    await whenAborted(stop);
+  } catch (error) {
+    if (!stop.aborted) throw error;
   } finally {
     schedules?.stop();
-    await running.close();
-    await queues.close();
-    connection.disconnect();
-    await app.close();
-    logger.info({}, 'worker stopped');
+    options.logger.info({}, 'worker draining');
+    jobSignal.abort();
+    await drain({
+      running,
+      queues,
+      redis,
+      requests: requestSignal,
+      drainMs: options.drainMs,
+      logger: options.logger,
+    });
+  }
+}
+
+/**
+ * Lets running jobs stop at their next page within `drainMs` while Redis is up. Otherwise (Redis
+ * down: nothing can be acknowledged; or jobs stuck on a hanging service) abandons their requests
+ * and closes without waiting for Redis. BullMQ runs an unfinished job again once its lock runs out.
+ */
+async function drain(input: {
+  running: RunningWorkers;
+  queues: LedgerQueues;
+  redis: RedisLink;
+  requests: AbortController;
+  drainMs: number | undefined;
+  logger: Logger;
+}): Promise<void> {
+  const { running, redis, logger } = input;
+  const drainMs = input.drainMs ?? 3000;
+  const redisUp = redis.connection.status === 'ready';
+  if (redisUp && (await running.close(drainMs))) {
+    await settlesWithin(input.queues.close(), CLOSE_GRACE_MS);
+    return;
+  }
+  logger.warn(
+    { drain_ms: drainMs },
+    redisUp
+      ? 'jobs did not stop in time, abandoning their requests'
+      : 'redis unreachable, stopping without draining',
+  );
+  input.requests.abort(new Error('worker shutting down'));
+  // BullMQ's close waits forever for a connection that is reconnecting: let each end first.
+  redis.stopReconnecting();
+  if (redis.connection.status !== 'ready') await redis.ended(CLOSE_GRACE_MS);
+  if (!(await running.close(CLOSE_GRACE_MS))) {
+    logger.warn({}, 'worker close did not finish, disconnecting from Redis');
+    await settlesWithin(running.disconnect(), CLOSE_GRACE_MS);
   }
 }

@@ -11,6 +11,7 @@ export const reconcile: JobProcessor = async (job, deps) => {
       store: deps.syncStore,
       fetchByHash: deps.fetchByHash,
       maxRecords: limit,
+      concurrency: deps.concurrency,
       signal: deps.signal,
       logger: deps.logger,
     });

@@ -24,6 +24,7 @@ export const syncStream: JobProcessor = async (job, deps) => {
       spec: stream,
       owner: deps.owner,
       leaseMs: deps.leaseMs,
+      concurrency: deps.concurrency,
       signal: deps.signal,
       logger: deps.logger,
     });

@@ -1,5 +1,6 @@
 import { createLedgerClient, type LedgerClient } from '../client/ledger-client.js';
 import { clientOptionsFromConfig } from '../client/options.js';
+import type { RequestBudget } from '../client/request-budget.js';
 import type { Config } from '../config.js';
 import { type Database, openDatabase } from '../db/connect.js';
 import { migrateDatabase } from '../db/migrate.js';
@@ -34,6 +35,11 @@ export interface CreateContextOptions {
   recheck?: PgStoreOptions['recheck'];
   /** An open database to use instead of opening one from the configuration; not closed by `close()`. */
   database?: Database;
+  /**
+   * The budget every request of the client takes from, retries included (the workers' one in
+   * Redis). Default: the client's own, at `requestsPerSecond`.
+   */
+  budget?: RequestBudget | undefined;
 }
 
 /**
@@ -42,7 +48,7 @@ export interface CreateContextOptions {
  */
 export async function createContext(options: CreateContextOptions): Promise<AppContext> {
   const { config, logger } = options;
-  const client = createLedgerClient(clientOptionsFromConfig(config, logger));
+  const client = createLedgerClient({ ...clientOptionsFromConfig(config, logger), budget: options.budget });
   let database: Database;
   try {
     database =

@@ -2,19 +2,25 @@ import { isNotFound } from '../client/http.js';
 import type { LedgerClient } from '../client/ledger-client.js';
 import type { FetchByHash, FetchPage } from '../sync/ports.js';
 
-/** The sync engine's `FetchPage` over a client: the global list, or one account's when the spec names it. */
-export function createFetchPage(client: LedgerClient): FetchPage {
+/**
+ * The sync engine's `FetchPage` over a client: the global list, or one account's when the spec
+ * names it. Aborting `signal` abandons every request in flight and its retries.
+ */
+export function createFetchPage(client: LedgerClient, signal?: AbortSignal): FetchPage {
+  const call = { signal };
   return (spec, page) => {
     const query = { page, tokenTag: spec.tokenTag, action: spec.action, withoutAction: spec.withoutAction };
-    return spec.account === undefined ? client.txs(query) : client.txsByAccount(spec.account, query);
+    return spec.account === undefined
+      ? client.txs(query, call)
+      : client.txsByAccount(spec.account, query, call);
   };
 }
 
 /** The sync engine's `FetchByHash` over a client: `null` when the service answers 404. */
-export function createFetchByHash(client: LedgerClient): FetchByHash {
+export function createFetchByHash(client: LedgerClient, signal?: AbortSignal): FetchByHash {
   return async (ledgerHash) => {
     try {
-      return await client.txsByHash(ledgerHash);
+      return await client.txsByHash(ledgerHash, { signal });
     } catch (error) {
       if (isNotFound(error)) return null;
       throw error;

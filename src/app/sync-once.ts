@@ -35,7 +35,13 @@ export interface SyncOptions extends TxListFilter {
   refreshTokens?: boolean | undefined;
   /** Most records re-read in this run. Default: all that are due. */
   maxRereads?: number | undefined;
+  /** Stops the run at the next page boundary: pages in flight are awaited and committed. */
   signal?: AbortSignal | undefined;
+  /**
+   * Abandons the requests in flight and their retries (the run then fails with the signal's
+   * reason; what was committed stays). For a stop that cannot wait for a slow or hanging service.
+   */
+  requestSignal?: AbortSignal | undefined;
   onPage?: ((event: PageEvent) => void) | undefined;
   /** Called when a stream's walk begins, with its spec. */
   onStream?: ((spec: StreamSpec) => void) | undefined;
@@ -71,12 +77,12 @@ export async function syncOnce(ctx: SyncContext, options: SyncOptions = {}): Pro
   const owner = options.owner ?? leaseOwnerName('sync', hostname(), process.pid);
   const result: SyncResult = { tokens: null, streams: [], reconcile: null, stopped: false };
   if (options.refreshTokens !== false && ctx.saveTokens) {
-    const info = await ctx.client.info();
+    const info = await ctx.client.info({ signal: options.requestSignal });
     await ctx.saveTokens(info.tokenList);
     result.tokens = info.tokenList.length;
     ctx.logger.info({ tokens: result.tokens }, 'tokens refreshed');
   }
-  const fetchPage = createFetchPage(ctx.client);
+  const fetchPage = createFetchPage(ctx.client, options.requestSignal);
   for (const spec of streamSpecs(options)) {
     if (options.signal?.aborted) break;
     options.onStream?.(spec);
@@ -96,7 +102,7 @@ export async function syncOnce(ctx: SyncContext, options: SyncOptions = {}): Pro
   if (options.reconcile !== false && !options.signal?.aborted) {
     result.reconcile = await reconcilePending({
       store: ctx.store,
-      fetchByHash: createFetchByHash(ctx.client),
+      fetchByHash: createFetchByHash(ctx.client, options.requestSignal),
       concurrency: ctx.config.concurrency,
       maxRecords: options.maxRereads,
       signal: options.signal,

@@ -19,42 +19,37 @@ export interface WorkerTuning {
 
 /**
  * Builds the dependencies of every job from the process context: the store, the proof store, and
- * the client's fetches routed through the request budget that all workers share in Redis.
+ * the client's fetches. The client takes every request from `budget` (shared by all workers in
+ * Redis) itself, so the fetches need no budget of their own.
  */
 export function createWorkerDeps(input: {
   app: AppContext;
   queues: LedgerQueues;
+  /** The budget `app.client` takes its requests from; a job's 429 pauses it. */
   budget: SharedRequestBudget;
   signal: AbortSignal;
+  /** Abandons the requests in flight, their retries and budget waits (a shutdown that cannot wait). */
+  requestSignal?: AbortSignal | undefined;
   tuning?: WorkerTuning | undefined;
 }): WorkerDeps {
-  const { app, budget, signal } = input;
+  const { app, budget, signal, requestSignal } = input;
   const tuning = input.tuning ?? {};
-  const fetchPage = createFetchPage(app.client);
-  const fetchByHash = createFetchByHash(app.client);
   return {
     syncStore: app.store,
     backfillStore: createProofStore({ database: app.database }),
-    fetchPage: async (spec, page) => {
-      await budget.take();
-      return fetchPage(spec, page);
-    },
-    fetchByHash: async (hash) => {
-      await budget.take();
-      return fetchByHash(hash);
-    },
+    fetchPage: createFetchPage(app.client, requestSignal),
+    fetchByHash: createFetchByHash(app.client, requestSignal),
     refreshReference: async () => {
-      await budget.take();
-      const info = await app.client.info();
+      const info = await app.client.info({ signal: requestSignal });
       await app.saveTokens(info.tokenList);
-      await budget.take();
-      const fees = await app.client.fees();
+      const fees = await app.client.fees({ signal: requestSignal });
       app.logger.info({ tokens: info.tokenList.length, fees: fees.length }, 'tokens and fees refreshed');
       return { tokens: info.tokenList.length, fees: fees.length };
     },
     queues: input.queues,
     budget,
     logger: app.logger,
+    concurrency: app.config.concurrency,
     owner: leaseOwnerName('worker', hostname(), process.pid),
     pagesPerRange: tuning.pagesPerRange ?? 20,
     parallelBackfill: tuning.parallelBackfill ?? true,

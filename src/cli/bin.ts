@@ -2,9 +2,29 @@
 import { main } from './main.js';
 import { failureLine } from './run-outcome.js';
 
+/**
+ * After the first SIGINT/SIGTERM a command gets this long to stop cleanly (commit, release its
+ * leases, close its connections); then the process exits anyway. A second signal exits at once.
+ * Nothing is lost either way: checkpoints are committed with their pages, jobs run again.
+ */
+const STOP_DEADLINE_MS = 10_000;
+
 const controller = new AbortController();
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-  process.once(signal, () => controller.abort(new Error(signal)));
+  process.on(signal, () => {
+    const code = signal === 'SIGTERM' ? 143 : 130;
+    if (controller.signal.aborted) {
+      process.stderr.write(`ledger-indexer: ${signal} again, exiting now\n`);
+      process.exit(code);
+    }
+    controller.abort(new Error(signal));
+    setTimeout(() => {
+      process.stderr.write(
+        `ledger-indexer: still stopping ${STOP_DEADLINE_MS / 1000} s after ${signal}, exiting now\n`,
+      );
+      process.exit(code);
+    }, STOP_DEADLINE_MS).unref();
+  });
 }
 
 main(process.argv.slice(2), {

@@ -12,6 +12,11 @@ export function signalExitCode(signal: AbortSignal): number {
   return name === 'SIGTERM' ? 143 : 130;
 }
 
+/** The line a command stopped by a signal ends with: `stopped by SIGTERM`. */
+export function stoppedLine(signal: AbortSignal): string {
+  return `stopped by ${signalExitCode(signal) === 143 ? 'SIGTERM' : 'SIGINT'}`;
+}
+
 /**
  * One clear line saying what failed and that nothing committed was lost. A database failure is
  * told by its SQLSTATE in words, never by the statement or its parameters; an error of an

@@ -12,7 +12,7 @@ import {
 import type { Logger } from '../logger.js';
 import type { RequestBudget } from './request-budget.js';
 import { parseRetryAfter, retryDelayMs } from './retry-after.js';
-import { type AbortLike, StopToken } from './stop-token.js';
+import { type AbortLike, StopToken, sleep } from './stop-token.js';
 
 /** Counters of one client since it was created. */
 export interface ClientStats {
@@ -91,6 +91,25 @@ const PROGRAMMER_CODES = new Set([
   'UND_ERR_INVALID_RETURN_VALUE',
 ]);
 
+/**
+ * A 429's `Retry-After` holds back every request that takes from the budget (every worker, for
+ * a budget shared in Redis), not only the refused request's retry.
+ */
+async function pauseBudget(
+  options: Pick<HttpTransportOptions, 'budget' | 'retryAfterCapMs' | 'logger'>,
+  retryAfterMs: number | undefined,
+  url: string,
+): Promise<void> {
+  const { budget } = options;
+  if (retryAfterMs === undefined || retryAfterMs <= 0 || budget.pause === undefined) return;
+  try {
+    await budget.pause(Math.min(retryAfterMs, options.retryAfterCapMs));
+  } catch (error) {
+    // The refused request's own retry still waits for Retry-After; only the others may go early.
+    options.logger.warn({ url, err: error }, 'could not pause the request budget');
+  }
+}
+
 /** Creates the transport over one keep-alive connection pool to the base URL's origin. */
 export function createHttpTransport(options: HttpTransportOptions): HttpTransport {
   const base = new URL(options.baseUrl);
@@ -165,7 +184,9 @@ export function createHttpTransport(options: HttpTransportOptions): HttpTranspor
     counters.byStatus[status] = (counters.byStatus[status] ?? 0) + 1;
     if (status < 200 || status > 299) {
       const body = text.length > ERROR_BODY_LIMIT ? `${text.slice(0, ERROR_BODY_LIMIT)}…` : text;
-      throw new HttpError({ status, body, url, retryAfterMs: parseRetryAfter(retryAfter) });
+      const error = new HttpError({ status, body, url, retryAfterMs: parseRetryAfter(retryAfter) });
+      if (status === 429) await pauseBudget(options, error.retryAfterMs, url);
+      throw error;
     }
     try {
       return request.parse(text, url);
@@ -277,23 +298,4 @@ export function createHttpTransport(options: HttpTransportOptions): HttpTranspor
       if (!pool.closed) await pool.close();
     },
   };
-}
-
-/** Waits `ms`; an abort rejects with the signal's own reason. */
-function sleep(ms: number, signal: AbortLike | undefined): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) {
-      reject(signal.reason);
-      return;
-    }
-    const onAbort = (): void => {
-      clearTimeout(timer);
-      reject(signal?.reason);
-    };
-    const timer = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    signal?.addEventListener('abort', onAbort, { once: true });
-  });
 }

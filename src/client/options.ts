@@ -47,13 +47,18 @@ export interface LedgerClientOptions {
   hedgeAfter?: number | undefined;
   /** The shortest wait before a page is hedged, so fast answers are never doubled. Default 500 ms. */
   hedgeMinMs?: number | undefined;
-  /** Request budget shared by all calls of this client, retries included; 0 = unlimited. Default 50. */
+  /**
+   * Request budget shared by all calls of this client, retries and hedges included; 0 = unlimited.
+   * A 429's `Retry-After` pauses it for every call. Default 50.
+   */
   requestsPerSecond?: number | undefined;
   /** Requests that may go at once after a quiet spell. Default a tenth of `requestsPerSecond`, at least 1. */
   requestBurst?: number | undefined;
   /**
-   * A budget to share with other clients of the same service in this process (its limits count
-   * per client address). When given, `requestsPerSecond` and `requestBurst` are not used.
+   * A budget to share with other clients of the same service (its limits count per client
+   * address): in this process, or across processes like the workers' budget in Redis. Every
+   * attempt takes from it, and a 429's `Retry-After` pauses it when it has `pause`. When given,
+   * `requestsPerSecond` and `requestBurst` are not used.
    */
   budget?: RequestBudget | undefined;
   /** Keep-alive connections to the service at most. Default 16. */

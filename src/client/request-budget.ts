@@ -1,4 +1,4 @@
-import type { AbortLike } from './stop-token.js';
+import { type AbortLike, sleep } from './stop-token.js';
 
 /** A client-side request budget: every request sent (retries included) takes one token first. */
 export interface RequestBudget {
@@ -8,6 +8,12 @@ export interface RequestBudget {
    * and takes no token.
    */
   take(signal?: AbortLike): Promise<void>;
+  /**
+   * Holds back every request for `ms`: the service answered 429 with `Retry-After`, and it counts
+   * its limit per client, not per request. A shorter pause never cuts a longer one short. A budget
+   * without it is not paused (each request still waits for its own retry).
+   */
+  pause?(ms: number): void | Promise<void>;
 }
 
 /** Options of {@link createRequestBudget}. */
@@ -16,7 +22,7 @@ export interface RequestBudgetOptions {
   requestsPerSecond: number;
   /** Requests that may go at once after a quiet spell. Default: a tenth of a second's worth, at least 1. */
   burst?: number | undefined;
-  /** Monotonic clock in milliseconds; tests may pass their own. */
+  /** Monotonic clock in milliseconds; tests may pass their own (pauses wait on real timers). */
   now?: () => number;
 }
 
@@ -33,16 +39,25 @@ const GO = (): Promise<void> => Promise.resolve();
 /**
  * A token bucket with a first-come-first-served queue and one timer. Tokens are counted from the
  * clock when they are handed out, never booked ahead, so a late timer or a stalled event loop
- * cannot release more than `burst + requestsPerSecond * T` requests in any T seconds.
+ * cannot release more than `burst + requestsPerSecond * T` requests in any T seconds. While a
+ * pause lasts, nothing is released.
  */
 export function createRequestBudget(options: RequestBudgetOptions): RequestBudget {
   const rate = options.requestsPerSecond;
   if (!(rate >= 0) || !Number.isFinite(rate))
     throw new RangeError(`requestsPerSecond must be >= 0 (got ${rate})`);
-  if (rate === 0) return { take: GO };
+  const now = options.now ?? (() => performance.now());
+  let pausedUntil = Number.NEGATIVE_INFINITY;
+  const pause = (ms: number): void => {
+    if (ms > 0) pausedUntil = Math.max(pausedUntil, now() + ms);
+  };
+  // Unlimited: only a pause holds requests back; an extended one is waited out too.
+  const pauseOver = async (signal: AbortLike | undefined): Promise<void> => {
+    for (let wait = pausedUntil - now(); wait > 0; wait = pausedUntil - now()) await sleep(wait, signal);
+  };
+  if (rate === 0) return { take: (signal) => (pausedUntil > now() ? pauseOver(signal) : GO()), pause };
   const burst = options.burst ?? Math.max(1, Math.ceil(rate / 10));
   if (!(burst >= 1)) throw new RangeError(`burst must be >= 1 (got ${burst})`);
-  const now = options.now ?? (() => performance.now());
 
   let tokens = burst;
   let last = now();
@@ -58,6 +73,10 @@ export function createRequestBudget(options: RequestBudgetOptions): RequestBudge
 
   const drain = (): void => {
     timer = undefined;
+    if (pausedUntil > now()) {
+      schedule();
+      return;
+    }
     refill();
     while (head < queue.length && tokens >= 1) {
       const waiter = queue[head++] as Waiter;
@@ -82,14 +101,16 @@ export function createRequestBudget(options: RequestBudgetOptions): RequestBudge
 
   const schedule = (): void => {
     if (timer !== undefined) return;
-    timer = setTimeout(drain, Math.max(1, Math.ceil(((1 - tokens) * 1000) / rate)));
+    const pausedFor = pausedUntil - now();
+    const waitMs = pausedFor > 0 ? pausedFor : ((1 - tokens) * 1000) / rate;
+    timer = setTimeout(drain, Math.max(1, Math.ceil(waitMs)));
   };
 
   return {
     take(signal) {
       if (signal?.aborted) return Promise.reject(signal.reason);
       refill();
-      if (head === queue.length && tokens >= 1) {
+      if (head === queue.length && tokens >= 1 && !(pausedUntil > last)) {
         tokens -= 1;
         return GO();
       }
@@ -107,5 +128,6 @@ export function createRequestBudget(options: RequestBudgetOptions): RequestBudge
         schedule();
       });
     },
+    pause,
   };
 }

@@ -39,3 +39,22 @@ export class StopToken implements AbortLike {
     if (listeners) for (const listener of listeners) listener();
   }
 }
+
+/** Waits `ms`; an abort rejects with the signal's own reason. */
+export function sleep(ms: number, signal?: AbortLike | undefined): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) {
+      reject(signal.reason);
+      return;
+    }
+    const onAbort = (): void => {
+      clearTimeout(timer);
+      reject(signal?.reason);
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}

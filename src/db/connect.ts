@@ -66,6 +66,19 @@ function openPostgres(url: string, options: OpenDatabaseOptions): Database {
       'idle database connection failed',
     );
   });
+  // Nor may one in use (in a transaction) when the server goes away: its query fails on its own,
+  // and the pool drops the broken connection when it comes back.
+  pool.on('connect', (client) => {
+    client.on('error', (error) => {
+      options.logger?.debug(
+        {
+          err: toDatabaseError(error, { operation: 'connection-in-use', fromDriver: true }),
+          database_url: url,
+        },
+        'database connection in use failed',
+      );
+    });
+  });
   const db = translateDbErrors(drizzlePg({ client: pool }) as unknown as Db);
   options.logger?.debug({ database_url: url }, 'database pool created');
   return {

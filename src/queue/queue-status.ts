@@ -1,3 +1,5 @@
+import { settlesWithin, untilAborted } from '../abort.js';
+import type { Logger } from '../logger.js';
 import type { LedgerQueues } from './queues.js';
 
 /** Depth and activity of one queue. */
@@ -31,35 +33,46 @@ export async function queueStatus(queues: LedgerQueues): Promise<QueueCounts[]> 
 }
 
 /**
- * The queue counts read from the Redis at `url`, or the reason they could not be read: `status`
- * shows the database state even while Redis is down.
+ * The queue counts read from the Redis at `url`, or the one secret-free line saying why they could
+ * not be read (credentials refused, unreachable after a few attempts): `status` still shows the
+ * database state while Redis is down. A `signal` abort rejects with its reason.
  */
 export async function readQueueStatus(
   url: string,
-  options: { prefix?: string | undefined; timeoutMs?: number } = {},
+  options: {
+    prefix?: string | undefined;
+    logger?: Logger | undefined;
+    signal?: AbortSignal | undefined;
+  } = {},
 ): Promise<{ queues: QueueCounts[] } | { error: string }> {
-  const { Redis } = await import('ioredis');
+  const { COMMAND_CONNECT_ATTEMPTS, openRedis } = await import('./connection.js');
   const { createLedgerQueues } = await import('./queues.js');
-  const connection = new Redis(url, {
-    maxRetriesPerRequest: 1,
-    connectTimeout: options.timeoutMs ?? 3000,
-    retryStrategy: () => null,
+  const { redisFailureLine } = await import('./redis-failures.js');
+  const redis = openRedis(url, 'producer', {
+    logger: options.logger,
+    connectAttempts: COMMAND_CONNECT_ATTEMPTS,
   });
-  connection.on('error', () => undefined);
-  const queues = createLedgerQueues({ connection, prefix: options.prefix });
+  let queues: LedgerQueues | undefined;
   try {
-    return { queues: await queueStatus(queues) };
+    await redis.ready(options.signal);
+    queues = createLedgerQueues({
+      connection: redis.connection,
+      prefix: options.prefix,
+      onError: redis.report,
+    });
+    return { queues: await untilAborted(queueStatus(queues), options.signal) };
   } catch (error) {
-    return { error: error instanceof Error ? error.message : String(error) };
+    if (options.signal?.aborted) throw options.signal.reason;
+    return { error: redisFailureLine(error, url) };
   } finally {
-    await queues.close().catch(() => undefined);
-    connection.disconnect();
+    if (queues) await settlesWithin(queues.close(), 1000);
+    redis.connection.disconnect();
   }
 }
 
 /** The queue counts as lines of text, for `status`. */
 export function formatQueueStatus(result: { queues: QueueCounts[] } | { error: string }): string[] {
-  if ('error' in result) return [`queues: unreachable (${result.error})`];
+  if ('error' in result) return [`queues: unavailable (${result.error})`];
   return result.queues.map(
     (q) =>
       `queue ${q.queue}: ${q.waiting} waiting, ${q.delayed} delayed, ${q.active} active, ${q.failed} failed${q.paused ? ' (paused)' : ''}`,

@@ -28,8 +28,16 @@ export interface LedgerQueues {
   close(): Promise<void>;
 }
 
-/** Opens the queues over `connection` (shared; closed by its owner, not here). */
-export function createLedgerQueues(input: { connection: Redis; prefix?: string | undefined }): LedgerQueues {
+/**
+ * Opens the queues over `connection` (shared; closed by its owner, not here). Their `error`
+ * events go to `onError` (a `RedisLink`'s `report`); without it they are dropped, since the
+ * failing calls reject anyway, rather than printed raw with the AUTH command's password.
+ */
+export function createLedgerQueues(input: {
+  connection: Redis;
+  prefix?: string | undefined;
+  onError?: ((error: unknown) => void) | undefined;
+}): LedgerQueues {
   const prefix = input.prefix ?? DEFAULT_PREFIX;
   const options = { connection: input.connection, prefix, defaultJobOptions: DEFAULT_JOB_OPTIONS };
   const queues: Record<QueueKey, Queue> = {
@@ -37,6 +45,10 @@ export function createLedgerQueues(input: { connection: Redis; prefix?: string |
     backfill: new Queue(QUEUE_NAMES.backfill, options),
   };
   const flows = new FlowProducer({ connection: input.connection, prefix });
+  const onError = input.onError ?? (() => undefined);
+  queues.sync.on('error', onError);
+  queues.backfill.on('error', onError);
+  flows.on('error', onError);
   return {
     prefix,
     ...queues,

@@ -8,7 +8,7 @@ import type { SharedRequestBudget } from './request-budget.js';
 export interface WorkerDeps {
   syncStore: SyncStore;
   backfillStore: BackfillStore;
-  /** Pages of the service, through the request budget shared by all workers. */
+  /** Pages of the service; every request, retries included, takes from the budget shared by all workers. */
   fetchPage: FetchPage;
   fetchByHash: FetchByHash;
   /** Refreshes tokens (`/info`) and fees (`/fees`) in the database. */
@@ -16,6 +16,8 @@ export interface WorkerDeps {
   queues: LedgerQueues;
   budget: SharedRequestBudget;
   logger: Logger;
+  /** Requests one job has in flight at once (`LEDGER_CONCURRENCY`): pages of a walk, re-reads. */
+  concurrency: number;
   /** This process, as shown in stream leases: `host:pid:random`. */
   owner: string;
   /** Pages per backfill range job. Default 20. */

@@ -1,5 +1,6 @@
 import { type Job, type Queue, UnrecoverableError, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
+import { settlesWithin } from '../abort.js';
 import { JOB_LOCK_MS } from '../defaults.js';
 import { throttlePauseMs } from './job-errors.js';
 import { QUEUE_NAMES, type QueueKey } from './jobs.js';
@@ -20,6 +21,11 @@ export interface StartWorkersInput {
   lockDurationMs?: number | undefined;
   /** Pause after a 429 that carried no `Retry-After`. Default 5000 ms. */
   throttleFallbackMs?: number | undefined;
+  /**
+   * Takes the workers' `error` events (their own connections are duplicates of `connection`):
+   * a `RedisLink`'s `report`. Default: logged as a warning.
+   */
+  onError?: ((error: unknown) => void) | undefined;
 }
 
 /** Running workers of one process. */
@@ -27,8 +33,13 @@ export interface RunningWorkers {
   workers: Worker[];
   /** Waits until every worker is connected and fetching. */
   ready(): Promise<void>;
-  /** Stops taking jobs, lets the running ones finish, then disconnects. */
-  close(): Promise<void>;
+  /**
+   * Stops taking jobs, lets the running ones finish, then disconnects. Resolves `false`, the
+   * close still under way, when that takes longer than `withinMs`.
+   */
+  close(withinMs?: number): Promise<boolean>;
+  /** Drops the workers' connections at once, for a close that cannot finish (Redis gone). */
+  disconnect(): Promise<void>;
 }
 
 /**
@@ -75,17 +86,28 @@ export function startWorkers(input: StartWorkersInput): RunningWorkers {
     );
   const workers = [make('sync'), make('backfill')];
   for (const worker of workers) {
-    worker.on('error', (error) =>
-      deps.logger.warn({ err: error, queue: worker.name }, 'worker connection error'),
+    worker.on(
+      'error',
+      input.onError ??
+        ((error) => deps.logger.warn({ err: error, queue: worker.name }, 'worker connection error')),
     );
   }
+  let closing: Promise<unknown> | undefined;
   return {
     workers,
     async ready() {
       await Promise.all(workers.map((w) => w.waitUntilReady()));
     },
-    async close() {
-      await Promise.all(workers.map((w) => w.close()));
+    async close(withinMs) {
+      closing ??= Promise.all(workers.map((w) => w.close()));
+      if (withinMs === undefined) {
+        await closing;
+        return true;
+      }
+      return settlesWithin(closing, withinMs);
+    },
+    async disconnect() {
+      await Promise.all(workers.map((w) => w.disconnect()));
     },
   };
 }

@@ -1,4 +1,5 @@
-import { checksumAddress } from './keccak.js';
+import { checksumAddress } from './evm.js';
+import type { EvmKeyring } from './evm-keys.js';
 import { createRng, type Rng, randomBytes } from './random.js';
 
 /** A token the simulated service knows, with its fee schedule. */
@@ -126,10 +127,10 @@ function base64url(bytes: Uint8Array): string {
   return Buffer.from(bytes).toString('base64url');
 }
 
-/** Invents one account: EVM (checksum form), Arweave (base64url) or `eid…`. */
-export function inventAccount(rng: Rng): string {
+/** Invents one account: EVM (checksum form, its key in `keys`), Arweave (base64url) or `eid…`. */
+export function inventAccount(rng: Rng, keys: EvmKeyring): string {
   const r = rng.next();
-  if (r < 0.6) return checksumAddress(rng.hex(20));
+  if (r < 0.6) return keys.newAccount();
   if (r < 0.95) return base64url(randomBytes(rng, 32));
   return `eid${rng.hex(20)}`;
 }
@@ -142,12 +143,13 @@ export interface WellKnownAccounts {
   lockers: Record<string, string>;
 }
 
-export function createWellKnownAccounts(seed: number): WellKnownAccounts {
+/** The fixed accounts; those that send records (the token owner…) have their keys in `keys`. */
+export function createWellKnownAccounts(seed: number, keys: EvmKeyring): WellKnownAccounts {
   const rng = createRng(seed, 0x5eed);
   return {
-    feeRecipient: checksumAddress(rng.hex(20)),
-    marketMaker: checksumAddress(rng.hex(20)),
-    owner: checksumAddress(rng.hex(20)),
+    feeRecipient: keys.newAccount(),
+    marketMaker: keys.newAccount(),
+    owner: keys.newAccount(),
     lockers: {
       arweave: base64url(randomBytes(rng, 32)),
       ethereum: checksumAddress(rng.hex(20)),

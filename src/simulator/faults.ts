@@ -11,10 +11,21 @@ export const NO_FAULTS: SimulatorFaults = {
   hangRate: 0,
   truncateRate: 0,
   malformedRate: 0,
+  tamperedRate: 0,
   requestBudgetPerSecond: 0,
 };
 
-const SHARES = ['errorRate', 'rateLimitRate', 'hangRate', 'truncateRate', 'malformedRate'] as const;
+const SHARES = [
+  'errorRate',
+  'rateLimitRate',
+  'hangRate',
+  'truncateRate',
+  'malformedRate',
+  'tamperedRate',
+] as const;
+
+/** The faults that change what a record's text says, decided per rawId. */
+export type RecordFaults = Pick<SimulatorFaults, 'malformedRate' | 'tamperedRate'>;
 
 /**
  * Checks a partial fault setting (from a flag, the control endpoint or code). Returns it typed,

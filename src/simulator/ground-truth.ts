@@ -16,13 +16,14 @@ export function groundTruthOf(ledger: SimulatedLedger, injector: FaultInjector):
   return {
     *records(opts = {}) {
       const end = ledger.table.count;
-      const rate = injector.faults.malformedRate;
-      for (let pos = firstAfter(end, opts.afterRawId); pos < end; pos++) yield ledger.groundTruth(pos, rate);
+      const faults = injector.faults;
+      for (let pos = firstAfter(end, opts.afterRawId); pos < end; pos++)
+        yield ledger.groundTruth(pos, faults);
     },
     *recordLines(afterRawId) {
       const end = ledger.table.count;
-      const rate = injector.faults.malformedRate;
-      for (let pos = firstAfter(end, afterRawId); pos < end; pos++) yield ledger.groundTruthText(pos, rate);
+      const faults = injector.faults;
+      for (let pos = firstAfter(end, afterRawId); pos < end; pos++) yield ledger.groundTruthText(pos, faults);
     },
   };
 }

@@ -1,7 +1,6 @@
 /** The reference ledger server: `createSimulator` and its types. */
-export { checksumAddress, keccak256, personalMessageHash } from './keccak.js';
+export { checksumAddress, keccak256, personalMessageHash, signedMessage } from './evm.js';
 export { createSimulator } from './simulator.js';
-export { signedMessage } from './submit-tx.js';
 export type {
   GroundTruthRecord,
   MalformedKind,

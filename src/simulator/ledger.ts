@@ -7,19 +7,23 @@ import {
   type WellKnownAccounts,
 } from './catalog.js';
 import { lastAtMost } from './columns.js';
+import { EvmKeyring } from './evm-keys.js';
+import type { RecordFaults } from './faults.js';
+import { LedgerHashIndex } from './hash-index.js';
 import { LedgerBook } from './ledger-book.js';
 import { type ListFilter, ListIndex, type ListView } from './list-index.js';
 import { createRng, type Rng } from './random.js';
 import { createRecordGenerator, type RecordGenerator } from './record-generator.js';
 import {
   batchIdOf,
-  ledgerHashOf,
+  isTamperedAt,
   malformedKindOf,
   malformedText,
   mintChainHashOf,
   type RenderContext,
   rawIdFromHashBytes,
   renderRecord,
+  tamperedRecord,
   type WireRecord,
 } from './record-json.js';
 import { BURN, CHAINS, MINT, type NewRecord, RecordTable } from './record-table.js';
@@ -49,6 +53,7 @@ export interface PageSlice {
  */
 export class SimulatedLedger {
   readonly tokens: TokenDef[] = createTokens();
+  readonly keys: EvmKeyring;
   readonly wellKnown: WellKnownAccounts;
   readonly table = new RecordTable();
   readonly book: LedgerBook;
@@ -64,7 +69,9 @@ export class SimulatedLedger {
   /** Packaged burns waiting for their target-chain hash: [position, due ms]. */
   private readonly pendingTarget: Array<[number, number]> = [];
   private pendingTargetHead = 0;
-  private readonly postedHashes = new Map<string, number>();
+  /** Positions by ledgerHash of the records rendered so far; every position below `hashedUpTo` is in. */
+  private readonly hashes = new LedgerHashIndex();
+  private hashedUpTo = 0;
   /** Cached record texts as UTF-8 bytes: flat and compact (a built-up string is a rope of its pieces). */
   private readonly cache: Array<Buffer | undefined> = [];
   private readonly cacheOrder: number[] = [];
@@ -73,7 +80,8 @@ export class SimulatedLedger {
 
   constructor(private readonly settings: LedgerSettings) {
     const { seed } = settings;
-    this.wellKnown = createWellKnownAccounts(seed);
+    this.keys = new EvmKeyring(seed);
+    this.wellKnown = createWellKnownAccounts(seed, this.keys);
     const feeRecipient = this.table.account(this.wellKnown.feeRecipient);
     const marketMaker = this.table.account(this.wellKnown.marketMaker);
     const owner = this.table.account(this.wellKnown.owner);
@@ -82,7 +90,8 @@ export class SimulatedLedger {
     const accountRng = createRng(seed, 0xacc);
     const poolSize = Math.min(5000, Math.max(40, Math.floor(settings.records / 100)));
     const accounts: number[] = [];
-    for (let i = 0; i < poolSize; i++) accounts.push(this.table.account(inventAccount(accountRng)));
+    for (let i = 0; i < poolSize; i++)
+      accounts.push(this.table.account(inventAccount(accountRng, this.keys)));
     this.generator = createRecordGenerator({
       seed,
       table: this.table,
@@ -91,6 +100,7 @@ export class SimulatedLedger {
       accounts,
       marketMaker,
       owner,
+      keys: this.keys,
     });
     this.holes = createRng(seed, 0x401e);
     this.ctx = {
@@ -100,6 +110,7 @@ export class SimulatedLedger {
       feeRecipient: this.wellKnown.feeRecipient,
       legacyMaxRawId: 0,
       batchIds: [''],
+      keys: this.keys,
     };
     this.generateHistory(settings.records);
   }
@@ -146,10 +157,7 @@ export class SimulatedLedger {
   /** Appends a record submitted through `POST /tx` (its movements already checked). */
   appendSubmitted(record: NewRecord): number {
     this.book.apply(record);
-    const pos = this.appendLive(record);
-    const hash = record.extra?.posted?.ledgerHash;
-    if (hash) this.postedHashes.set(hash.toLowerCase(), pos);
-    return pos;
+    return this.appendLive(record);
   }
 
   private appendLive(record: NewRecord): number {
@@ -237,40 +245,57 @@ export class SimulatedLedger {
 
   private freshText(pos: number): string {
     // V8's JSON.stringify gives a flat string, cheaper to encode than one built by concatenation.
-    return JSON.stringify(renderRecord(this.ctx, pos));
+    return JSON.stringify(this.renderAt(pos));
+  }
+
+  /** Renders the record at `pos` and notes its ledgerHash. */
+  private renderAt(pos: number): WireRecord {
+    const record = renderRecord(this.ctx, pos);
+    this.hashes.add(record.ledgerHash, pos);
+    return record;
   }
 
   /**
    * The ground-truth line of a record: its current text plus `tokenTag`, `arrivedAtMs` and
-   * `malformed`. Uses the cache without filling it, so a full dump does not evict hot pages.
+   * `malformed` and `tampered` marks. Uses the cache without filling it, so a full dump does not
+   * evict hot pages.
    */
-  groundTruthText(pos: number, malformedRate: number): string {
-    const text = this.cache[pos]?.toString('utf8') ?? this.freshText(pos);
+  groundTruthText(pos: number, faults: RecordFaults): string {
+    const rawId = this.table.rawId.get(pos);
+    const tampered = isTamperedAt(this.settings.seed, rawId, faults.tamperedRate);
+    const text = tampered
+      ? JSON.stringify(tamperedRecord(this.renderAt(pos)))
+      : (this.cache[pos]?.toString('utf8') ?? this.freshText(pos));
     const tag = this.tokens[this.table.token.get(pos)]?.tag ?? '';
-    const kind = malformedKindOf(this.settings.seed, this.table.rawId.get(pos), malformedRate);
-    const malformed = kind ? `,"malformed":"${kind}"` : '';
-    return `${text.slice(0, -1)},"tokenTag":"${tag}","arrivedAtMs":${this.table.arrivedAt.get(pos)}${malformed}}`;
+    const kind = malformedKindOf(this.settings.seed, rawId, faults.malformedRate);
+    const marks = `${kind ? `,"malformed":"${kind}"` : ''}${tampered ? ',"tampered":true' : ''}`;
+    return `${text.slice(0, -1)},"tokenTag":"${tag}","arrivedAtMs":${this.table.arrivedAt.get(pos)}${marks}}`;
   }
 
-  /** The bytes served publicly: malformed when the record's rawId is chosen at `malformedRate`. */
-  servedBytes(pos: number, malformedRate: number): Buffer {
-    const kind = malformedKindOf(this.settings.seed, this.table.rawId.get(pos), malformedRate);
-    if (kind === undefined) return this.recordBytes(pos);
-    return Buffer.from(malformedText(renderRecord(this.ctx, pos), kind));
+  /** The bytes served publicly: tampered and malformed when the record's rawId is chosen at those shares. */
+  servedBytes(pos: number, faults: RecordFaults): Buffer {
+    const rawId = this.table.rawId.get(pos);
+    const kind = malformedKindOf(this.settings.seed, rawId, faults.malformedRate);
+    const tampered = isTamperedAt(this.settings.seed, rawId, faults.tamperedRate);
+    if (kind === undefined && !tampered) return this.recordBytes(pos);
+    const record = tampered ? tamperedRecord(this.renderAt(pos)) : this.renderAt(pos);
+    return Buffer.from(kind === undefined ? JSON.stringify(record) : malformedText(record, kind));
   }
 
   render(pos: number): WireRecord {
-    return renderRecord(this.ctx, pos);
+    return this.renderAt(pos);
   }
 
-  groundTruth(pos: number, malformedRate: number): GroundTruthRecord {
-    const record = renderRecord(this.ctx, pos);
-    const kind = malformedKindOf(this.settings.seed, record.rawId, malformedRate);
+  groundTruth(pos: number, faults: RecordFaults): GroundTruthRecord {
+    const rawId = this.table.rawId.get(pos);
+    const tampered = isTamperedAt(this.settings.seed, rawId, faults.tamperedRate);
+    const kind = malformedKindOf(this.settings.seed, rawId, faults.malformedRate);
     return {
-      ...record,
+      ...(tampered ? tamperedRecord(this.renderAt(pos)) : this.renderAt(pos)),
       tokenTag: this.tokens[this.table.token.get(pos)]?.tag ?? '',
       arrivedAtMs: this.table.arrivedAt.get(pos),
       ...(kind ? { malformed: kind } : {}),
+      ...(tampered ? { tampered: true as const } : {}),
     };
   }
 
@@ -293,13 +318,13 @@ export class SimulatedLedger {
   }
 
   /** Page `page` (1-based) of a list, newest first, 10 a page. */
-  page(view: ListView | undefined, page: number, malformedRate: number): PageSlice {
+  page(view: ListView | undefined, page: number, faults: RecordFaults): PageSlice {
     const length = view?.length ?? 0;
     const totalPages = Math.ceil(length / 10);
     const texts: Buffer[] = [];
     if (view) {
       const top = length - 1 - (page - 1) * 10;
-      for (let i = top; i > top - 10 && i >= 0; i--) texts.push(this.servedBytes(view.at(i), malformedRate));
+      for (let i = top; i > top - 10 && i >= 0; i--) texts.push(this.servedBytes(view.at(i), faults));
     }
     return { currentPage: page, totalPages, texts };
   }
@@ -307,7 +332,7 @@ export class SimulatedLedger {
   /** Key paging: up to `count` records after (asc) or before (desc) rawId `cursor`, exclusive. */
   keyPage(
     view: ListView | undefined,
-    input: { cursor: number | undefined; order: 'asc' | 'desc'; count: number; malformedRate: number },
+    input: { cursor: number | undefined; order: 'asc' | 'desc'; count: number; faults: RecordFaults },
   ): { texts: Buffer[]; hasNextPage: boolean } {
     const length = view?.length ?? 0;
     const texts: Buffer[] = [];
@@ -316,12 +341,11 @@ export class SimulatedLedger {
     if (input.order === 'asc') {
       let i = input.cursor === undefined ? 0 : lastAtMost(length, rawIdAt, input.cursor) + 1;
       for (; i < length && texts.length < input.count; i++)
-        texts.push(this.servedBytes(view.at(i), input.malformedRate));
+        texts.push(this.servedBytes(view.at(i), input.faults));
       return { texts, hasNextPage: i < length };
     }
     let i = input.cursor === undefined ? length - 1 : lastAtMost(length, rawIdAt, input.cursor - 1);
-    for (; i >= 0 && texts.length < input.count; i--)
-      texts.push(this.servedBytes(view.at(i), input.malformedRate));
+    for (; i >= 0 && texts.length < input.count; i--) texts.push(this.servedBytes(view.at(i), input.faults));
     return { texts, hasNextPage: i >= 0 };
   }
 
@@ -331,20 +355,23 @@ export class SimulatedLedger {
     return pos >= 0 && this.table.rawId.get(pos) === rawId ? pos : undefined;
   }
 
+  /**
+   * Table position of the record with this ledgerHash (any case), or undefined. Records served
+   * or read before are found at once; the first look-up of one never rendered hashes the rest.
+   */
   byLedgerHash(hash: string): number | undefined {
-    const posted = this.postedHashes.get(hash.toLowerCase());
-    if (posted !== undefined) return posted;
-    if (!/^0x[0-9a-fA-F]{64}$/.test(hash)) return undefined;
-    const rawId = rawIdFromHashBytes(this.settings.seed, Buffer.from(hash.slice(2), 'hex'), 'ledger');
-    const pos = this.positionOf(rawId);
-    if (pos === undefined || this.table.extras.get(pos)?.posted) return undefined;
-    return ledgerHashOf(this.settings.seed, rawId) === hash.toLowerCase() ? pos : undefined;
+    const wanted = hash.toLowerCase();
+    const find = () => this.hashes.candidates(wanted).find((pos) => this.renderAt(pos).ledgerHash === wanted);
+    const found = find();
+    if (found !== undefined || this.hashedUpTo === this.table.count) return found;
+    while (this.hashedUpTo < this.table.count) this.renderAt(this.hashedUpTo++);
+    return find();
   }
 
   byMintChainHash(hash: string): number | undefined {
     const bytes = chainHashBytes(hash);
     if (!bytes) return undefined;
-    const rawId = rawIdFromHashBytes(this.settings.seed, bytes, 'chain');
+    const rawId = rawIdFromHashBytes(this.settings.seed, bytes);
     const pos = this.positionOf(rawId);
     if (pos === undefined || this.table.action.get(pos) !== MINT) return undefined;
     const chain = CHAINS[this.table.chain.get(pos)] ?? 'ethereum';

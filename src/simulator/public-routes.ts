@@ -1,4 +1,5 @@
 import type { TokenDef } from './catalog.js';
+import type { RecordFaults } from './faults.js';
 import type { SimulatedLedger } from './ledger.js';
 import { actionCode } from './list-index.js';
 import { createRng } from './random.js';
@@ -23,7 +24,8 @@ export interface PublicRoute {
 export interface PublicRouteContext {
   ledger: SimulatedLedger;
   keyPaging: boolean;
-  malformedRate(): number;
+  /** The record faults in force (malformed and tampered shares). */
+  recordFaults(): RecordFaults;
   submit(body: unknown): Reply;
 }
 
@@ -108,10 +110,10 @@ function txList(ctx: PublicRouteContext, params: URLSearchParams, account: strin
     if (order !== 'asc' && order !== 'desc') return json(400, { error: 'err_invalid_order' });
     if (!Number.isInteger(count) || count < 1 || count > 500)
       return json(400, { error: 'err_invalid_count' });
-    const slice = ctx.ledger.keyPage(view, { cursor, order, count, malformedRate: ctx.malformedRate() });
+    const slice = ctx.ledger.keyPage(view, { cursor, order, count, faults: ctx.recordFaults() });
     return { status: 200, body: joinJson('{"txs":[', slice.texts, `],"hasNextPage":${slice.hasNextPage}}`) };
   }
-  const slice = ctx.ledger.page(view, page, ctx.malformedRate());
+  const slice = ctx.ledger.page(view, page, ctx.recordFaults());
   const head = account === undefined ? '{' : `{"accid":${JSON.stringify(account)},`;
   return {
     status: 200,
@@ -138,7 +140,7 @@ function joinJson(prefix: string, parts: Buffer[], suffix: string): Buffer {
 
 function oneTx(ctx: PublicRouteContext, pos: number | undefined): Reply {
   if (pos === undefined) return notFound();
-  return { status: 200, body: joinJson('{"tx":', [ctx.ledger.servedBytes(pos, ctx.malformedRate())], '}') };
+  return { status: 200, body: joinJson('{"tx":', [ctx.ledger.servedBytes(pos, ctx.recordFaults())], '}') };
 }
 
 function decode(segment: string): string | undefined {

@@ -1,5 +1,6 @@
 import type { TokenDef } from './catalog.js';
 import { inventAccount } from './catalog.js';
+import type { EvmKeyring } from './evm-keys.js';
 import type { LedgerBook } from './ledger-book.js';
 import { createRng, type Rng } from './random.js';
 import {
@@ -36,6 +37,8 @@ interface GeneratorInit {
   accounts: number[];
   marketMaker: number;
   owner: number;
+  /** Where new EVM accounts get their keys. */
+  keys: EvmKeyring;
 }
 
 /** The random choices records are made of: tokens by weight, skewed accounts, amounts. */
@@ -67,7 +70,7 @@ function createPicks(init: GeneratorInit, rng: Rng): Picks {
       return 0;
     },
     account,
-    freshAccount: () => (rng.chance(0.02) ? table.account(inventAccount(rng)) : account()),
+    freshAccount: () => (rng.chance(0.02) ? table.account(inventAccount(rng, init.keys)) : account()),
     mintAmount(token) {
       const decimals = tokens[token]?.decimals ?? 6;
       const units = rng.int(1, 99_999);
@@ -97,7 +100,7 @@ export function createRecordGenerator(init: GeneratorInit): RecordGenerator {
     // Enormous mints go to a fresh account that is never picked as a sender, so a 78-digit
     // balance does not spread into every later transfer and swamp the volumes of reports.
     const enormous = tokens[token]?.decimals === 18 && rng.chance(0.002);
-    const receiver = enormous ? table.account(inventAccount(rng)) : to;
+    const receiver = enormous ? table.account(inventAccount(rng, init.keys)) : to;
     return {
       action: MINT,
       token,

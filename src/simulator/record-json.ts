@@ -1,4 +1,6 @@
 import { chainHashText, type TokenDef } from './catalog.js';
+import { personalMessageDigest, signedMessage, toHex } from './evm.js';
+import type { EvmKeyring } from './evm-keys.js';
 import { createRng, hash32, type Rng, randomBytes } from './random.js';
 import {
   ACTIONS,
@@ -22,12 +24,13 @@ export interface RenderContext {
   legacyMaxRawId: number;
   /** Id of each storage batch by number (index 0 unused). */
   batchIds: string[];
+  /** Keys of the EVM accounts: their records are signed. */
+  keys: EvmKeyring;
 }
 
 /** The public wire record (fields in the order the service sends them). */
 export type WireRecord = Omit<GroundTruthRecord, 'tokenTag' | 'arrivedAtMs' | 'malformed'>;
 
-const LEDGER_HASH_DOMAIN = 0x1ed9;
 const CHAIN_HASH_DOMAIN = 0xc4a1;
 const DETAIL_DOMAIN = 0xde7a;
 
@@ -43,19 +46,15 @@ function keyedHashBytes(seed: number, rawId: number, domain: number): Uint8Array
 }
 
 /** The rawId a hash made by {@link keyedHashBytes} points at (the caller re-renders to confirm). */
-export function rawIdFromHashBytes(seed: number, bytes: Uint8Array, domain: 'ledger' | 'chain'): number {
+export function rawIdFromHashBytes(seed: number, bytes: Uint8Array): number {
   const hidden = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength).getUint32(28);
-  return (hidden ^ hash32(seed, domain === 'ledger' ? LEDGER_HASH_DOMAIN : CHAIN_HASH_DOMAIN)) >>> 0;
+  return (hidden ^ hash32(seed, CHAIN_HASH_DOMAIN)) >>> 0;
 }
 
 /** {@link keyedHashBytes} as hex, without the byte detour (the same text). */
 function keyedHashHex(seed: number, rawId: number, domain: number): string {
   const hidden = (rawId ^ hash32(seed, domain)) >>> 0;
   return `0x${createRng(seed, domain, rawId).hex(28)}${hidden.toString(16).padStart(8, '0')}`;
-}
-
-export function ledgerHashOf(seed: number, rawId: number): string {
-  return keyedHashHex(seed, rawId, LEDGER_HASH_DOMAIN);
 }
 
 /** The source-chain hash of a mint (also its `targetChainTxHash`). */
@@ -77,6 +76,16 @@ export function malformedKindOf(seed: number, rawId: number, rate: number): Malf
   return kinds[hash32(seed, rawId, 0xbad2) % 3];
 }
 
+/** Whether the public endpoints serve this rawId tampered at the given share (chosen like malformed ones). */
+export function isTamperedAt(seed: number, rawId: number, rate: number): boolean {
+  return rate > 0 && hash32(seed, rawId, 0x7a3e) / 0x100000000 < rate;
+}
+
+/** The record with a field changed after signing: `amount` one unit more; `ledgerHash` and `sig` are the original's. */
+export function tamperedRecord(record: WireRecord): WireRecord {
+  return { ...record, amount: (BigInt(record.amount) + 1n).toString() };
+}
+
 /** Builds the wire record at table position `pos`, as the service holds it now. */
 export function renderRecord(ctx: RenderContext, pos: number): WireRecord {
   const { table, tokens, seed } = ctx;
@@ -92,15 +101,17 @@ export function renderRecord(ctx: RenderContext, pos: number): WireRecord {
   const to = table.accounts[table.to.get(pos)] ?? '';
   const symbol = rng.chance(0.12) ? token.symbolSpellings[1]! : token.symbolSpellings[0]!;
   const tokenID = rng.chance(0.3) ? token.idSpellings[token.idSpellings.length - 1]! : token.idSpellings[0]!;
+  // Signed fields draw first, so later draws that depend on the record's state cannot change them.
+  const version = posted?.version ?? (rng.chance(0.15) ? '' : 'v1');
+  // Senders without a key here (Arweave, `eid…`) carry signature bytes no check here reads.
+  const otherSig = posted || ctx.keys.holds(from) ? undefined : `0x${rng.hex(65)}`;
   const targetChain =
     action === MINT || action === BURN
       ? (CHAINS[table.chain.get(pos)] ?? 'ethereum')
       : (token.chains[0] ?? 'ethereum');
   const fields = actionFields({ ctx, pos, rng, token, from, to, targetChain });
 
-  const record: WireRecord = {
-    rawId,
-    id: packaged ? (ctx.batchIds[table.batch.get(pos)] ?? batchIdOf(seed, table.batch.get(pos))) : '',
+  const signed = {
     tokenSymbol: posted?.tokenSymbol ?? symbol,
     action: ACTIONS[action] ?? 'transfer',
     from: posted?.from ?? from,
@@ -113,9 +124,16 @@ export function renderRecord(ctx: RenderContext, pos: number): WireRecord {
     chainType: posted?.chainType ?? token.chainType,
     chainID: posted?.chainID ?? token.chainID,
     data: posted?.data ?? fields.data,
-    version: posted?.version ?? (rng.chance(0.15) ? '' : 'v1'),
-    sig: posted?.sig ?? `0x${rng.hex(65)}`,
-    ledgerHash: posted?.ledgerHash ?? ledgerHashOf(seed, rawId),
+    version,
+  };
+  // A submitted record keeps the sender's signature and the hash taken when it was accepted.
+  const digest = posted ? undefined : personalMessageDigest(signedMessage(signed));
+  const record: WireRecord = {
+    rawId,
+    id: packaged ? (ctx.batchIds[table.batch.get(pos)] ?? batchIdOf(seed, table.batch.get(pos))) : '',
+    ...signed,
+    sig: posted?.sig ?? otherSig ?? (digest && ctx.keys.sign(from, digest)) ?? '',
+    ledgerHash: posted?.ledgerHash ?? `0x${toHex(digest!)}`,
     status: packaged ? 'packaged' : 'confirmed',
     internalStatus: fields.internalStatus ?? (legacy ? 'success' : '{"status":"success"}'),
     timestamp: packaged ? table.timestamp.get(pos) : 0,

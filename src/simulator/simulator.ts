@@ -62,7 +62,7 @@ export function createSimulator(options: SimulatorOptions = {}): Simulator {
   const routes: PublicRouteContext = {
     ledger,
     keyPaging: options.keyPaging ?? false,
-    malformedRate: () => injector.faults.malformedRate,
+    recordFaults: () => injector.faults,
     submit: (body) => {
       const result = checkSubmission(ledger, body, lastNonce, now());
       if (isRefusal(result)) return json(result.status, { error: result.error });

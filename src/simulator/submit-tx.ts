@@ -1,24 +1,7 @@
 import { accountKey, isEvmAccount, tokenTag } from './catalog.js';
-import { personalMessageHash } from './keccak.js';
+import { personalMessageHash, SIGNED_FIELDS, signedMessage } from './evm.js';
 import type { SimulatedLedger } from './ledger.js';
 import { type NewRecord, TRANSFER } from './record-table.js';
-
-/** The 13 signed fields, in signing order. */
-const SIGNED_FIELDS = [
-  'tokenSymbol',
-  'action',
-  'from',
-  'to',
-  'amount',
-  'fee',
-  'feeRecipient',
-  'nonce',
-  'tokenID',
-  'chainType',
-  'chainID',
-  'data',
-  'version',
-] as const;
 
 const TEXT_FIELDS = SIGNED_FIELDS.filter((f) => f !== 'nonce');
 
@@ -32,11 +15,6 @@ const refuse = (error: string, status = 400): SubmitRefusal => ({ status, error 
 
 function validAccount(account: string): boolean {
   return isEvmAccount(account) || /^[A-Za-z0-9_-]{43}$/.test(account) || /^eid[0-9a-f]{40,64}$/.test(account);
-}
-
-/** The text a sender signs: the 13 fields as `key:value` lines. */
-export function signedMessage(tx: Record<(typeof SIGNED_FIELDS)[number], string | number>): string {
-  return SIGNED_FIELDS.map((field) => `${field}:${tx[field]}`).join('\n');
 }
 
 /**

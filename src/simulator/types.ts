@@ -21,6 +21,12 @@ export interface SimulatorFaults {
    */
   malformedRate: number;
   /**
+   * Share of records served tampered: a signed field (`amount`, one unit more) changed after
+   * signing, `ledgerHash` and `sig` left as they were, so the recomputed hash and the recovered
+   * signer no longer match. Chosen by rawId like `malformedRate`. Default 0.
+   */
+  tamperedRate: number;
+  /**
    * Requests per second allowed to one client (the `x-client-id` header, else the remote
    * address); requests over it are answered 429 with `Retry-After`. 0 = unlimited. Default 0.
    */
@@ -86,6 +92,8 @@ export interface GroundTruthRecord {
   arrivedAtMs: number;
   /** Set when the public endpoints serve this record malformed: which way. */
   malformed?: MalformedKind;
+  /** Set when the public endpoints serve this record tampered; the fields above are the tampered ones, as served. */
+  tampered?: true;
 }
 
 /** The ways a record can be served malformed. */

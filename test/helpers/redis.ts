@@ -2,7 +2,6 @@ import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
-import { createServer } from 'node:net';
 import { sql } from 'drizzle-orm';
 import { Redis } from 'ioredis';
 import { queryRows } from '../../src/db/rows.js';
@@ -10,6 +9,8 @@ import { createRedisConnection } from '../../src/queue/connection.js';
 import { createLedgerQueues, type LedgerQueues } from '../../src/queue/queues.js';
 import { createSimulator, type Simulator } from '../../src/simulator/index.js';
 import { createTestDatabase, type TestDatabase } from './database.js';
+import { freePort } from './free-port.js';
+import { waitFor } from './wait-for.js';
 
 /** The shared Redis of the test run. */
 export const TEST_REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -34,17 +35,6 @@ export async function deletePrefix(url: string, prefix: string): Promise<void> {
   }
 }
 
-async function freePort(): Promise<number> {
-  const server = createServer();
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const address = server.address();
-  const port = typeof address === 'object' && address ? address.port : 0;
-  server.close();
-  await once(server, 'close');
-  return port;
-}
-
 /** A private Redis server, for tests that stop and restart it (never the shared one). */
 export interface PrivateRedis {
   url: string;
@@ -52,13 +42,24 @@ export interface PrivateRedis {
   start(): Promise<void>;
 }
 
-export async function startPrivateRedis(): Promise<PrivateRedis> {
+/** Starts a private Redis on a free port; `args` go to `redis-server` (e.g. `['--requirepass', 'pw']`). */
+export async function startPrivateRedis(options: { args?: string[] } = {}): Promise<PrivateRedis> {
   const port = await freePort();
   let child: ChildProcess | null = null;
   const start = async (): Promise<void> => {
     child = spawn(
       'redis-server',
-      ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
+      [
+        '--port',
+        String(port),
+        '--bind',
+        '127.0.0.1',
+        '--save',
+        '',
+        '--appendonly',
+        'no',
+        ...(options.args ?? []),
+      ],
       {
         stdio: ['ignore', 'pipe', 'inherit'],
       },
@@ -123,21 +124,6 @@ export function spawnWorker(input: { env: Record<string, string>; args?: string[
   });
   ready.catch(() => undefined);
   return { child, ready, exited, log: () => log };
-}
-
-/** Polls `probe` until it returns a value other than `undefined`/`false`, or fails after `timeoutMs`. */
-export async function waitFor<T>(
-  what: string,
-  probe: () => Promise<T | undefined | false>,
-  options: { timeoutMs?: number; everyMs?: number } = {},
-): Promise<T> {
-  const deadline = Date.now() + (options.timeoutMs ?? 30_000);
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined && value !== false) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, options.everyMs ?? 200));
-  }
 }
 
 // ---- The production shape for worker tests: database, simulator, queues and worker processes ----

@@ -3,7 +3,8 @@ import { createServer } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { createSimulator, type Simulator } from '../../src/simulator/index.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
-import { readNextPage, runCli, waitFor } from './sync-cli-run.js';
+import { waitFor } from '../helpers/wait-for.js';
+import { readNextPage, runCli } from './sync-cli-run.js';
 import { assertMirrorsTruth } from './sync-truth.js';
 
 let simulator: Simulator;

@@ -1,7 +1,12 @@
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import { pino } from 'pino';
-import { createLedgerClient, type LedgerClient, type LedgerClientOptions } from '../../src/client/index.js';
+import {
+  createLedgerClient,
+  type LedgerClient,
+  type LedgerClientOptions,
+  type RequestBudget,
+} from '../../src/client/index.js';
 import { HttpError, MalformedResponseError, NetworkError, TimeoutError } from '../../src/errors.js';
 import { type ScriptedReply, startHttpServer, type TestHttpServer } from '../helpers/http-server.js';
 
@@ -85,6 +90,43 @@ describe('transient failures', () => {
     const start = performance.now();
     await client.txs();
     assert.ok(performance.now() - start < 2000);
+  });
+
+  it("holds every call of the client for a 429's Retry-After, not only the refused one", async () => {
+    const { client, server } = await setup([
+      { status: 429, headers: { 'retry-after': '1' } },
+      { body: PAGE },
+    ]);
+    const refused = client.txs({ page: 1 });
+    const deadline = performance.now() + 5000;
+    while (client.stats().byStatus['429'] !== 1 && performance.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+    const other = client.txs({ page: 2 });
+    await Promise.all([refused, other]);
+    const [first, ...later] = server.requests;
+    assert.deepEqual(later.map((r) => r.query.get('page')).sort(), ['1', '2']);
+    for (const request of later) {
+      const gap = request.at - (first?.at ?? 0);
+      assert.ok(gap >= 990, `page ${request.query.get('page')} went ${gap} ms after the 429`);
+    }
+  });
+
+  it('tells its budget how long a 429 asked to wait, capped, so the budget can hold other clients', async () => {
+    const paused: number[] = [];
+    const budget: RequestBudget = { take: async () => {}, pause: (ms) => void paused.push(ms) };
+    const { client, server } = await setup(
+      [
+        { status: 429, headers: { 'retry-after': '3600' } },
+        { status: 429 },
+        { status: 429, headers: { 'retry-after': '0' } },
+        { body: PAGE },
+      ],
+      { budget, retryAfterCapMs: 100 },
+    );
+    await client.txs();
+    assert.equal(server.requests.length, 4);
+    assert.deepEqual(paused, [100], 'only a Retry-After that asks for a wait pauses the budget');
   });
 
   it('times out a hanging answer and retries it', async () => {

@@ -1,9 +1,11 @@
 import assert from 'node:assert/strict';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { after, before, describe, it } from 'node:test';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import type { Redis } from 'ioredis';
 import { createRedisConnection } from '../../src/queue/connection.js';
 import { createSharedRequestBudget } from '../../src/queue/request-budget.js';
+import { busiestSecond } from '../helpers/proxy.js';
 import { type PrivateRedis, startPrivateRedis } from '../helpers/redis.js';
 
 /** Calls of each command the server has run so far (its own `INFO commandstats`). */
@@ -48,7 +50,7 @@ describe('shared request budget', () => {
       delta(start, end, 'pttl') <= 1 + Math.ceil(elapsed / 200),
       `${delta(start, end, 'pttl')} reads`,
     );
-    assert.equal(await redis.exists('burst:request-budget:window'), 0, 'no rate window is counted');
+    assert.equal(await redis.exists('burst:request-budget:due'), 0, 'no rate is counted');
   });
 
   it('with a rate, requests run the script by its SHA rather than sending its text', async () => {
@@ -59,6 +61,33 @@ describe('shared request budget', () => {
     const end = await commandCalls(watcher);
     assert.equal(delta(start, end, 'evalsha'), 50);
     assert.equal(delta(start, end, 'eval'), 0);
+  });
+
+  it('with a rate, holders on separate connections together release at most rate + burst in any second', async () => {
+    const a = createSharedRequestBudget({ redis, prefix: 'window', perSecond: 10 });
+    const b = createSharedRequestBudget({ redis: other, prefix: 'window', perSecond: 10 });
+    const released: number[] = [];
+    const take = (budget: typeof a) => budget.take().then(() => released.push(performance.now()));
+    const loopDelay = monitorEventLoopDelay({ resolution: 1 });
+    loopDelay.enable();
+    await take(a);
+    // A quiet spell, then a crowd: a budget counted in fixed one-second windows would let most
+    // of a second's worth go at once, and another second's worth when the window turns.
+    await new Promise((resolve) => setTimeout(resolve, 700));
+    await Promise.all(Array.from({ length: 16 }, (_, i) => take(i % 2 ? a : b)));
+    loopDelay.disable();
+    // Burst 1; a timestamp taken in a callback can be late by as much as the event loop was.
+    const limit = 10 + 1 + Math.ceil(((loopDelay.max / 1e6) * 10) / 1000);
+    assert.ok(busiestSecond(released) <= limit, `${busiestSecond(released)} released within one second`);
+  });
+
+  it('with a rate, callers waiting in one process cost about one Redis call per request', async () => {
+    const budget = createSharedRequestBudget({ redis, prefix: 'calls', perSecond: 30 });
+    const start = await commandCalls(watcher);
+    await Promise.all(Array.from({ length: 60 }, () => budget.take()));
+    const end = await commandCalls(watcher);
+    const calls = delta(start, end, 'evalsha') + delta(start, end, 'eval');
+    assert.ok(calls <= 60 + 5, `${calls} Redis calls for 60 requests`);
   });
 
   it('without a rate, a pause set by another process stops requests within the check interval until it ends', async () => {

@@ -10,8 +10,8 @@ import {
   setUp,
   startPrivateRedis,
   syncToTruth,
-  waitFor,
 } from '../helpers/redis.js';
+import { waitFor } from '../helpers/wait-for.js';
 
 describe('Redis restarting mid-run', () => {
   let redis: PrivateRedis | undefined;

@@ -5,7 +5,8 @@ import { sql } from 'drizzle-orm';
 import { main } from '../../src/cli/main.js';
 import { queryRows } from '../../src/db/rows.js';
 import { listSchedules } from '../../src/queue/schedules.js';
-import { type PrivateRedis, type Setup, setUp, startPrivateRedis, waitFor } from '../helpers/redis.js';
+import { type PrivateRedis, type Setup, setUp, startPrivateRedis } from '../helpers/redis.js';
+import { waitFor } from '../helpers/wait-for.js';
 
 describe('Redis restarting without its data', () => {
   let redis: PrivateRedis | undefined;

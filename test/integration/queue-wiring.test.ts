@@ -105,7 +105,7 @@ describe('queue wiring', () => {
     const sync = result.queues.find((q) => q.queue === 'ledger-sync');
     assert.ok(sync && sync.waiting + sync.delayed >= 5);
     assert.deepEqual(formatQueueStatus({ error: 'connect ECONNREFUSED' }), [
-      'queues: unreachable (connect ECONNREFUSED)',
+      'queues: unavailable (connect ECONNREFUSED)',
     ]);
   });
 

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { personalMessageHash, signedMessage } from '../../src/simulator/evm.js';
 import { createSimulator } from '../../src/simulator/simulator.js';
-import { signedMessage } from '../../src/simulator/submit-tx.js';
 import type { GroundTruthRecord, Simulator } from '../../src/simulator/types.js';
 
 type Json = Record<string, unknown>;
@@ -290,10 +290,7 @@ describe('simulator query endpoints', () => {
       }).then(async (res) => ({ status: res.status, body: await res.json() }));
     assert.deepEqual(await post(tx), { status: 200, body: { status: 'ok' } });
     const head = txs((await get('/txs')).body)[0]!;
-    assert.equal(
-      head.ledgerHash,
-      (await import('../../src/simulator/keccak.js')).personalMessageHash(signedMessage(tx)),
-    );
+    assert.equal(head.ledgerHash, personalMessageHash(signedMessage(tx)));
     assert.equal(head.status, 'confirmed');
     assert.equal(head.tokenSymbol, 'usdc');
     assert.equal(head.amount, '1000');

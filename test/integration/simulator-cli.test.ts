@@ -44,6 +44,7 @@ describe('ledger-indexer simulate', () => {
       '--seed',
       '--arrivals',
       '--hang-rate',
+      '--tampered-rate',
       '--request-budget',
     ]) {
       assert.ok(stdout.includes(flag), flag);
@@ -51,7 +52,7 @@ describe('ledger-indexer simulate', () => {
   });
 
   it('starts on the given port, serves, and stops on SIGTERM', async () => {
-    const child = run(['--port', '0', '--records', '1000', '--seed', '3']);
+    const child = run(['--port', '0', '--records', '1000', '--seed', '3', '--tampered-rate', '0.25']);
     const done = finish(child);
     let out = '';
     const url = await new Promise<string>((resolve, reject) => {
@@ -65,6 +66,8 @@ describe('ledger-indexer simulate', () => {
     const page = (await (await fetch(`${url}/txs`)).json()) as { totalPages: number; txs: unknown[] };
     assert.ok(page.totalPages >= 100);
     assert.equal(page.txs.length, 10);
+    const faults = (await (await fetch(`${url}/_sim/faults`)).json()) as { tamperedRate: number };
+    assert.equal(faults.tamperedRate, 0.25);
     child.kill('SIGTERM');
     const { code } = await done;
     assert.equal(code, 0);

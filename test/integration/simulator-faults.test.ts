@@ -3,6 +3,7 @@ import { after, before, beforeEach, describe, it } from 'node:test';
 import { NO_FAULTS } from '../../src/simulator/faults.js';
 import { createSimulator } from '../../src/simulator/simulator.js';
 import type { Simulator } from '../../src/simulator/types.js';
+import { checkHash, type SignedRecord } from '../../src/sync/integrity.js';
 
 type Json = Record<string, unknown>;
 
@@ -105,6 +106,28 @@ describe('simulator faults', () => {
     assert.deepEqual(first, expected.map((r) => `${r.ledgerHash}:${r.malformed}`).sort());
     assert.deepEqual(await read(), first);
     assert.ok(new Set(first.map((b) => b.split(':')[1])).size === 3);
+  });
+
+  it('serves the same records tampered on every read, and the ground truth names them', async () => {
+    const res = await fetch(`${url}/_sim/faults`, { method: 'POST', body: '{"tamperedRate":0.1}' });
+    assert.equal(((await res.json()) as Json).tamperedRate, 0.1);
+    const expected = [...sim.records()].filter((r) => r.tampered);
+    const read = async () => {
+      const mismatched: string[] = [];
+      for (let page = 1; page <= 100; page++) {
+        const body = (await (await fetch(`${url}/txs?page=${page}`)).json()) as { txs: SignedRecord[] };
+        for (const tx of body.txs) if (checkHash(tx) === 'mismatch') mismatched.push(`${tx.ledgerHash}`);
+      }
+      return mismatched.sort();
+    };
+    const first = await read();
+    assert.ok(first.length > 50, `${first.length}`);
+    assert.deepEqual(first, expected.map((r) => r.ledgerHash).sort());
+    assert.deepEqual(await read(), first);
+    const one = expected[0]!;
+    const byHash = (await (await fetch(`${url}/txsByHash/${one.ledgerHash}`)).json()) as { tx: Json };
+    assert.equal(byHash.tx.amount, one.amount);
+    assert.equal(checkHash(byHash.tx as SignedRecord), 'mismatch');
   });
 
   it('answers 429 to a client over its request budget, and only to that client', async () => {

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { createSimulator } from '../../src/simulator/simulator.js';
 import type { SimulatorOptions } from '../../src/simulator/types.js';
+import { waitFor } from '../helpers/wait-for.js';
 
 type Json = Record<string, unknown>;
 type Tx = {
@@ -30,17 +31,6 @@ const getJson = async (url: string, init?: RequestInit): Promise<Json> =>
   (await (await fetch(url, init)).json()) as Json;
 const page = async (url: string, n: number) =>
   (await getJson(`${url}/txs?page=${n}`)) as { totalPages: number; txs: Tx[] };
-
-/** Polls `check` until it returns a value, or fails after `ms`. */
-async function until<T>(what: string, check: () => Promise<T | undefined>, ms = 10_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  while (Date.now() < deadline) {
-    const value = await check();
-    if (value !== undefined) return value;
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
 
 describe('simulator live behaviour', () => {
   it('a reader walking pages in order under arrivals sees repeats and no holes', async () => {
@@ -83,7 +73,7 @@ describe('simulator live behaviour', () => {
 
   it('records arrive at the configured rate, and pause and resume on request', async () => {
     await withSimulator({ records: 50, seed: 7, arrivalsPerSecond: 400 }, async (url, sim) => {
-      await until('arrivals', async () => (sim.count() >= 150 ? true : undefined));
+      await waitFor('arrivals', async () => (sim.count() >= 150 ? true : undefined));
       const arrived = [...sim.records()].slice(50);
       assert.ok(
         arrived.every((r) => r.arrivedAtMs > Date.now() - 60_000),
@@ -98,7 +88,7 @@ describe('simulator live behaviour', () => {
       await new Promise((resolve) => setTimeout(resolve, 250));
       assert.equal(sim.count(), paused);
       await getJson(`${url}/_sim/arrivals/resume`, { method: 'POST' });
-      await until('arrivals after resume', async () => (sim.count() > paused + 20 ? true : undefined));
+      await waitFor('arrivals after resume', async () => (sim.count() > paused + 20 ? true : undefined));
       await getJson(`${url}/_sim/arrivals?perSecond=0`, { method: 'POST' });
       assert.deepEqual(await getJson(`${url}/_sim/arrivals`), { running: true, perSecond: 0 });
     });
@@ -143,7 +133,7 @@ describe('simulator live behaviour', () => {
           .filter((r) => r.action === 'burn')
           .map((r) => r.rawId);
         assert.ok(burns.length > 0);
-        const packaged = await until('packaging', async () => {
+        const packaged = await waitFor('packaging', async () => {
           const txs = (await page(url, 1)).txs;
           return txs.every((t) => t.status === 'packaged') ? txs : undefined;
         });
@@ -158,7 +148,7 @@ describe('simulator live behaviour', () => {
         };
         const early = await burnRecord();
         if (early?.status === 'packaged' && early.targetChainTxHash === '') {
-          await until('burn target hash', async () =>
+          await waitFor('burn target hash', async () =>
             (await burnRecord())?.targetChainTxHash ? true : undefined,
           );
         }

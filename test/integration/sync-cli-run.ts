@@ -47,15 +47,6 @@ export function runCli(args: string[], env: Record<string, string>): CliRun {
   return { child, done, stderr: () => stderr };
 }
 
-/** Polls `check` every 20 ms until it is true; fails after `timeoutMs`. */
-export async function waitFor(what: string, check: () => Promise<boolean> | boolean, timeoutMs = 30_000) {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
-
 /** The global list's checkpoint: the next page its walk fetches, `null` when no walk is under way. */
 export async function readNextPage(database: Database): Promise<number | null> {
   const rows = await queryRows<{ next_page: string | null }>(

@@ -77,3 +77,29 @@ export async function assertMirrorsTruth(
     assert.deepEqual(rows[i], expectedRow(truth[i]!), `record ${truth[i]!.rawId} equals the service's`);
   }
 }
+
+/**
+ * Asserts the mirror holds the newest records of the truth and nothing else, each with every
+ * field equal: what a walk of the list from page 1, interrupted anywhere, may have stored
+ * while no record arrives. Returns how many are stored.
+ */
+export async function assertMirrorsNewest(db: Db, simulator: Simulator): Promise<number> {
+  const rows = await storedRows(db);
+  const truth = wellFormedTruth(simulator);
+  const newest = truth.slice(truth.length - rows.length);
+  const expected = new Set(newest.map((record) => record.rawId));
+  const stored = rows.map((row) => Number(row['raw_id']));
+  const have = new Set(stored);
+  assert.deepEqual(
+    {
+      missing: [...expected].filter((id) => !have.has(id)).slice(0, 20),
+      extra: stored.filter((id) => !expected.has(id)).slice(0, 20),
+    },
+    { missing: [], extra: [] },
+    `the ${rows.length} stored records are the service's newest`,
+  );
+  for (let i = 0; i < rows.length; i++) {
+    assert.deepEqual(rows[i], expectedRow(newest[i]!), `record ${newest[i]!.rawId} equals the service's`);
+  }
+  return rows.length;
+}

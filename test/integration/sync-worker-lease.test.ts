@@ -5,7 +5,8 @@ import { sql } from 'drizzle-orm';
 import { main } from '../../src/cli/main.js';
 import { queryRows } from '../../src/db/rows.js';
 import { startHttpServer, type TestHttpServer } from '../helpers/http-server.js';
-import { provenCount, type Setup, setUp, waitFor } from '../helpers/redis.js';
+import { provenCount, type Setup, setUp } from '../helpers/redis.js';
+import { waitFor } from '../helpers/wait-for.js';
 
 async function sync(env: Record<string, string>) {
   const stdout = new PassThrough();

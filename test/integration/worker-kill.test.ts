@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
-import { provenCount, type Setup, setUp, syncToTruth, waitFor } from '../helpers/redis.js';
+import { provenCount, type Setup, setUp, syncToTruth } from '../helpers/redis.js';
+import { waitFor } from '../helpers/wait-for.js';
 
 describe('a worker killed outright', () => {
   let setup: Setup | undefined;

@@ -4,7 +4,8 @@ import { sql } from 'drizzle-orm';
 import { queryRows } from '../../src/db/rows.js';
 import { createPgStore } from '../../src/db/store.js';
 import { LeaseLostError } from '../../src/errors.js';
-import { type Setup, setUp, waitFor } from '../helpers/redis.js';
+import { type Setup, setUp } from '../helpers/redis.js';
+import { waitFor } from '../helpers/wait-for.js';
 
 async function walkState(
   setup: Setup,

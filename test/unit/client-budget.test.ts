@@ -127,6 +127,34 @@ describe('request budget', () => {
     assert.equal(settled, 1000, 'no caller waits for a timer');
   });
 
+  it('releases nothing while paused, whatever its rate, and a shorter pause never cuts a longer one', async () => {
+    for (const requestsPerSecond of [0, 1000]) {
+      const budget = createRequestBudget({ requestsPerSecond, burst: 100 });
+      await budget.take();
+      const start = performance.now();
+      budget.pause?.(300);
+      budget.pause?.(50);
+      const released: number[] = [];
+      await Promise.all(
+        Array.from({ length: 5 }, () => budget.take().then(() => released.push(performance.now() - start))),
+      );
+      assert.equal(released.length, 5);
+      for (const at of released)
+        assert.ok(at >= 295, `released ${at} ms into a 300 ms pause (${requestsPerSecond}/s)`);
+    }
+  });
+
+  it('lets a wait for the end of a pause be aborted', async () => {
+    for (const requestsPerSecond of [0, 1000]) {
+      const budget = createRequestBudget({ requestsPerSecond });
+      budget.pause?.(10_000);
+      const controller = new AbortController();
+      const waiting = budget.take(controller.signal);
+      controller.abort(new Error('stop'));
+      await assert.rejects(waiting, /stop/);
+    }
+  });
+
   it('gives up a wait when its signal aborts', async () => {
     const budget = createRequestBudget({ requestsPerSecond: 20, burst: 1 });
     await budget.take();

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { checksumAddress, keccak256, personalMessageHash } from '../../src/simulator/keccak.js';
+import { checksumAddress, keccak256, personalMessageHash } from '../../src/simulator/evm.js';
 import { SimulatedLedger } from '../../src/simulator/ledger.js';
 import { createSimulator } from '../../src/simulator/simulator.js';
 import type { GroundTruthRecord } from '../../src/simulator/types.js';
@@ -187,7 +187,7 @@ describe('simulator data set', () => {
     for (let pos = 0; pos < ledger.table.count; pos++) {
       const record = ledger.render(pos);
       assert.equal(ledger.recordText(pos), JSON.stringify(record));
-      const line = JSON.parse(ledger.groundTruthText(pos, 0.02));
+      const line = JSON.parse(ledger.groundTruthText(pos, { malformedRate: 0.02, tamperedRate: 0 }));
       const { tokenTag, arrivedAtMs, malformed, ...wire } = line;
       assert.deepEqual(wire, record);
       assert.equal(typeof tokenTag, 'string');

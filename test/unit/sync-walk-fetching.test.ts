@@ -3,6 +3,7 @@ import { describe, it } from 'node:test';
 import { tailPagesAtMost } from '../../src/sync/page-links.js';
 import type { StreamSpec } from '../../src/sync/ports.js';
 import { walkStream } from '../../src/sync/walk-stream.js';
+import { withSeed } from '../helpers/seed.js';
 import { LiveList, MemoryStore, storedIds } from './sync-fakes.js';
 
 const spec = {};
@@ -58,27 +59,28 @@ describe('walkStream: pages fetched', () => {
     for (const id of range(1, 360)) assert.ok(store.rows.has(id), `record ${id} stored`);
   });
 
-  it('never has more requests unanswered than its concurrency', async () => {
-    for (const concurrency of [1, 3, 8]) {
-      const list = new LiveList({ count: 400, step: () => 1 + Math.floor(Math.random() * 2) });
-      list.jitterMs = 3;
-      list.afterServe = () => list.add(Math.floor(Math.random() * 3));
-      let unanswered = 0;
-      let most = 0;
-      const fetchPage = async (s: StreamSpec, page: number) => {
-        most = Math.max(most, ++unanswered);
-        try {
-          return await list.fetchPage(s, page);
-        } finally {
-          unanswered--;
-        }
-      };
-      const store = new MemoryStore();
-      await walkStream({ store, fetchPage, spec, owner, concurrency });
-      assert.ok(most <= concurrency, `${most} requests at once with concurrency ${concurrency}`);
-      assert.ok(store.rows.size >= 400);
-    }
-  });
+  it('never has more requests unanswered than its concurrency', () =>
+    withSeed(async (rng) => {
+      for (const concurrency of [1, 3, 8]) {
+        const list = new LiveList({ count: 400, step: () => rng.int(1, 2) });
+        list.jitterMs = 3;
+        list.afterServe = () => list.add(rng.int(0, 2));
+        let unanswered = 0;
+        let most = 0;
+        const fetchPage = async (s: StreamSpec, page: number) => {
+          most = Math.max(most, ++unanswered);
+          try {
+            return await list.fetchPage(s, page);
+          } finally {
+            unanswered--;
+          }
+        };
+        const store = new MemoryStore();
+        await walkStream({ store, fetchPage, spec, owner, concurrency });
+        assert.ok(most <= concurrency, `${most} requests at once with concurrency ${concurrency}`);
+        assert.ok(store.rows.size >= 400);
+      }
+    }));
 });
 
 describe('tailPagesAtMost', () => {

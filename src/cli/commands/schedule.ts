@@ -1,7 +1,10 @@
+import { settlesWithin, untilAborted } from '../../abort.js';
 import { ENV, loadConfig } from '../../config.js';
-import { ConfigError, UsageError } from '../../errors.js';
+import { ConfigError, DatabaseError, UsageError } from '../../errors.js';
+import { createLogger } from '../../logger.js';
 import type { Command } from '../command.js';
 import { parseFlags } from '../command.js';
+import { failureLine, signalExitCode, stoppedLine } from '../run-outcome.js';
 import { requireRedis } from './worker.js';
 
 const usage = `Usage: ledger-indexer schedule [options]
@@ -19,7 +22,9 @@ Options:
   --global                also the global list when accounts are given
   --queue-prefix P        Redis key prefix of the queues (default ledger-indexer)
 
-Needs ${ENV.redisUrl} and the database (${ENV.databaseUrl}).`;
+Needs ${ENV.redisUrl} and the database (${ENV.databaseUrl}). Exit codes: 0 registered; 1 Redis
+refused the credentials or stayed unreachable, or the database failed (one line); 2 bad flags or
+settings; 130/143 SIGINT/SIGTERM.`;
 
 export const command: Command = {
   summary: 'register the periodic sync jobs (idempotent)',
@@ -39,29 +44,47 @@ export const command: Command = {
       ...(accounts.length === 0 || values.global ? [{}] : []),
       ...accounts.map((account) => ({ account })),
     ];
+    const logger = createLogger({ level: config.logLevel === 'info' ? 'warn' : config.logLevel });
     const { openDatabase } = await import('../../db/connect.js');
     const { migrateDatabase } = await import('../../db/migrate.js');
     const { saveSchedules } = await import('../../db/schedules.js');
-    const { createRedisConnection } = await import('../../queue/connection.js');
+    const { COMMAND_CONNECT_ATTEMPTS, openRedis } = await import('../../queue/connection.js');
     const { createLedgerQueues } = await import('../../queue/queues.js');
+    const { redisFailureLine } = await import('../../queue/redis-failures.js');
     const { applySchedules, wantedSchedules } = await import('../../queue/schedules.js');
     const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
-    const connection = createRedisConnection(config.redisUrl, 'producer');
-    const queues = createLedgerQueues({ connection, prefix: values['queue-prefix'] });
+    const redis = openRedis(config.redisUrl, 'producer', {
+      logger,
+      connectAttempts: COMMAND_CONNECT_ATTEMPTS,
+    });
+    let queues: ReturnType<typeof createLedgerQueues> | undefined;
     try {
       const wanted = wantedSchedules({ everyMs, streams });
       // PostgreSQL first: what is wanted survives a Redis that loses its data.
       await migrateDatabase(database);
-      await saveSchedules(database.db, { prefix: queues.prefix, schedules: wanted, now: new Date() });
-      const ids = await applySchedules(queues, wanted);
+      await redis.ready(io.signal);
+      const open = createLedgerQueues({
+        connection: redis.connection,
+        prefix: values['queue-prefix'],
+        onError: redis.report,
+      });
+      queues = open;
+      await saveSchedules(database.db, { prefix: open.prefix, schedules: wanted, now: new Date() });
+      const ids = await untilAborted(applySchedules(open, wanted), io.signal);
       io.stdout.write(`${ids.length} schedules registered (every ${everyMs} ms): ${ids.join(', ')}\n`);
       return 0;
     } catch (error) {
-      io.stderr.write(`ledger-indexer schedule: ${error instanceof Error ? error.message : String(error)}\n`);
+      if (io.signal.aborted) {
+        io.stderr.write(`ledger-indexer schedule: ${stoppedLine(io.signal)}\n`);
+        return signalExitCode(io.signal);
+      }
+      const line =
+        error instanceof DatabaseError ? failureLine(error) : redisFailureLine(error, config.redisUrl);
+      io.stderr.write(`ledger-indexer schedule: ${line}\n`);
       return 1;
     } finally {
-      await queues.close();
-      connection.disconnect();
+      if (queues) await settlesWithin(queues.close(), 1000);
+      redis.connection.disconnect();
       await database.close();
     }
   },

@@ -29,6 +29,8 @@ Faults (all default 0; change them at run time with POST /_sim/faults):
   --hang-rate R              share never answered
   --truncate-rate R          share of 200 answers cut in half
   --malformed-rate R         share of records served malformed (fixed per rawId)
+  --tampered-rate R          share of records served with amount changed after signing
+                             (fixed per rawId; ledgerHash and sig no longer match)
   --request-budget N         requests per second per client, then 429 (0 = unlimited)
 
   -h, --help                 this text
@@ -71,6 +73,7 @@ export const command: Command = {
       'hang-rate': { type: 'string' },
       'truncate-rate': { type: 'string' },
       'malformed-rate': { type: 'string' },
+      'tampered-rate': { type: 'string' },
       'request-budget': { type: 'string' },
     });
     const port = intFlag('port', values.port, 0, 65_535) ?? 8740;
@@ -89,6 +92,7 @@ export const command: Command = {
     fault('hangRate', 'hang-rate', 1);
     fault('truncateRate', 'truncate-rate', 1);
     fault('malformedRate', 'malformed-rate', 1);
+    fault('tamperedRate', 'tampered-rate', 1);
     fault('requestBudgetPerSecond', 'request-budget', 1_000_000);
     const seed = values.seed ?? '1';
 

@@ -5,7 +5,7 @@ import { createLogger } from '../../logger.js';
 import type { Command } from '../command.js';
 import { parseFlags } from '../command.js';
 import { formatTable } from '../format.js';
-import { failureLine } from '../run-outcome.js';
+import { failureLine, signalExitCode, stoppedLine } from '../run-outcome.js';
 
 const usage = `Usage: ledger-indexer status [--json]
 
@@ -13,6 +13,10 @@ Shows, per stream: the watermark, the walk in progress (backfill progress), the 
 service head (one request to page 1 per stream when LEDGER_BASE_URL is set), the last success,
 the error streak, the rejected records and the conflicts (records served again with immutable
 fields different from the stored ones); then the records stored and the non-final backlog.
+
+With REDIS_URL set it adds the depth of each queue; when Redis refuses the credentials or stays
+unreachable after a few attempts, the report is still printed, then one line says why and the
+exit code is 1.
 
 Options:
   --base-url URL  the ledger service, for the lag (default: $LEDGER_BASE_URL)
@@ -56,10 +60,14 @@ export const command: Command = {
     try {
       await migrateDatabase(database);
       const status = await readSyncStatus(database.db);
-      const heads = config.ledgerBaseUrl === undefined ? null : await readHeads(config, status);
+      const heads = config.ledgerBaseUrl === undefined ? null : await readHeads(config, status, io.signal);
+      io.signal.throwIfAborted();
       const streams = status.streams.map((stream) => streamReport(stream, heads?.get(stream.key)));
       const { readQueueStatus, formatQueueStatus } = await import('../../queue/queue-status.js');
-      const queues = config.redisUrl === undefined ? null : await readQueueStatus(config.redisUrl);
+      const queues =
+        config.redisUrl === undefined
+          ? null
+          : await readQueueStatus(config.redisUrl, { logger, signal: io.signal });
       if (values.json) {
         const { streams: _omit, ...totals } = status;
         io.stdout.write(
@@ -69,8 +77,17 @@ export const command: Command = {
         const queueLines = queues === null ? [] : formatQueueStatus(queues);
         io.stdout.write(`${[renderTable(streams, status, database.describe()), ...queueLines].join('\n')}\n`);
       }
+      // The database state is shown; the queues' failure still fails the command, in one line.
+      if (queues !== null && 'error' in queues) {
+        io.stderr.write(`ledger-indexer status: ${queues.error}\n`);
+        return 1;
+      }
       return 0;
     } catch (error) {
+      if (io.signal.aborted) {
+        io.stderr.write(`ledger-indexer status: ${stoppedLine(io.signal)}\n`);
+        return signalExitCode(io.signal);
+      }
       io.stderr.write(`ledger-indexer status: ${failureLine(error)}\n`);
       return 1;
     } finally {
@@ -85,12 +102,13 @@ type Head = { rawId: number | null; error: string | null };
 async function readHeads(
   config: ReturnType<typeof loadConfig>,
   status: SyncStatus,
+  signal: AbortSignal,
 ): Promise<Map<string, Head>> {
   const { createLedgerClient } = await import('../../client/ledger-client.js');
   const { clientOptionsFromConfig } = await import('../../client/options.js');
   const { createFetchPage } = await import('../../app/sync-adapters.js');
   const client = createLedgerClient({ ...clientOptionsFromConfig(config), retries: 1 });
-  const fetchPage = createFetchPage(client);
+  const fetchPage = createFetchPage(client, signal);
   const heads = new Map<string, Head>();
   try {
     await Promise.all(

@@ -1,3 +1,4 @@
+import { delayedSignal } from '../../abort.js';
 import type { SyncResult } from '../../app/sync-once.js';
 import { type Config, ENV, loadConfig } from '../../config.js';
 import { ConfigError } from '../../errors.js';
@@ -5,8 +6,11 @@ import { createLogger } from '../../logger.js';
 import type { Command, CommandIo } from '../command.js';
 import { parseFlags } from '../command.js';
 import { createProgress } from '../progress.js';
-import { failureLine, signalExitCode } from '../run-outcome.js';
+import { failureLine, signalExitCode, stoppedLine } from '../run-outcome.js';
 import { releaseDeadLeases, syncOwner } from '../stale-leases.js';
+
+/** After SIGINT/SIGTERM, how long the pages in flight get to arrive before their requests are abandoned. */
+const REQUEST_GRACE_MS = 2000;
 
 const usage = `Usage: ledger-indexer sync [options]
 
@@ -23,7 +27,9 @@ Options:
   --full                  walk every page again instead of stopping at the watermark
 
 Exit codes: 0 up to date; 1 the service or the database failed (checkpoints kept, the next
-run resumes); 2 bad flags or settings; 130/143 stopped by SIGINT/SIGTERM after the page in flight.`;
+run resumes); 2 bad flags or settings; 130/143 stopped by SIGINT/SIGTERM after the pages in
+flight (requests still unanswered ${REQUEST_GRACE_MS / 1000} s later are abandoned; a second
+signal exits at once).`;
 
 export const command: Command = {
   summary: 'one-shot sync of the service into the database',
@@ -62,6 +68,7 @@ export const command: Command = {
         full: values.full,
         owner: syncOwner(),
         signal: io.signal,
+        requestSignal: delayedSignal(io.signal, REQUEST_GRACE_MS),
         onPage: (event) => progress.page(event),
       });
       progress.done();
@@ -69,6 +76,13 @@ export const command: Command = {
       return result.stopped ? signalExitCode(io.signal) : 0;
     } catch (error) {
       if (error instanceof ConfigError) throw error;
+      // The abandoned requests reject with the signal's own reason.
+      if (io.signal.aborted && error === io.signal.reason) {
+        io.stderr.write(
+          `ledger-indexer sync: ${stoppedLine(io.signal)}, requests in flight abandoned; checkpoints kept, the next run resumes\n`,
+        );
+        return signalExitCode(io.signal);
+      }
       logger.error({ err: error }, 'sync failed');
       io.stderr.write(`ledger-indexer sync: ${failureLine(error)}\n`);
       return io.signal.aborted ? signalExitCode(io.signal) : 1;

@@ -10,9 +10,11 @@ const usage = `Usage: ledger-indexer worker [options]
 
 Runs the BullMQ workers: migrates the database, then takes jobs (stream syncs, parallel backfill
 ranges and their completeness checks, re-reads of non-final records, token and fee refreshes)
-until SIGTERM/SIGINT, then lets running jobs finish and exits 0. Run as many as you like, on
-as many machines: one Postgres and one Redis tie them together. A worker killed outright loses
-nothing; its jobs run again elsewhere once their lock runs out.
+until SIGTERM/SIGINT, then gives running jobs 3 s to stop at a page boundary (then abandons
+their requests) and exits 0. Run as many as you like, on as many machines: one Postgres and one
+Redis tie them together. A worker killed outright loses nothing; its jobs run again elsewhere
+once their lock runs out. While Redis is unreachable it keeps retrying; when Redis refuses the
+credentials of ${ENV.redisUrl} it exits 1 with one line.
 
 Options:
   --base-url URL          the ledger service (default: $${ENV.ledgerBaseUrl})

@@ -1,0 +1,169 @@
+/**
+ * Proof that a mirrored record is the one its sender signed: `ledgerHash` recomputed from the
+ * signed fields, and for EVM senders the signature recovered to `from`. Pure functions over a
+ * record; a mismatch is a finding to store and report, never a reason to drop the record.
+ */
+import { secp256k1 } from '@noble/curves/secp256k1.js';
+import { keccak_256 } from '@noble/hashes/sha3.js';
+import type { LedgerTx } from './model.js';
+
+/** The 13 signed fields, in the order the signed message lists them. */
+export const SIGNED_FIELDS = [
+  'tokenSymbol',
+  'action',
+  'from',
+  'to',
+  'amount',
+  'fee',
+  'feeRecipient',
+  'nonce',
+  'tokenID',
+  'chainType',
+  'chainID',
+  'data',
+  'version',
+] as const satisfies readonly (keyof LedgerTx)[];
+
+export type SignedField = (typeof SIGNED_FIELDS)[number];
+
+/**
+ * The `version` a record without one was signed with. The service's published records that
+ * lack `version` verify only with `version:v1`. An empty `version` is read the same way: the
+ * record parser turns an absent field into `""`, so the two cannot be told apart, and no
+ * published record signed with an empty version is known.
+ */
+export const UNVERSIONED_SIGNED_VERSION = 'v1';
+
+/**
+ * What a check concluded: `ok` (it holds), `mismatch` (it fails: the record is not what was
+ * signed), or `unknown` (it cannot be checked: a field is missing, or the sender's account
+ * kind has no check here).
+ */
+export type IntegrityOutcome = 'ok' | 'mismatch' | 'unknown';
+
+/** Both checks of one record. */
+export interface IntegrityResult {
+  /** `ledgerHash` against the hash recomputed from the signed fields. */
+  hash: IntegrityOutcome;
+  /** `sig` recovered to `from` (EVM senders only; other account kinds are `unknown`). */
+  signature: IntegrityOutcome;
+}
+
+/**
+ * The fields the checks read. A {@link LedgerTx} has them all; a missing (`undefined` or
+ * `null`) field makes the checks that need it `unknown`.
+ */
+export type SignedRecord = {
+  readonly [K in SignedField | 'ledgerHash' | 'sig']?: string | number | null | undefined;
+};
+
+const EVM_ADDRESS = /^0x[0-9a-fA-F]{40}$/;
+/** r (32 bytes), s (32 bytes) and v (1 byte) as hex, with or without `0x`. */
+const SIGNATURE_HEX = /^(?:0x)?([0-9a-fA-F]{128})([0-9a-fA-F]{2})$/;
+const encoder = new TextEncoder();
+
+/** Whether an account id is an EVM address (`0x` and 40 hex digits, any case). */
+export function isEvmAddress(account: string): boolean {
+  return EVM_ADDRESS.test(account);
+}
+
+/**
+ * The text the sender signed: the 13 fields as `key:value` lines joined with `\n`, `version:v1`
+ * where the record has no version. Undefined when another signed field is missing.
+ */
+export function signedMessage(tx: SignedRecord): string | undefined {
+  const lines: string[] = [];
+  for (const field of SIGNED_FIELDS) {
+    let value = tx[field];
+    if (field === 'version' && (value === undefined || value === null || value === '')) {
+      value = UNVERSIONED_SIGNED_VERSION;
+    }
+    if (value === undefined || value === null) return undefined;
+    lines.push(`${field}:${value}`);
+  }
+  return lines.join('\n');
+}
+
+/** The EIP-191 personal-message hash: keccak256 of `"\x19Ethereum Signed Message:\n" + byteLength + message`. */
+export function personalMessageDigest(message: string): Uint8Array {
+  const body = encoder.encode(message);
+  const prefix = encoder.encode(`\x19Ethereum Signed Message:\n${body.length}`);
+  const all = new Uint8Array(prefix.length + body.length);
+  all.set(prefix);
+  all.set(body, prefix.length);
+  return keccak_256(all);
+}
+
+/** The `ledgerHash` the record should carry (`0x` and lower-case hex); undefined when a signed field is missing. */
+export function recomputeLedgerHash(tx: SignedRecord): string | undefined {
+  const message = signedMessage(tx);
+  return message === undefined ? undefined : toHex(personalMessageDigest(message));
+}
+
+/** Whether the record's `ledgerHash` is the hash of its signed fields (hex compared in any case). */
+export function checkHash(tx: SignedRecord): IntegrityOutcome {
+  const message = signedMessage(tx);
+  if (message === undefined) return 'unknown';
+  return hashOutcome(tx, personalMessageDigest(message));
+}
+
+/** Whether the record's `sig` over its signed fields recovers to `from` (EVM senders only). */
+export function checkSignature(tx: SignedRecord): IntegrityOutcome {
+  const message = signedMessage(tx);
+  if (message === undefined) return 'unknown';
+  return signatureOutcome(tx, personalMessageDigest(message));
+}
+
+/**
+ * Both checks, hashing the message once. With `signatures: false` the signature is not
+ * recovered (it costs far more than the hash) and its outcome is `unknown`.
+ */
+export function checkIntegrity(tx: SignedRecord, options: { signatures?: boolean } = {}): IntegrityResult {
+  const message = signedMessage(tx);
+  if (message === undefined) return { hash: 'unknown', signature: 'unknown' };
+  const digest = personalMessageDigest(message);
+  return {
+    hash: hashOutcome(tx, digest),
+    signature: options.signatures === false ? 'unknown' : signatureOutcome(tx, digest),
+  };
+}
+
+/**
+ * The EVM address (`0x` and lower-case hex) that signed `digest` with `sig` (r, s, v as 65 bytes
+ * of hex; v 27/28 or 0/1). Undefined when `sig` is not such a signature or recovers to no key.
+ */
+export function recoverSigner(digest: Uint8Array, sig: string): string | undefined {
+  const parts = SIGNATURE_HEX.exec(sig);
+  if (!parts) return undefined;
+  const v = Number.parseInt(parts[2]!, 16);
+  const recovery = v >= 27 ? v - 27 : v;
+  if (recovery !== 0 && recovery !== 1) return undefined;
+  try {
+    const signature = secp256k1.Signature.fromHex(parts[1]!, 'compact').addRecoveryBit(recovery);
+    const publicKey = signature.recoverPublicKey(digest).toBytes(false);
+    return addressOfPublicKey(publicKey);
+  } catch {
+    // r or s out of range, or no point for r: not a signature of anyone.
+    return undefined;
+  }
+}
+
+/** The EVM address (lower case) of an uncompressed public key (65 bytes, `04` first). */
+export function addressOfPublicKey(publicKey: Uint8Array): string {
+  return toHex(keccak_256(publicKey.subarray(1)).subarray(12));
+}
+
+function hashOutcome(tx: SignedRecord, digest: Uint8Array): IntegrityOutcome {
+  if (typeof tx.ledgerHash !== 'string') return 'unknown';
+  return tx.ledgerHash.toLowerCase() === toHex(digest) ? 'ok' : 'mismatch';
+}
+
+function signatureOutcome(tx: SignedRecord, digest: Uint8Array): IntegrityOutcome {
+  const from = tx.from;
+  if (typeof from !== 'string' || !isEvmAddress(from) || typeof tx.sig !== 'string') return 'unknown';
+  return recoverSigner(digest, tx.sig) === from.toLowerCase() ? 'ok' : 'mismatch';
+}
+
+function toHex(bytes: Uint8Array): string {
+  return `0x${Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('hex')}`;
+}
