@@ -1,43 +1,5 @@
 #!/usr/bin/env node
-import { main } from './main.js';
-import { failureLine } from './run-outcome.js';
+// The `ledger-indexer` command.
+import { runProcess } from './process.js';
 
-/**
- * After the first SIGINT/SIGTERM a command gets this long to stop cleanly (commit, release its
- * leases, close its connections); then the process exits anyway. A second signal exits at once.
- * Nothing is lost either way: checkpoints are committed with their pages, jobs run again.
- */
-const STOP_DEADLINE_MS = 10_000;
-
-const controller = new AbortController();
-for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-  process.on(signal, () => {
-    const code = signal === 'SIGTERM' ? 143 : 130;
-    if (controller.signal.aborted) {
-      process.stderr.write(`ledger-indexer: ${signal} again, exiting now\n`);
-      process.exit(code);
-    }
-    controller.abort(new Error(signal));
-    setTimeout(() => {
-      process.stderr.write(
-        `ledger-indexer: still stopping ${STOP_DEADLINE_MS / 1000} s after ${signal}, exiting now\n`,
-      );
-      process.exit(code);
-    }, STOP_DEADLINE_MS).unref();
-  });
-}
-
-main(process.argv.slice(2), {
-  env: process.env,
-  stdout: process.stdout,
-  stderr: process.stderr,
-  signal: controller.signal,
-}).then(
-  (code) => {
-    process.exitCode = code;
-  },
-  (error: unknown) => {
-    process.stderr.write(`ledger-indexer: ${failureLine(error)}\n`);
-    process.exitCode = 1;
-  },
-);
+runProcess(process.argv.slice(2));

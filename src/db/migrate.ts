@@ -1,8 +1,11 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { sql } from 'drizzle-orm';
 import { migrate as migrateWithDrizzle } from 'drizzle-orm/node-postgres/migrator';
 import { migrationsFolder as defaultMigrationsFolder } from '../paths.js';
 import type { Database } from './connect.js';
 import { databaseOperation } from './database-errors.js';
+import { queryRows } from './rows.js';
 
 /** Advisory-lock key held while migrating (any constant unique to this app). */
 const MIGRATION_LOCK_KEY = 7_311_905_012;
@@ -29,5 +32,38 @@ async function migrateLocked(database: Database, folder: string): Promise<void> 
     } finally {
       await db.execute(sql`select pg_advisory_unlock(${MIGRATION_LOCK_KEY})`);
     }
+  });
+}
+
+/** How many of the migrations of `migrations/` the database has applied. */
+export interface MigrationState {
+  applied: number;
+  expected: number;
+}
+
+/**
+ * Reads which migrations are applied without applying any: for commands that only look, such as
+ * `status`, which must never change the schema of a database it was pointed at.
+ */
+export async function readMigrationState(
+  database: Database,
+  options: { migrationsFolder?: string } = {},
+): Promise<MigrationState> {
+  const folder = options.migrationsFolder ?? defaultMigrationsFolder;
+  const journal = JSON.parse(readFileSync(join(folder, 'meta', '_journal.json'), 'utf8')) as {
+    entries: unknown[];
+  };
+  return databaseOperation('migration-state', async () => {
+    // Two statements: the count cannot even be planned while the table does not exist.
+    const [table] = await queryRows<{ found: boolean }>(
+      database.db,
+      sql`SELECT to_regclass('drizzle.__drizzle_migrations') IS NOT NULL AS found`,
+    );
+    if (!table?.found) return { applied: 0, expected: journal.entries.length };
+    const rows = await queryRows<{ applied: string }>(
+      database.db,
+      sql`SELECT count(*)::text AS applied FROM drizzle.__drizzle_migrations`,
+    );
+    return { applied: Number(rows[0]?.applied ?? 0), expected: journal.entries.length };
   });
 }

@@ -2,7 +2,7 @@ import { type Job, type Queue, UnrecoverableError, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { settlesWithin } from '../abort.js';
 import { JOB_LOCK_MS } from '../defaults.js';
-import { throttlePauseMs } from './job-errors.js';
+import { jobFailure, throttlePauseMs } from './job-errors.js';
 import { QUEUE_NAMES, type QueueKey } from './jobs.js';
 import type { JobProcessor, WorkerDeps } from './worker-deps.js';
 
@@ -68,8 +68,10 @@ export function startWorkers(input: StartWorkersInput): RunningWorkers {
             await queueOf[key].rateLimit(pauseMs);
             throw Worker.RateLimitError();
           }
-          logger[error instanceof UnrecoverableError ? 'error' : 'warn']({ err: error }, 'job failed');
-          throw error;
+          // The one place a job's error is classed: not retryable becomes UnrecoverableError.
+          const failure = jobFailure(error);
+          logger[failure instanceof UnrecoverableError ? 'error' : 'warn']({ err: failure }, 'job failed');
+          throw failure;
         }
       },
       {

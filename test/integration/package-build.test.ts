@@ -39,8 +39,8 @@ describe('npm run build', { timeout: 120_000 }, () => {
     for (const path of [...Object.values(pkg.bin), main.types, main.default]) {
       assert.ok(existsSync(built(path)), `${path} is built`);
     }
-    // The `worker` command imports the workers from beside src/.
-    assert.ok(existsSync(join(out, 'src', 'cli', 'commands', '../../../workers/main.js')));
+    // The worker process entry point beside src/.
+    assert.ok(existsSync(join(out, 'workers', 'main.js')));
 
     const help = spawnSync(process.execPath, [built(pkg.bin['ledger-indexer'] ?? ''), '--help'], {
       cwd: root,

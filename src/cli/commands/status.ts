@@ -54,11 +54,18 @@ export const command: Command = {
     const config = loadConfig(io.env, { ledgerBaseUrl: values['base-url'] });
     const logger = createLogger({ level: config.logLevel === 'info' ? 'warn' : config.logLevel });
     const { openDatabase } = await import('../../db/connect.js');
-    const { migrateDatabase } = await import('../../db/migrate.js');
+    const { readMigrationState } = await import('../../db/migrate.js');
     const { readSyncStatus } = await import('../../db/status.js');
     const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, logger });
     try {
-      await migrateDatabase(database);
+      // Looking never changes the schema: a database behind the code is reported, not migrated.
+      const migrations = await readMigrationState(database);
+      if (migrations.applied < migrations.expected) {
+        io.stderr.write(
+          `ledger-indexer status: the database is not migrated (${migrations.applied} of ${migrations.expected} migrations applied); run 'ledger-indexer migrate' or 'sync' first\n`,
+        );
+        return 1;
+      }
       const status = await readSyncStatus(database.db);
       const heads = config.ledgerBaseUrl === undefined ? null : await readHeads(config, status, io.signal);
       io.signal.throwIfAborted();

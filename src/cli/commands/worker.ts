@@ -55,7 +55,7 @@ export const command: Command = {
       throw new ConfigError('--base-url', `is required (or set ${ENV.ledgerBaseUrl})`);
     const withRedis = requireRedis(config);
     const logger = createLogger({ level: config.logLevel, name: 'ledger-indexer-worker' });
-    const { runWorker } = await import('../../../workers/main.js');
+    const { runWorker } = await import('../../app/worker.js');
     try {
       await runWorker({
         config: withRedis,

@@ -1,10 +1,9 @@
-import { LeaseLostError } from '../src/errors.js';
-import { startBackfillIfNeeded } from '../src/queue/backfill-flow.js';
-import { jobFailure } from '../src/queue/job-errors.js';
-import { parseJobPayload } from '../src/queue/jobs.js';
-import type { JobProcessor } from '../src/queue/worker-deps.js';
-import { supportsParallelBackfill } from '../src/sync/parallel-backfill.js';
-import { walkStream } from '../src/sync/walk-stream.js';
+import { LeaseLostError } from '../../errors.js';
+import { startBackfillIfNeeded } from '../../queue/backfill-flow.js';
+import { parseJobPayload } from '../../queue/jobs.js';
+import type { JobProcessor } from '../../queue/worker-deps.js';
+import { supportsParallelBackfill } from '../../sync/parallel-backfill.js';
+import { walkStream } from '../../sync/walk-stream.js';
 
 /**
  * Syncs one stream: starts a parallel backfill of the global list when it was never synced,
@@ -34,6 +33,6 @@ export const syncStream: JobProcessor = async (job, deps) => {
       deps.logger.info({ stream: error.stream }, 'stream held by another runner, skipping');
       return { skipped: 'lease-held' };
     }
-    throw jobFailure(error);
+    throw error;
   }
 };

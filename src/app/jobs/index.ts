@@ -1,5 +1,5 @@
-import type { JobName } from '../src/queue/jobs.js';
-import type { JobProcessor } from '../src/queue/worker-deps.js';
+import type { JobName } from '../../queue/jobs.js';
+import type { JobProcessor } from '../../queue/worker-deps.js';
 import { backfillCheck } from './backfill-check.js';
 import { backfillRange } from './backfill-range.js';
 import { reconcile } from './reconcile.js';

@@ -1,0 +1,23 @@
+import { parseJobPayload } from '../../queue/jobs.js';
+import type { JobProcessor } from '../../queue/worker-deps.js';
+import { fetchRange } from '../../sync/parallel-backfill.js';
+
+/** Fetches one stretch of the list for a parallel backfill, storing what it proves. */
+export const backfillRange: JobProcessor = async (job, deps) => {
+  const payload = parseJobPayload('backfill-range', job.data);
+  const { stream, backfillId, fromPage, toPage, stopBelowRawId, seekRawId, previousLow } = payload;
+  const result = await fetchRange({
+    store: deps.backfillStore,
+    fetchPage: deps.fetchPage,
+    spec: stream,
+    backfillId,
+    task: { fromPage, toPage, stopBelowRawId, seekRawId, previousLow },
+    // A retried job (429 pause, crash, stall) resumes after its last committed page.
+    onProgress: (resume) => job.updateData({ ...payload, ...resume }),
+    // On shutdown the range stops at the next page, after committing what it fetched; the
+    // job's next attempt resumes there.
+    signal: deps.signal,
+    logger: deps.logger,
+  });
+  return { pages: result.pages, records: result.records, inserted: result.counts.inserted };
+};

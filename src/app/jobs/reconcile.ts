@@ -1,0 +1,17 @@
+import { parseJobPayload } from '../../queue/jobs.js';
+import type { JobProcessor } from '../../queue/worker-deps.js';
+import { reconcilePending } from '../../sync/reconcile.js';
+
+/** Re-reads stored records that are not final yet (status changes, late fields). */
+export const reconcile: JobProcessor = async (job, deps) => {
+  const { limit } = parseJobPayload('reconcile', job.data);
+  const result = await reconcilePending({
+    store: deps.syncStore,
+    fetchByHash: deps.fetchByHash,
+    maxRecords: limit,
+    concurrency: deps.concurrency,
+    signal: deps.signal,
+    logger: deps.logger,
+  });
+  return { checked: result.checked, missing: result.missing, updated: result.counts.updated };
+};
