@@ -3,8 +3,8 @@ import { UsageError } from '../errors.js';
 
 /** What every command module under `src/cli/commands/` exports. */
 export interface Command {
-  /** One line for the command list. */
-  summary: string;
+  // The one-line summary lives in main.ts's command table only: `--help` lists every command
+  // without loading their modules.
   /** The full `--help` text. */
   usage: string;
   /** Runs the command; resolves to the process exit code. */

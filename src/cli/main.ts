@@ -11,7 +11,7 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<{ command:
     load: () => import('./commands/sync.js'),
   },
   status: {
-    summary: 'per-stream sync state, lag and non-final backlog',
+    summary: 'per-stream sync state, lag to the service and the non-final backlog',
     load: () => import('./commands/status.js'),
   },
   demo: {

@@ -23,7 +23,6 @@ The database lives in a fresh temporary folder, removed at the end, unless
 $${ENV.dataDir} names a folder to keep it in.`;
 
 export const command: Command = {
-  summary: 'simulator + embedded database + a real sync + a report',
   usage,
   async run(argv, io) {
     const { values } = parseFlags(argv, {

@@ -17,7 +17,6 @@ Environment:
 `;
 
 export const command: Command = {
-  summary: 'apply database migrations (safe when several processes start at once)',
   usage,
   async run(argv, io) {
     parseFlags(argv, {});

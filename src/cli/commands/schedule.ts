@@ -27,7 +27,6 @@ refused the credentials or stayed unreachable, or the database failed (one line)
 settings; 130/143 SIGINT/SIGTERM.`;
 
 export const command: Command = {
-  summary: 'register the periodic sync jobs (idempotent)',
   usage,
   async run(argv, io) {
     const { values } = parseFlags(argv, {

@@ -52,7 +52,6 @@ function numberFlag(name: string, value: string | undefined, max: number): numbe
 }
 
 export const command: Command = {
-  summary: 'run the reference ledger server (simulator)',
   usage,
   async run(argv, io) {
     const { values } = parseFlags(argv, {

@@ -47,7 +47,6 @@ export interface StreamReport {
 }
 
 export const command: Command = {
-  summary: 'per-stream sync state, lag to the service and the non-final backlog',
   usage,
   async run(argv, io) {
     const { values } = parseFlags(argv, { json: { type: 'boolean' }, 'base-url': { type: 'string' } });

@@ -32,7 +32,6 @@ flight (requests still unanswered ${REQUEST_GRACE_MS / 1000} s later are abandon
 signal exits at once).`;
 
 export const command: Command = {
-  summary: 'one-shot sync of the service into the database',
   usage,
   async run(argv, io) {
     const { values } = parseFlags(argv, {

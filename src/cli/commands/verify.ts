@@ -26,7 +26,6 @@ conflict is recorded (or the service failed); 2 bad flags.`;
 const CONFLICTS_LISTED = 50;
 
 export const command: Command = {
-  summary: 'completeness report against the service',
   usage,
   async run(argv, io) {
     const { values } = parseFlags(argv, {

@@ -30,7 +30,6 @@ Exit codes: 0 drained after SIGTERM/SIGINT; 1 the database or Redis failed; 2 ba
 Needs ${ENV.redisUrl}. The request budget (${ENV.requestsPerSecond}) is shared by all workers.`;
 
 export const command: Command = {
-  summary: 'run the BullMQ workers until SIGTERM',
   usage,
   async run(argv, io) {
     const { values } = parseFlags(argv, {
