@@ -1,10 +1,10 @@
 import { silentLogger } from '../logger.js';
-import { createHedgePolicy } from './hedge-policy.js';
-import { runHedged } from './hedged-call.js';
-import { type ClientStats, createHttpTransport, isNotFound } from './http.js';
+import { type ClientStats, createHttpTransport } from './http.js';
+import { createAccountLister, createClientGets, createTools } from './ledger-calls.js';
+import { keyPageQuery, listQuery } from './list-query.js';
 import { type LedgerClientOptions, resolveClientOptions } from './options.js';
 import { parseSingleTx, parseTxKeyPage, parseTxPage } from './page.js';
-import { accountPathCandidates, fillPath, queryString, TOOL_NAMES, type ToolName } from './paths.js';
+import { fillPath, type ToolName } from './paths.js';
 import { createRequestBudget } from './request-budget.js';
 import {
   parseAccountBalance,
@@ -13,7 +13,6 @@ import {
   parseInfo,
   parseOneFee,
   parseSubmitResult,
-  parseToolAnswer,
 } from './resources.js';
 import type {
   LedgerAccountBalance,
@@ -104,79 +103,8 @@ export function createLedgerClient(options: LedgerClientOptions): LedgerClient {
       resolved.budget ??
       createRequestBudget({ requestsPerSecond: resolved.requestsPerSecond, burst: resolved.requestBurst }),
   });
-  const get = <T>(path: string, parse: (text: string, url: string) => T, call: CallOptions | undefined) =>
-    http.send({ method: 'GET', path, parse, signal: call?.signal });
-
-  // List pages are hedged: one slow answer would otherwise hold up a walk that commits in order.
-  const hedgePolicy = createHedgePolicy({ after: resolved.hedgeAfter, minMs: resolved.hedgeMinMs });
-  let hedges = 0;
-  const getPage = <T>(path: string, parse: (text: string, url: string) => T, call: CallOptions | undefined) =>
-    runHedged({
-      policy: hedgePolicy,
-      call: (signal) => http.send({ method: 'GET', path, parse, signal }),
-      signal: call?.signal,
-      onHedge: (delayMs) => {
-        hedges += 1;
-        logger.debug(
-          { path, after_ms: Math.round(delayMs) },
-          'slow ledger page, requesting it a second time',
-        );
-      },
-    });
-
-  // The account-list spelling that answered last; tried first from then on.
-  let accountTemplate: string | undefined;
-
-  async function txsByAccount(account: string, query: TxListQuery = {}, call?: CallOptions): Promise<TxPage> {
-    const qs = listQuery(query);
-    const candidates = accountPathCandidates(accountTemplate ?? paths.txsByAccount);
-    let firstNotFound: unknown;
-    for (const template of candidates) {
-      try {
-        const page = await getPage(fillPath(template, { account }) + qs, parseTxPage, call);
-        if (accountTemplate !== template) {
-          if (template !== paths.txsByAccount) {
-            logger.info(
-              { path: template },
-              'the service answers account lists at this path; using it from now on',
-            );
-          }
-          accountTemplate = template;
-        }
-        return page;
-      } catch (error) {
-        if (!isNotFound(error)) throw error;
-        firstNotFound ??= error;
-      }
-    }
-    throw firstNotFound;
-  }
-
-  function tool(name: ToolName): ToolCall {
-    return async (params = {}, call) => {
-      const method = call?.method ?? resolved.toolMethods[name] ?? 'POST';
-      const path = fillPath(paths[name]);
-      if (method === 'GET') {
-        const query: Record<string, string> = {};
-        for (const [key, value] of Object.entries(params)) {
-          if (value !== undefined) query[key] = typeof value === 'string' ? value : JSON.stringify(value);
-        }
-        return get(path + queryString(query), parseToolAnswer, call);
-      }
-      return http.send({
-        method: 'POST',
-        path,
-        body: JSON.stringify(params),
-        parse: parseToolAnswer,
-        signal: call?.signal,
-      });
-    };
-  }
-
-  const tools = Object.freeze(
-    Object.fromEntries(TOOL_NAMES.map((name) => [name, tool(name)])) as Record<ToolName, ToolCall>,
-  );
-
+  const gets = createClientGets(http, resolved, logger);
+  const { get, getPage } = gets;
   return {
     baseUrl: resolved.baseUrl,
     info: async (call) => get(fillPath(paths.info), parseInfo, call),
@@ -186,7 +114,7 @@ export function createLedgerClient(options: LedgerClientOptions): LedgerClient {
     fees: async (call) => get(fillPath(paths.fees), parseFees, call),
     fee: async (tag, call) => get(fillPath(paths.fee, { tag }), parseOneFee, call),
     txs: async (query = {}, call) => getPage(fillPath(paths.txs) + listQuery(query), parseTxPage, call),
-    txsByAccount,
+    txsByAccount: createAccountLister(gets, paths.txsByAccount, logger),
     txsByHash: async (ledgerHash, call) =>
       get(fillPath(paths.txsByHash, { ledgerHash }), parseSingleTx, call),
     mintedTxByChainTxHash: async (chainTxHash, call) =>
@@ -200,41 +128,10 @@ export function createLedgerClient(options: LedgerClientOptions): LedgerClient {
         idempotent: false,
         signal: call?.signal,
       }),
-    txsAfter: async (query, call) => {
-      if (!Number.isSafeInteger(query.cursor) || query.cursor < 0) {
-        throw new TypeError(`cursor must be a non-negative whole number (got ${query.cursor})`);
-      }
-      const count = query.count ?? 100;
-      if (!Number.isSafeInteger(count) || count < 1) throw new TypeError(`count must be >= 1 (got ${count})`);
-      const qs = queryString({
-        cursor: query.cursor,
-        order: 'asc',
-        count,
-        tokenTag: nonEmpty(query.tokenTag),
-        action: nonEmpty(query.action),
-        withoutAction: nonEmpty(query.withoutAction),
-      });
-      return getPage(fillPath(paths.txsAfter) + qs, parseTxKeyPage, call);
-    },
-    tools,
-    stats: () => ({ ...http.stats(), hedges }),
+    txsAfter: async (query, call) =>
+      getPage(fillPath(paths.txsAfter) + keyPageQuery(query), parseTxKeyPage, call),
+    tools: createTools(http, gets, resolved),
+    stats: () => ({ ...http.stats(), hedges: gets.hedges() }),
     close: () => http.close(),
   };
-}
-
-/** The list query string; an empty filter is no filter, and `page` must be >= 1. */
-function listQuery(query: TxListQuery): string {
-  if (query.page !== undefined && (!Number.isSafeInteger(query.page) || query.page < 1)) {
-    throw new TypeError(`page must be a whole number >= 1 (got ${query.page})`);
-  }
-  return queryString({
-    page: query.page,
-    tokenTag: nonEmpty(query.tokenTag),
-    action: nonEmpty(query.action),
-    withoutAction: nonEmpty(query.withoutAction),
-  });
-}
-
-function nonEmpty(value: string | undefined): string | undefined {
-  return value === undefined || value === '' ? undefined : value;
 }
