@@ -1,9 +1,9 @@
 /**
  * Wire record → table rows, as pure functions: no I/O, no clock (the caller passes `now`).
  */
-
 import { InvalidRecordError } from '../errors.js';
 import type { LedgerTx } from '../sync/model.js';
+import type { BundleItemColumn, RecordColumn, SameKeys } from './transaction-columns.js';
 
 /** A `ledger_transactions` row as sent to the database (snake_case keys, exact values as text). */
 export interface TransactionRow {
@@ -39,6 +39,9 @@ export interface TransactionRow {
   token_tag: string;
 }
 
+// A column of `ledger_transactions` missing here (or one here the table lacks) fails to compile.
+true satisfies SameKeys<keyof TransactionRow, RecordColumn>;
+
 /** A `ledger_bundle_items` row. */
 export interface BundleItemRow {
   raw_id: number;
@@ -49,6 +52,8 @@ export interface BundleItemRow {
   to_account: string;
   amount: string;
 }
+
+true satisfies SameKeys<keyof BundleItemRow, BundleItemColumn>;
 
 /**
  * Why a record still needs re-reading: `status` (not `packaged` yet) or `burn` (a recent

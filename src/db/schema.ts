@@ -22,7 +22,8 @@ import {
   uniqueIndex,
 } from 'drizzle-orm/pg-core';
 
-const tstz = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' });
+// Generic in the name, so the column keeps its name as a literal type (see `transaction-columns.ts`).
+const tstz = <Name extends string>(name: Name) => timestamp(name, { withTimezone: true, mode: 'date' });
 
 /** One row per ledger record, keyed by its `rawId`. Amounts are exact numerics. */
 export const ledgerTransactions = pgTable(

@@ -7,81 +7,19 @@ import { type SQL, sql } from 'drizzle-orm';
 import { conflictCtes, immutableTuple } from './conflict-sql.js';
 import type { EncodedTransaction } from './encode.js';
 import type { RecheckPolicy } from './rechecks.js';
+import { BUNDLE_ITEM_COLUMNS, RECORD_COLUMNS, type WrittenColumn } from './transaction-columns.js';
 import { type RejectedRow, rejectedSource, upsertRejectedSql } from './write-rejected.js';
 
-const COLUMNS = [
-  'raw_id',
-  'record_id',
-  'token_symbol',
-  'action',
-  'from_account',
-  'to_account',
-  'amount',
-  'fee',
-  'fee_recipient',
-  'nonce',
-  'token_id',
-  'chain_type',
-  'chain_id',
-  'data',
-  'version',
-  'sig',
-  'ledger_hash',
-  'status',
-  'internal_status',
-  'internal_status_code',
-  'internal_status_json',
-  'timestamp_ms',
-  'ledger_time',
-  'target_chain_tx_hash',
-  'express_chain_tx_hash',
-  'express_withdraw_fee',
-  'express_refund_ledger_hash',
-  'express_err',
-  'token_tag',
-] as const;
-
-const RECORD_TYPES: Record<(typeof COLUMNS)[number], string> = {
-  raw_id: 'bigint',
-  record_id: 'text',
-  token_symbol: 'text',
-  action: 'text',
-  from_account: 'text',
-  to_account: 'text',
-  amount: 'numeric',
-  fee: 'numeric',
-  fee_recipient: 'text',
-  nonce: 'numeric',
-  token_id: 'text',
-  chain_type: 'text',
-  chain_id: 'text',
-  data: 'text',
-  version: 'text',
-  sig: 'text',
-  ledger_hash: 'text',
-  status: 'text',
-  internal_status: 'text',
-  internal_status_code: 'text',
-  internal_status_json: 'jsonb',
-  timestamp_ms: 'bigint',
-  ledger_time: 'timestamptz',
-  target_chain_tx_hash: 'text',
-  express_chain_tx_hash: 'text',
-  express_withdraw_fee: 'text',
-  express_refund_ledger_hash: 'text',
-  express_err: 'text',
-  token_tag: 'text',
-};
+const COLUMNS = RECORD_COLUMNS.map((c) => c.name);
+const castTo = (column: WrittenColumn<string>): string =>
+  column.sqlType === 'text' ? column.name : `${column.name}::${column.sqlType} AS ${column.name}`;
 
 // Fixed identifiers only: no value ever goes into these strings. Values travel as one text[]
 // parameter per column (driver-independent, cheap to parse), cast to the column types in SQL.
 const CAST_LIST = sql.raw(
-  [
-    ...COLUMNS.map((c) => (RECORD_TYPES[c] === 'text' ? c : `${c}::${RECORD_TYPES[c]} AS ${c}`)),
-    'pending',
-    'page::integer AS page',
-    'divergent::boolean AS divergent',
-  ].join(', '),
+  [...RECORD_COLUMNS.map(castTo), 'pending', 'page::integer AS page', 'divergent::boolean AS divergent'].join(
+    ', ',
+  ),
 );
 const UNNEST_NAMES = sql.raw([...COLUMNS, 'pending', 'page', 'divergent'].join(', '));
 const COLUMN_LIST = sql.raw(COLUMNS.join(', '));
@@ -147,6 +85,30 @@ export interface UpsertInput {
  * `kept_conflicts` (the rawIds of those among `records`, JSON text) and `clashes` (JSON text).
  */
 export function buildUpsertQuery(input: UpsertInput): SQL {
+  const now = input.now.toISOString();
+  const policy = input.queueRechecks;
+  const page = input.page;
+  const streamKey = input.origin?.streamKey ?? page?.streamKey ?? null;
+  const runId = page
+    ? sql`(SELECT id FROM sync_runs WHERE stream_key = ${page.streamKey} AND fence = ${page.fence}::bigint)`
+    : sql`NULL::bigint`;
+  const conflicts = conflictCtes({ streamKey, runId, backfillId: input.origin?.backfillId ?? null, now });
+  return sql`
+    WITH ${page ? fencedCte(page, now) : sql``}${servedCtes(input)},
+    ${conflicts},
+    ${rowWriteCtes(now)},
+    ${historyCte(now)},
+    ${bundleItemCtes(input.records)}${policy ? recheckCtes(policy, now) : sql``}${page ? pageCtes(page, input.records.length, now) : sql``}
+    ${resultSelect(page)}
+  `;
+}
+
+/**
+ * The records as rows: `served` (every sighting, the divergent ones only take part in the
+ * conflict check), `input` (one per rawId), `tagged` (with the `ledger_tokens` tag matching
+ * theirs), `old` (their stored rows) and `clash` (those whose `ledgerHash` another rawId has).
+ */
+function servedCtes(input: UpsertInput): SQL {
   const divergent = input.divergent ?? [];
   const rows = divergent.length === 0 ? input.records : [...input.records, ...divergent];
   const columns = sql.join(
@@ -158,21 +120,10 @@ export function buildUpsertQuery(input: UpsertInput): SQL {
     ].map((values) => sql`${textArray(values)}::text[]`),
     sql`, `,
   );
-  const now = input.now.toISOString();
-  const policy = input.queueRechecks;
-  const page = input.page;
-
-  const streamKey = input.origin?.streamKey ?? page?.streamKey ?? null;
-  const runId = page
-    ? sql`(SELECT id FROM sync_runs WHERE stream_key = ${page.streamKey} AND fence = ${page.fence}::bigint)`
-    : sql`NULL::bigint`;
-  const conflicts = conflictCtes({ streamKey, runId, backfillId: input.origin?.backfillId ?? null, now });
-
-  return sql`
-    WITH ${page ? fencedCte(page, now) : sql``}served AS (
+  return sql`served AS (
       -- Every sighting; the divergent ones only take part in the conflict check.
       SELECT ${CAST_LIST} FROM unnest(${columns}) AS r(${UNNEST_NAMES})
-      ${page ? sql`WHERE EXISTS (SELECT 1 FROM fenced)` : sql``}
+      ${input.page ? sql`WHERE EXISTS (SELECT 1 FROM fenced)` : sql``}
     ),
     input AS (
       SELECT ${COLUMN_LIST}, pending FROM served WHERE NOT divergent
@@ -192,9 +143,15 @@ export function buildUpsertQuery(input: UpsertInput): SQL {
     clash AS (
       SELECT i.raw_id, i.ledger_hash, t.raw_id AS other_raw_id
       FROM input i JOIN ledger_transactions t ON t.ledger_hash = i.ledger_hash AND t.raw_id <> i.raw_id
-    ),
-    ${conflicts},
-    fresh AS (
+    )`;
+}
+
+/**
+ * `fresh` (records inserted), `changed` (stored records updated) and `upserted` (both): only rows
+ * that differ are written, and never one in conflict or clash.
+ */
+function rowWriteCtes(now: string): SQL {
+  return sql`fresh AS (
       -- Records not stored at the statement's start. ON CONFLICT only guards against another
       -- writer inserting the same record meanwhile; then it behaves like the update below.
       INSERT INTO ledger_transactions (${COLUMN_LIST}, first_seen_at, updated_at)
@@ -220,8 +177,12 @@ export function buildUpsertQuery(input: UpsertInput): SQL {
     ),
     upserted AS (
       SELECT *, true AS inserted FROM fresh UNION ALL SELECT *, false AS inserted FROM changed
-    ),
-    history AS (
+    )`;
+}
+
+/** Appends a status-history row for each record new, or whose status or internal status changed. */
+function historyCte(now: string): SQL {
+  return sql`history AS (
       INSERT INTO ledger_tx_status_history (raw_id, status, internal_status, internal_status_code, observed_at)
       SELECT u.raw_id, u.status, u.internal_status, u.internal_status_code, ${now}::timestamptz
       FROM upserted u LEFT JOIN old o ON o.raw_id = u.raw_id
@@ -229,17 +190,19 @@ export function buildUpsertQuery(input: UpsertInput): SQL {
          OR o.status IS DISTINCT FROM u.status
          OR o.internal_status IS DISTINCT FROM u.internal_status
       ORDER BY u.raw_id
-    ),
-    ${bundleItemCtes(input.records)}${policy ? recheckCtes(policy, now) : sql``}${page ? pageCtes(page, input.records.length, now) : sql``}
-    SELECT
+    )`;
+}
+
+/** The statement's one result row (see {@link buildUpsertQuery}). */
+function resultSelect(page: PageWrite | undefined): SQL {
+  return sql`SELECT
       ${page ? sql`(SELECT count(*)::int FROM fenced) AS fenced, set_config('synchronous_commit', ${page.synchronousCommit}, true) AS commit_mode,` : sql`1 AS fenced,`}
       (SELECT count(*)::int FROM fresh) AS inserted,
       (SELECT count(*)::int FROM upserted) AS written,
       (SELECT count(*)::int FROM conflict) AS conflicts,
       (SELECT coalesce(json_agg(raw_id)::text, '[]') FROM conflict WHERE NOT divergent) AS kept_conflicts,
       (SELECT coalesce(json_agg(json_build_object('raw_id', raw_id, 'ledger_hash', ledger_hash, 'other_raw_id', other_raw_id))::text, '[]')
-       FROM clash) AS clashes
-  `;
+       FROM clash) AS clashes`;
 }
 
 /** Rewrites the bundle items of the records written (new ones, or stored ones whose `data` changed). */
@@ -254,9 +217,7 @@ function bundleItemCtes(records: readonly ServedRecord[]): SQL {
       WHERE o.raw_id IS NULL OR o.data IS DISTINCT FROM u.data
     ),
     items_in AS (
-      SELECT raw_id::bigint AS raw_id, item_index::integer AS item_index, tag, chain_id, from_account, to_account,
-             amount::numeric AS amount
-      FROM unnest(${itemColumns}) AS r(${sql.raw(ITEM_COLUMNS.join(', '))})
+      SELECT ${ITEM_CAST_LIST} FROM unnest(${itemColumns}) AS r(${ITEM_COLUMN_LIST})
     ),
     items_deleted AS (
       -- Key lookups by an array of the targets: joined to the few targets instead, the planner
@@ -266,13 +227,10 @@ function bundleItemCtes(records: readonly ServedRecord[]): SQL {
         AND NOT EXISTS (SELECT 1 FROM items_in n WHERE n.raw_id = b.raw_id AND n.item_index = b.item_index)
     ),
     items_written AS (
-      INSERT INTO ledger_bundle_items (raw_id, item_index, tag, chain_id, from_account, to_account, amount)
-      SELECT n.raw_id, n.item_index, n.tag, n.chain_id, n.from_account, n.to_account, n.amount
-      FROM items_in n WHERE n.raw_id IN (SELECT raw_id FROM items_target)
+      INSERT INTO ledger_bundle_items (${ITEM_COLUMN_LIST})
+      SELECT ${ITEM_COLUMN_LIST} FROM items_in n WHERE n.raw_id IN (SELECT raw_id FROM items_target)
       ORDER BY n.raw_id, n.item_index
-      ON CONFLICT (raw_id, item_index) DO UPDATE SET
-        tag = excluded.tag, chain_id = excluded.chain_id, from_account = excluded.from_account,
-        to_account = excluded.to_account, amount = excluded.amount
+      ON CONFLICT (raw_id, item_index) DO UPDATE SET ${ITEM_UPDATE_SET}
     )`;
 }
 
@@ -347,15 +305,14 @@ function pageCtes(page: PageWrite, records: number, now: string): SQL {
     )`;
 }
 
-const ITEM_COLUMNS = [
-  'raw_id',
-  'item_index',
-  'tag',
-  'chain_id',
-  'from_account',
-  'to_account',
-  'amount',
-] as const;
+const ITEM_COLUMNS = BUNDLE_ITEM_COLUMNS.map((c) => c.name);
+const ITEM_CAST_LIST = sql.raw(BUNDLE_ITEM_COLUMNS.map(castTo).join(', '));
+const ITEM_COLUMN_LIST = sql.raw(ITEM_COLUMNS.join(', '));
+const ITEM_UPDATE_SET = sql.raw(
+  ITEM_COLUMNS.filter((c) => c !== 'raw_id' && c !== 'item_index')
+    .map((c) => `${c} = excluded.${c}`)
+    .join(', '),
+);
 
 function cell(value: string | number | Record<string, unknown> | null): string | null {
   if (value === null) return null;

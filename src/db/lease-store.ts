@@ -1,0 +1,141 @@
+/** Stream leases on PostgreSQL/PGlite: taking, renewing and releasing them, and the watermark. */
+import { sql } from 'drizzle-orm';
+import { LeaseLostError } from '../errors.js';
+import type { StreamLease, StreamSpec, StreamState, SyncStore, WalkCheckpoint } from '../sync/ports.js';
+import type { Database } from './connect.js';
+import { type Executor, queryRows, toDate } from './rows.js';
+import { normaliseSpec, streamKey } from './stream-key.js';
+
+/** The lease part of the sync store (see `createPgStore`). */
+export type LeaseStore = Pick<SyncStore, 'acquireStream' | 'advanceWatermark' | 'releaseStream'>;
+
+/**
+ * Leases: `acquireStream` takes a free or expired lease with a new, larger fencing number; the
+ * same owner re-acquiring its live lease renews it and keeps the number. A release or watermark
+ * move carrying a fence smaller than the stream's is refused with {@link LeaseLostError}.
+ */
+export function createLeaseStore(input: { database: Database; now: () => Date }): LeaseStore {
+  const { database, now } = input;
+  return {
+    acquireStream: (spec, owner, leaseMs) => acquireStream(database.db, { spec, owner, leaseMs, at: now() }),
+
+    async advanceWatermark(lease: StreamLease, watermark: number): Promise<void> {
+      const rows = await queryRows<{ key: string }>(
+        database.db,
+        sql`UPDATE sync_streams SET
+              watermark = greatest(watermark, ${watermark}::bigint),
+              updated_at = ${now().toISOString()}::timestamptz
+            WHERE key = ${lease.key} AND lease_fence <= ${lease.fence}::bigint
+            RETURNING key`,
+      );
+      if (rows.length === 0) throw await leaseLost(database.db, lease);
+    },
+
+    async releaseStream(lease: StreamLease, outcome: { ok: true } | { ok: false; error: string }) {
+      const nowIso = now().toISOString();
+      const ok = outcome.ok;
+      const error = outcome.ok ? null : outcome.error.slice(0, 4000);
+      // A stale lease releases nothing and records nothing on the stream; its run row still ends.
+      await database.db.execute(sql`
+        WITH s AS (
+          UPDATE sync_streams SET
+            lease_owner = NULL,
+            lease_expires_at = NULL,
+            last_success_at = CASE WHEN ${ok}::boolean THEN ${nowIso}::timestamptz ELSE last_success_at END,
+            error_streak = CASE WHEN ${ok}::boolean THEN 0 ELSE error_streak + 1 END,
+            last_error = CASE WHEN ${ok}::boolean THEN last_error ELSE ${error}::text END,
+            last_error_at = CASE WHEN ${ok}::boolean THEN last_error_at ELSE ${nowIso}::timestamptz END,
+            updated_at = ${nowIso}::timestamptz
+          WHERE key = ${lease.key} AND lease_fence = ${lease.fence}::bigint AND lease_owner = ${lease.owner}
+          RETURNING key
+        )
+        UPDATE sync_runs SET
+          finished_at = ${nowIso}::timestamptz,
+          outcome = CASE WHEN ${ok}::boolean THEN 'ok' ELSE 'error' END,
+          error = ${error}::text
+        WHERE stream_key = ${lease.key} AND fence = ${lease.fence}::bigint AND outcome = 'running'
+      `);
+    },
+  };
+}
+
+/** Takes or renews the lease (see {@link createLeaseStore}); opens a run for a new fence. */
+async function acquireStream(
+  db: Executor,
+  input: { spec: StreamSpec; owner: string; leaseMs: number; at: Date },
+): Promise<{ lease: StreamLease; state: StreamState }> {
+  const { spec, owner, leaseMs, at } = input;
+  const key = streamKey(spec);
+  const nowIso = at.toISOString();
+  const expires = new Date(at.getTime() + leaseMs).toISOString();
+  const rows = await queryRows<{
+    fence: string;
+    watermark: string | null;
+    walk: string | null;
+    spec: string;
+  }>(
+    db,
+    sql`
+        WITH s AS (
+          INSERT INTO sync_streams AS s (key, spec, lease_owner, lease_fence, lease_expires_at, lease_ms, created_at, updated_at)
+          VALUES (${key}, ${JSON.stringify(normaliseSpec(spec))}::jsonb, ${owner}, 1, ${expires}::timestamptz,
+                  ${leaseMs}::int, ${nowIso}::timestamptz, ${nowIso}::timestamptz)
+          ON CONFLICT (key) DO UPDATE SET
+            lease_fence = CASE WHEN s.lease_owner = excluded.lease_owner AND s.lease_expires_at > ${nowIso}::timestamptz
+                               THEN s.lease_fence ELSE s.lease_fence + 1 END,
+            lease_owner = excluded.lease_owner,
+            lease_expires_at = excluded.lease_expires_at,
+            lease_ms = excluded.lease_ms,
+            updated_at = excluded.updated_at
+          WHERE s.lease_owner IS NULL
+             OR s.lease_expires_at IS NULL
+             OR s.lease_expires_at <= ${nowIso}::timestamptz
+             OR s.lease_owner = excluded.lease_owner
+          RETURNING s.key, s.lease_fence, s.watermark, s.walk, s.spec
+        ),
+        abandoned AS (
+          UPDATE sync_runs r SET outcome = 'error', error = 'lease expired before the run ended',
+                 finished_at = ${nowIso}::timestamptz
+          FROM s WHERE r.stream_key = s.key AND r.outcome = 'running' AND r.fence < s.lease_fence
+        ),
+        run AS (
+          INSERT INTO sync_runs (stream_key, fence, owner, started_at, outcome)
+          SELECT s.key, s.lease_fence, ${owner}, ${nowIso}::timestamptz, 'running' FROM s
+          ON CONFLICT (stream_key, fence) DO NOTHING
+        )
+        SELECT lease_fence::text AS fence, watermark::text AS watermark, walk::text AS walk, spec::text AS spec FROM s
+        `,
+  );
+  const row = rows[0];
+  if (row === undefined) {
+    const [holder] = await queryRows<{ owner: string | null; expires: unknown }>(
+      db,
+      sql`SELECT lease_owner AS owner, lease_expires_at AS expires FROM sync_streams WHERE key = ${key}`,
+    );
+    throw new LeaseLostError(
+      key,
+      `held by ${holder?.owner ?? 'another runner'} until ${toDate(holder?.expires)?.toISOString() ?? 'unknown'}`,
+    );
+  }
+  const lease: StreamLease = { key, fence: Number(row.fence), owner };
+  const state: StreamState = {
+    key,
+    spec: JSON.parse(row.spec) as StreamSpec,
+    watermark: row.watermark === null ? null : Number(row.watermark),
+    walk: row.walk === null ? null : (JSON.parse(row.walk) as WalkCheckpoint),
+  };
+  return { lease, state };
+}
+
+/** The error for a write refused for its stale fence, naming the stream's fence and owner now. */
+export async function leaseLost(tx: Executor, lease: StreamLease): Promise<LeaseLostError> {
+  const [row] = await queryRows<{ fence: string; owner: string | null }>(
+    tx,
+    sql`SELECT lease_fence::text AS fence, lease_owner AS owner FROM sync_streams WHERE key = ${lease.key}`,
+  );
+  if (row === undefined) return new LeaseLostError(lease.key, 'the stream does not exist');
+  return new LeaseLostError(
+    lease.key,
+    `fence ${lease.fence} is stale: the stream is at fence ${row.fence} (owner ${row.owner ?? 'none'})`,
+  );
+}

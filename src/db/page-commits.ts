@@ -1,0 +1,78 @@
+/** Page commits on PostgreSQL/PGlite: a stream walk's pages, written with its checkpoint. */
+import type { Logger } from '../logger.js';
+import type { PageCommit, SyncStore, WriteCounts } from '../sync/ports.js';
+import type { Database } from './connect.js';
+import { leaseLost } from './lease-store.js';
+import type { RecheckPolicy } from './rechecks.js';
+import { toRejectedRows } from './write-rejected.js';
+import { withRetries } from './write-retries.js';
+import { prepareBatch, writeTransactions } from './write-transactions.js';
+
+/** Options of {@link createPageCommits}. */
+export interface PageCommitOptions {
+  database: Database;
+  now: () => Date;
+  policy: RecheckPolicy;
+  synchronousCommit: 'on' | 'off';
+  logger?: Logger | undefined;
+}
+
+/** The page-commit part of the sync store (see `createPgStore`). */
+export function createPageCommits(options: PageCommitOptions): Pick<SyncStore, 'commitPage'> {
+  const { database, now, policy, synchronousCommit, logger } = options;
+  return {
+    async commitPage(commit: PageCommit): Promise<WriteCounts> {
+      const at = now();
+      const { lease } = commit;
+      // Every sighting, repeats included, with its page: a repeat that disagrees is a conflict.
+      const pages = commit.pages ?? [{ page: commit.page, records: commit.records }];
+      const prepared = prepareBatch(
+        pages.flatMap((p) => p.records),
+        {
+          now: at,
+          burnWindowMs: policy.burnWindowMs,
+          pages: pages.flatMap((p) => p.records.map(() => p.page)),
+        },
+      );
+      const early = [...commit.rejected, ...prepared.rejected];
+      // One statement is the whole commit (fence, checkpoint, rows, conflicts, history, rejected
+      // records, run counts): atomic on its own, and one round trip per page.
+      const written = await withRetries(
+        'page-write',
+        () =>
+          writeTransactions(database.db, {
+            records: prepared.records,
+            divergent: prepared.divergent,
+            now: at,
+            queueRechecks: policy,
+            prepared: true,
+            page: {
+              streamKey: lease.key,
+              fence: lease.fence,
+              owner: lease.owner,
+              page: commit.page,
+              walk: commit.walk,
+              watermark: commit.watermark,
+              rejected: toRejectedRows(early),
+              synchronousCommit,
+            },
+          }),
+        logger,
+      );
+      if (!written.fenced) throw await leaseLost(database.db, lease);
+      if (written.conflicts > 0) {
+        logger?.warn(
+          { stream: lease.key, page: commit.page, conflicts: written.conflicts },
+          'records served with immutable fields different from the stored ones: stored kept, conflicts recorded',
+        );
+      }
+      return {
+        inserted: written.inserted,
+        updated: written.updated,
+        unchanged: written.unchanged,
+        rejected: early.length + written.clashes.length,
+        conflicts: written.conflicts,
+      };
+    },
+  };
+}

@@ -1,0 +1,95 @@
+/** Re-reads on PostgreSQL/PGlite: the records due, and the commit of what a re-read found. */
+import { sql } from 'drizzle-orm';
+import type { Logger } from '../logger.js';
+import type { LedgerTx } from '../sync/model.js';
+import type { PendingRecord, SyncStore, WriteCounts } from '../sync/ports.js';
+import type { Database } from './connect.js';
+import { type RecheckPolicy, rescheduleRechecks } from './rechecks.js';
+import { type Executor, queryRows } from './rows.js';
+import { writeRejected } from './write-rejected.js';
+import { withRetries } from './write-retries.js';
+import { prepareBatch, writeTransactions } from './write-transactions.js';
+
+/**
+ * Settings of a re-read transaction: commit without waiting for the disk flush (see
+ * `synchronousCommit`), and custom plans for the prepared upsert (as `openDatabase` also sets
+ * for its connections).
+ */
+const SESSION_SETTINGS = (synchronousCommit: 'on' | 'off') =>
+  sql`set_config('synchronous_commit', ${synchronousCommit}, true) AS commit_mode,
+      set_config('plan_cache_mode', 'force_custom_plan', true) AS plan_mode`;
+
+/** Options of {@link createRereadStore}. */
+export interface RereadStoreOptions {
+  database: Database;
+  policy: RecheckPolicy;
+  synchronousCommit: 'on' | 'off';
+  logger?: Logger | undefined;
+}
+
+/** The re-read part of the sync store (see `createPgStore`). */
+export function createRereadStore(
+  options: RereadStoreOptions,
+): Pick<SyncStore, 'duePending' | 'commitReread'> {
+  const { database, policy, synchronousCommit, logger } = options;
+  const inTransaction = <T>(label: string, fn: (tx: Executor) => Promise<T>): Promise<T> =>
+    withRetries(label, () => database.db.transaction((tx) => fn(tx)), logger);
+  return {
+    async duePending(limit: number, at: Date): Promise<PendingRecord[]> {
+      const rows = await queryRows<{ raw_id: string; ledger_hash: string; attempts: number }>(
+        database.db,
+        sql`
+        SELECT r.raw_id::text AS raw_id, t.ledger_hash, r.attempts
+        FROM ledger_tx_rechecks r JOIN ledger_transactions t ON t.raw_id = r.raw_id
+        WHERE r.due_at <= ${at.toISOString()}::timestamptz
+        ORDER BY r.due_at, r.raw_id
+        LIMIT ${limit}::int
+        `,
+      );
+      return rows.map((r) => ({
+        rawId: Number(r.raw_id),
+        ledgerHash: r.ledger_hash,
+        attempts: Number(r.attempts),
+      }));
+    },
+
+    async commitReread(input: {
+      records: LedgerTx[];
+      missing: PendingRecord[];
+      now: Date;
+    }): Promise<WriteCounts> {
+      const prepared = prepareBatch(input.records, { now: input.now, burnWindowMs: policy.burnWindowMs });
+      return inTransaction('reread-write', async (tx) => {
+        await tx.execute(sql`SELECT ${SESSION_SETTINGS(synchronousCommit)}`);
+        const written = await writeTransactions(tx, {
+          records: prepared.records,
+          now: input.now,
+          queueRechecks: null,
+          prepared: true,
+        });
+        const rejected = [...prepared.rejected, ...written.clashes];
+        await writeRejected(tx, { rejected, streamKey: null, page: null, now: input.now });
+        // A record refused, or served with other immutable fields, keeps its re-read schedule.
+        const conflicted = new Set([...written.clashes.map((c) => c.rawId), ...written.conflicted]);
+        const reread = [
+          ...prepared.records
+            .filter((r) => !conflicted.has(r.row.raw_id))
+            .map((r) => ({ rawId: r.row.raw_id, pending: r.pending })),
+          // What could not be stored or found is retried later like a record not final, until given up.
+          ...[...input.missing, ...rejected].flatMap((r) =>
+            r.rawId === undefined ? [] : [{ rawId: r.rawId, pending: 'missing' as const }],
+          ),
+          ...written.conflicted.map((rawId) => ({ rawId, pending: 'missing' as const })),
+        ];
+        await rescheduleRechecks(tx, { reread, now: input.now, policy });
+        return {
+          inserted: written.inserted,
+          updated: written.updated,
+          unchanged: written.unchanged,
+          rejected: rejected.length,
+          conflicts: written.conflicts,
+        };
+      });
+    },
+  };
+}
