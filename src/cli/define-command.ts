@@ -35,7 +35,7 @@ export interface CommandSpec<T extends Options> {
    * {@link commandFailure}. A {@link ConfigError} or {@link UsageError} never gets here: main
    * turns it into exit 2.
    */
-  fail?(error: unknown, ctx: CommandContext<T>): number;
+  fail?(error: unknown, ctx: CommandContext<T>): number | Promise<number>;
 }
 
 /**
@@ -83,7 +83,7 @@ export function defineCommand<T extends Options>(spec: CommandSpec<T>): Command 
         return await spec.run(ctx);
       } catch (error) {
         if (error instanceof ConfigError || error instanceof UsageError) throw error;
-        return spec.fail ? spec.fail(error, ctx) : commandFailure(spec.name, error, io);
+        return spec.fail ? await spec.fail(error, ctx) : commandFailure(spec.name, error, io);
       } finally {
         for (const close of closers.reverse()) await close();
       }
