@@ -16,8 +16,8 @@ export interface CommandContext<T extends Options> {
   io: CommandIo;
   /** The configuration from `io.env`, loaded on the first call (with that call's overrides). */
   config(overrides?: Partial<Record<keyof Config, string | undefined>>): Config;
-  /** The logger, created on the first call at `level` (default: the configured level). */
-  logger(level?: string): Logger;
+  /** The logger, created on the first call at `level` (default: the configured level) and `name`. */
+  logger(level?: string, name?: string): Logger;
   /** Registers a resource to close when the command ends, however it ends; last in, first closed. */
   onClose(close: () => unknown): void;
 }
@@ -71,8 +71,8 @@ export function defineCommand<T extends Options>(spec: CommandSpec<T>): Command 
           config ??= loadConfig(io.env, overrides);
           return config;
         },
-        logger(level) {
-          logger ??= createLogger({ level: level ?? ctx.config().logLevel });
+        logger(level, name) {
+          logger ??= createLogger({ level: level ?? ctx.config().logLevel, name });
           return logger;
         },
         onClose(close) {
