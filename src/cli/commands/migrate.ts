@@ -1,9 +1,7 @@
-import { loadConfig } from '../../config.js';
 import { openDatabase } from '../../db/connect.js';
 import { migrateDatabase } from '../../db/migrate.js';
 import { DatabaseError } from '../../errors.js';
-import { createLogger } from '../../logger.js';
-import { type Command, parseFlags } from '../command.js';
+import { defineCommand } from '../define-command.js';
 
 const usage = `Usage: ledger-indexer migrate
 
@@ -16,28 +14,27 @@ Environment:
   LOG_LEVEL                default info
 `;
 
-export const command: Command = {
+export const command = defineCommand({
+  name: 'migrate',
   usage,
-  async run(argv, io) {
-    parseFlags(argv, {});
-    const config = loadConfig(io.env);
-    const logger = createLogger({ level: config.logLevel });
-    const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, logger });
+  flags: {},
+  async run({ io, config, logger, onClose }) {
+    const { databaseUrl, dataDir } = config();
+    const database = await openDatabase({ databaseUrl, dataDir, logger: logger() });
+    onClose(() => database.close().catch(() => undefined));
     const target = database.describe();
     try {
       const started = Date.now();
       await migrateDatabase(database);
-      logger.debug({ duration_ms: Date.now() - started }, 'migrations applied');
+      logger().debug({ duration_ms: Date.now() - started }, 'migrations applied');
       io.stdout.write(`migrated ${target}\n`);
       return 0;
     } catch (error) {
       io.stderr.write(`ledger-indexer migrate: cannot migrate ${target}: ${describeError(error)}\n`);
       return 1;
-    } finally {
-      await database.close().catch(() => undefined);
     }
   },
-};
+});
 
 function describeError(error: unknown): string {
   if (error instanceof DatabaseError) return error.message;

@@ -1,10 +1,7 @@
 import { settlesWithin, untilAborted } from '../../abort.js';
-import { ENV, loadConfig } from '../../config.js';
+import { ENV } from '../../config.js';
 import { ConfigError, DatabaseError, UsageError } from '../../errors.js';
-import { createLogger } from '../../logger.js';
-import type { Command } from '../command.js';
-import { parseFlags } from '../command.js';
-import { failureLine, signalExitCode, stoppedLine } from '../run-outcome.js';
+import { commandFailure, defineCommand } from '../define-command.js';
 import { requireRedis } from './worker.js';
 
 const usage = `Usage: ledger-indexer schedule [options]
@@ -26,68 +23,60 @@ Needs ${ENV.redisUrl} and the database (${ENV.databaseUrl}). Exit codes: 0 regis
 refused the credentials or stayed unreachable, or the database failed (one line); 2 bad flags or
 settings; 130/143 SIGINT/SIGTERM.`;
 
-export const command: Command = {
+export const command = defineCommand({
+  name: 'schedule',
   usage,
-  async run(argv, io) {
-    const { values } = parseFlags(argv, {
-      every: { type: 'string' },
-      account: { type: 'string', multiple: true },
-      global: { type: 'boolean' },
-      'queue-prefix': { type: 'string' },
-    });
+  flags: {
+    every: { type: 'string' },
+    account: { type: 'string', multiple: true },
+    global: { type: 'boolean' },
+    'queue-prefix': { type: 'string' },
+  },
+  async run({ values, io, config: loadConfig, logger: createLogger, onClose }) {
     const everyMs = parseDuration(values.every ?? '30s');
     const accounts = values.account ?? [];
     if (accounts.some((a) => a.trim() === '')) throw new ConfigError('--account', 'must not be empty');
-    const config = requireRedis(loadConfig(io.env));
+    const config = requireRedis(loadConfig());
     const streams = [
       ...(accounts.length === 0 || values.global ? [{}] : []),
       ...accounts.map((account) => ({ account })),
     ];
-    const logger = createLogger({ level: config.logLevel === 'info' ? 'warn' : config.logLevel });
+    const logger = createLogger(config.logLevel === 'info' ? 'warn' : config.logLevel);
     const { openDatabase } = await import('../../db/connect.js');
     const { migrateDatabase } = await import('../../db/migrate.js');
     const { saveSchedules } = await import('../../db/schedules.js');
     const { COMMAND_CONNECT_ATTEMPTS, openRedis } = await import('../../queue/connection.js');
     const { createLedgerQueues } = await import('../../queue/queues.js');
-    const { redisFailureLine } = await import('../../queue/redis-failures.js');
     const { applySchedules, wantedSchedules } = await import('../../queue/schedules.js');
     const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+    onClose(() => database.close());
     const redis = openRedis(config.redisUrl, 'producer', {
       logger,
       connectAttempts: COMMAND_CONNECT_ATTEMPTS,
     });
-    let queues: ReturnType<typeof createLedgerQueues> | undefined;
-    try {
-      const wanted = wantedSchedules({ everyMs, streams });
-      // PostgreSQL first: what is wanted survives a Redis that loses its data.
-      await migrateDatabase(database);
-      await redis.ready(io.signal);
-      const open = createLedgerQueues({
-        connection: redis.connection,
-        prefix: values['queue-prefix'],
-        onError: redis.report,
-      });
-      queues = open;
-      await saveSchedules(database.db, { prefix: open.prefix, schedules: wanted, now: new Date() });
-      const ids = await untilAborted(applySchedules(open, wanted), io.signal);
-      io.stdout.write(`${ids.length} schedules registered (every ${everyMs} ms): ${ids.join(', ')}\n`);
-      return 0;
-    } catch (error) {
-      if (io.signal.aborted) {
-        io.stderr.write(`ledger-indexer schedule: ${stoppedLine(io.signal)}\n`);
-        return signalExitCode(io.signal);
-      }
-      const line =
-        error instanceof DatabaseError ? failureLine(error) : redisFailureLine(error, config.redisUrl);
-      io.stderr.write(`ledger-indexer schedule: ${line}\n`);
-      return 1;
-    } finally {
-      if (queues) await settlesWithin(queues.close(), 1000);
-      redis.connection.disconnect();
-      await database.close();
-    }
+    onClose(() => redis.connection.disconnect());
+    const wanted = wantedSchedules({ everyMs, streams });
+    // PostgreSQL first: what is wanted survives a Redis that loses its data.
+    await migrateDatabase(database);
+    await redis.ready(io.signal);
+    const queues = createLedgerQueues({
+      connection: redis.connection,
+      prefix: values['queue-prefix'],
+      onError: redis.report,
+    });
+    onClose(() => settlesWithin(queues.close(), 1000));
+    await saveSchedules(database.db, { prefix: queues.prefix, schedules: wanted, now: new Date() });
+    const ids = await untilAborted(applySchedules(queues, wanted), io.signal);
+    io.stdout.write(`${ids.length} schedules registered (every ${everyMs} ms): ${ids.join(', ')}\n`);
+    return 0;
   },
-};
+  async fail(error, { io, config }) {
+    if (io.signal.aborted || error instanceof DatabaseError) return commandFailure('schedule', error, io);
+    const { redisFailureLine } = await import('../../queue/redis-failures.js');
+    io.stderr.write(`ledger-indexer schedule: ${redisFailureLine(error, requireRedis(config()).redisUrl)}\n`);
+    return 1;
+  },
+});
 
 /** Longest `--every`: a week. */
 const MAX_EVERY_MS = 7 * 24 * 3_600_000;

@@ -1,11 +1,8 @@
-import { loadConfig } from '../../config.js';
+import type { Config } from '../../config.js';
 import type { SyncStatus } from '../../db/status.js';
 import type { StreamStatus } from '../../db/stream-queries.js';
-import { createLogger } from '../../logger.js';
-import type { Command } from '../command.js';
-import { parseFlags } from '../command.js';
+import { defineCommand } from '../define-command.js';
 import { formatTable } from '../format.js';
-import { failureLine, signalExitCode, stoppedLine } from '../run-outcome.js';
 
 const usage = `Usage: ledger-indexer status [--json]
 
@@ -46,67 +43,58 @@ export interface StreamReport {
   conflicts: number;
 }
 
-export const command: Command = {
+export const command = defineCommand({
+  name: 'status',
   usage,
-  async run(argv, io) {
-    const { values } = parseFlags(argv, { json: { type: 'boolean' }, 'base-url': { type: 'string' } });
-    const config = loadConfig(io.env, { ledgerBaseUrl: values['base-url'] });
-    const logger = createLogger({ level: config.logLevel === 'info' ? 'warn' : config.logLevel });
+  flags: { json: { type: 'boolean' }, 'base-url': { type: 'string' } },
+  async run({ values, io, config: loadConfig, logger: createLogger, onClose }) {
+    const config = loadConfig({ ledgerBaseUrl: values['base-url'] });
+    const logger = createLogger(config.logLevel === 'info' ? 'warn' : config.logLevel);
     const { openDatabase } = await import('../../db/connect.js');
     const { readMigrationState } = await import('../../db/migrate.js');
     const { readSyncStatus } = await import('../../db/status.js');
     const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, logger });
-    try {
-      // Looking never changes the schema: a database behind the code is reported, not migrated.
-      const migrations = await readMigrationState(database);
-      if (migrations.applied < migrations.expected) {
-        io.stderr.write(
-          `ledger-indexer status: the database is not migrated (${migrations.applied} of ${migrations.expected} migrations applied); run 'ledger-indexer migrate' or 'sync' first\n`,
-        );
-        return 1;
-      }
-      const status = await readSyncStatus(database.db);
-      const heads = config.ledgerBaseUrl === undefined ? null : await readHeads(config, status, io.signal);
-      io.signal.throwIfAborted();
-      const streams = status.streams.map((stream) => streamReport(stream, heads?.get(stream.key)));
-      const { readQueueStatus, formatQueueStatus } = await import('../../queue/queue-status.js');
-      const queues =
-        config.redisUrl === undefined
-          ? null
-          : await readQueueStatus(config.redisUrl, { logger, signal: io.signal });
-      if (values.json) {
-        const { streams: _omit, ...totals } = status;
-        io.stdout.write(
-          `${JSON.stringify({ streams, ...totals, queues, database: database.describe() }, null, 2)}\n`,
-        );
-      } else {
-        const queueLines = queues === null ? [] : formatQueueStatus(queues);
-        io.stdout.write(`${[renderTable(streams, status, database.describe()), ...queueLines].join('\n')}\n`);
-      }
-      // The database state is shown; the queues' failure still fails the command, in one line.
-      if (queues !== null && 'error' in queues) {
-        io.stderr.write(`ledger-indexer status: ${queues.error}\n`);
-        return 1;
-      }
-      return 0;
-    } catch (error) {
-      if (io.signal.aborted) {
-        io.stderr.write(`ledger-indexer status: ${stoppedLine(io.signal)}\n`);
-        return signalExitCode(io.signal);
-      }
-      io.stderr.write(`ledger-indexer status: ${failureLine(error)}\n`);
+    onClose(() => database.close());
+    // Looking never changes the schema: a database behind the code is reported, not migrated.
+    const migrations = await readMigrationState(database);
+    if (migrations.applied < migrations.expected) {
+      io.stderr.write(
+        `ledger-indexer status: the database is not migrated (${migrations.applied} of ${migrations.expected} migrations applied); run 'ledger-indexer migrate' or 'sync' first\n`,
+      );
       return 1;
-    } finally {
-      await database.close();
     }
+    const status = await readSyncStatus(database.db);
+    const heads = config.ledgerBaseUrl === undefined ? null : await readHeads(config, status, io.signal);
+    io.signal.throwIfAborted();
+    const streams = status.streams.map((stream) => streamReport(stream, heads?.get(stream.key)));
+    const { readQueueStatus, formatQueueStatus } = await import('../../queue/queue-status.js');
+    const queues =
+      config.redisUrl === undefined
+        ? null
+        : await readQueueStatus(config.redisUrl, { logger, signal: io.signal });
+    if (values.json) {
+      const { streams: _omit, ...totals } = status;
+      io.stdout.write(
+        `${JSON.stringify({ streams, ...totals, queues, database: database.describe() }, null, 2)}\n`,
+      );
+    } else {
+      const queueLines = queues === null ? [] : formatQueueStatus(queues);
+      io.stdout.write(`${[renderTable(streams, status, database.describe()), ...queueLines].join('\n')}\n`);
+    }
+    // The database state is shown; the queues' failure still fails the command, in one line.
+    if (queues !== null && 'error' in queues) {
+      io.stderr.write(`ledger-indexer status: ${queues.error}\n`);
+      return 1;
+    }
+    return 0;
   },
-};
+});
 
 type Head = { rawId: number | null; error: string | null };
 
 /** Page 1 of each stream, fetched once: its newest rawId is the service's head for that stream. */
 async function readHeads(
-  config: ReturnType<typeof loadConfig>,
+  config: Config,
   status: SyncStatus,
   signal: AbortSignal,
 ): Promise<Map<string, Head>> {

@@ -1,10 +1,9 @@
 import { delayedSignal } from '../../abort.js';
 import type { SyncResult } from '../../app/sync-once.js';
-import { type Config, ENV, loadConfig } from '../../config.js';
+import { type Config, ENV } from '../../config.js';
 import { ConfigError } from '../../errors.js';
-import { createLogger } from '../../logger.js';
-import type { Command, CommandIo } from '../command.js';
-import { parseFlags } from '../command.js';
+import type { CommandIo } from '../command.js';
+import { defineCommand } from '../define-command.js';
 import { createProgress } from '../progress.js';
 import { failureLine, signalExitCode, stoppedLine } from '../run-outcome.js';
 import { releaseDeadLeases, syncOwner } from '../stale-leases.js';
@@ -31,65 +30,62 @@ run resumes); 2 bad flags or settings; 130/143 stopped by SIGINT/SIGTERM after t
 flight (requests still unanswered ${REQUEST_GRACE_MS / 1000} s later are abandoned; a second
 signal exits at once).`;
 
-export const command: Command = {
+export const command = defineCommand({
+  name: 'sync',
   usage,
-  async run(argv, io) {
-    const { values } = parseFlags(argv, {
-      'base-url': { type: 'string' },
-      account: { type: 'string', multiple: true },
-      'token-tag': { type: 'string' },
-      action: { type: 'string' },
-      'without-action': { type: 'string' },
-      full: { type: 'boolean' },
-    });
-    const config = loadConfig(io.env, { ledgerBaseUrl: values['base-url'] });
+  flags: {
+    'base-url': { type: 'string' },
+    account: { type: 'string', multiple: true },
+    'token-tag': { type: 'string' },
+    action: { type: 'string' },
+    'without-action': { type: 'string' },
+    full: { type: 'boolean' },
+  },
+  async run({ values, io, config: loadConfig, logger: createLogger, onClose }) {
+    const config = loadConfig({ ledgerBaseUrl: values['base-url'] });
     requireBaseUrl(config);
     for (const name of ['token-tag', 'action', 'without-action', 'account'] as const) {
       const value = values[name];
       const list = Array.isArray(value) ? value : value === undefined ? [] : [value];
       if (list.some((v) => v.trim() === '')) throw new ConfigError(`--${name}`, 'must not be empty');
     }
-    const logger = createLogger({ level: quietOnTerminal(config, io) });
+    const logger = createLogger(quietOnTerminal(config, io));
     const { createContext } = await import('../../app/context.js');
     const { syncOnce } = await import('../../app/sync-once.js');
     const started = Date.now();
-    let ctx: Awaited<ReturnType<typeof createContext>> | undefined;
-    try {
-      ctx = await createContext({ config, logger });
-      const { listStreams } = await import('../../db/stream-queries.js');
-      await releaseDeadLeases({ store: ctx.store, streams: await listStreams(ctx.database.db), logger });
-      const progress = createProgress({ out: io.stderr, tty: io.stderr.isTTY === true });
-      const result = await syncOnce(ctx, {
-        accounts: values.account,
-        tokenTag: values['token-tag'],
-        action: values.action,
-        withoutAction: values['without-action'],
-        full: values.full,
-        owner: syncOwner(),
-        signal: io.signal,
-        requestSignal: delayedSignal(io.signal, REQUEST_GRACE_MS),
-        onPage: (event) => progress.page(event),
-      });
-      progress.done();
-      io.stdout.write(`${summarise(result, Date.now() - started)}\n`);
-      return result.stopped ? signalExitCode(io.signal) : 0;
-    } catch (error) {
-      if (error instanceof ConfigError) throw error;
-      // The abandoned requests reject with the signal's own reason.
-      if (io.signal.aborted && error === io.signal.reason) {
-        io.stderr.write(
-          `ledger-indexer sync: ${stoppedLine(io.signal)}, requests in flight abandoned; checkpoints kept, the next run resumes\n`,
-        );
-        return signalExitCode(io.signal);
-      }
-      logger.error({ err: error }, 'sync failed');
-      io.stderr.write(`ledger-indexer sync: ${failureLine(error)}\n`);
-      return io.signal.aborted ? signalExitCode(io.signal) : 1;
-    } finally {
-      await ctx?.close();
-    }
+    const ctx = await createContext({ config, logger });
+    onClose(() => ctx.close());
+    const { listStreams } = await import('../../db/stream-queries.js');
+    await releaseDeadLeases({ store: ctx.store, streams: await listStreams(ctx.database.db), logger });
+    const progress = createProgress({ out: io.stderr, tty: io.stderr.isTTY === true });
+    const result = await syncOnce(ctx, {
+      accounts: values.account,
+      tokenTag: values['token-tag'],
+      action: values.action,
+      withoutAction: values['without-action'],
+      full: values.full,
+      owner: syncOwner(),
+      signal: io.signal,
+      requestSignal: delayedSignal(io.signal, REQUEST_GRACE_MS),
+      onPage: (event) => progress.page(event),
+    });
+    progress.done();
+    io.stdout.write(`${summarise(result, Date.now() - started)}\n`);
+    return result.stopped ? signalExitCode(io.signal) : 0;
   },
-};
+  fail(error, { io, logger }) {
+    // The abandoned requests reject with the signal's own reason.
+    if (io.signal.aborted && error === io.signal.reason) {
+      io.stderr.write(
+        `ledger-indexer sync: ${stoppedLine(io.signal)}, requests in flight abandoned; checkpoints kept, the next run resumes\n`,
+      );
+      return signalExitCode(io.signal);
+    }
+    logger().error({ err: error }, 'sync failed');
+    io.stderr.write(`ledger-indexer sync: ${failureLine(error)}\n`);
+    return io.signal.aborted ? signalExitCode(io.signal) : 1;
+  },
+});
 
 /** Without a base URL, the one-line error names both ways to give it. */
 export function requireBaseUrl(config: Config): asserts config is Config & { ledgerBaseUrl: string } {

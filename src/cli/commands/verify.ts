@@ -1,9 +1,8 @@
-import { ENV, loadConfig } from '../../config.js';
+import { ENV } from '../../config.js';
 import { ConfigError } from '../../errors.js';
-import { createLogger } from '../../logger.js';
 import type { StreamCompleteness } from '../../sync/completeness-report.js';
-import type { Command } from '../command.js';
-import { intFlag, parseFlags } from '../command.js';
+import { intFlag } from '../command.js';
+import { defineCommand } from '../define-command.js';
 
 const usage = `Usage: ledger-indexer verify [options]
 
@@ -25,44 +24,42 @@ conflict is recorded (or the service failed); 2 bad flags.`;
 /** Conflicts listed with both versions; the total is always given. */
 const CONFLICTS_LISTED = 50;
 
-export const command: Command = {
+export const command = defineCommand({
+  name: 'verify',
   usage,
-  async run(argv, io) {
-    const { values } = parseFlags(argv, {
-      'base-url': { type: 'string' },
-      json: { type: 'boolean' },
-      'walk-limit': { type: 'string' },
-    });
+  flags: {
+    'base-url': { type: 'string' },
+    json: { type: 'boolean' },
+    'walk-limit': { type: 'string' },
+  },
+  async run({ values, io, config: loadConfig, logger, onClose }) {
     const walkLimit = intFlag('walk-limit', values['walk-limit'], 0, 100_000) ?? 200;
-    const config = loadConfig(io.env, { ledgerBaseUrl: values['base-url'] });
+    const config = loadConfig({ ledgerBaseUrl: values['base-url'] });
     if (config.ledgerBaseUrl === undefined)
       throw new ConfigError('--base-url', `is required (or set ${ENV.ledgerBaseUrl})`);
-    const logger = createLogger({ level: config.logLevel === 'info' ? 'warn' : config.logLevel });
+    const log = logger(config.logLevel === 'info' ? 'warn' : config.logLevel);
     const { createContext } = await import('../../app/context.js');
     const { verifyStreams } = await import('../../app/verify-streams.js');
-    let ctx: Awaited<ReturnType<typeof createContext>> | undefined;
-    try {
-      ctx = await createContext({ config, logger });
-      const reports = await verifyStreams({ app: ctx, walkLimit, signal: io.signal });
-      const { readConflicts } = await import('../../db/conflicts.js');
-      const conflicts = await readConflicts(ctx.database.db, CONFLICTS_LISTED);
-      const { formatCompleteness, formatConflicts } = await import('../../sync/completeness-report.js');
-      const complete = allComplete(reports) && conflicts.total === 0;
-      io.stdout.write(
-        values.json
-          ? `${JSON.stringify({ complete, streams: reports, conflicts }, null, 2)}\n`
-          : `${[formatCompleteness(reports), ...formatConflicts(conflicts)].join('\n')}\n`,
-      );
-      return complete ? 0 : 1;
-    } catch (error) {
-      if (error instanceof ConfigError) throw error;
-      io.stderr.write(`ledger-indexer verify: ${error instanceof Error ? error.message : String(error)}\n`);
-      return 1;
-    } finally {
-      await ctx?.close();
-    }
+    const ctx = await createContext({ config, logger: log });
+    onClose(() => ctx.close());
+    const reports = await verifyStreams({ app: ctx, walkLimit, signal: io.signal });
+    const { readConflicts } = await import('../../db/conflicts.js');
+    const conflicts = await readConflicts(ctx.database.db, CONFLICTS_LISTED);
+    const { formatCompleteness, formatConflicts } = await import('../../sync/completeness-report.js');
+    const complete = allComplete(reports) && conflicts.total === 0;
+    io.stdout.write(
+      values.json
+        ? `${JSON.stringify({ complete, streams: reports, conflicts }, null, 2)}\n`
+        : `${[formatCompleteness(reports), ...formatConflicts(conflicts)].join('\n')}\n`,
+    );
+    return complete ? 0 : 1;
   },
-};
+  // The error's message as it is, whether or not a signal stopped the run.
+  fail(error, { io }) {
+    io.stderr.write(`ledger-indexer verify: ${error instanceof Error ? error.message : String(error)}\n`);
+    return 1;
+  },
+});
 
 function allComplete(reports: readonly StreamCompleteness[]): boolean {
   return reports.length > 0 && reports.every((r) => r.complete);

@@ -1,9 +1,8 @@
-import { type Config, ENV, loadConfig } from '../../config.js';
+import { type Config, ENV } from '../../config.js';
 import { JOB_LOCK_MS, LEASE_MS } from '../../defaults.js';
-import { ConfigError, UsageError } from '../../errors.js';
-import { createLogger } from '../../logger.js';
-import type { Command } from '../command.js';
-import { intFlag, parseFlags } from '../command.js';
+import { ConfigError } from '../../errors.js';
+import { intFlag } from '../command.js';
+import { defineCommand } from '../define-command.js';
 import { failureLine } from '../run-outcome.js';
 
 const usage = `Usage: ledger-indexer worker [options]
@@ -29,18 +28,19 @@ Options:
 Exit codes: 0 drained after SIGTERM/SIGINT; 1 the database or Redis failed; 2 bad flags or settings.
 Needs ${ENV.redisUrl}. The request budget (${ENV.requestsPerSecond}) is shared by all workers.`;
 
-export const command: Command = {
+export const command = defineCommand({
+  name: 'worker',
   usage,
-  async run(argv, io) {
-    const { values } = parseFlags(argv, {
-      'base-url': { type: 'string' },
-      concurrency: { type: 'string' },
-      'pages-per-range': { type: 'string' },
-      'sequential-backfill': { type: 'boolean' },
-      'lock-ms': { type: 'string' },
-      'lease-ms': { type: 'string' },
-      'queue-prefix': { type: 'string' },
-    });
+  flags: {
+    'base-url': { type: 'string' },
+    concurrency: { type: 'string' },
+    'pages-per-range': { type: 'string' },
+    'sequential-backfill': { type: 'boolean' },
+    'lock-ms': { type: 'string' },
+    'lease-ms': { type: 'string' },
+    'queue-prefix': { type: 'string' },
+  },
+  async run({ values, io, config: loadConfig, logger: createLogger }) {
     // Every flag is checked before anything starts: a bad one is a usage error (exit 2).
     const concurrency = intFlag('concurrency', values.concurrency, 1, 256);
     const lockMs = intFlag('lock-ms', values['lock-ms'], 1000, 3_600_000);
@@ -49,31 +49,30 @@ export const command: Command = {
       parallelBackfill: values['sequential-backfill'] !== true,
       leaseMs: intFlag('lease-ms', values['lease-ms'], 1000, 3_600_000),
     };
-    const config = loadConfig(io.env, { ledgerBaseUrl: values['base-url'] });
+    const config = loadConfig({ ledgerBaseUrl: values['base-url'] });
     if (config.ledgerBaseUrl === undefined)
       throw new ConfigError('--base-url', `is required (or set ${ENV.ledgerBaseUrl})`);
     const withRedis = requireRedis(config);
-    const logger = createLogger({ level: config.logLevel, name: 'ledger-indexer-worker' });
+    const logger = createLogger(config.logLevel, 'ledger-indexer-worker');
     const { runWorker } = await import('../../app/worker.js');
-    try {
-      await runWorker({
-        config: withRedis,
-        logger,
-        signal: io.signal,
-        concurrency,
-        prefix: values['queue-prefix'],
-        lockMs,
-        tuning,
-      });
-      return 0;
-    } catch (error) {
-      if (error instanceof ConfigError || error instanceof UsageError) throw error;
-      logger.error({ err: error }, 'worker failed');
-      io.stderr.write(`ledger-indexer worker: ${failureLine(error)}\n`);
-      return 1;
-    }
+    await runWorker({
+      config: withRedis,
+      logger,
+      signal: io.signal,
+      concurrency,
+      prefix: values['queue-prefix'],
+      lockMs,
+      tuning,
+    });
+    return 0;
   },
-};
+  // A signal drains the worker (exit 0); a failure is told as such even after one.
+  fail(error, { io, logger }) {
+    logger().error({ err: error }, 'worker failed');
+    io.stderr.write(`ledger-indexer worker: ${failureLine(error)}\n`);
+    return 1;
+  },
+});
 
 /** `worker` and `schedule` need Redis: one line naming the setting when it is missing. */
 export function requireRedis(config: Config): Config & { redisUrl: string } {
