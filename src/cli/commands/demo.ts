@@ -1,14 +1,14 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ENV, loadConfig } from '../../config.js';
+import { ENV } from '../../config.js';
 import type { ActivityRow } from '../../db/report.js';
 import type { NonFinalCounts } from '../../db/stream-queries.js';
-import { createLogger } from '../../logger.js';
-import type { Command } from '../command.js';
-import { intFlag, parseFlags } from '../command.js';
+import { intFlag } from '../command.js';
+import { defineCommand } from '../define-command.js';
 import { formatTable, formatUnits } from '../format.js';
 import { createProgress } from '../progress.js';
+import { signalExitCode } from '../run-outcome.js';
 import { quietOnTerminal } from './sync.js';
 
 const usage = `Usage: ledger-indexer demo [--records N] [--arrivals PER_S] [--seed S]
@@ -22,19 +22,20 @@ final yet.
 The database lives in a fresh temporary folder, removed at the end, unless
 $${ENV.dataDir} names a folder to keep it in.`;
 
-export const command: Command = {
+export const command = defineCommand({
+  name: 'demo',
   usage,
-  async run(argv, io) {
-    const { values } = parseFlags(argv, {
-      records: { type: 'string' },
-      arrivals: { type: 'string' },
-      seed: { type: 'string' },
-    });
+  flags: {
+    records: { type: 'string' },
+    arrivals: { type: 'string' },
+    seed: { type: 'string' },
+  },
+  async run({ values, io, config: loadConfig, logger, onClose }) {
     const records = intFlag('records', values.records, 1, 1_000_000) ?? 20_000;
     const arrivals = intFlag('arrivals', values.arrivals, 0, 10_000) ?? 20;
     const keptDir = io.env[ENV.dataDir]?.trim() || undefined;
-    const base = loadConfig(io.env);
-    const logger = createLogger({ level: quietOnTerminal(base, io) });
+    const base = loadConfig();
+    const log = logger(quietOnTerminal(base, io));
     const { createSimulator } = await import('../../simulator/index.js');
     const { createContext } = await import('../../app/context.js');
     const { syncOnce } = await import('../../app/sync-once.js');
@@ -42,7 +43,9 @@ export const command: Command = {
     const { countNonFinal } = await import('../../db/stream-queries.js');
 
     const dataDir = keptDir ?? (await mkdtemp(join(tmpdir(), 'ledger-indexer-demo-')));
+    if (!keptDir) onClose(() => rm(dataDir, { recursive: true, force: true }));
     const simulator = createSimulator({ records, arrivalsPerSecond: arrivals, seed: values.seed ?? 1 });
+    onClose(() => simulator.close());
     const { url } = await simulator.listen({ host: '127.0.0.1', port: 0 });
     io.stderr.write(`demo: ledger simulator with ${records} records on ${url}, database in ${dataDir}\n`);
     // A local simulator: no request budget to respect, and enough pages in flight to keep both cores busy.
@@ -55,41 +58,33 @@ export const command: Command = {
       concurrency: Math.max(base.concurrency, 16),
     };
     const started = Date.now();
-    try {
-      const ctx = await createContext({ config, logger });
-      try {
-        const progress = createProgress({ out: io.stderr, tty: io.stderr.isTTY === true });
-        const setupSeconds = (Date.now() - started) / 1000;
-        const syncStarted = Date.now();
-        const result = await syncOnce(ctx, { signal: io.signal, onPage: (event) => progress.page(event) });
-        progress.done();
-        const walk = result.streams[0];
-        const seconds = (Date.now() - syncStarted) / 1000;
-        io.stdout.write(
-          `synced ${walk?.counts.inserted ?? 0} records (${walk?.pages ?? 0} pages) in ${seconds.toFixed(1)}s, ` +
-            `${Math.round((walk?.records ?? 0) / seconds)} records/s (database set up in ${setupSeconds.toFixed(1)}s)\n`,
-        );
-        if (result.stopped) return 130;
-        // Records kept arriving during the backfill: a tail pass picks them up, still unsettled.
-        const tail = await syncOnce(ctx, { signal: io.signal, refreshTokens: false });
-        const caught = tail.streams[0];
-        io.stdout.write(
-          `tail pass: ${caught?.counts.inserted ?? 0} records that arrived meanwhile (${caught?.pages ?? 0} pages)\n\n`,
-        );
-        const activity = await readActivity(ctx.database.db);
-        const nonFinal = await countNonFinal(ctx.database.db);
-        io.stdout.write(`${renderReport(activity, nonFinal)}\n`);
-        if (keptDir) io.stdout.write(`\ndatabase kept in ${keptDir}\n`);
-        return tail.stopped ? 130 : 0;
-      } finally {
-        await ctx.close();
-      }
-    } finally {
-      await simulator.close();
-      if (!keptDir) await rm(dataDir, { recursive: true, force: true });
-    }
+    const ctx = await createContext({ config, logger: log });
+    onClose(() => ctx.close());
+    const progress = createProgress({ out: io.stderr, tty: io.stderr.isTTY === true });
+    const setupSeconds = (Date.now() - started) / 1000;
+    const syncStarted = Date.now();
+    const result = await syncOnce(ctx, { signal: io.signal, onPage: (event) => progress.page(event) });
+    progress.done();
+    const walk = result.streams[0];
+    const seconds = (Date.now() - syncStarted) / 1000;
+    io.stdout.write(
+      `synced ${walk?.counts.inserted ?? 0} records (${walk?.pages ?? 0} pages) in ${seconds.toFixed(1)}s, ` +
+        `${Math.round((walk?.records ?? 0) / seconds)} records/s (database set up in ${setupSeconds.toFixed(1)}s)\n`,
+    );
+    if (result.stopped) return signalExitCode(io.signal);
+    // Records kept arriving during the backfill: a tail pass picks them up, still unsettled.
+    const tail = await syncOnce(ctx, { signal: io.signal, refreshTokens: false });
+    const caught = tail.streams[0];
+    io.stdout.write(
+      `tail pass: ${caught?.counts.inserted ?? 0} records that arrived meanwhile (${caught?.pages ?? 0} pages)\n\n`,
+    );
+    const activity = await readActivity(ctx.database.db);
+    const nonFinal = await countNonFinal(ctx.database.db);
+    io.stdout.write(`${renderReport(activity, nonFinal)}\n`);
+    if (keptDir) io.stdout.write(`\ndatabase kept in ${keptDir}\n`);
+    return tail.stopped ? signalExitCode(io.signal) : 0;
   },
-};
+});
 
 /** The demo's report: records and volumes by action and token, then the non-final backlog. */
 export function renderReport(activity: readonly ActivityRow[], nonFinal: NonFinalCounts): string {

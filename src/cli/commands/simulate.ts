@@ -1,7 +1,8 @@
 import { UsageError } from '../../errors.js';
 import { createSimulator } from '../../simulator/simulator.js';
 import type { SimulatorFaults } from '../../simulator/types.js';
-import { type Command, intFlag, parseFlags } from '../command.js';
+import { intFlag } from '../command.js';
+import { defineCommand } from '../define-command.js';
 
 const usage = `Usage: ledger-indexer simulate [options]
 
@@ -51,30 +52,31 @@ function numberFlag(name: string, value: string | undefined, max: number): numbe
   return parsed;
 }
 
-export const command: Command = {
+export const command = defineCommand({
+  name: 'simulate',
   usage,
-  async run(argv, io) {
-    const { values } = parseFlags(argv, {
-      host: { type: 'string' },
-      port: { type: 'string' },
-      records: { type: 'string' },
-      seed: { type: 'string' },
-      arrivals: { type: 'string' },
-      'package-delay-ms': { type: 'string' },
-      'burn-target-delay-ms': { type: 'string' },
-      'hole-rate': { type: 'string' },
-      'key-paging': { type: 'boolean' },
-      'latency-ms': { type: 'string' },
-      'latency-jitter-ms': { type: 'string' },
-      'error-rate': { type: 'string' },
-      'rate-limit-rate': { type: 'string' },
-      'retry-after-s': { type: 'string' },
-      'hang-rate': { type: 'string' },
-      'truncate-rate': { type: 'string' },
-      'malformed-rate': { type: 'string' },
-      'tampered-rate': { type: 'string' },
-      'request-budget': { type: 'string' },
-    });
+  flags: {
+    host: { type: 'string' },
+    port: { type: 'string' },
+    records: { type: 'string' },
+    seed: { type: 'string' },
+    arrivals: { type: 'string' },
+    'package-delay-ms': { type: 'string' },
+    'burn-target-delay-ms': { type: 'string' },
+    'hole-rate': { type: 'string' },
+    'key-paging': { type: 'boolean' },
+    'latency-ms': { type: 'string' },
+    'latency-jitter-ms': { type: 'string' },
+    'error-rate': { type: 'string' },
+    'rate-limit-rate': { type: 'string' },
+    'retry-after-s': { type: 'string' },
+    'hang-rate': { type: 'string' },
+    'truncate-rate': { type: 'string' },
+    'malformed-rate': { type: 'string' },
+    'tampered-rate': { type: 'string' },
+    'request-budget': { type: 'string' },
+  },
+  async run({ values, io, onClose }) {
     const port = intFlag('port', values.port, 0, 65_535) ?? 8740;
     const records = intFlag('records', values.records, 0, 20_000_000) ?? 10_000;
     const holeRate = numberFlag('hole-rate', values['hole-rate'], 0.99);
@@ -105,6 +107,7 @@ export const command: Command = {
       keyPaging: values['key-paging'] ?? false,
       faults,
     });
+    onClose(() => simulator.close());
     let url: string;
     try {
       ({ url } = await simulator.listen({ host: values.host ?? '127.0.0.1', port }));
@@ -119,7 +122,6 @@ export const command: Command = {
         io.signal.addEventListener('abort', () => resolve(), { once: true }),
       );
     }
-    await simulator.close();
     return 0;
   },
-};
+});
