@@ -48,7 +48,7 @@ export function runCli(args: string[], env: Record<string, string>): CliRun {
 }
 
 /** The global list's checkpoint: the next page its walk fetches, `null` when no walk is under way. */
-export async function readNextPage(database: Database): Promise<number | null> {
+export async function readNextPage(database: Pick<Database, 'db'>): Promise<number | null> {
   const rows = await queryRows<{ next_page: string | null }>(
     database.db,
     sql`SELECT (walk->>'nextPage') AS next_page FROM sync_streams WHERE key = 'txs'`,

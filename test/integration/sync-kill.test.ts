@@ -34,9 +34,16 @@ after(async () => {
  * ten of each page before the checkpoint: a page and its checkpoint commit together.
  */
 async function assertCommittedPages(): Promise<void> {
-  const stored = await assertMirrorsNewest(testDb.database.db, simulator);
-  const nextPage = (await readNextPage(testDb.database)) ?? 1;
-  assert.equal(stored, (nextPage - 1) * 10, `pages 1..${nextPage - 1} are stored, no more, no less`);
+  // One snapshot for both reads: a COMMIT the killed process sent just before it died may still
+  // land on the server between two separate reads.
+  await testDb.database.db.transaction(
+    async (tx) => {
+      const stored = await assertMirrorsNewest(tx, simulator);
+      const nextPage = (await readNextPage({ db: tx })) ?? 1;
+      assert.equal(stored, (nextPage - 1) * 10, `pages 1..${nextPage - 1} are stored, no more, no less`);
+    },
+    { isolationLevel: 'repeatable read', accessMode: 'read only' },
+  );
 }
 
 describe('sync killed with SIGKILL at random points', () => {
