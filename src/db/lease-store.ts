@@ -1,7 +1,14 @@
 /** Stream leases on PostgreSQL/PGlite: taking, renewing and releasing them, and the watermark. */
 import { sql } from 'drizzle-orm';
 import { LeaseLostError } from '../errors.js';
-import type { StreamLease, StreamSpec, StreamState, SyncStore, WalkCheckpoint } from '../sync/ports.js';
+import type {
+  ReleaseOutcome,
+  StreamLease,
+  StreamSpec,
+  StreamState,
+  SyncStore,
+  WalkCheckpoint,
+} from '../sync/ports.js';
 import type { Database } from './connect.js';
 import { type Executor, queryRows, toDate } from './rows.js';
 import { normaliseSpec, streamKey } from './stream-key.js';
@@ -31,10 +38,12 @@ export function createLeaseStore(input: { database: Database; now: () => Date })
       if (rows.length === 0) throw await leaseLost(database.db, lease);
     },
 
-    async releaseStream(lease: StreamLease, outcome: { ok: true } | { ok: false; error: string }) {
+    async releaseStream(lease: StreamLease, outcome: ReleaseOutcome) {
       const nowIso = now().toISOString();
       const ok = outcome.ok;
       const error = outcome.ok ? null : outcome.error.slice(0, 4000);
+      // A stop asked for by a signal is neither a success nor a failure of the stream.
+      const stopped = !outcome.ok && outcome.stopped === true;
       // A stale lease releases nothing and records nothing on the stream; its run row still ends.
       await database.db.execute(sql`
         WITH s AS (
@@ -42,16 +51,18 @@ export function createLeaseStore(input: { database: Database; now: () => Date })
             lease_owner = NULL,
             lease_expires_at = NULL,
             last_success_at = CASE WHEN ${ok}::boolean THEN ${nowIso}::timestamptz ELSE last_success_at END,
-            error_streak = CASE WHEN ${ok}::boolean THEN 0 ELSE error_streak + 1 END,
-            last_error = CASE WHEN ${ok}::boolean THEN last_error ELSE ${error}::text END,
-            last_error_at = CASE WHEN ${ok}::boolean THEN last_error_at ELSE ${nowIso}::timestamptz END,
+            error_streak = CASE WHEN ${ok}::boolean THEN 0 WHEN ${stopped}::boolean THEN error_streak
+                                ELSE error_streak + 1 END,
+            last_error = CASE WHEN ${ok}::boolean OR ${stopped}::boolean THEN last_error ELSE ${error}::text END,
+            last_error_at = CASE WHEN ${ok}::boolean OR ${stopped}::boolean THEN last_error_at
+                                 ELSE ${nowIso}::timestamptz END,
             updated_at = ${nowIso}::timestamptz
           WHERE key = ${lease.key} AND lease_fence = ${lease.fence}::bigint AND lease_owner = ${lease.owner}
           RETURNING key
         )
         UPDATE sync_runs SET
           finished_at = ${nowIso}::timestamptz,
-          outcome = CASE WHEN ${ok}::boolean THEN 'ok' ELSE 'error' END,
+          outcome = CASE WHEN ${ok}::boolean THEN 'ok' WHEN ${stopped}::boolean THEN 'stopped' ELSE 'error' END,
           error = ${error}::text
         WHERE stream_key = ${lease.key} AND fence = ${lease.fence}::bigint AND outcome = 'running'
       `);

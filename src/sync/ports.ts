@@ -86,6 +86,9 @@ export interface PendingRecord {
 }
 
 /** The persistence the sync engine needs. Implemented in `src/db/store.ts`. */
+/** How a stream's lease ended: see {@link SyncStore.releaseStream}. */
+export type ReleaseOutcome = { ok: true } | { ok: false; error: string; stopped?: boolean };
+
 export interface SyncStore {
   /**
    * Takes (or renews) the lease on a stream, creating its row when new, and returns its state.
@@ -103,8 +106,12 @@ export interface SyncStore {
    * page, so the run's page count is unchanged. Refuses a stale fence like `commitPage`.
    */
   advanceWatermark(lease: StreamLease, watermark: number): Promise<void>;
-  /** Ends the lease; records the outcome (success time or error) for `status`. */
-  releaseStream(lease: StreamLease, outcome: { ok: true } | { ok: false; error: string }): Promise<void>;
+  /**
+   * Ends the lease; records the outcome for `status`: a success time, or an error that counts in
+   * the stream's error streak. A run stopped by a signal ends its run row as `stopped` and leaves
+   * the stream's success time and error streak as they were.
+   */
+  releaseStream(lease: StreamLease, outcome: ReleaseOutcome): Promise<void>;
   /** Records not final yet whose next re-read is due at `now`, oldest first. */
   duePending(limit: number, now: Date): Promise<PendingRecord[]>;
   /**

@@ -4,7 +4,7 @@ import { judgePage } from './judge-page.js';
 import type { TxPage } from './model.js';
 import { pageRawIds, sameIds } from './page-links.js';
 import { createPageWindow, type PageWindow } from './page-window.js';
-import type { StreamLease, SyncStore } from './ports.js';
+import type { ReleaseOutcome, StreamLease, SyncStore } from './ports.js';
 import { delay, errorText, quietLogger, type SyncLogger } from './sync-logger.js';
 import { createWalkCommits, type WalkCommits } from './walk-commits.js';
 import { afterPage, requestBounds, startCursor, type WalkCursor } from './walk-cursor.js';
@@ -87,12 +87,19 @@ export async function walkStream(input: WalkStreamInput): Promise<WalkResult> {
     await walkBatches(run);
   } catch (error) {
     await commits.pipeline.settled().catch(() => {});
-    await releaseQuietly(store, commits.lease(), { ok: false, error: errorText(error) }, logger);
+    const outcome = input.signal?.aborted
+      ? stoppedOutcome(input.signal)
+      : { ok: false as const, error: errorText(error) };
+    await releaseQuietly(store, commits.lease(), outcome, logger);
     throw error;
   } finally {
     window.close();
   }
-  await store.releaseStream(commits.lease(), { ok: true });
+  const stopped = !result.finished && input.signal?.aborted === true;
+  await store.releaseStream(
+    commits.lease(),
+    stopped && input.signal ? stoppedOutcome(input.signal) : { ok: true },
+  );
   logger.info(walkSummary(result), result.finished ? 'walk finished' : 'walk stopped');
   return result;
 }
@@ -212,10 +219,15 @@ function walkSummary(result: WalkResult): object {
   return { stream: key, mode, pages, records, inserted, updated, rejected, refetched, watermark, finished };
 }
 
+/** A walk ended by its signal (SIGTERM, SIGINT, a worker closing): not a failure of the stream. */
+function stoppedOutcome(signal: AbortSignal): ReleaseOutcome {
+  return { ok: false, stopped: true, error: `stopped by ${errorText(signal.reason)}` };
+}
+
 async function releaseQuietly(
   store: SyncStore,
   lease: StreamLease,
-  outcome: { ok: false; error: string },
+  outcome: ReleaseOutcome,
   logger: SyncLogger,
 ): Promise<void> {
   try {

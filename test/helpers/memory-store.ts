@@ -15,6 +15,7 @@ import type { BackfillRun, BackfillStore } from '../../src/sync/parallel-backfil
 import type {
   PageCommit,
   PendingRecord,
+  ReleaseOutcome,
   StreamLease,
   StreamSpec,
   StreamState,
@@ -134,7 +135,7 @@ export class MemoryStore extends MemoryRecords implements SyncStore, BackfillSto
     row.watermark = Math.max(row.watermark ?? watermark, watermark);
   }
 
-  async releaseStream(lease: StreamLease, outcome: { ok: true } | { ok: false; error: string }) {
+  async releaseStream(lease: StreamLease, outcome: ReleaseOutcome) {
     const row = this.streams.get(lease.key);
     // A stale lease releases nothing and records nothing.
     if (row === undefined || row.fence !== lease.fence || row.owner !== lease.owner) return;
@@ -143,7 +144,7 @@ export class MemoryStore extends MemoryRecords implements SyncStore, BackfillSto
     if (outcome.ok) {
       row.lastSuccessAt = this.now();
       row.errorStreak = 0;
-    } else {
+    } else if (!outcome.stopped) {
       row.lastError = outcome.error.slice(0, 4000);
       row.errorStreak++;
     }

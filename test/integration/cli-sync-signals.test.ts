@@ -5,6 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { listStreams, recentRuns } from '../../src/db/stream-queries.js';
 import { createSimulator } from '../../src/simulator/index.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 import { startHttpServer, type TestHttpServer } from '../helpers/http-server.js';
@@ -86,6 +87,10 @@ describe('sync stopped while the service hangs', () => {
           `^ledger-indexer sync: stopped by ${signal}, requests in flight abandoned; checkpoints kept`,
         ),
       );
+      // A stop the operator asked for is not a failure of the stream: `status` shows no error.
+      const [stream] = await listStreams(testDb.database.db);
+      assert.deepEqual([stream?.errorStreak, stream?.lastError], [0, null]);
+      assert.equal((await recentRuns(testDb.database.db))[0]?.outcome, 'stopped');
     });
   }
 

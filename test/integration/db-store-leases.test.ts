@@ -100,6 +100,17 @@ describe('PostgreSQL store: leases, runs and re-reads', () => {
     );
   });
 
+  it('records a run stopped by a signal as stopped, not as an error of the stream', async () => {
+    const l = await f.lease('acc-2');
+    await f.store.releaseStream(l, { ok: false, error: 'HTTP 503' });
+    const l2 = await f.lease('acc-2');
+    await f.store.releaseStream(l2, { ok: false, stopped: true, error: 'stopped by SIGTERM' });
+    const [stream] = await listStreams(f.t.database.db);
+    assert.deepEqual([stream?.errorStreak, stream?.lastError, stream?.leaseOwner], [1, 'HTTP 503', null]);
+    const [stoppedRun] = (await recentRuns(f.t.database.db)).filter((r) => r.fence === l2.fence);
+    assert.equal(stoppedRun?.outcome, 'stopped');
+  });
+
   it('moves a watermark forward only, keeping the walk and counting no page, under the fence', async () => {
     const walk = { mode: 'tail' as const, nextPage: 3, headRawId: 90, totalPages: 9 };
     const l = await f.lease();
