@@ -95,7 +95,9 @@ CREATE TABLE "ledger_tx_conflicts" (
 CREATE TABLE "ledger_tx_rechecks" (
 	"raw_id" bigint PRIMARY KEY NOT NULL,
 	"due_at" timestamp with time zone NOT NULL,
-	"attempts" integer DEFAULT 0 NOT NULL
+	"attempts" integer DEFAULT 0 NOT NULL,
+	"pending" text DEFAULT 'status' NOT NULL,
+	"unchanged" integer DEFAULT 0 NOT NULL
 );
 --> statement-breakpoint
 CREATE TABLE "ledger_tx_status_history" (

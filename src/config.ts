@@ -1,4 +1,4 @@
-import { REQUEST_DEFAULTS } from './defaults.js';
+import { RECHECK_DEFAULTS, REQUEST_DEFAULTS } from './defaults.js';
 import { ConfigError } from './errors.js';
 
 /**
@@ -44,6 +44,18 @@ export interface Config {
   hedgeAfter: number;
   /** `LEDGER_HEDGE_MIN_MS`: the shortest wait before a page is requested a second time, 0 to 600000. Default 500. */
   hedgeMinMs: number;
+  /**
+   * `LEDGER_RECHECK_AFTER_MS`: a record not final yet (not `packaged`, or a recent burn without its
+   * target-chain hash) is read again by a run once its last read is older than this, 0 to
+   * 3600000. Default 2000.
+   */
+  recheckAfterMs: number;
+  /**
+   * `LEDGER_STRAGGLER_AGE_MS`: past this age since first sight, a record that reads keep finding
+   * unchanged is read with a delay growing with its age (a quarter of it, at most an hour),
+   * 0 to 86400000. Default 120000.
+   */
+  stragglerAgeMs: number;
 }
 
 /** Names of the environment variables, for messages and docs. */
@@ -64,6 +76,8 @@ export const ENV = {
   maxBodyBytes: 'LEDGER_MAX_BODY_BYTES',
   hedgeAfter: 'LEDGER_HEDGE_AFTER',
   hedgeMinMs: 'LEDGER_HEDGE_MIN_MS',
+  recheckAfterMs: 'LEDGER_RECHECK_AFTER_MS',
+  stragglerAgeMs: 'LEDGER_STRAGGLER_AGE_MS',
 } as const satisfies Record<keyof Config, string>;
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -83,6 +97,8 @@ export const LIMITS = {
   concurrency: { min: 1, max: 256 },
   maxBodyBytes: { min: 1, max: 1_073_741_824 },
   hedgeMinMs: { min: 0, max: 600_000 },
+  recheckAfterMs: { min: 0, max: 3_600_000 },
+  stragglerAgeMs: { min: 0, max: 86_400_000 },
 } as const satisfies Partial<Record<keyof Config, { min: number; max: number }>>;
 
 /**
@@ -162,6 +178,8 @@ export function loadConfig(
     maxBodyBytes: int('maxBodyBytes', REQUEST_DEFAULTS.maxBodyBytes, LIMITS.maxBodyBytes),
     hedgeAfter: multiple('hedgeAfter', REQUEST_DEFAULTS.hedgeAfter),
     hedgeMinMs: int('hedgeMinMs', REQUEST_DEFAULTS.hedgeMinMs, LIMITS.hedgeMinMs),
+    recheckAfterMs: int('recheckAfterMs', RECHECK_DEFAULTS.recheckAfterMs, LIMITS.recheckAfterMs),
+    stragglerAgeMs: int('stragglerAgeMs', RECHECK_DEFAULTS.stragglerAgeMs, LIMITS.stragglerAgeMs),
   };
 }
 

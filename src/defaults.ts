@@ -19,6 +19,12 @@ export const LEASE_MS = {
 /** A worker's BullMQ job lock, ms (`worker --lock-ms`): a killed worker's jobs run again within about this. */
 export const JOB_LOCK_MS = 30_000;
 
+/** Re-read schedule defaults of records not final yet, for `loadConfig` and the store alike. */
+export const RECHECK_DEFAULTS = {
+  recheckAfterMs: 2_000,
+  stragglerAgeMs: 2 * 60_000,
+} as const;
+
 /** Records one scheduled re-read job looks up at most. */
 export const RECONCILE_LIMIT = 500;
 

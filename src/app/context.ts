@@ -31,7 +31,7 @@ export interface CreateContextOptions {
   logger: Logger;
   /** Apply pending migrations first. Default true. */
   migrate?: boolean;
-  /** Re-read schedule of non-final records (tests shorten it). Default: the store's. */
+  /** Re-read schedule of non-final records (tests shorten it). Default: the configuration's, else the store's. */
   recheck?: PgStoreOptions['recheck'];
   /** An open database to use instead of opening one from the configuration; not closed by `close()`. */
   database?: Database;
@@ -65,7 +65,12 @@ export async function createContext(options: CreateContextOptions): Promise<AppC
     if (!options.database) await database.close();
     throw error;
   }
-  const store = createPgStore({ database, logger, recheck: options.recheck });
+  const recheck = {
+    recheckAfterMs: config.recheckAfterMs,
+    stragglerAgeMs: config.stragglerAgeMs,
+    ...options.recheck,
+  };
+  const store = createPgStore({ database, logger, recheck });
   return {
     config,
     logger,

@@ -4,6 +4,7 @@ import { leaseOwnerName } from '../defaults.js';
 import type { LedgerToken, TxListFilter } from '../sync/model.js';
 import type { StreamSpec, SyncStore } from '../sync/ports.js';
 import { type ReconcileResult, reconcilePending } from '../sync/reconcile.js';
+import { isGlobalList } from '../sync/reread-plan.js';
 import type { SyncLogger } from '../sync/sync-logger.js';
 import { type PageEvent, type WalkResult, walkStream } from '../sync/walk-stream.js';
 import { createFetchByHash, createFetchPage } from './sync-adapters.js';
@@ -83,7 +84,8 @@ export async function syncOnce(ctx: SyncContext, options: SyncOptions = {}): Pro
     ctx.logger.info({ tokens: result.tokens }, 'tokens refreshed');
   }
   const fetchPage = createFetchPage(ctx.client, options.requestSignal);
-  for (const spec of streamSpecs(options)) {
+  const specs = streamSpecs(options);
+  for (const spec of specs) {
     if (options.signal?.aborted) break;
     options.onStream?.(spec);
     const walked = await walkStream({
@@ -100,9 +102,16 @@ export async function syncOnce(ctx: SyncContext, options: SyncOptions = {}): Pro
     result.streams.push(walked);
   }
   if (options.reconcile !== false && !options.signal?.aborted) {
+    // Through list pages only when the global list is mirrored whole: a record's rank among the
+    // stored ones is then its place in the list. Its tail walk read the head pages already.
+    const global = result.streams.find(
+      (walk, i) => walk.finished && isGlobalList(specs[i] ?? { account: '' }),
+    );
     result.reconcile = await reconcilePending({
       store: ctx.store,
       fetchByHash: createFetchByHash(ctx.client, options.requestSignal),
+      fetchPage,
+      lists: global ? { globalPagesRead: global.mode === 'tail' ? global.pages : 0 } : undefined,
       concurrency: ctx.config.concurrency,
       maxRecords: options.maxRereads,
       signal: options.signal,

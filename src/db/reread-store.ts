@@ -2,7 +2,7 @@
 import { sql } from 'drizzle-orm';
 import type { Logger } from '../logger.js';
 import type { LedgerTx } from '../sync/model.js';
-import type { PendingRecord, SyncStore, WriteCounts } from '../sync/ports.js';
+import type { ClaimedRecord, PendingRecord, SyncStore, WriteCounts } from '../sync/ports.js';
 import type { Database } from './connect.js';
 import { type RecheckPolicy, rescheduleRechecks } from './rechecks.js';
 import { type Executor, queryRows } from './rows.js';
@@ -30,7 +30,7 @@ export interface RereadStoreOptions {
 /** The re-read part of the sync store (see `createPgStore`). */
 export function createRereadStore(
   options: RereadStoreOptions,
-): Pick<SyncStore, 'duePending' | 'commitReread'> {
+): Pick<SyncStore, 'duePending' | 'claimDue' | 'commitReread'> {
   const { database, policy, synchronousCommit, logger } = options;
   const inTransaction = <T>(label: string, fn: (tx: Executor) => Promise<T>): Promise<T> =>
     withRetries(label, () => database.db.transaction((tx) => fn(tx)), logger);
@@ -52,6 +52,9 @@ export function createRereadStore(
         attempts: Number(r.attempts),
       }));
     },
+
+    claimDue: (limit: number, at: Date, claim: { rankLimit?: number } = {}) =>
+      claimDue(database, { limit, at, rankLimit: claim.rankLimit ?? 0, claimMs: policy.claimMs }),
 
     async commitReread(input: {
       records: LedgerTx[];
@@ -92,4 +95,62 @@ export function createRereadStore(
       });
     },
   };
+}
+
+/**
+ * Claims due records (see `SyncStore.claimDue`): skips rows another runner is claiming, and pushes
+ * the claimed ones' due time `claimMs` ahead in the same statement.
+ */
+async function claimDue(
+  database: Database,
+  input: { limit: number; at: Date; rankLimit: number; claimMs: number },
+): Promise<ClaimedRecord[]> {
+  const { limit, at, rankLimit, claimMs } = input;
+  const nowIso = at.toISOString();
+  // Rank subqueries stop at the limit: a straggler far down costs at most that many index entries.
+  const rows = await queryRows<{
+    raw_id: string;
+    ledger_hash: string;
+    attempts: number;
+    list_rank: string | null;
+    burn_rank: string | null;
+  }>(
+    database.db,
+    sql`
+        WITH picked AS (
+          SELECT raw_id FROM ledger_tx_rechecks
+          WHERE due_at <= ${nowIso}::timestamptz
+          ORDER BY due_at, raw_id
+          LIMIT ${limit}::int
+          FOR UPDATE SKIP LOCKED
+        ),
+        claimed AS (
+          UPDATE ledger_tx_rechecks r
+          SET due_at = ${nowIso}::timestamptz + ${claimMs}::float8 * interval '1 millisecond'
+          FROM picked p WHERE r.raw_id = p.raw_id
+          RETURNING r.raw_id, r.attempts
+        )
+        SELECT c.raw_id::text AS raw_id, t.ledger_hash, c.attempts,
+          CASE WHEN ${rankLimit}::int > 0 THEN (
+            SELECT count(*) FROM (
+              SELECT 1 FROM ledger_transactions n WHERE n.raw_id > c.raw_id LIMIT ${rankLimit}::int
+            ) above) END::text AS list_rank,
+          CASE WHEN ${rankLimit}::int > 0 AND t.action = 'burn' THEN (
+            SELECT count(*) FROM (
+              SELECT 1 FROM ledger_transactions n WHERE n.raw_id > c.raw_id AND n.action = 'burn'
+              LIMIT ${rankLimit}::int
+            ) above) END::text AS burn_rank
+        FROM claimed c JOIN ledger_transactions t ON t.raw_id = c.raw_id
+        ORDER BY c.raw_id DESC
+        `,
+  );
+  const rank = (value: string | null): number | null =>
+    value === null || Number(value) >= rankLimit ? null : Number(value);
+  return rows.map((r) => ({
+    rawId: Number(r.raw_id),
+    ledgerHash: r.ledger_hash,
+    attempts: Number(r.attempts),
+    listRank: rank(r.list_rank),
+    burnRank: rank(r.burn_rank),
+  }));
 }

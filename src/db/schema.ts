@@ -142,7 +142,12 @@ export const ledgerTxRechecks = pgTable(
       .primaryKey()
       .references(() => ledgerTransactions.rawId, { onDelete: 'cascade' }),
     dueAt: tstz('due_at').notNull(),
+    /** Reads so far (list pages and look-ups alike). */
     attempts: integer('attempts').notNull().default(0),
+    /** Why it is not final at its last read: `status`, `burn`, or `missing` (the service answered 404). */
+    pending: text('pending').notNull().default('status'),
+    /** Reads in a row that found it as it was: past a few, and once it is a straggler, it is read with backoff. */
+    unchanged: integer('unchanged').notNull().default(0),
   },
   (t) => [index('ledger_tx_rechecks_due_idx').on(t.dueAt, t.rawId)],
 );

@@ -52,6 +52,7 @@ export function createPgStore(options: PgStoreOptions): SyncStore {
     releaseStream: 'lease-release',
     advanceWatermark: 'watermark-write',
     duePending: 'reread-select',
+    claimDue: 'reread-claim',
     commitReread: 'reread-write',
   });
 }

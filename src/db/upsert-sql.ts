@@ -234,16 +234,25 @@ function bundleItemCtes(records: readonly ServedRecord[]): SQL {
     )`;
 }
 
-/** Queues the records written that are not final for a re-read, and drops the final ones from the queue. */
+/**
+ * Queues the records written that are not final for a re-read, and drops the final ones from the
+ * queue. A queued record seen again on a page was just read: it is not due before
+ * `recheckAfterMs` from now (a later due time, a backoff, is kept).
+ */
 function recheckCtes(policy: RecheckPolicy, now: string): SQL {
   return sql`,
     rechecks_added AS (
-      INSERT INTO ledger_tx_rechecks (raw_id, due_at, attempts)
-      SELECT u.raw_id, ${now}::timestamptz + ${policy.baseMs}::float8 * interval '1 millisecond', 0
-      FROM upserted u JOIN input i ON i.raw_id = u.raw_id
+      INSERT INTO ledger_tx_rechecks AS r (raw_id, due_at, attempts, pending, unchanged)
+      SELECT i.raw_id, ${now}::timestamptz + ${policy.recheckAfterMs}::float8 * interval '1 millisecond', 0, i.pending, 0
+      FROM input i
       WHERE i.pending IS NOT NULL
-      ORDER BY u.raw_id
-      ON CONFLICT (raw_id) DO NOTHING
+        AND (i.raw_id IN (SELECT raw_id FROM upserted)
+             OR (i.raw_id IN (SELECT raw_id FROM ledger_tx_rechecks) AND i.raw_id NOT IN (SELECT raw_id FROM conflict)))
+      ORDER BY i.raw_id
+      ON CONFLICT (raw_id) DO UPDATE SET
+        due_at = greatest(r.due_at, excluded.due_at),
+        unchanged = CASE WHEN r.pending = excluded.pending THEN r.unchanged ELSE 0 END,
+        pending = excluded.pending
     ),
     rechecks_done AS (
       DELETE FROM ledger_tx_rechecks r USING input i

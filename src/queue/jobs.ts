@@ -38,6 +38,8 @@ export interface BackfillCheckJob {
 /** Re-read stored records that are not final yet. */
 export interface ReconcileJob {
   limit: number;
+  /** The global list is followed: records near its head are re-read through list pages. Default false. */
+  lists?: boolean;
 }
 
 /** Refresh tokens (`/info`) and fees (`/fees`). */
@@ -96,6 +98,7 @@ export function parseJobPayload<N extends JobName>(name: N, data: unknown): JobP
     case 'reconcile':
       return {
         limit: object.limit === undefined ? RECONCILE_LIMIT : int(object.limit, `${name}.limit`, 1),
+        lists: object.lists === true,
       } as JobPayloads[N];
     case 'refresh-reference':
       return {} as JobPayloads[N];

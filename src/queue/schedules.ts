@@ -2,6 +2,7 @@ import type { Redis } from 'ioredis';
 import { RECONCILE_LIMIT } from '../defaults.js';
 import type { Logger } from '../logger.js';
 import type { StreamSpec } from '../sync/ports.js';
+import { isGlobalList } from '../sync/reread-plan.js';
 import { streamKey } from '../sync/stream-key.js';
 import type { LedgerQueues } from './queues.js';
 
@@ -42,7 +43,7 @@ export function wantedSchedules(options: ScheduleOptions): WantedSchedule[] {
     {
       id: 'reconcile',
       name: 'reconcile',
-      data: { limit: RECONCILE_LIMIT },
+      data: { limit: RECONCILE_LIMIT, lists: streams.some(isGlobalList) },
       everyMs: options.reconcileEveryMs ?? options.everyMs,
     },
     {

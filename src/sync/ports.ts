@@ -81,8 +81,19 @@ export interface WriteCounts {
 export interface PendingRecord {
   rawId: number;
   ledgerHash: string;
-  /** How many re-reads were already made; drives the backoff. */
+  /** How many re-reads were already made. */
   attempts: number;
+}
+
+/** A due record claimed for a re-read, with where it stands in the lists that could re-read it. */
+export interface ClaimedRecord extends PendingRecord {
+  /**
+   * Records stored above it (larger rawIds): its place in the global list, newest first, as far
+   * as the mirror knows. `null` when not asked for, or at least the `rankLimit` asked for.
+   */
+  listRank: number | null;
+  /** The same among the burns (the list `/txs?action=burn`); `null` for other actions. */
+  burnRank: number | null;
 }
 
 /** The persistence the sync engine needs. Implemented in `src/db/store.ts`. */
@@ -114,6 +125,12 @@ export interface SyncStore {
   releaseStream(lease: StreamLease, outcome: ReleaseOutcome): Promise<void>;
   /** Records not final yet whose next re-read is due at `now`, oldest first. */
   duePending(limit: number, now: Date): Promise<PendingRecord[]>;
+  /**
+   * Claims up to `limit` due records for a re-read: they are not due again for the store's claim
+   * length, so runners working at once read each record once; `commitReread` then schedules the
+   * next read. With `rankLimit`, each comes with its ranks in the global and the burn list.
+   */
+  claimDue(limit: number, now: Date, options?: { rankLimit?: number }): Promise<ClaimedRecord[]>;
   /**
    * Stores re-read records (status history included) and schedules the next re-read of those
    * still not final; `missing` are hashes the service no longer knows (404).

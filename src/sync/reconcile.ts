@@ -1,5 +1,13 @@
 import type { LedgerTx } from './model.js';
-import type { FetchByHash, PendingRecord, SyncStore, WriteCounts } from './ports.js';
+import type {
+  ClaimedRecord,
+  FetchByHash,
+  FetchPage,
+  PendingRecord,
+  SyncStore,
+  WriteCounts,
+} from './ports.js';
+import { type ListRead, planRereads, type RereadLists } from './reread-plan.js';
 import { errorText, quietLogger, type SyncLogger } from './sync-logger.js';
 import { addCounts, zeroCounts } from './write-counts.js';
 
@@ -7,9 +15,19 @@ import { addCounts, zeroCounts } from './write-counts.js';
 export interface ReconcileInput {
   store: SyncStore;
   fetchByHash: FetchByHash;
-  /** Records asked of the store per round. Default 200. */
+  /**
+   * List pages, to re-read records near the head of the global list (or the burn list) ten per
+   * request. Without it, or without `lists`, every record is looked up on its own.
+   */
+  fetchPage?: FetchPage | undefined;
+  /**
+   * Re-read through the lists: only when the global list is mirrored (a stream walk of it
+   * completed), so a record's rank among the stored ones is its place in the list.
+   */
+  lists?: RereadLists | undefined;
+  /** Records claimed per round. Default 1000. */
   batchSize?: number;
-  /** Look-ups in flight at once. Default 4. */
+  /** Requests in flight at once. Default 4. */
   concurrency?: number;
   /** Stop after this many records were re-read in this call. Default: no limit. */
   maxRecords?: number;
@@ -20,67 +38,72 @@ export interface ReconcileInput {
 
 /** What one call of {@link reconcilePending} did. */
 export interface ReconcileResult {
-  /** Records looked up. */
+  /** Records re-read (through a list page or a look-up). */
   checked: number;
-  /** Records the service no longer knows. */
+  /** Of those, re-read through list pages. */
+  viaPages: number;
+  /** Requests made: list pages and look-ups. */
+  requests: number;
+  /** Records the service no longer knows (404 on look-up): kept, and read again later. */
   missing: number;
-  /** Look-ups that failed (left due; the next run tries again). */
+  /** Look-ups that failed (read again once their claim lapses). */
   failed: number;
   counts: WriteCounts;
 }
 
+/** Deepest list rank worth asking the store for: beyond it, a look-up is cheaper anyway. */
+const RANK_LIMIT = 500;
+
 /**
- * Re-reads the records that are not final yet (the store decides which are due and schedules the
- * next re-read of those still unsettled, with backoff) through the single-record look-up, until
- * none is due now. A look-up that fails is logged and left for the next run; it never fails the
- * sync, since the records are already stored.
+ * Re-reads the records that are not final yet and are due (the store claims them, and schedules
+ * the next read of those still unsettled), until none is due now. A plan per round picks list
+ * pages for records near the head and look-ups for the rest; a record a page was expected to show
+ * but did not (the list moved) is looked up. A request that fails is logged and its records left
+ * for a later run; it never fails the sync, since the records are already stored.
  */
 export async function reconcilePending(input: ReconcileInput): Promise<ReconcileResult> {
-  const batchSize = input.batchSize ?? 200;
-  const concurrency = Math.max(1, input.concurrency ?? 4);
+  const batchSize = input.batchSize ?? 1000;
   const logger = input.logger ?? quietLogger;
   const now = input.now ?? (() => new Date());
   const result: ReconcileResult = {
     checked: 0,
+    viaPages: 0,
+    requests: 0,
     missing: 0,
     failed: 0,
     counts: zeroCounts(),
   };
-  // Hashes already looked at in this call: a record whose re-read failed stays due, and must not
-  // be asked again and again within one run.
-  const seen = new Set<string>();
+  const useLists = input.fetchPage !== undefined && input.lists !== undefined;
+  let globalPagesRead = input.lists?.globalPagesRead ?? 0;
   while (!input.signal?.aborted && (input.maxRecords === undefined || result.checked < input.maxRecords)) {
-    const due = (await input.store.duePending(batchSize + seen.size, now())).filter(
-      (pending) => !seen.has(pending.ledgerHash),
-    );
-    const room = input.maxRecords === undefined ? due.length : input.maxRecords - result.checked;
-    const batch = due.slice(0, Math.min(batchSize, room));
-    if (batch.length === 0) break;
-    for (const pending of batch) seen.add(pending.ledgerHash);
-
-    const records: LedgerTx[] = [];
-    const missing: PendingRecord[] = [];
-    await forEachLimited(batch, concurrency, async (pending) => {
-      try {
-        const tx = await input.fetchByHash(pending.ledgerHash);
-        if (tx) records.push(tx);
-        else missing.push(pending);
-      } catch (error) {
-        result.failed++;
-        logger.warn(
-          { raw_id: pending.rawId, ledger_hash: pending.ledgerHash, err: errorText(error) },
-          're-read of a pending record failed; it stays due',
-        );
-      }
-    });
-    const counts = await input.store.commitReread({ records, missing, now: now() });
-    result.checked += records.length + missing.length;
-    result.missing += missing.length;
-    addCounts(result.counts, counts);
+    const room =
+      input.maxRecords === undefined ? batchSize : Math.min(batchSize, input.maxRecords - result.checked);
+    const due = await input.store.claimDue(room, now(), useLists ? { rankLimit: RANK_LIMIT } : {});
+    if (due.length === 0) break;
+    const plan = useLists
+      ? planRereads(due, { ...input.lists, globalPagesRead })
+      : { reads: [], lookups: due };
+    let rest: ClaimedRecord[] = plan.lookups;
+    if (plan.reads.length > 0 && input.fetchPage) {
+      const found = await readLists(input, input.fetchPage, plan.reads, due, result);
+      rest = due.filter((record) => !found.has(record.rawId));
+      const records = [...found.values()];
+      addCounts(result.counts, await input.store.commitReread({ records, missing: [], now: now() }));
+      result.checked += records.length;
+      result.viaPages += records.length;
+      // Pages read once in this call are not read again for the next round.
+      globalPagesRead = Math.max(
+        globalPagesRead,
+        ...plan.reads.filter((r) => r.list === 'global').map((r) => r.toPage),
+      );
+    }
+    await lookUp(input, rest, result);
   }
   logger.info(
     {
       checked: result.checked,
+      via_pages: result.viaPages,
+      requests: result.requests,
       updated: result.counts.updated,
       missing: result.missing,
       failed: result.failed,
@@ -88,6 +111,73 @@ export async function reconcilePending(input: ReconcileInput): Promise<Reconcile
     'pending records re-read',
   );
   return result;
+}
+
+/** Reads the planned list pages; returns the due records they showed, by rawId. */
+async function readLists(
+  input: ReconcileInput,
+  fetchPage: FetchPage,
+  reads: readonly ListRead[],
+  due: readonly ClaimedRecord[],
+  result: ReconcileResult,
+): Promise<Map<number, LedgerTx>> {
+  const wanted = new Set(due.map((record) => record.rawId));
+  const found = new Map<number, LedgerTx>();
+  const pages = reads.flatMap((read) =>
+    Array.from({ length: read.toPage - read.fromPage + 1 }, (_, i) => ({ read, page: read.fromPage + i })),
+  );
+  await forEachLimited(pages, Math.max(1, input.concurrency ?? 4), async ({ read, page }) => {
+    if (input.signal?.aborted) return;
+    result.requests++;
+    try {
+      const served = await fetchPage(read.spec, page);
+      for (const tx of served.txs) if (wanted.has(tx.rawId)) found.set(tx.rawId, tx);
+    } catch (error) {
+      (input.logger ?? quietLogger).warn(
+        { list: read.list, page, err: errorText(error) },
+        're-read of a list page failed; its records are looked up',
+      );
+    }
+  });
+  return found;
+}
+
+/** Looks records up one by one and commits what was found, and what the service no longer knows. */
+async function lookUp(
+  input: ReconcileInput,
+  due: readonly ClaimedRecord[],
+  result: ReconcileResult,
+): Promise<void> {
+  if (due.length === 0) return;
+  const logger = input.logger ?? quietLogger;
+  const records: LedgerTx[] = [];
+  const missing: PendingRecord[] = [];
+  await forEachLimited(due, Math.max(1, input.concurrency ?? 4), async (pending) => {
+    if (input.signal?.aborted) return;
+    result.requests++;
+    try {
+      const tx = await input.fetchByHash(pending.ledgerHash);
+      if (tx) records.push(tx);
+      else missing.push(pending);
+    } catch (error) {
+      result.failed++;
+      logger.warn(
+        { raw_id: pending.rawId, ledger_hash: pending.ledgerHash, err: errorText(error) },
+        're-read of a pending record failed; it is read again later',
+      );
+    }
+  });
+  if (missing.length > 0)
+    logger.warn(
+      { raw_ids: missing.map((m) => m.rawId).slice(0, 20), count: missing.length },
+      'the service no longer knows these stored records; they are kept and read again later',
+    );
+  addCounts(
+    result.counts,
+    await input.store.commitReread({ records, missing, now: (input.now ?? (() => new Date()))() }),
+  );
+  result.checked += records.length + missing.length;
+  result.missing += missing.length;
 }
 
 async function forEachLimited<T>(

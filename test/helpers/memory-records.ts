@@ -7,7 +7,7 @@
 import type { LedgerTx, RejectedRecord } from '../../src/client/types.js';
 import type { PendingReason, TransactionRow } from '../../src/db/encode.js';
 import { immutableDifferences } from '../../src/db/immutable-columns.js';
-import { DEFAULT_RECHECK_POLICY, type RecheckPolicy } from '../../src/db/rechecks.js';
+import { DEFAULT_RECHECK_POLICY, nextRereadDelay, type RecheckPolicy } from '../../src/db/rechecks.js';
 import { prepareBatch } from '../../src/db/write-transactions.js';
 import type { PendingRecord, WriteCounts } from '../../src/sync/ports.js';
 
@@ -16,6 +16,10 @@ export interface MemoryRecheck {
   /** ms since the epoch. */
   dueAt: number;
   attempts: number;
+  /** Why it is not final at its last read. */
+  pending?: string;
+  /** Reads in a row that found it as it was. */
+  unchanged?: number;
 }
 
 /** A rejected record, kept once per distinct reason and raw text with its sightings. */
@@ -99,6 +103,13 @@ export class MemoryRecords {
         counts.conflicts++;
         continue;
       }
+      const queued = this.rechecks.get(rawId);
+      if (queue && item.pending !== null && queued !== undefined) {
+        // Seen on a page: just read, not due before the re-read delay from now.
+        queued.dueAt = Math.max(queued.dueAt, at.getTime() + this.policy.recheckAfterMs);
+        if (queued.pending !== item.pending) queued.unchanged = 0;
+        queued.pending = item.pending;
+      }
       if (before !== undefined && sameRow(before, item.row, at, this.policy)) {
         counts.unchanged++;
         continue;
@@ -109,7 +120,12 @@ export class MemoryRecords {
       } else counts.updated++;
       this.rows.set(rawId, structuredClone(latest.get(rawId) as LedgerTx));
       if (queue && item.pending !== null && !this.rechecks.has(rawId)) {
-        this.rechecks.set(rawId, { dueAt: at.getTime() + this.policy.baseMs, attempts: 0 });
+        this.rechecks.set(rawId, {
+          dueAt: at.getTime() + this.policy.recheckAfterMs,
+          attempts: 0,
+          pending: item.pending,
+          unchanged: 0,
+        });
       }
     }
     return { counts, refused, kept };
@@ -120,24 +136,24 @@ export class MemoryRecords {
     reread: ReadonlyArray<{ rawId: number; pending: PendingReason | 'missing' }>,
     now: Date,
   ): void {
-    const { baseMs, maxMs, burnWindowMs, maxAttempts } = this.policy;
+    const { burnWindowMs } = this.policy;
     const done = new Set<number>();
     for (const { rawId, pending } of reread) {
       const entry = this.rechecks.get(rawId);
       if (entry === undefined || done.has(rawId)) continue;
       done.add(rawId);
       const firstSeen = this.firstSeen.get(rawId) ?? now.getTime();
-      const gone =
-        this.rows.has(rawId) &&
-        (pending === null ||
-          (pending === 'burn' && firstSeen < now.getTime() - burnWindowMs) ||
-          entry.attempts + 1 >= maxAttempts);
+      const gone = this.rows.has(rawId) && (pending === null || firstSeen < now.getTime() - burnWindowMs);
       if (gone) {
         this.rechecks.delete(rawId);
         continue;
       }
+      const unchanged = entry.pending === pending ? (entry.unchanged ?? 0) + 1 : 0;
       entry.attempts++;
-      entry.dueAt = now.getTime() + Math.min(baseMs * 2 ** Math.min(entry.attempts, 60), maxMs);
+      entry.pending = pending ?? 'missing';
+      entry.unchanged = unchanged;
+      entry.dueAt =
+        now.getTime() + nextRereadDelay(this.policy, { ageMs: now.getTime() - firstSeen, unchanged });
     }
   }
 

@@ -13,6 +13,7 @@ import { LeaseLostError } from '../../src/errors.js';
 import { mergeRanges, type RawIdRange } from '../../src/sync/completeness.js';
 import type { BackfillRun, BackfillStore } from '../../src/sync/parallel-backfill.js';
 import type {
+  ClaimedRecord,
   PageCommit,
   PendingRecord,
   ReleaseOutcome,
@@ -152,6 +153,31 @@ export class MemoryStore extends MemoryRecords implements SyncStore, BackfillSto
 
   async duePending(limit: number, now: Date): Promise<PendingRecord[]> {
     return this.dueAt(now).slice(0, limit);
+  }
+
+  /** Claims due records as the PostgreSQL store does; ranks count the stored records above. */
+  async claimDue(limit: number, now: Date, options: { rankLimit?: number } = {}): Promise<ClaimedRecord[]> {
+    const rankLimit = options.rankLimit ?? 0;
+    const claimed = this.dueAt(now).slice(0, limit);
+    const ids = [...this.rows.keys()];
+    const rank = (rawId: number, burnsOnly: boolean): number | null => {
+      if (rankLimit === 0) return null;
+      const above = ids.filter(
+        (id) => id > rawId && (!burnsOnly || this.rows.get(id)?.action === 'burn'),
+      ).length;
+      return above >= rankLimit ? null : above;
+    };
+    for (const record of claimed) {
+      const entry = this.rechecks.get(record.rawId);
+      if (entry) entry.dueAt = now.getTime() + this.policy.claimMs;
+    }
+    return claimed
+      .map((record) => ({
+        ...record,
+        listRank: rank(record.rawId, false),
+        burnRank: this.rows.get(record.rawId)?.action === 'burn' ? rank(record.rawId, true) : null,
+      }))
+      .sort((a, b) => b.rawId - a.rawId);
   }
 
   /** The records due for a re-read at the store's clock (what `duePending` answers now). */

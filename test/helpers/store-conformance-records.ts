@@ -98,25 +98,44 @@ function rereadConformance(c: ConformanceContext): void {
     ]);
 
   describe('re-reads', () => {
-    it('queues records not final, due after the first delay in rawId order, and final ones not', async () => {
+    it('queues records not final, due after the recheck delay in rawId order, and final ones not', async () => {
       const a = await c.acquire('runner-a');
       await c.sync.commitPage(c.page(a, [makeLedgerTx({ rawId: 3 }), burn(), confirmed]));
-      assert.deepEqual(await due(), []);
-      assert.deepEqual(await due(30 * SECOND), [
+      assert.deepEqual(await due(1999), []);
+      assert.deepEqual(await due(2 * SECOND), [
         [1, '0xhash1', 0],
         [2, '0xhash2', 0],
       ]);
-      assert.deepEqual(await due(30 * SECOND, 1), [[1, '0xhash1', 0]]);
+      assert.deepEqual(await due(2 * SECOND, 1), [[1, '0xhash1', 0]]);
     });
 
-    it('re-reads a record still not final later, with a doubled delay, until it settles', async () => {
+    it('claims due records once, newest first, with their ranks in the global and the burn list', async () => {
+      const a = await c.acquire('runner-a');
+      await c.sync.commitPage(c.page(a, [makeLedgerTx({ rawId: 3 }), burn(), confirmed]));
+      c.advance(2 * SECOND);
+      const claimed = await c.sync.claimDue(10, c.at, { rankLimit: 100 });
+      assert.deepEqual(
+        claimed.map((p) => [p.rawId, p.listRank, p.burnRank]),
+        [
+          [2, 1, 0],
+          [1, 2, null],
+        ],
+      );
+      assert.deepEqual(await c.sync.claimDue(10, c.at), [], 'a claimed record is not handed out again');
+      assert.deepEqual(await due(DAY), [
+        [1, '0xhash1', 0],
+        [2, '0xhash2', 0],
+      ]);
+    });
+
+    it('re-reads a record still not final after the recheck delay, until it settles', async () => {
       const a = await c.acquire('runner-a');
       await c.sync.commitPage(c.page(a, [confirmed, burn()]));
-      c.advance(30 * SECOND);
+      c.advance(2 * SECOND);
       const counts = await c.sync.commitReread({ records: [confirmed, burn()], missing: [], now: c.at });
       assert.deepEqual(counts, { inserted: 0, updated: 0, unchanged: 2, rejected: 0, conflicts: 0 });
-      assert.deepEqual(await due(59 * SECOND), []);
-      c.advance(60 * SECOND);
+      assert.deepEqual(await due(1999), []);
+      c.advance(2 * SECOND);
       assert.deepEqual(await due(), [
         [1, '0xhash1', 1],
         [2, '0xhash2', 1],
@@ -133,35 +152,42 @@ function rereadConformance(c: ConformanceContext): void {
       assert.deepEqual(await due(DAY), []);
     });
 
-    it('re-reads a record the service no longer knows later, like one not final', async () => {
+    it('re-reads a record the service no longer knows later, like one not final, and keeps it', async () => {
       const a = await c.acquire('runner-a');
       await c.sync.commitPage(c.page(a, [confirmed]));
-      c.advance(30 * SECOND);
+      c.advance(2 * SECOND);
       const [pending] = await c.sync.duePending(10, c.at);
       assert.ok(pending);
       await c.sync.commitReread({ records: [], missing: [pending], now: c.at });
-      assert.deepEqual(await due(59 * SECOND), []);
-      assert.deepEqual(await due(60 * SECOND), [[1, '0xhash1', 1]]);
+      assert.deepEqual(await due(1999), []);
+      assert.deepEqual(await due(2 * SECOND), [[1, '0xhash1', 1]]);
+      assert.equal(await c.stored(), 1);
     });
 
-    it('caps the delay between re-reads and gives a record up after the last attempt', async () => {
+    it('backs a straggler off with its age once reads find it unchanged, up to the cap, and gives it up after a day', async () => {
       const a = await c.acquire('runner-a');
       await c.sync.commitPage(c.page(a, [confirmed]));
-      c.advance(30 * SECOND);
       const delays: number[] = [];
-      for (let attempt = 1; attempt < 30; attempt++) {
-        const [pending] = await c.sync.duePending(1, c.at);
-        assert.deepEqual(pending && [pending.rawId, pending.attempts], [1, attempt - 1]);
-        await c.sync.commitReread({ records: [confirmed], missing: [], now: c.at });
-        const next = await c.sync.duePending(1, new Date(c.at.getTime() + DAY));
-        if (next.length === 0) break;
-        const delay = Math.min(30 * SECOND * 2 ** attempt, 60 * 60 * SECOND);
-        assert.deepEqual(await due(delay - SECOND), [], `attempt ${attempt}: not due early`);
+      for (let read = 0; read < 500; read++) {
+        const [next] = await c.sync.duePending(1, new Date(c.at.getTime() + 2 * DAY));
+        if (next === undefined) break;
+        // The smallest wait after which it is due, to the millisecond.
+        let [early, delay] = [0, 2 * DAY];
+        while (delay - early > 1) {
+          const mid = Math.floor((early + delay) / 2);
+          if ((await due(mid)).length > 0) delay = mid;
+          else early = mid;
+        }
         delays.push(delay);
         c.advance(delay);
+        await c.sync.commitReread({ records: [confirmed], missing: [], now: c.at });
       }
-      assert.equal(delays.length, 19, 'given up at the 20th re-read');
-      assert.equal(delays.at(-1), 60 * 60 * SECOND);
+      // Every 2 s for its first two minutes; then a quarter of its age, at most an hour.
+      assert.deepEqual(delays.slice(0, 60), Array(60).fill(2 * SECOND));
+      assert.deepEqual(delays.slice(60, 62), [30_000, 37_500]);
+      assert.equal(Math.max(...delays), 60 * 60 * SECOND);
+      const age = delays.reduce((x, y) => x + y, 0);
+      assert.ok(age > DAY && age < DAY + 60 * 60 * SECOND, `given up on a day after first sight (${age} ms)`);
       assert.equal(await c.stored(), 1, 'a record given up on stays stored');
     });
 
@@ -173,12 +199,13 @@ function rereadConformance(c: ConformanceContext): void {
       assert.deepEqual(await due(DAY), []);
     });
 
-    it('keeps the schedule of a queued record committed again, and drops it once committed final', async () => {
+    it('counts a queued record committed again on a page as read, and drops it once committed final', async () => {
       const a = await c.acquire('runner-a');
       await c.sync.commitPage(c.page(a, [confirmed]));
       c.advance(20 * SECOND);
       await c.sync.commitPage(c.page(a, [{ ...confirmed, id: 'b' }]));
-      assert.deepEqual(await due(10 * SECOND), [[1, '0xhash1', 0]]);
+      assert.deepEqual(await due(1999), []);
+      assert.deepEqual(await due(2 * SECOND), [[1, '0xhash1', 0]]);
       await c.sync.commitPage(c.page(a, [{ ...confirmed, id: 'b', status: 'packaged' }]));
       assert.deepEqual(await due(DAY), []);
     });

@@ -127,7 +127,7 @@ describe('PostgreSQL store: leases, runs and re-reads', () => {
     assert.equal(stream?.watermark, 80);
   });
 
-  it('queues records not final and re-reads them with growing delays', async () => {
+  it('queues records not final, re-reads them every recheck delay while young, and claims each once', async () => {
     const l = await f.lease();
     const confirmed = makeLedgerTx({ rawId: 1, status: 'confirmed', id: '', timestamp: 0 });
     const burn = makeLedgerTx({ rawId: 2, action: 'burn', timestamp: f.clock.getTime() - MINUTE });
@@ -136,21 +136,28 @@ describe('PostgreSQL store: leases, runs and re-reads', () => {
     assert.deepEqual(await f.store.duePending(10, f.clock), []);
     assert.deepEqual(await countNonFinal(f.t.database.db, f.clock), { notPackaged: 1, queued: 2, due: 0 });
 
-    f.clock = new Date(f.clock.getTime() + 30_000);
-    const due = await f.store.duePending(10, f.clock);
+    f.clock = new Date(f.clock.getTime() + 2_000);
+    const claimed = await f.store.claimDue(10, f.clock, { rankLimit: 500 });
     assert.deepEqual(
-      due.map((d) => [d.rawId, d.ledgerHash, d.attempts]),
+      claimed.map((d) => [d.rawId, d.ledgerHash, d.attempts, d.listRank, d.burnRank]),
       [
-        [1, '0xhash1', 0],
-        [2, '0xhash2', 0],
+        [2, '0xhash2', 0, 1, 0],
+        [1, '0xhash1', 0, 2, null],
       ],
     );
-    // Still confirmed, burn still without its hash: both re-scheduled, 60 s later (attempt 1).
+    assert.deepEqual(await f.store.claimDue(10, f.clock), [], 'claimed records are not handed out twice');
+    // Still confirmed, burn still without its hash: both due again after the recheck delay.
     const counts = await f.store.commitReread({ records: [confirmed, burn], missing: [], now: f.clock });
     assert.deepEqual(counts, { inserted: 0, updated: 0, unchanged: 2, rejected: 0, conflicts: 0 });
-    assert.deepEqual(await f.store.duePending(10, new Date(f.clock.getTime() + 59_000)), []);
-    f.clock = new Date(f.clock.getTime() + 60_000);
+    assert.deepEqual(await f.store.duePending(10, new Date(f.clock.getTime() + 1_999)), []);
+    f.clock = new Date(f.clock.getTime() + 2_000);
     assert.equal((await f.store.duePending(10, f.clock)).length, 2);
+    // Seen again on a page: just read, so not due before the recheck delay from now.
+    await f.store.commitPage(f.page(l, [confirmed]));
+    assert.deepEqual(
+      (await f.store.duePending(10, new Date(f.clock.getTime() + 1_999))).map((d) => d.rawId),
+      [2],
+    );
     // Packaged now; the burn's hash appeared: both leave the queue, and history shows the change.
     await f.store.commitReread({
       records: [
@@ -168,26 +175,36 @@ describe('PostgreSQL store: leases, runs and re-reads', () => {
     assert.equal(history.n, 2);
   });
 
-  it('backs off exponentially up to the cap and gives up after the last attempt', async () => {
+  it('reads a straggler found unchanged with a delay growing with its age, up to the cap, then gives up', async () => {
     f.store = createPgStore({
       database: f.t.database,
       now: () => f.clock,
-      recheck: { baseMs: 1000, maxMs: 5000, maxAttempts: 5 },
+      recheck: {
+        recheckAfterMs: 1000,
+        stragglerAgeMs: 10_000,
+        fastReads: 2,
+        maxMs: 20_000,
+        burnWindowMs: 120_000,
+      },
     });
     const l = await f.lease();
     const tx = makeLedgerTx({ rawId: 1, status: 'confirmed' });
     await f.store.commitPage(f.page(l, [tx]));
     const delays: number[] = [];
-    for (let i = 0; i < 6; i++) {
+    for (let i = 0; i < 200; i++) {
       const [pending] = await f.q<{ due_at: Date }>(sql`SELECT due_at FROM ledger_tx_rechecks`);
       if (!pending) break;
       delays.push(new Date(pending.due_at).getTime() - f.clock.getTime());
       f.clock = new Date(pending.due_at);
-      const [due] = await f.store.duePending(1, f.clock);
-      assert.ok(due);
-      await f.store.commitReread({ records: [], missing: [due], now: f.clock });
+      assert.equal((await f.store.claimDue(1, f.clock)).length, 1);
+      await f.store.commitReread({ records: [tx], missing: [], now: f.clock });
     }
-    assert.deepEqual(delays, [1000, 2000, 4000, 5000, 5000]);
+    // Young: every second. A straggler (10 s old): a quarter of its age, then at most 20 s.
+    assert.deepEqual(delays.slice(0, 10), Array(10).fill(1000));
+    assert.deepEqual(delays.slice(10, 13), [2500, 3125, 3906]);
+    assert.equal(Math.max(...delays), 20_000);
+    const age = delays.reduce((a, b) => a + b, 0);
+    assert.ok(age >= 120_000 && age < 140_000, `given up on once two minutes old (${age} ms)`);
     const stored = await f.q<{ raw_id: string }>(sql`SELECT raw_id::text FROM ledger_transactions`);
     assert.equal(stored.length, 1, 'a record given up on stays stored');
   });

@@ -37,7 +37,12 @@ async function sync() {
     LEDGER_REQUESTS_PER_SECOND: '0',
     LEDGER_INDEXER_DATA_DIR: dataDir,
   });
-  const ctx = await createContext({ config, logger: silentLogger(), database, recheck: { baseMs: 0 } });
+  const ctx = await createContext({
+    config,
+    logger: silentLogger(),
+    database,
+    recheck: { recheckAfterMs: 0 },
+  });
   try {
     return await syncOnce(ctx);
   } finally {

@@ -33,7 +33,12 @@ async function sync(url: string, database: Database, options: SyncOptions = {}) 
     LEDGER_RETRY_MIN_MS: '10',
     LEDGER_CONCURRENCY: '8',
   });
-  const ctx = await createContext({ config, logger: silentLogger(), database, recheck: { baseMs: 0 } });
+  const ctx = await createContext({
+    config,
+    logger: silentLogger(),
+    database,
+    recheck: { recheckAfterMs: 0 },
+  });
   try {
     return await syncOnce(ctx, options);
   } finally {

@@ -32,6 +32,18 @@ describe('loadConfig', () => {
     assert.equal(loadConfig({ LEDGER_HEDGE_AFTER: '0' }).hedgeAfter, 0);
   });
 
+  it('re-reads records not final 2 s after their last read, stragglers with backoff after 2 minutes', () => {
+    const config = loadConfig({});
+    assert.equal(config.recheckAfterMs, 2000);
+    assert.equal(config.stragglerAgeMs, 120_000);
+    const set = loadConfig(
+      { LEDGER_RECHECK_AFTER_MS: '5000', LEDGER_STRAGGLER_AGE_MS: '600000' },
+      { recheckAfterMs: '500' },
+    );
+    assert.deepEqual([set.recheckAfterMs, set.stragglerAgeMs], [500, 600_000]);
+    assert.throws(() => loadConfig({}, { recheckAfterMs: 'soon' }), /--recheck-after-ms: must be a whole number/);
+  });
+
   it('reads every variable and lets flag overrides win', () => {
     const config = loadConfig(
       {
@@ -75,6 +87,8 @@ describe('loadConfig', () => {
     [{ LEDGER_HEDGE_MIN_MS: '-5' }, 'LEDGER_HEDGE_MIN_MS'],
     [{ LEDGER_HEDGE_AFTER: '101' }, 'LEDGER_HEDGE_AFTER'],
     [{ LEDGER_MAX_BODY_BYTES: '1073741825' }, 'LEDGER_MAX_BODY_BYTES'],
+    [{ LEDGER_RECHECK_AFTER_MS: '3600001' }, 'LEDGER_RECHECK_AFTER_MS'],
+    [{ LEDGER_STRAGGLER_AGE_MS: 'an hour' }, 'LEDGER_STRAGGLER_AGE_MS'],
   ];
   for (const [env, setting] of bad) {
     it(`rejects a bad ${setting} with one line naming it`, () => {

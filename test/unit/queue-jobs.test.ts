@@ -5,6 +5,7 @@ import { parseDuration } from '../../src/cli/commands/schedule.js';
 import { ConfigError, HttpError, LeaseLostError, NetworkError, UsageError } from '../../src/errors.js';
 import { jobFailure, throttlePauseMs } from '../../src/queue/job-errors.js';
 import { parseJobPayload } from '../../src/queue/jobs.js';
+import { wantedSchedules } from '../../src/queue/schedules.js';
 
 describe('job payloads', () => {
   it('reads a range job and keeps what a retry needs to resume', () => {
@@ -38,7 +39,7 @@ describe('job payloads', () => {
   });
 
   it('fills the defaults of optional fields', () => {
-    assert.deepEqual(parseJobPayload('reconcile', {}), { limit: 500 });
+    assert.deepEqual(parseJobPayload('reconcile', {}), { limit: 500, lists: false });
     assert.deepEqual(parseJobPayload('sync-stream', { stream: { account: 'eid1', action: null } }), {
       stream: { account: 'eid1' },
     });
@@ -75,5 +76,16 @@ describe('schedule periods', () => {
     assert.equal(parseDuration('1500'), 1500);
     assert.throws(() => parseDuration('soon'), /--every/);
     assert.throws(() => parseDuration('10ms'), /at least 1s/);
+  });
+});
+
+describe('re-read schedule', () => {
+  it('re-reads through list pages only when the global list is among the streams kept in sync', () => {
+    const reconcileData = (streams: Parameters<typeof wantedSchedules>[0]['streams']) =>
+      wantedSchedules({ everyMs: 1000, streams }).find((s) => s.id === 'reconcile')?.data;
+    assert.deepEqual(reconcileData([]), { limit: 500, lists: true });
+    assert.deepEqual(reconcileData([{ account: '0xabc' }, {}]), { limit: 500, lists: true });
+    assert.deepEqual(reconcileData([{ account: '0xabc' }]), { limit: 500, lists: false });
+    assert.deepEqual(reconcileData([{ action: 'burn' }]), { limit: 500, lists: false });
   });
 });

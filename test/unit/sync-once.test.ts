@@ -38,8 +38,9 @@ describe('syncOnce', () => {
   it('refreshes tokens, walks every stream, then re-reads the pending records', async () => {
     const list = new LiveList({ count: 25 });
     const store = new MemoryStore();
-    store.rows.set(3, makeTx(3));
-    store.queueReread(3);
+    // Not on the lists walked: re-read by its own look-up.
+    store.rows.set(1000, makeTx(1000));
+    store.queueReread(1000);
     const calls: string[] = [];
     const saved: LedgerToken[][] = [];
     const result = await syncOnce(
@@ -60,7 +61,7 @@ describe('syncOnce', () => {
     );
     assert.ok(calls.includes('account:0xA:3') && calls.includes('account:eid1:1'));
     assert.equal(result.reconcile?.checked, 1);
-    assert.equal(store.rows.get(3)?.status, 'packaged');
+    assert.equal(store.rows.get(1000)?.status, 'packaged');
     assert.equal(result.stopped, false);
   });
 

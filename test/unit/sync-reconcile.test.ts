@@ -23,9 +23,67 @@ describe('reconcilePending', () => {
     assert.equal(store.rows.get(1)?.status, 'packaged');
     assert.equal(store.rows.get(1)?.id, 'batch-1');
     assert.equal(store.pending.length, 0, 'nothing is due any more');
+    assert.ok(store.rows.has(4), 'a record the service no longer knows stays stored');
+    assert.ok(store.rechecks.has(4), 'and is read again later');
   });
 
-  it('leaves a record whose look-up fails due, without asking again in the same run', async () => {
+  it('re-reads records near the head through list pages, and the rest one by one', async () => {
+    const store = new MemoryStore();
+    for (let id = 1; id <= 50; id++) store.rows.set(id, makeTx(id));
+    for (const id of [50, 49, 47, 44, 41, 5]) store.queueReread(id);
+    const pages: string[] = [];
+    const lookups: string[] = [];
+    const result = await reconcilePending({
+      store,
+      lists: {},
+      fetchPage: async (spec, page) => {
+        pages.push(`${JSON.stringify(spec)}:${page}`);
+        const ids = Array.from({ length: 10 }, (_, i) => 50 - (page - 1) * 10 - i).filter((id) => id > 0);
+        return {
+          txs: ids.map((id) => makeTx(id, { status: 'packaged', id: 'b' })),
+          currentPage: page,
+          totalPages: 5,
+          rejected: [],
+        };
+      },
+      fetchByHash: async (hash) => {
+        lookups.push(hash);
+        return makeTx(Number(hash.slice(6)), { status: 'packaged', id: 'b' });
+      },
+    });
+    assert.deepEqual(pages, ['{}:1']);
+    assert.deepEqual(lookups, ['0xhash5']);
+    assert.deepEqual([result.checked, result.viaPages, result.requests], [6, 5, 2]);
+    for (const id of [50, 49, 47, 44, 41, 5]) assert.equal(store.rows.get(id)?.status, 'packaged');
+    assert.equal(store.rows.get(48)?.status, 'confirmed', 'records not due are left as they are');
+    assert.equal(store.rechecks.size, 0);
+  });
+
+  it('looks up a record a list page did not show, since the list moved', async () => {
+    const store = new MemoryStore();
+    for (let id = 1; id <= 20; id++) store.rows.set(id, makeTx(id));
+    store.queueReread(12);
+    const lookups: string[] = [];
+    await reconcilePending({
+      store,
+      lists: {},
+      // Two records arrived: page 1 now ends above rawId 12.
+      fetchPage: async () => ({
+        txs: Array.from({ length: 10 }, (_, i) => makeTx(22 - i)),
+        currentPage: 1,
+        totalPages: 3,
+        rejected: [],
+      }),
+      fetchByHash: async (hash) => {
+        lookups.push(hash);
+        return makeTx(12, { status: 'packaged', id: 'b' });
+      },
+    });
+    assert.deepEqual(lookups, ['0xhash12']);
+    assert.equal(store.rows.get(12)?.status, 'packaged');
+  });
+
+  it('leaves a record whose look-up fails for a later run, without asking again in the same run', async () => {
     const store = new MemoryStore();
     store.rows.set(7, makeTx(7));
     store.queueReread(7, { attempts: 2 });
@@ -39,7 +97,8 @@ describe('reconcilePending', () => {
     });
     assert.equal(calls, 1);
     assert.equal(result.failed, 1);
-    assert.equal(store.pending.length, 1);
+    assert.equal(store.dueAt(new Date()).length, 0, 'claimed by this run');
+    assert.equal(store.dueAt(new Date(Date.now() + 16_000)).length, 1, 'due again once the claim lapses');
   });
 
   it('stops at maxRecords', async () => {

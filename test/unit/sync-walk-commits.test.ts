@@ -37,6 +37,7 @@ function arrayStore() {
     releaseStream: async () => {},
     advanceWatermark: async () => {},
     duePending: async () => [],
+    claimDue: async () => [],
     commitReread: async (): Promise<WriteCounts> => ({
       inserted: 0,
       updated: 0,

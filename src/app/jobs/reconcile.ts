@@ -4,14 +4,22 @@ import { reconcilePending } from '../../sync/reconcile.js';
 
 /** Re-reads stored records that are not final yet (status changes, late fields). */
 export const reconcile: JobProcessor = async (job, deps) => {
-  const { limit } = parseJobPayload('reconcile', job.data);
+  const { limit, lists } = parseJobPayload('reconcile', job.data);
   const result = await reconcilePending({
     store: deps.syncStore,
     fetchByHash: deps.fetchByHash,
+    fetchPage: deps.fetchPage,
+    lists: lists ? {} : undefined,
     maxRecords: limit,
     concurrency: deps.concurrency,
     signal: deps.signal,
     logger: deps.logger,
   });
-  return { checked: result.checked, missing: result.missing, updated: result.counts.updated };
+  return {
+    checked: result.checked,
+    viaPages: result.viaPages,
+    requests: result.requests,
+    missing: result.missing,
+    updated: result.counts.updated,
+  };
 };

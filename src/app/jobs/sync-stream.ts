@@ -1,8 +1,11 @@
+import { RECONCILE_LIMIT } from '../../defaults.js';
 import { LeaseLostError } from '../../errors.js';
 import { startBackfillIfNeeded } from '../../queue/backfill-flow.js';
 import { parseJobPayload } from '../../queue/jobs.js';
 import type { JobProcessor } from '../../queue/worker-deps.js';
 import { supportsParallelBackfill } from '../../sync/parallel-backfill.js';
+import { reconcilePending } from '../../sync/reconcile.js';
+import { isGlobalList } from '../../sync/reread-plan.js';
 import { walkStream } from '../../sync/walk-stream.js';
 
 /**
@@ -27,7 +30,28 @@ export const syncStream: JobProcessor = async (job, deps) => {
       signal: deps.signal,
       logger: deps.logger,
     });
-    return { stream: result.key, mode: result.mode, pages: result.pages, watermark: result.watermark };
+    // Records not final yet are re-read right after the walk of the global list, which read the
+    // head pages already; the scheduled re-read job picks up the rest.
+    const reread =
+      isGlobalList(stream) && result.finished && !deps.signal.aborted
+        ? await reconcilePending({
+            store: deps.syncStore,
+            fetchByHash: deps.fetchByHash,
+            fetchPage: deps.fetchPage,
+            lists: { globalPagesRead: result.mode === 'tail' ? result.pages : 0 },
+            maxRecords: RECONCILE_LIMIT,
+            concurrency: deps.concurrency,
+            signal: deps.signal,
+            logger: deps.logger,
+          })
+        : null;
+    return {
+      stream: result.key,
+      mode: result.mode,
+      pages: result.pages,
+      watermark: result.watermark,
+      ...(reread ? { reread: reread.checked, rereadRequests: reread.requests } : {}),
+    };
   } catch (error) {
     if (error instanceof LeaseLostError) {
       deps.logger.info({ stream: error.stream }, 'stream held by another runner, skipping');

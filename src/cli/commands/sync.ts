@@ -24,6 +24,8 @@ Options:
   --action ACTION         only records of this action (mint, transfer, burn, bundle, ...)
   --without-action ACTION leave out records of this action
   --full                  walk every page again instead of stopping at the watermark
+  --recheck-after-ms MS   re-read records not final yet whose last read is older than
+                          this (default: $${ENV.recheckAfterMs}, else 2000)
 
 Exit codes: 0 up to date; 1 the service or the database failed (checkpoints kept, the next
 run resumes); 2 bad flags or settings; 130/143 stopped by SIGINT/SIGTERM after the pages in
@@ -40,9 +42,13 @@ export const command = defineCommand({
     action: { type: 'string' },
     'without-action': { type: 'string' },
     full: { type: 'boolean' },
+    'recheck-after-ms': { type: 'string' },
   },
   async run({ values, io, config: loadConfig, logger: createLogger, onClose }) {
-    const config = loadConfig({ ledgerBaseUrl: values['base-url'] });
+    const config = loadConfig({
+      ledgerBaseUrl: values['base-url'],
+      recheckAfterMs: values['recheck-after-ms'],
+    });
     requireBaseUrl(config);
     for (const name of ['token-tag', 'action', 'without-action', 'account'] as const) {
       const value = values[name];

@@ -23,6 +23,8 @@ Options:
   --lock-ms MS            job lock; a killed worker's jobs are picked up within about this,
                           1000..3600000 (default ${JOB_LOCK_MS})
   --lease-ms MS           stream lease length, 1000..3600000 (default ${LEASE_MS.worker})
+  --recheck-after-ms MS   re-read records not final yet whose last read is older than
+                          this (default: $LEDGER_RECHECK_AFTER_MS, else 2000)
   --queue-prefix P        Redis key prefix of the queues (default ledger-indexer)
 
 Exit codes: 0 drained after SIGTERM/SIGINT; 1 the database or Redis failed; 2 bad flags or settings.
@@ -38,6 +40,7 @@ export const command = defineCommand({
     'sequential-backfill': { type: 'boolean' },
     'lock-ms': { type: 'string' },
     'lease-ms': { type: 'string' },
+    'recheck-after-ms': { type: 'string' },
     'queue-prefix': { type: 'string' },
   },
   async run({ values, io, config: loadConfig, logger: createLogger }) {
@@ -49,7 +52,10 @@ export const command = defineCommand({
       parallelBackfill: values['sequential-backfill'] !== true,
       leaseMs: intFlag('lease-ms', values['lease-ms'], 1000, 3_600_000),
     };
-    const config = loadConfig({ ledgerBaseUrl: values['base-url'] });
+    const config = loadConfig({
+      ledgerBaseUrl: values['base-url'],
+      recheckAfterMs: values['recheck-after-ms'],
+    });
     if (config.ledgerBaseUrl === undefined)
       throw new ConfigError('--base-url', `is required (or set ${ENV.ledgerBaseUrl})`);
     const withRedis = requireRedis(config);
