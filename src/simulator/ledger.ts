@@ -194,7 +194,7 @@ export class SimulatedLedger {
     while (this.pendingTargetHead < this.pendingTarget.length) {
       const [pos, due] = this.pendingTarget[this.pendingTargetHead]!;
       if (!settle && due > now) break;
-      table.markTargetLanded(pos);
+      table.markTargetLanded(pos, now);
       this.invalidate(pos);
       this.pendingTargetHead++;
     }
@@ -269,7 +269,14 @@ export class SimulatedLedger {
     const tag = this.tokens[this.table.token.get(pos)]?.tag ?? '';
     const kind = malformedKindOf(this.settings.seed, rawId, faults.malformedRate);
     const marks = `${kind ? `,"malformed":"${kind}"` : ''}${tampered ? ',"tampered":true' : ''}`;
-    return `${text.slice(0, -1)},"tokenTag":"${tag}","arrivedAtMs":${this.table.arrivedAt.get(pos)}${marks}}`;
+    return `${text.slice(0, -1)},"tokenTag":"${tag}","arrivedAtMs":${this.table.arrivedAt.get(pos)}${this.changeTimes(pos)}${marks}}`;
+  }
+
+  /** The change times of the ground-truth line: when packaged, and when its target hash landed. */
+  private changeTimes(pos: number): string {
+    const packaged = this.table.isPackaged(pos) ? `,"packagedAtMs":${this.table.timestamp.get(pos)}` : '';
+    const landed = this.table.targetLandedAt.get(pos);
+    return landed === undefined ? packaged : `${packaged},"targetLandedAtMs":${landed}`;
   }
 
   /** The bytes served publicly: tampered and malformed when the record's rawId is chosen at those shares. */
@@ -287,6 +294,7 @@ export class SimulatedLedger {
   }
 
   groundTruth(pos: number, faults: RecordFaults): GroundTruthRecord {
+    const landed = this.table.targetLandedAt.get(pos);
     const rawId = this.table.rawId.get(pos);
     const tampered = isTamperedAt(this.settings.seed, rawId, faults.tamperedRate);
     const kind = malformedKindOf(this.settings.seed, rawId, faults.malformedRate);
@@ -294,6 +302,8 @@ export class SimulatedLedger {
       ...(tampered ? tamperedRecord(this.renderAt(pos)) : this.renderAt(pos)),
       tokenTag: this.tokens[this.table.token.get(pos)]?.tag ?? '',
       arrivedAtMs: this.table.arrivedAt.get(pos),
+      ...(this.table.isPackaged(pos) ? { packagedAtMs: this.table.timestamp.get(pos) } : {}),
+      ...(landed === undefined ? {} : { targetLandedAtMs: landed }),
       ...(kind ? { malformed: kind } : {}),
       ...(tampered ? { tampered: true as const } : {}),
     };

@@ -29,7 +29,10 @@ export interface RenderContext {
 }
 
 /** The public wire record (fields in the order the service sends them). */
-export type WireRecord = Omit<GroundTruthRecord, 'tokenTag' | 'arrivedAtMs' | 'malformed'>;
+export type WireRecord = Omit<
+  GroundTruthRecord,
+  'tokenTag' | 'arrivedAtMs' | 'packagedAtMs' | 'targetLandedAtMs' | 'malformed'
+>;
 
 const CHAIN_HASH_DOMAIN = 0xc4a1;
 const DETAIL_DOMAIN = 0xde7a;

@@ -82,6 +82,8 @@ export class RecordTable {
   readonly chain = u8(4096);
   readonly amount: string[] = [];
   readonly extras = new Map<number, RecordExtra>();
+  /** When each burn's target-chain hash landed (ms), for the burns that waited for it here. */
+  readonly targetLandedAt = new Map<number, number>();
 
   readonly accounts: string[] = [];
   private readonly accountIndex = new Map<string, number>();
@@ -150,8 +152,9 @@ export class RecordTable {
     this.timestamp.set(pos, timestamp);
   }
 
-  markTargetLanded(pos: number): void {
+  markTargetLanded(pos: number, at: number): void {
     this.flags.set(pos, this.flags.get(pos) | TARGET_LANDED);
+    this.targetLandedAt.set(pos, at);
   }
 
   /** Bytes held by the columns (strings and maps not counted). */

@@ -90,6 +90,10 @@ export interface GroundTruthRecord {
   tokenTag: string;
   /** Wall-clock ms when the record arrived (for initial records: their ledger time). */
   arrivedAtMs: number;
+  /** Wall-clock ms when the service packaged it (its `timestamp`); absent while not packaged. */
+  packagedAtMs?: number;
+  /** Wall-clock ms when its target-chain hash landed; only burns that arrived while the simulator ran. */
+  targetLandedAtMs?: number;
   /** Set when the public endpoints serve this record malformed: which way. */
   malformed?: MalformedKind;
   /** Set when the public endpoints serve this record tampered; the fields above are the tampered ones, as served. */

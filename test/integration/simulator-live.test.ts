@@ -105,6 +105,8 @@ describe('simulator live behaviour', () => {
         'internalStatus',
         'targetChainTxHash',
         'express',
+        'packagedAtMs',
+        'targetLandedAtMs',
       ]);
       const fixed = (r: object) => JSON.stringify(Object.entries(r).filter(([k]) => !mutable.has(k)));
       const before = new Map([...sim.records({ afterRawId: head })].map((r) => [r.rawId, fixed(r)]));
@@ -153,6 +155,25 @@ describe('simulator live behaviour', () => {
           );
         }
         assert.notEqual((await burnRecord())?.targetChainTxHash, '');
+        // The ground truth says when each change happened; the wire records do not.
+        await waitFor('every burn landed', async () =>
+          [...sim.records({ afterRawId: head })].every((r) => r.action !== 'burn' || r.targetChainTxHash)
+            ? true
+            : undefined,
+        );
+        for (const record of sim.records({ afterRawId: head })) {
+          assert.ok(record.packagedAtMs !== undefined && record.packagedAtMs >= record.arrivedAtMs + 150);
+          if (record.action === 'burn')
+            assert.ok(
+              record.targetLandedAtMs !== undefined && record.targetLandedAtMs >= record.packagedAtMs + 300,
+            );
+          else assert.equal(record.targetLandedAtMs, undefined);
+        }
+        const dump = await (await fetch(`${url}/_sim/records?afterRawId=${head}`)).text();
+        const line = JSON.parse(dump.split('\n')[0] ?? '{}') as Record<string, unknown>;
+        assert.equal(typeof line['packagedAtMs'], 'number', 'the NDJSON dump carries the change times');
+        const wire = JSON.stringify((await page(url, 1)).txs);
+        assert.ok(!wire.includes('packagedAtMs') && !wire.includes('targetLandedAtMs'));
       },
     );
   });

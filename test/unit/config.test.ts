@@ -41,7 +41,10 @@ describe('loadConfig', () => {
       { recheckAfterMs: '500' },
     );
     assert.deepEqual([set.recheckAfterMs, set.stragglerAgeMs], [500, 600_000]);
-    assert.throws(() => loadConfig({}, { recheckAfterMs: 'soon' }), /--recheck-after-ms: must be a whole number/);
+    assert.throws(
+      () => loadConfig({}, { recheckAfterMs: 'soon' }),
+      /--recheck-after-ms: must be a whole number/,
+    );
   });
 
   it('reads every variable and lets flag overrides win', () => {
