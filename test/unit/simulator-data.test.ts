@@ -188,7 +188,7 @@ describe('simulator data set', () => {
       const record = ledger.render(pos);
       assert.equal(ledger.recordText(pos), JSON.stringify(record));
       const line = JSON.parse(ledger.groundTruthText(pos, { malformedRate: 0.02, tamperedRate: 0 }));
-      const { tokenTag, arrivedAtMs, malformed, ...wire } = line;
+      const { tokenTag, arrivedAtMs, packagedAtMs, targetLandedAtMs, malformed, ...wire } = line;
       assert.deepEqual(wire, record);
       assert.equal(typeof tokenTag, 'string');
       assert.equal(typeof arrivedAtMs, 'number');
