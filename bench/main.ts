@@ -25,6 +25,7 @@ import {
   runLatencyScenario,
   runMemorySmall,
 } from './scenarios.js';
+import { runStatusFreshnessScenario } from './status-freshness.js';
 
 const root = dirname(dirname(fileURLToPath(import.meta.url)));
 
@@ -85,12 +86,16 @@ async function main(argv: string[]): Promise<number> {
     const large: Maybe<MemoryPoint> = isNotRun(history) ? history : pick(history.memoryLarge);
     const latency = wants('latency') ? await attempt(() => runLatencyScenario(context)) : skipped;
     const freshness = wants('freshness') ? await attempt(() => runFreshnessScenario(context)) : skipped;
+    const statusFreshness = wants('status-freshness')
+      ? await attempt(() => runStatusFreshnessScenario(context))
+      : skipped;
     const small = wants('memory') ? await attempt(() => runMemorySmall(context)) : skipped;
     const scenarios: BenchResults['scenarios'] = {
       backfill: wants('backfill') ? backfill : skipped,
       latency,
       tail: wants('tail') ? tail : skipped,
       freshness,
+      statusFreshness,
       memory: { small, large: wants('memory') ? large : skipped },
     };
     const ratios = computeRatios(scenarios);

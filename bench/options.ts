@@ -43,7 +43,7 @@ export interface BenchOptions {
   only: string[];
 }
 
-export const SCENARIOS = ['backfill', 'latency', 'tail', 'freshness', 'memory'] as const;
+export const SCENARIOS = ['backfill', 'latency', 'tail', 'freshness', 'status-freshness', 'memory'] as const;
 
 export const USAGE = `Usage: npm run bench -- [options]
 

@@ -2,6 +2,7 @@ import { isNotRun, type Maybe, type NotRun, round, type ThroughputRun } from './
 import type { FreshnessFigures } from './freshness.js';
 import type { MachineInfo } from './machine.js';
 import type { BackfillFigures, LatencyFigures, MemoryPoint, TailFigures } from './scenarios.js';
+import type { StatusFreshnessFigures } from './status-freshness.js';
 
 /** Everything one benchmark run measured: the content of `bench/results/*.json`. */
 export interface BenchResults {
@@ -20,6 +21,7 @@ export interface BenchResults {
     latency: Maybe<LatencyFigures>;
     tail: Maybe<TailFigures>;
     freshness: Maybe<FreshnessFigures>;
+    statusFreshness: Maybe<StatusFreshnessFigures>;
     memory: { small: Maybe<MemoryPoint>; large: Maybe<MemoryPoint> };
   };
   ratios: Ratios;
@@ -145,6 +147,13 @@ export function judgeTargets(results: Pick<BenchResults, 'ratios' | 'scenarios'>
   );
   const fresh = scenarios.freshness;
   add('freshness p95 (ms)', '<= 2000', isNotRun(fresh) ? null : fresh.delayMs.p95, (v) => v <= 2000);
+  const status = scenarios.statusFreshness;
+  for (const mode of ['workers', 'sync'] as const) {
+    const run = isNotRun(status) ? undefined : status.runs.find((r) => r.mode === mode);
+    const limit = (run?.intervalMs ?? (mode === 'workers' ? 1000 : 2000)) + 2000;
+    add(`status change p95, ${mode} (ms)`, `<= ${limit}`, run ? run.all.p95 : null, (v) => v <= limit);
+    add(`requests per arrival, ${mode}`, '<= 0.3', run ? run.requestsPerArrival : null, (v) => v <= 0.3);
+  }
   const memory = ratios.peakRss1mVs100k;
   add('peak RSS large ÷ small', '<= 1.3', isNotRun(memory) ? null : memory.value, (v) => v <= 1.3);
   const large = scenarios.memory.large;

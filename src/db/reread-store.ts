@@ -60,8 +60,10 @@ export function createRereadStore(
       records: LedgerTx[];
       missing: PendingRecord[];
       now: Date;
+      seen?: LedgerTx[] | undefined;
     }): Promise<WriteCounts> {
-      const prepared = prepareBatch(input.records, { now: input.now, burnWindowMs: policy.burnWindowMs });
+      const records = [...input.records, ...(await queuedOf(database, input.seen ?? []))];
+      const prepared = prepareBatch(records, { now: input.now, burnWindowMs: policy.burnWindowMs });
       return inTransaction('reread-write', async (tx) => {
         await tx.execute(sql`SELECT ${SESSION_SETTINGS(synchronousCommit)}`);
         const written = await writeTransactions(tx, {
@@ -153,4 +155,16 @@ async function claimDue(
     listRank: rank(r.list_rank),
     burnRank: rank(r.burn_rank),
   }));
+}
+
+/** The records among `seen` that are on the re-read queue. */
+async function queuedOf(database: Database, seen: readonly LedgerTx[]): Promise<LedgerTx[]> {
+  if (seen.length === 0) return [];
+  const ids = seen.map((tx) => tx.rawId).filter((id) => Number.isSafeInteger(id));
+  const rows = await queryRows<{ raw_id: string }>(
+    database.db,
+    sql`SELECT raw_id::text AS raw_id FROM ledger_tx_rechecks WHERE raw_id = ANY(${`{${ids.join(',')}}`}::bigint[])`,
+  );
+  const queued = new Set(rows.map((r) => Number(r.raw_id)));
+  return seen.filter((tx) => queued.has(tx.rawId));
 }

@@ -12,7 +12,7 @@ export interface ScheduleOptions {
   everyMs: number;
   /** The streams to keep in sync; the global list when empty. */
   streams: StreamSpec[];
-  /** Period of the re-read of non-final records. Default: `everyMs`. */
+  /** Period of the re-read job. Default: `everyMs`, at least 30 s when the global list is kept in sync (its stream job re-reads too). */
   reconcileEveryMs?: number | undefined;
   /** Period of the token and fee refresh. Default: 10 minutes. */
   referenceEveryMs?: number | undefined;
@@ -33,6 +33,11 @@ export interface WantedSchedule {
  */
 export function wantedSchedules(options: ScheduleOptions): WantedSchedule[] {
   const streams = options.streams.length === 0 ? [{}] : options.streams;
+  const lists = streams.some(isGlobalList);
+  // With the global list kept in sync, its stream job re-reads after every walk, reading the head
+  // pages once for both; the re-read job then only sweeps up what is left, less often.
+  const reconcileEveryMs =
+    options.reconcileEveryMs ?? (lists ? Math.max(options.everyMs, 30_000) : options.everyMs);
   return [
     ...streams.map((stream) => ({
       id: `sync:${streamKey(stream)}`,
@@ -43,8 +48,8 @@ export function wantedSchedules(options: ScheduleOptions): WantedSchedule[] {
     {
       id: 'reconcile',
       name: 'reconcile',
-      data: { limit: RECONCILE_LIMIT, lists: streams.some(isGlobalList) },
-      everyMs: options.reconcileEveryMs ?? options.everyMs,
+      data: { limit: RECONCILE_LIMIT, lists },
+      everyMs: reconcileEveryMs,
     },
     {
       id: 'refresh-reference',

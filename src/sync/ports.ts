@@ -133,9 +133,16 @@ export interface SyncStore {
   claimDue(limit: number, now: Date, options?: { rankLimit?: number }): Promise<ClaimedRecord[]>;
   /**
    * Stores re-read records (status history included) and schedules the next re-read of those
-   * still not final; `missing` are hashes the service no longer knows (404).
+   * still not final; `missing` are hashes the service no longer knows (404). `seen` are other
+   * records a re-read came across (on a list page): those on the re-read queue count as read
+   * like `records`; the rest are left alone (new ones are for a stream walk to store).
    */
-  commitReread(input: { records: LedgerTx[]; missing: PendingRecord[]; now: Date }): Promise<WriteCounts>;
+  commitReread(input: {
+    records: LedgerTx[];
+    missing: PendingRecord[];
+    now: Date;
+    seen?: LedgerTx[] | undefined;
+  }): Promise<WriteCounts>;
 }
 
 /** Fetches one page of a stream. Implemented over the client. */

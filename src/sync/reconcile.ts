@@ -85,10 +85,12 @@ export async function reconcilePending(input: ReconcileInput): Promise<Reconcile
       : { reads: [], lookups: due };
     let rest: ClaimedRecord[] = plan.lookups;
     if (plan.reads.length > 0 && input.fetchPage) {
-      const found = await readLists(input, input.fetchPage, plan.reads, due, result);
+      const { found, seen } = await readLists(input, input.fetchPage, plan.reads, due, result);
       rest = due.filter((record) => !found.has(record.rawId));
       const records = [...found.values()];
-      addCounts(result.counts, await input.store.commitReread({ records, missing: [], now: now() }));
+      // The other queued records on those pages were read too: their next read moves with
+      // these, so later runs read them together instead of a few per run.
+      addCounts(result.counts, await input.store.commitReread({ records, missing: [], now: now(), seen }));
       result.checked += records.length;
       result.viaPages += records.length;
       // Pages read once in this call are not read again for the next round.
@@ -120,9 +122,10 @@ async function readLists(
   reads: readonly ListRead[],
   due: readonly ClaimedRecord[],
   result: ReconcileResult,
-): Promise<Map<number, LedgerTx>> {
+): Promise<{ found: Map<number, LedgerTx>; seen: LedgerTx[] }> {
   const wanted = new Set(due.map((record) => record.rawId));
   const found = new Map<number, LedgerTx>();
+  const others = new Map<number, LedgerTx>();
   const pages = reads.flatMap((read) =>
     Array.from({ length: read.toPage - read.fromPage + 1 }, (_, i) => ({ read, page: read.fromPage + i })),
   );
@@ -131,7 +134,7 @@ async function readLists(
     result.requests++;
     try {
       const served = await fetchPage(read.spec, page);
-      for (const tx of served.txs) if (wanted.has(tx.rawId)) found.set(tx.rawId, tx);
+      for (const tx of served.txs) (wanted.has(tx.rawId) ? found : others).set(tx.rawId, tx);
     } catch (error) {
       (input.logger ?? quietLogger).warn(
         { list: read.list, page, err: errorText(error) },
@@ -139,7 +142,8 @@ async function readLists(
       );
     }
   });
-  return found;
+  for (const rawId of found.keys()) others.delete(rawId);
+  return { found, seen: [...others.values()] };
 }
 
 /** Looks records up one by one and commits what was found, and what the service no longer knows. */

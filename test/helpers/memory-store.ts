@@ -196,8 +196,10 @@ export class MemoryStore extends MemoryRecords implements SyncStore, BackfillSto
     records: LedgerTx[];
     missing: PendingRecord[];
     now: Date;
+    seen?: LedgerTx[] | undefined;
   }): Promise<WriteCounts> {
-    const written = this.writeBatch(input.records, input.now, false);
+    const seen = (input.seen ?? []).filter((tx) => this.rechecks.has(tx.rawId));
+    const written = this.writeBatch([...input.records, ...seen], input.now, false);
     this.keepRejected(written.refused, null, null);
     const reread = [
       ...written.kept,

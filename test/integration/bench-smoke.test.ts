@@ -93,6 +93,17 @@ describe('npm run bench --quick', () => {
     assert.equal(fresh.stored, fresh.arrived);
     assert.ok(fresh.delayMs.p50 <= fresh.delayMs.p95 && fresh.delayMs.p95 <= fresh.delayMs.max);
 
+    const status = results.scenarios.statusFreshness;
+    assert.deepEqual(
+      status.runs.map((r: { mode: string }) => r.mode),
+      ['workers', 'sync'],
+    );
+    for (const run of status.runs) {
+      assert.ok(run.arrived > 0 && run.all.changes > run.arrived, `changes measured: ${JSON.stringify(run)}`);
+      assert.ok(run.all.p50 <= run.all.p95 && run.all.p95 <= run.all.max);
+      assert.ok(run.requestsPerArrival > 0);
+    }
+
     assert.ok(
       results.scenarios.memory.small.peakRssBytes > 0 && results.scenarios.memory.large.peakRssBytes > 0,
     );
@@ -111,7 +122,7 @@ describe('npm run bench --quick', () => {
       assert.ok(Number.isFinite(value) && value > 0);
     }
     assert.ok(['http', 'database'].includes(ratios.indexerVsCeiling.limitedBy));
-    assert.equal(results.targets.length, 7);
+    assert.equal(results.targets.length, 11);
     for (const target of results.targets) assert.equal(typeof target.met, 'boolean', `${target.name} judged`);
   });
 });

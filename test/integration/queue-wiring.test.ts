@@ -81,7 +81,7 @@ describe('queue wiring', () => {
       assert.deepEqual(
         kept.map((s) => [s.id, s.name, s.everyMs]).sort(),
         [
-          ['reconcile', 'reconcile', 5000],
+          ['reconcile', 'reconcile', 30_000],
           ['refresh-reference', 'refresh-reference', 600_000],
           [`sync:${streamKey({ account: 'eid1' })}`, 'sync-stream', 5000],
           ['sync:txs', 'sync-stream', 5000],

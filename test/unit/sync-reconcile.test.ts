@@ -59,6 +59,32 @@ describe('reconcilePending', () => {
     assert.equal(store.rechecks.size, 0);
   });
 
+  it('counts a queued record not yet due that a list page showed as read too', async () => {
+    const store = new MemoryStore();
+    for (let id = 1; id <= 30; id++) store.rows.set(id, makeTx(id));
+    store.queueReread(30);
+    store.queueReread(29);
+    store.queueReread(25, { dueAt: new Date(Date.now() + 60_000) });
+    await reconcilePending({
+      store,
+      lists: {},
+      fetchPage: async (_spec, page) => ({
+        txs: Array.from({ length: 10 }, (_, i) =>
+          makeTx(30 - i, i === 5 ? {} : { status: 'packaged', id: 'b' }),
+        ),
+        currentPage: page,
+        totalPages: 3,
+        rejected: [],
+      }),
+      fetchByHash: async () => null,
+    });
+    assert.equal(store.rows.get(30)?.status, 'packaged');
+    const next = store.rechecks.get(25);
+    assert.ok(next && next.attempts === 1, 'read along with the due one, still not final');
+    assert.ok(next.dueAt < Date.now() + 60_000, 'and due with the next run that reads its page');
+    assert.equal(store.rows.get(28)?.status, 'confirmed', 'records not queued are left to the walks');
+  });
+
   it('looks up a record a list page did not show, since the list moved', async () => {
     const store = new MemoryStore();
     for (let id = 1; id <= 20; id++) store.rows.set(id, makeTx(id));
