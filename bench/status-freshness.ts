@@ -179,8 +179,8 @@ function startSyncLoop(
 
 interface TruthChange {
   rawId: number;
-  packagedAtMs?: number;
-  targetLandedAtMs?: number;
+  packagedAtMs: number | null;
+  targetLandedAtMs: number | null;
 }
 
 /** Lags from the simulator's change times to the rows: the history's `packaged` row, the row's target hash. */
@@ -211,11 +211,11 @@ async function measureLags(
   let missedTarget = 0;
   for (const change of truth) {
     const row = seen.get(change.rawId);
-    if (change.packagedAtMs !== undefined) {
+    if (change.packagedAtMs !== null) {
       if (row?.packaged_ms == null) missedPackaged++;
       else packaged.push(Math.max(0, row.packaged_ms - change.packagedAtMs));
     }
-    if (change.targetLandedAtMs !== undefined) {
+    if (change.targetLandedAtMs !== null) {
       if (row?.target_ms == null) missedTarget++;
       else target.push(Math.max(0, row.target_ms - change.targetLandedAtMs));
     }
