@@ -49,7 +49,10 @@ export interface StatusFreshnessRun extends StatusLags {
   /** Every request the simulator served while records arrived (control routes excluded). */
   requests: number;
   requestsPerArrival: number;
-  /** From the window's end until every change showed (checked from when the last one happened at the service on); null when some never did. */
+  /**
+   * From the window's end until every change showed (looked at once the last one happened at the
+   * service); null when some never did.
+   */
   caughtUpAfterMs: number | null;
   /** `sync` runs that finished (the `sync` run only). */
   syncRuns?: number;
