@@ -18,7 +18,7 @@ import { indexerEnv } from './indexer-sync.js';
 import { startWorkerFleet } from './indexer-workers.js';
 import { simulatorBase } from './options.js';
 import { type PrivateRedis, startPrivateRedis } from './redis-server.js';
-import { requestsServed, type SimulatorProcess, startSimulatorProcess } from './simulator-process.js';
+import { requestsByRoute, type SimulatorProcess, startSimulatorProcess } from './simulator-process.js';
 import { lagsOf, readChanges, readReflected, type StatusLags, type TruthChange } from './status-lags.js';
 import { startSync, startSyncLoop } from './sync-loop.js';
 
@@ -48,6 +48,8 @@ export interface StatusFreshnessRun extends StatusLags {
   arrived: number;
   /** Every request the simulator served while records arrived (control routes excluded). */
   requests: number;
+  /** Those requests by route. */
+  requestsByRoute: Record<string, number>;
   requestsPerArrival: number;
   /**
    * From the window's end until every change showed (looked at once the last one happened at the
@@ -171,6 +173,7 @@ async function measureRun(
     intervalMs: plan.intervalMs,
     arrived: changes.length,
     requests: window.requests,
+    requestsByRoute: window.requestsByRoute,
     requestsPerArrival: round(window.requests / Math.max(1, changes.length), 3),
     caughtUpAfterMs,
     ...(indexer.syncRuns ? { syncRuns: indexer.syncRuns() } : {}),
@@ -218,6 +221,7 @@ interface ArrivalWindow {
   /** The head before the window: the window's records come after it. */
   head: number;
   requests: number;
+  requestsByRoute: Record<string, number>;
   endedAt: number;
 }
 
@@ -228,7 +232,7 @@ async function arrivalWindow(
   windowMs: number,
 ): Promise<ArrivalWindow> {
   const head = await simulator.headRawId();
-  const before = requestsServed(await simulator.stats());
+  const before = requestsByRoute(await simulator.stats());
   await simulator.resumeArrivals();
   try {
     await watchedSleep(indexer, windowMs);
@@ -236,8 +240,13 @@ async function arrivalWindow(
     await simulator.pauseArrivals();
   }
   const endedAt = Date.now();
-  const requests = requestsServed(await simulator.stats()) - before;
-  return { head, requests, endedAt };
+  const byRoute: Record<string, number> = {};
+  for (const [route, count] of Object.entries(requestsByRoute(await simulator.stats()))) {
+    const served = count - (before[route] ?? 0);
+    if (served > 0) byRoute[route] = served;
+  }
+  const requests = Object.values(byRoute).reduce((sum, count) => sum + count, 0);
+  return { head, requests, requestsByRoute: byRoute, endedAt };
 }
 
 /**

@@ -111,6 +111,14 @@ describe('npm run bench --quick', () => {
         run.requests > 0 && run.requestsPerArrival === Math.round((run.requests / run.arrived) * 1000) / 1000,
       );
     }
+    for (const run of status.runs) {
+      const byRoute = Object.values(run.requestsByRoute as Record<string, number>);
+      assert.equal(
+        byRoute.reduce((sum, count) => sum + count, 0),
+        run.requests,
+        'the routes add up',
+      );
+    }
     assert.ok(status.runs[1].syncRuns >= 2, 'sync ran again and again');
     assert.match(stdout, /status freshness 20\/s +workers ×\d, every 1\.0 s/);
     assert.match(stdout, /status freshness 20\/s +sync every 2\.0 s/);
