@@ -73,13 +73,17 @@ async function main(argv: string[]): Promise<number> {
     options.only.length === 0 || options.only.includes(name);
   const skipped = { notRun: 'not selected (--only)' };
   try {
-    const history = await attempt(() =>
-      runHistoryScenarios(context, {
-        backfill: wants('backfill'),
-        tail: wants('tail'),
-        memoryLarge: wants('memory'),
-      }),
-    );
+    // The large history serves the backfill, the tail and the large memory point only.
+    const history =
+      wants('backfill') || wants('tail') || wants('memory')
+        ? await attempt(() =>
+            runHistoryScenarios(context, {
+              backfill: wants('backfill'),
+              tail: wants('tail'),
+              memoryLarge: wants('memory'),
+            }),
+          )
+        : { backfill: null, tail: null, memoryLarge: null };
     const pick = <T>(value: T | null | undefined): Maybe<T> => value ?? skipped;
     const backfill = isNotRun(history) ? history : pick(history.backfill);
     const tail = isNotRun(history) ? history : pick(history.tail);

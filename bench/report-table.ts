@@ -1,10 +1,32 @@
 import { isNotRun, type Maybe, type ThroughputRun } from './figures.js';
 import type { BenchResults } from './report.js';
+import type { LagFigures } from './status-lags.js';
 
 const mb = (bytes: number | null | undefined): string => (bytes ? `${(bytes / 1e6).toFixed(0)} MB` : '—');
 const secs = (ms: number): string => `${(ms / 1000).toFixed(1)} s`;
 const fmt = (value: Maybe<number>): string =>
   typeof value === 'number' ? String(value) : `not run (${value.notRun})`;
+
+/** One line per run of the status-freshness scenario: lags per kind of change, requests per arrival. */
+function statusFreshnessRows(status: BenchResults['scenarios']['statusFreshness']): string[][] {
+  if (isNotRun(status))
+    return [['status freshness', '', '', '', '', '', '', '', `not run: ${status.notRun}`]];
+  const lag = (f: LagFigures): string =>
+    `p50 ${f.p50} / p95 ${f.p95} / max ${f.max} ms${f.missed > 0 ? `, ${f.missed} of ${f.changes} MISSED` : ''}`;
+  return status.runs.map((run) => [
+    `status freshness ${status.arrivalsPerSecond}/s`,
+    run.mode === 'workers'
+      ? `workers ×${run.processes}, every ${secs(run.intervalMs)}`
+      : `sync every ${secs(run.intervalMs)}`,
+    String(run.arrived),
+    secs(status.windowMs),
+    '',
+    '',
+    String(run.requests),
+    '',
+    `${run.requestsPerArrival} requests/arrival; packaged ${lag(run.packaged)}; target hash ${lag(run.targetHash)}; all ${lag(run.all)}`,
+  ]);
+}
 
 /** The terminal report: one line per measured pass, then the ratios against their targets. */
 export function renderTable(results: BenchResults): string {
@@ -88,6 +110,7 @@ export function renderTable(results: BenchResults): string {
       `delay p50 ${f.delayMs.p50} ms, p95 ${f.delayMs.p95} ms, max ${f.delayMs.max} ms`,
     ]);
   }
+  rows.push(...statusFreshnessRows(s.statusFreshness));
   for (const [name, point] of [
     ['small', s.memory.small],
     ['large', s.memory.large],

@@ -122,3 +122,13 @@ export function requestsServed(stats: SimulatorStats): number {
   }
   return total;
 }
+
+/** Requests served per route (control routes under `/_sim/` excluded), every status counted. */
+export function requestsByRoute(stats: SimulatorStats): Record<string, number> {
+  const byRoute: Record<string, number> = {};
+  for (const [route, byStatus] of Object.entries(stats)) {
+    if (route.includes('/_sim/')) continue;
+    byRoute[route] = Object.values(byStatus).reduce((sum, count) => sum + count, 0);
+  }
+  return byRoute;
+}

@@ -2,46 +2,62 @@
  * Scenario "status freshness": how long a change at the service (a record packaged, a burn's
  * target-chain hash landing) takes to reach its row, and how many requests the indexer spends
  * per arriving record, with workers on a 1 s schedule and, separately, `sync` every 2 s.
+ *
+ * Each run: a simulator child process with a small, settled history; a fresh database; the
+ * history synced by one `sync`; then the indexer started and records arriving for the window.
+ * After the window no record arrives; the normal delays pass (no settling at once), the indexer
+ * gets a few more intervals, and the lags are taken from the simulator's ground truth (when each
+ * change happened) and the rows (when each change showed).
  */
-import { spawn } from 'node:child_process';
-import { createReadStream } from 'node:fs';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import type { BenchContext } from './context.js';
 import { freshDatabase, usingDatabase } from './context.js';
 import type { ScenarioDatabase } from './databases.js';
 import { round } from './figures.js';
-import { percentile } from './freshness.js';
 import { indexerEnv } from './indexer-sync.js';
 import { startWorkerFleet } from './indexer-workers.js';
 import { simulatorBase } from './options.js';
-import { startPrivateRedis } from './redis-server.js';
-import { requestsServed, type SimulatorProcess, startSimulatorProcess } from './simulator-process.js';
+import { type PrivateRedis, startPrivateRedis } from './redis-server.js';
+import { requestsByRoute, type SimulatorProcess, startSimulatorProcess } from './simulator-process.js';
+import { lagsOf, readChanges, readReflected, type StatusLags, type TruthChange } from './status-lags.js';
+import { startSync, startSyncLoop } from './sync-loop.js';
+
+export type { LagFigures } from './status-lags.js';
 
 const ARRIVALS_PER_SECOND = 20;
 const PACKAGE_DELAY_MS = 3_000;
 const BURN_TARGET_DELAY_MS = 10_000;
+/** Intervals the indexer gets, once the last change happened at the service, to show it. */
+const EXTRA_INTERVALS = 4;
+/** Longest the history's `sync` may take, and each `sync` of the loop. */
+const HISTORY_SYNC_TIMEOUT_MS = 180_000;
+const SYNC_TIMEOUT_MS = 60_000;
+/** The simulator moves records on every 100 ms tick (src/simulator/simulator.ts): one tick of slack. */
+const TICK_SLACK_MS = 250;
 
-/** Lags of one kind of change, ms. */
-export interface LagFigures {
-  changes: number;
-  /** Changes the mirror never showed by the end. */
-  missed: number;
-  p50: number;
-  p95: number;
-  max: number;
-}
+type Mode = 'workers' | 'sync';
 
 /** One run: a way of running the indexer against the same arrivals. */
-export interface StatusFreshnessRun {
-  mode: 'workers' | 'sync';
+export interface StatusFreshnessRun extends StatusLags {
+  mode: Mode;
+  /** Worker processes, or 1 for the `sync` loop. */
+  processes: number;
+  /** The workers' schedule, or how often a `sync` starts, ms. */
   intervalMs: number;
+  /** Records that arrived in the window. */
   arrived: number;
-  /** Every request the simulator served while records arrived, per arriving record. */
+  /** Every request the simulator served while records arrived (control routes excluded). */
+  requests: number;
+  /** Those requests by route. */
+  requestsByRoute: Record<string, number>;
   requestsPerArrival: number;
-  packaged: LagFigures;
-  targetHash: LagFigures;
-  all: LagFigures;
+  /**
+   * From the window's end until every change showed (looked at once the last one happened at the
+   * service); null when some never did.
+   */
+  caughtUpAfterMs: number | null;
+  /** `sync` runs that finished (the `sync` run only). */
+  syncRuns?: number;
 }
 
 export interface StatusFreshnessFigures {
@@ -53,11 +69,19 @@ export interface StatusFreshnessFigures {
 }
 
 export async function runStatusFreshnessScenario(context: BenchContext): Promise<StatusFreshnessFigures> {
-  const windowMs = context.options.quick ? 10_000 : 30_000;
+  // A record's changes span 13 s (packaged at 3 s, a burn's hash at 13 s): the quick window is
+  // shorter, so few re-reads of waiting burns fall in it and its requests per arrival run low.
+  const windowMs = context.options.quick ? 8_000 : 30_000;
   const runs: StatusFreshnessRun[] = [];
-  for (const mode of ['workers', 'sync'] as const) {
-    context.log(`status freshness: ${mode}, ${ARRIVALS_PER_SECOND} arrivals/s for ${windowMs} ms`);
-    runs.push(await runOnce(context, mode, windowMs));
+  const plans = [
+    { mode: 'workers', intervalMs: 1_000, processes: Math.min(2, context.options.workerProcesses) },
+    { mode: 'sync', intervalMs: 2_000, processes: 1 },
+  ] as const;
+  for (const plan of plans) {
+    context.log(
+      `status freshness: ${plan.mode} every ${plan.intervalMs} ms, ${ARRIVALS_PER_SECOND} arrivals/s for ${windowMs} ms`,
+    );
+    runs.push(await runOnce(context, { ...plan, windowMs }));
   }
   return {
     arrivalsPerSecond: ARRIVALS_PER_SECOND,
@@ -68,175 +92,208 @@ export async function runStatusFreshnessScenario(context: BenchContext): Promise
   };
 }
 
-async function runOnce(
-  context: BenchContext,
-  mode: 'workers' | 'sync',
-  windowMs: number,
-): Promise<StatusFreshnessRun> {
-  const { options, setup } = context;
+interface RunPlan {
+  mode: Mode;
+  intervalMs: number;
+  processes: number;
+  windowMs: number;
+}
+
+/** The indexer being measured: worker processes or the `sync` loop. */
+interface IndexerUnderTest {
+  /** Why it stopped working early, or null. */
+  failure(): string | null;
+  stop(): Promise<void>;
+  syncRuns?: () => number;
+}
+
+async function runOnce(context: BenchContext, plan: RunPlan): Promise<StatusFreshnessRun> {
   const simulator = await startSimulatorProcess(
     {
-      records: options.freshnessHistory,
-      ...simulatorBase(options),
+      records: context.options.freshnessHistory,
+      ...simulatorBase(context.options),
       arrivalsPerSecond: ARRIVALS_PER_SECOND,
       packageDelayMs: PACKAGE_DELAY_MS,
       burnTargetDelayMs: BURN_TARGET_DELAY_MS,
     },
-    setup.root,
+    context.setup.root,
   );
-  const redis = mode === 'workers' ? await startPrivateRedis() : null;
+  let redis: PrivateRedis | null = null;
   try {
+    // Only the window's records change: what arrived while the simulator started is settled.
     await simulator.pauseArrivals();
     await simulator.settleAll();
-    return await usingDatabase(await freshDatabase(context, `status_${mode}`), async (database) => {
-      const env = indexerEnv(setup, {
-        databaseUrl: database.url,
-        baseUrl: simulator.url,
-        redisUrl: redis?.url,
-      });
-      // The history first, by one sync: the scenario measures keeping current, not the backfill.
-      await runSync(context, env);
-      const runner =
-        mode === 'workers'
-          ? await startWorkerFleet(setup, {
-              count: Math.min(2, options.workerProcesses),
-              every: '1s',
-              database,
-              baseUrl: simulator.url,
-              redisUrl: redis?.url ?? '',
-            })
-          : startSyncLoop(context, env, 2_000);
-      let requests = 0;
-      let head = 0;
-      try {
-        head = await simulator.headRawId();
-        const before = requestsServed(await simulator.stats());
-        await simulator.resumeArrivals();
-        await new Promise((resolve) => setTimeout(resolve, windowMs));
-        await simulator.pauseArrivals();
-        requests = requestsServed(await simulator.stats()) - before;
-        // Let the last arrivals settle at the service and reach the mirror.
-        await new Promise((resolve) => setTimeout(resolve, PACKAGE_DELAY_MS + BURN_TARGET_DELAY_MS + 6_000));
-      } finally {
-        await runner.stop();
-      }
-      const lags = await measureLags(context, simulator, database, head);
-      return {
-        mode,
-        intervalMs: mode === 'workers' ? 1_000 : 2_000,
-        arrived: lags.arrived,
-        requestsPerArrival: round(requests / Math.max(1, lags.arrived), 3),
-        ...lags.figures,
-      };
-    });
+    if (plan.mode === 'workers') redis = await startPrivateRedis();
+    const database = await freshDatabase(context, `status_${plan.mode}`);
+    return await usingDatabase(database, (db) =>
+      measureRun(context, { plan, simulator, database: db, redis }),
+    );
   } finally {
-    await redis?.stop();
+    await redis?.stop().catch(() => undefined);
     await simulator.close();
   }
 }
 
-/** Runs `ledger-indexer sync` once; rejects on a non-zero exit. */
-function runSync(context: BenchContext, env: Record<string, string | undefined>): Promise<void> {
-  const { setup } = context;
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [...setup.nodeFlags, ...setup.runner.nodeArgs(['sync'])], {
-      cwd: setup.root,
-      env,
-      stdio: ['ignore', 'ignore', 'pipe'],
-    });
-    let stderr = '';
-    child.stderr?.on('data', (chunk: Buffer) => {
-      stderr = (stderr + chunk.toString()).slice(-2000);
-    });
-    child.once('exit', (code) =>
-      code === 0 ? resolve() : reject(new Error(`sync exited ${code}: ${stderr.trim().split('\n').at(-1)}`)),
-    );
+async function measureRun(
+  context: BenchContext,
+  input: {
+    plan: RunPlan;
+    simulator: SimulatorProcess;
+    database: ScenarioDatabase;
+    redis: PrivateRedis | null;
+  },
+): Promise<StatusFreshnessRun> {
+  const { plan, simulator, database } = input;
+  const env = indexerEnv(context.setup, {
+    databaseUrl: database.url,
+    baseUrl: simulator.url,
+    redisUrl: input.redis?.url,
   });
+  // The history first, by one sync: the scenario measures keeping current, not the backfill.
+  await startSync(context.setup, env, HISTORY_SYNC_TIMEOUT_MS).done;
+  const indexer = await startIndexer(context, { plan, env, database, simulator, redisUrl: input.redis?.url });
+  const truthFile = join(context.tmpDir, `status-freshness-${plan.mode}.ndjson`);
+  let window: ArrivalWindow;
+  let caughtUpAfterMs: number | null;
+  try {
+    window = await arrivalWindow(simulator, indexer, plan.windowMs);
+    const due = window.endedAt + PACKAGE_DELAY_MS + BURN_TARGET_DELAY_MS + TICK_SLACK_MS;
+    caughtUpAfterMs = await awaitReflection({
+      indexer,
+      measure: () => measure(simulator, database, truthFile, window.head),
+      due,
+      deadline: due + EXTRA_INTERVALS * plan.intervalMs,
+      windowEnd: window.endedAt,
+    });
+  } finally {
+    await indexer.stop();
+  }
+  const { changes, lags } = await measure(simulator, database, truthFile, window.head);
+  return {
+    mode: plan.mode,
+    processes: plan.processes,
+    intervalMs: plan.intervalMs,
+    arrived: changes.length,
+    requests: window.requests,
+    requestsByRoute: window.requestsByRoute,
+    requestsPerArrival: round(window.requests / Math.max(1, changes.length), 3),
+    caughtUpAfterMs,
+    ...(indexer.syncRuns ? { syncRuns: indexer.syncRuns() } : {}),
+    ...lags,
+  };
 }
 
-/** `sync` started every `everyMs` (at once when the previous one took longer), until stopped. */
-function startSyncLoop(
+async function startIndexer(
   context: BenchContext,
-  env: Record<string, string | undefined>,
-  everyMs: number,
-): { stop(): Promise<void> } {
-  let stopped = false;
-  const loop = (async () => {
-    while (!stopped) {
-      const started = Date.now();
-      await runSync(context, env);
-      const rest = everyMs - (Date.now() - started);
-      if (rest > 0 && !stopped) await new Promise((resolve) => setTimeout(resolve, rest));
-    }
-  })();
+  input: {
+    plan: RunPlan;
+    env: Record<string, string | undefined>;
+    database: ScenarioDatabase;
+    simulator: SimulatorProcess;
+    redisUrl: string | undefined;
+  },
+): Promise<IndexerUnderTest> {
+  const { plan } = input;
+  if (plan.mode === 'sync') {
+    const loop = startSyncLoop(context.setup, input.env, {
+      everyMs: plan.intervalMs,
+      timeoutMs: SYNC_TIMEOUT_MS,
+    });
+    return { failure: loop.failure, stop: () => loop.stop(), syncRuns: loop.runs };
+  }
+  const fleet = await startWorkerFleet(context.setup, {
+    count: plan.processes,
+    every: `${plan.intervalMs / 1000}s`,
+    database: input.database,
+    baseUrl: input.simulator.url,
+    redisUrl: input.redisUrl ?? '',
+  });
   return {
+    failure() {
+      const dead = fleet.processes.find((p) => p.child.exitCode !== null || p.child.signalCode !== null);
+      return dead ? `a worker exited early (${dead.child.exitCode ?? dead.child.signalCode})` : null;
+    },
     async stop() {
-      stopped = true;
-      await loop;
+      await fleet.stop();
     },
   };
 }
 
-interface TruthChange {
-  rawId: number;
-  packagedAtMs?: number;
-  targetLandedAtMs?: number;
+interface ArrivalWindow {
+  /** The head before the window: the window's records come after it. */
+  head: number;
+  requests: number;
+  requestsByRoute: Record<string, number>;
+  endedAt: number;
 }
 
-/** Lags from the simulator's change times to the rows: the history's `packaged` row, the row's target hash. */
-async function measureLags(
-  context: BenchContext,
+/** Lets records arrive for `windowMs`, counting every request the simulator serves meanwhile. */
+async function arrivalWindow(
+  simulator: SimulatorProcess,
+  indexer: IndexerUnderTest,
+  windowMs: number,
+): Promise<ArrivalWindow> {
+  const head = await simulator.headRawId();
+  const before = requestsByRoute(await simulator.stats());
+  await simulator.resumeArrivals();
+  try {
+    await watchedSleep(indexer, windowMs);
+  } finally {
+    await simulator.pauseArrivals();
+  }
+  const endedAt = Date.now();
+  const byRoute: Record<string, number> = {};
+  for (const [route, count] of Object.entries(requestsByRoute(await simulator.stats()))) {
+    const served = count - (before[route] ?? 0);
+    if (served > 0) byRoute[route] = served;
+  }
+  const requests = Object.values(byRoute).reduce((sum, count) => sum + count, 0);
+  return { head, requests, requestsByRoute: byRoute, endedAt };
+}
+
+/**
+ * Waits until every change has happened at the service (`due`), then until the rows show them
+ * all or `deadline`; resolves to the time from the window's end until they all showed, or null.
+ */
+async function awaitReflection(input: {
+  indexer: IndexerUnderTest;
+  measure: () => Promise<{ changes: TruthChange[]; lags: StatusLags }>;
+  due: number;
+  deadline: number;
+  windowEnd: number;
+}): Promise<number | null> {
+  await watchedSleep(input.indexer, input.due - Date.now());
+  for (;;) {
+    const { changes, lags } = await input.measure();
+    const happened = changes.every(
+      (c) => c.packagedAtMs !== null && (!c.burn || c.targetLandedAtMs !== null),
+    );
+    if (happened && lags.all.missed === 0) return Date.now() - input.windowEnd;
+    if (Date.now() >= input.deadline) return null;
+    await watchedSleep(input.indexer, Math.min(500, input.deadline - Date.now()));
+  }
+}
+
+/** The window's records with their change times, and the lags of the changes the rows show. */
+async function measure(
   simulator: SimulatorProcess,
   database: ScenarioDatabase,
+  file: string,
   head: number,
-): Promise<{ arrived: number; figures: Pick<StatusFreshnessRun, 'packaged' | 'targetHash' | 'all'> }> {
-  const file = join(context.tmpDir, `status-freshness-${Date.now()}.ndjson`);
+): Promise<{ changes: TruthChange[]; lags: StatusLags }> {
   await simulator.dump(file, head);
-  const truth: TruthChange[] = [];
-  for await (const line of createInterface({ input: createReadStream(file), crlfDelay: Infinity })) {
-    if (line !== '') truth.push(JSON.parse(line) as TruthChange);
-  }
-  const rows = await database.query<{ raw_id: string; packaged_ms: number | null; target_ms: number | null }>(
-    `SELECT t.raw_id::text AS raw_id,
-       (SELECT extract(epoch FROM min(h.observed_at)) * 1000 FROM ledger_tx_status_history h
-         WHERE h.raw_id = t.raw_id AND h.status = 'packaged')::float8 AS packaged_ms,
-       CASE WHEN t.target_chain_tx_hash <> '' THEN extract(epoch FROM t.updated_at) * 1000 END::float8 AS target_ms
-     FROM ledger_transactions t WHERE t.raw_id > $1`,
-    [head],
-  );
-  const seen = new Map(rows.map((r) => [Number(r.raw_id), r]));
-  const packaged: number[] = [];
-  const target: number[] = [];
-  let missedPackaged = 0;
-  let missedTarget = 0;
-  for (const change of truth) {
-    const row = seen.get(change.rawId);
-    if (change.packagedAtMs !== undefined) {
-      if (row?.packaged_ms == null) missedPackaged++;
-      else packaged.push(Math.max(0, row.packaged_ms - change.packagedAtMs));
-    }
-    if (change.targetLandedAtMs !== undefined) {
-      if (row?.target_ms == null) missedTarget++;
-      else target.push(Math.max(0, row.target_ms - change.targetLandedAtMs));
-    }
-  }
-  return {
-    arrived: truth.length,
-    figures: {
-      packaged: lagFigures(packaged, missedPackaged),
-      targetHash: lagFigures(target, missedTarget),
-      all: lagFigures([...packaged, ...target], missedPackaged + missedTarget),
-    },
-  };
+  const changes = await readChanges(file, head);
+  return { changes, lags: lagsOf(changes, await readReflected(database, head)) };
 }
 
-function lagFigures(values: number[], missed: number): LagFigures {
-  const sorted = [...values].sort((a, b) => a - b);
-  return {
-    changes: values.length + missed,
-    missed,
-    p50: round(percentile(sorted, 0.5), 0),
-    p95: round(percentile(sorted, 0.95), 0),
-    max: round(sorted.at(-1) ?? Number.NaN, 0),
-  };
+/** Sleeps `ms`, throwing as soon as the indexer stops working. */
+async function watchedSleep(indexer: IndexerUnderTest, ms: number): Promise<void> {
+  const until = Date.now() + ms;
+  for (;;) {
+    const failure = indexer.failure();
+    if (failure !== null) throw new Error(`status freshness: ${failure}`);
+    const left = until - Date.now();
+    if (left <= 0) return;
+    await new Promise((resolve) => setTimeout(resolve, Math.min(250, left)));
+  }
 }

@@ -256,8 +256,8 @@ export class SimulatedLedger {
   }
 
   /**
-   * The ground-truth line of a record: its current text plus `tokenTag`, `arrivedAtMs` and
-   * `malformed` and `tampered` marks. Uses the cache without filling it, so a full dump does not
+   * The ground-truth line of a record: its current text plus `tokenTag`, `arrivedAtMs`,
+   * `packagedAtMs`, `targetLandedAtMs` and `malformed` and `tampered` marks. Uses the cache without filling it, so a full dump does not
    * evict hot pages.
    */
   groundTruthText(pos: number, faults: RecordFaults): string {
@@ -274,9 +274,11 @@ export class SimulatedLedger {
 
   /** The change times of the ground-truth line: when packaged, and when its target hash landed. */
   private changeTimes(pos: number): string {
-    const packaged = this.table.isPackaged(pos) ? `,"packagedAtMs":${this.table.timestamp.get(pos)}` : '';
-    const landed = this.table.targetLandedAt.get(pos);
-    return landed === undefined ? packaged : `${packaged},"targetLandedAtMs":${landed}`;
+    return `,"packagedAtMs":${this.packagedAt(pos)},"targetLandedAtMs":${this.table.targetLandedAt.get(pos) ?? null}`;
+  }
+
+  private packagedAt(pos: number): number | null {
+    return this.table.isPackaged(pos) ? this.table.timestamp.get(pos) : null;
   }
 
   /** The bytes served publicly: tampered and malformed when the record's rawId is chosen at those shares. */
@@ -294,7 +296,6 @@ export class SimulatedLedger {
   }
 
   groundTruth(pos: number, faults: RecordFaults): GroundTruthRecord {
-    const landed = this.table.targetLandedAt.get(pos);
     const rawId = this.table.rawId.get(pos);
     const tampered = isTamperedAt(this.settings.seed, rawId, faults.tamperedRate);
     const kind = malformedKindOf(this.settings.seed, rawId, faults.malformedRate);
@@ -302,8 +303,8 @@ export class SimulatedLedger {
       ...(tampered ? tamperedRecord(this.renderAt(pos)) : this.renderAt(pos)),
       tokenTag: this.tokens[this.table.token.get(pos)]?.tag ?? '',
       arrivedAtMs: this.table.arrivedAt.get(pos),
-      ...(this.table.isPackaged(pos) ? { packagedAtMs: this.table.timestamp.get(pos) } : {}),
-      ...(landed === undefined ? {} : { targetLandedAtMs: landed }),
+      packagedAtMs: this.packagedAt(pos),
+      targetLandedAtMs: this.table.targetLandedAt.get(pos) ?? null,
       ...(kind ? { malformed: kind } : {}),
       ...(tampered ? { tampered: true as const } : {}),
     };

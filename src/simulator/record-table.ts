@@ -82,7 +82,7 @@ export class RecordTable {
   readonly chain = u8(4096);
   readonly amount: string[] = [];
   readonly extras = new Map<number, RecordExtra>();
-  /** When each burn's target-chain hash landed (ms), for the burns that waited for it here. */
+  /** When each burn's target-chain hash landed (ms): a sparse column, only burns that waited for it here. */
   readonly targetLandedAt = new Map<number, number>();
 
   readonly accounts: string[] = [];

@@ -90,10 +90,17 @@ export interface GroundTruthRecord {
   tokenTag: string;
   /** Wall-clock ms when the record arrived (for initial records: their ledger time). */
   arrivedAtMs: number;
-  /** Wall-clock ms when the service packaged it (its `timestamp`); absent while not packaged. */
-  packagedAtMs?: number;
-  /** Wall-clock ms when its target-chain hash landed; only burns that arrived while the simulator ran. */
-  targetLandedAtMs?: number;
+  /**
+   * Wall-clock ms when the service packaged it (its `timestamp`); null while `confirmed`. For
+   * the initial history, packaged before the simulator started, its ledger `timestamp`.
+   */
+  packagedAtMs: number | null;
+  /**
+   * Wall-clock ms when its target-chain hash landed; null for every record but a burn whose
+   * hash landed while the simulator ran (null while it waits, and for the initial history's burns,
+   * which hold their hash from the start).
+   */
+  targetLandedAtMs: number | null;
   /** Set when the public endpoints serve this record malformed: which way. */
   malformed?: MalformedKind;
   /** Set when the public endpoints serve this record tampered; the fields above are the tampered ones, as served. */

@@ -100,9 +100,28 @@ describe('npm run bench --quick', () => {
     );
     for (const run of status.runs) {
       assert.ok(run.arrived > 0 && run.all.changes > run.arrived, `changes measured: ${JSON.stringify(run)}`);
+      assert.equal(run.all.changes, run.packaged.changes + run.targetHash.changes);
+      assert.equal(
+        run.packaged.changes,
+        run.arrived,
+        'every record that arrived was packaged at the service',
+      );
       assert.ok(run.all.p50 <= run.all.p95 && run.all.p95 <= run.all.max);
-      assert.ok(run.requestsPerArrival > 0);
+      assert.ok(
+        run.requests > 0 && run.requestsPerArrival === Math.round((run.requests / run.arrived) * 1000) / 1000,
+      );
     }
+    for (const run of status.runs) {
+      const byRoute = Object.values(run.requestsByRoute as Record<string, number>);
+      assert.equal(
+        byRoute.reduce((sum, count) => sum + count, 0),
+        run.requests,
+        'the routes add up',
+      );
+    }
+    assert.ok(status.runs[1].syncRuns >= 2, 'sync ran again and again');
+    assert.match(stdout, /status freshness 20\/s +workers ×\d, every 1\.0 s/);
+    assert.match(stdout, /status freshness 20\/s +sync every 2\.0 s/);
 
     assert.ok(
       results.scenarios.memory.small.peakRssBytes > 0 && results.scenarios.memory.large.peakRssBytes > 0,

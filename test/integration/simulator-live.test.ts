@@ -155,27 +155,62 @@ describe('simulator live behaviour', () => {
           );
         }
         assert.notEqual((await burnRecord())?.targetChainTxHash, '');
-        // The ground truth says when each change happened; the wire records do not.
-        await waitFor('every burn landed', async () =>
-          [...sim.records({ afterRawId: head })].every((r) => r.action !== 'burn' || r.targetChainTxHash)
-            ? true
-            : undefined,
-        );
-        for (const record of sim.records({ afterRawId: head })) {
-          assert.ok(record.packagedAtMs !== undefined && record.packagedAtMs >= record.arrivedAtMs + 150);
-          if (record.action === 'burn')
-            assert.ok(
-              record.targetLandedAtMs !== undefined && record.targetLandedAtMs >= record.packagedAtMs + 300,
-            );
-          else assert.equal(record.targetLandedAtMs, undefined);
-        }
-        const dump = await (await fetch(`${url}/_sim/records?afterRawId=${head}`)).text();
-        const line = JSON.parse(dump.split('\n')[0] ?? '{}') as Record<string, unknown>;
-        assert.equal(typeof line['packagedAtMs'], 'number', 'the NDJSON dump carries the change times');
-        const wire = JSON.stringify((await page(url, 1)).txs);
-        assert.ok(!wire.includes('packagedAtMs') && !wire.includes('targetLandedAtMs'));
       },
     );
+  });
+
+  it('the ground truth says when each record was packaged and its target hash landed; the wire does not', async () => {
+    const packageDelayMs = 150;
+    const burnTargetDelayMs = 300;
+    await withSimulator({ records: 20, seed: 8, packageDelayMs, burnTargetDelayMs }, async (url, sim) => {
+      for (const record of sim.records()) {
+        // The initial history: packaged at its ledger time, burns holding their hash from the start.
+        assert.equal(record.packagedAtMs, record.timestamp);
+        assert.equal(record.targetLandedAtMs, null);
+      }
+      const head = sim.headRawId();
+      sim.addRecords(80);
+      const arrived = [...sim.records({ afterRawId: head })];
+      assert.ok(arrived.every((r) => r.packagedAtMs === null && r.targetLandedAtMs === null));
+      assert.ok(arrived.some((r) => r.action === 'burn'));
+      const settled = await waitFor('every record packaged and every burn landed', async () => {
+        const records = [...sim.records({ afterRawId: head })];
+        const done = records.every(
+          (r) => r.status === 'packaged' && (r.action !== 'burn' || r.targetChainTxHash),
+        );
+        return done ? records : undefined;
+      });
+      for (const record of settled) {
+        assert.equal(record.packagedAtMs, record.timestamp);
+        assert.ok(record.packagedAtMs !== null && record.packagedAtMs >= record.arrivedAtMs + packageDelayMs);
+        if (record.action !== 'burn') assert.equal(record.targetLandedAtMs, null);
+        else
+          assert.ok(
+            record.targetLandedAtMs !== null &&
+              record.targetLandedAtMs >= record.packagedAtMs + burnTargetDelayMs,
+            `burn ${record.rawId} landed ${record.targetLandedAtMs}, packaged ${record.packagedAtMs}`,
+          );
+      }
+      const dump = (await (await fetch(`${url}/_sim/records?afterRawId=${head}`)).text())
+        .trimEnd()
+        .split('\n');
+      assert.deepEqual(
+        dump.map((l) => JSON.parse(l) as Json).map((l) => [l.rawId, l.packagedAtMs, l.targetLandedAtMs]),
+        settled.map((r) => [r.rawId, r.packagedAtMs, r.targetLandedAtMs]),
+        'the NDJSON dump carries the same change times',
+      );
+      const { totalPages } = await page(url, 1);
+      for (let n = 1; n <= totalPages; n++) {
+        const text = await (await fetch(`${url}/txs?page=${n}`)).text();
+        assert.ok(
+          !/packagedAtMs|targetLandedAtMs|arrivedAtMs/.test(text),
+          `page ${n} carries no change time`,
+        );
+      }
+      const burn = settled.find((r) => r.action === 'burn')!;
+      const byHash = await (await fetch(`${url}/txsByHash/${burn.ledgerHash}`)).text();
+      assert.ok(byHash.includes(burn.ledgerHash) && !/packagedAtMs|targetLandedAtMs/.test(byHash));
+    });
   });
 
   it('settles every pending record on request', async () => {
