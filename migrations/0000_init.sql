@@ -40,7 +40,8 @@ CREATE TABLE "ledger_tokens" (
 	"chain_id" text NOT NULL,
 	"token_id" text NOT NULL,
 	"raw" jsonb NOT NULL,
-	"updated_at" timestamp with time zone NOT NULL
+	"updated_at" timestamp with time zone NOT NULL,
+	"listed_at" timestamp with time zone DEFAULT now() NOT NULL
 );
 --> statement-breakpoint
 CREATE TABLE "ledger_transactions" (

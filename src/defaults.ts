@@ -25,6 +25,9 @@ export const RECHECK_DEFAULTS = {
   stragglerAgeMs: 2 * 60_000,
 } as const;
 
+/** How old the stored token list (`/info`) may be before a run reads it again, ms. */
+export const REFERENCE_REFRESH_MS = 10 * 60_000;
+
 /** Records one scheduled re-read job looks up at most. */
 export const RECONCILE_LIMIT = 500;
 

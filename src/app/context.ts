@@ -5,7 +5,7 @@ import type { Config } from '../config.js';
 import { type Database, openDatabase } from '../db/connect.js';
 import { migrateDatabase } from '../db/migrate.js';
 import { createPgStore, type PgStoreOptions } from '../db/store.js';
-import { upsertTokens } from '../db/tokens.js';
+import { tokensListedAt, upsertTokens } from '../db/tokens.js';
 import type { Logger } from '../logger.js';
 import type { LedgerToken } from '../sync/model.js';
 import type { SyncStore } from '../sync/ports.js';
@@ -22,6 +22,8 @@ export interface AppContext {
   store: SyncStore;
   /** Stores the tokens of `/info` (tags, symbols, decimals). */
   saveTokens(tokens: LedgerToken[]): Promise<unknown>;
+  /** When `/info` was last stored; `null` when never. */
+  tokensListedAt(): Promise<Date | null>;
   close(): Promise<void>;
 }
 
@@ -80,6 +82,7 @@ export async function createContext(options: CreateContextOptions): Promise<AppC
     saveTokens: async (tokens) => {
       return upsertTokens(database, tokens);
     },
+    tokensListedAt: () => tokensListedAt(database),
     async close() {
       await client.close();
       if (!options.database) await database.close();

@@ -1,6 +1,6 @@
 import { hostname } from 'node:os';
 import type { LedgerClient } from '../client/ledger-client.js';
-import { leaseOwnerName } from '../defaults.js';
+import { leaseOwnerName, REFERENCE_REFRESH_MS } from '../defaults.js';
 import type { LedgerToken, TxListFilter } from '../sync/model.js';
 import type { StreamSpec, SyncStore } from '../sync/ports.js';
 import { type ReconcileResult, reconcilePending } from '../sync/reconcile.js';
@@ -20,6 +20,8 @@ export interface SyncContext {
   store: SyncStore;
   /** Stores the tokens of `/info`; token refresh is skipped without it. */
   saveTokens?: ((tokens: LedgerToken[]) => Promise<unknown>) | undefined;
+  /** When `/info` was last stored; without it, every run refreshes the tokens. */
+  tokensListedAt?: (() => Promise<Date | null>) | undefined;
 }
 
 /** What to sync. */
@@ -32,7 +34,10 @@ export interface SyncOptions extends TxListFilter {
   owner?: string | undefined;
   /** Re-read non-final records after the walks. Default true. */
   reconcile?: boolean | undefined;
-  /** Refresh tokens from `/info` first. Default true (when the context can save them). */
+  /**
+   * Refresh tokens from `/info` first: `true` always, `false` never. Default: when the stored
+   * list is older than ten minutes (and the context can save them), as the workers do.
+   */
   refreshTokens?: boolean | undefined;
   /** Most records re-read in this run. Default: all that are due. */
   maxRereads?: number | undefined;
@@ -77,7 +82,7 @@ export function streamSpecs(options: SyncOptions): StreamSpec[] {
 export async function syncOnce(ctx: SyncContext, options: SyncOptions = {}): Promise<SyncResult> {
   const owner = options.owner ?? leaseOwnerName('sync', hostname(), process.pid);
   const result: SyncResult = { tokens: null, streams: [], reconcile: null, stopped: false };
-  if (options.refreshTokens !== false && ctx.saveTokens) {
+  if (ctx.saveTokens && (await tokensDue(ctx, options.refreshTokens))) {
     const info = await ctx.client.info({ signal: options.requestSignal });
     await ctx.saveTokens(info.tokenList);
     result.tokens = info.tokenList.length;
@@ -120,4 +125,11 @@ export async function syncOnce(ctx: SyncContext, options: SyncOptions = {}): Pro
   }
   result.stopped = options.signal?.aborted === true;
   return result;
+}
+
+/** Whether this run reads `/info`: asked for, or the stored token list is missing or stale. */
+async function tokensDue(ctx: SyncContext, asked: boolean | undefined): Promise<boolean> {
+  if (asked !== undefined) return asked;
+  const listedAt = ctx.tokensListedAt ? await ctx.tokensListedAt() : null;
+  return listedAt === null || Date.now() - listedAt.getTime() >= REFERENCE_REFRESH_MS;
 }

@@ -111,6 +111,8 @@ export const ledgerTokens = pgTable(
     tokenId: text('token_id').notNull(),
     raw: jsonb('raw').notNull(),
     updatedAt: tstz('updated_at').notNull(),
+    /** The last refresh whose `/info` listed it (changed or not): how fresh the token list is. */
+    listedAt: tstz('listed_at').notNull().defaultNow(),
   },
   (t) => [index('ledger_tokens_tag_lower_idx').on(sql`lower(${t.tag})`)],
 );

@@ -2,6 +2,7 @@ import { sql } from 'drizzle-orm';
 import type { LedgerToken } from '../sync/model.js';
 import type { Database } from './connect.js';
 import { queryOne } from './rows.js';
+import { textArray } from './upsert-sql.js';
 
 /** What {@link upsertTokens} changed. */
 export interface TokenWriteCounts {
@@ -67,6 +68,9 @@ export async function upsertTokens(
            (SELECT count(*)::int FROM retagged) AS retagged
     `,
   );
+  await database.db.execute(
+    sql`UPDATE ledger_tokens SET listed_at = ${now}::timestamptz WHERE tag = ANY(${textArray([...byTag.keys()])}::text[])`,
+  );
   const inserted = Number(result.inserted);
   const written = Number(result.written);
   return {
@@ -75,4 +79,13 @@ export async function upsertTokens(
     unchanged: byTag.size - written,
     retagged: Number(result.retagged),
   };
+}
+
+/** When `/info` was last read into the table (the latest `listed_at`); `null` when never. */
+export async function tokensListedAt(database: Pick<Database, 'db'>): Promise<Date | null> {
+  const row = await queryOne<{ at: string | null }>(
+    database.db,
+    sql`SELECT max(listed_at)::text AS at FROM ledger_tokens`,
+  );
+  return row.at === null ? null : new Date(row.at);
 }

@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import { RECONCILE_LIMIT } from '../defaults.js';
+import { RECONCILE_LIMIT, REFERENCE_REFRESH_MS } from '../defaults.js';
 import type { Logger } from '../logger.js';
 import type { StreamSpec } from '../sync/ports.js';
 import { isGlobalList } from '../sync/reread-plan.js';
@@ -55,7 +55,7 @@ export function wantedSchedules(options: ScheduleOptions): WantedSchedule[] {
       id: 'refresh-reference',
       name: 'refresh-reference',
       data: {},
-      everyMs: options.referenceEveryMs ?? 10 * 60_000,
+      everyMs: options.referenceEveryMs ?? REFERENCE_REFRESH_MS,
     },
   ];
 }

@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import { sql } from 'drizzle-orm';
 import { queryOne } from '../../src/db/rows.js';
 import { countRejected, listStreams } from '../../src/db/stream-queries.js';
-import { upsertTokens } from '../../src/db/tokens.js';
+import { tokensListedAt, upsertTokens } from '../../src/db/tokens.js';
 import { DatabaseError } from '../../src/errors.js';
 import { makeLedgerTx } from '../helpers/ledger-tx.js';
 import { MINUTE, useStoreFixture } from '../helpers/store-fixture.js';
@@ -312,6 +312,24 @@ describe('PostgreSQL store: writes', () => {
       },
     ]);
     assert.deepEqual(again, { inserted: 0, updated: 0, unchanged: 1, retagged: 0 });
+    // Unchanged, but listed: the token list counts as fresh from this refresh on.
+    const later = new Date(Date.now() + 5 * MINUTE);
+    await upsertTokens(
+      f.t.database,
+      [
+        {
+          tag: 'arweave-AR-AbC',
+          symbol: 'AR',
+          decimals: 12,
+          chainType: 'arweave',
+          chainID: '0',
+          id: 'AbC',
+          raw: { x: 1 },
+        },
+      ],
+      { now: later },
+    );
+    assert.equal((await tokensListedAt(f.t.database))?.getTime(), later.getTime());
   });
 
   it('lets two streams write the same records concurrently without loss or duplicates', async () => {

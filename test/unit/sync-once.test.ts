@@ -82,3 +82,37 @@ describe('syncOnce', () => {
     assert.equal(result.stopped, true);
   });
 });
+
+describe('syncOnce token refresh', () => {
+  const run = async (listedAt: Date | null, refreshTokens?: boolean) => {
+    const calls: string[] = [];
+    const client = fakeClient(new LiveList({ count: 5 }), calls);
+    let infos = 0;
+    const counting = Object.assign(Object.create(client), {
+      info: async () => {
+        infos++;
+        return client.info();
+      },
+    }) as typeof client;
+    await syncOnce(
+      {
+        config: { concurrency: 2 },
+        logger: quietLogger,
+        client: counting,
+        store: new MemoryStore(),
+        saveTokens: async () => undefined,
+        tokensListedAt: async () => listedAt,
+      },
+      { refreshTokens, reconcile: false },
+    );
+    return infos;
+  };
+
+  it('reads /info when the stored token list is missing or ten minutes old, not on every run', async () => {
+    assert.equal(await run(null), 1);
+    assert.equal(await run(new Date(Date.now() - 11 * 60_000)), 1);
+    assert.equal(await run(new Date(Date.now() - 60_000)), 0);
+    assert.equal(await run(new Date(), true), 1, 'unless asked to');
+    assert.equal(await run(null, false), 0);
+  });
+});
