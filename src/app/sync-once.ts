@@ -4,7 +4,7 @@ import { leaseOwnerName, REFERENCE_REFRESH_MS } from '../defaults.js';
 import type { LedgerToken, TxListFilter } from '../sync/model.js';
 import type { StreamSpec, SyncStore } from '../sync/ports.js';
 import { type ReconcileResult, reconcilePending } from '../sync/reconcile.js';
-import { isGlobalList } from '../sync/reread-plan.js';
+import { isGlobalList, listsAfterWalk } from '../sync/reread-plan.js';
 import type { SyncLogger } from '../sync/sync-logger.js';
 import { type PageEvent, type WalkResult, walkStream } from '../sync/walk-stream.js';
 import { createFetchByHash, createFetchPage } from './sync-adapters.js';
@@ -116,7 +116,7 @@ export async function syncOnce(ctx: SyncContext, options: SyncOptions = {}): Pro
       store: ctx.store,
       fetchByHash: createFetchByHash(ctx.client, options.requestSignal),
       fetchPage,
-      lists: global ? { globalPagesRead: global.mode === 'tail' ? global.pages : 0 } : undefined,
+      lists: global ? listsAfterWalk(global) : undefined,
       concurrency: ctx.config.concurrency,
       maxRecords: options.maxRereads,
       signal: options.signal,

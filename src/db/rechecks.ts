@@ -10,7 +10,7 @@ import type { Executor } from './rows.js';
  * A record is due again `recheckAfterMs` after each read. Once it is a straggler (first seen more
  * than `stragglerAgeMs` ago) and `fastReads` reads in a row found it as it was, the delay grows
  * with its age instead (a quarter of it, at most `maxMs`): the geometric backoff of a record
- * that waits hours. It leaves the queue when final, or `giveUpAfterMs` after first sight.
+ * that waits hours. It leaves the queue when final, or `burnWindowMs` after first sight.
  */
 export interface RecheckPolicy {
   /** `LEDGER_RECHECK_AFTER_MS`: how long after a read a record not final is due again. Default 2 s. */

@@ -99,7 +99,7 @@ export async function reconcilePending(input: ReconcileInput): Promise<Reconcile
         ...plan.reads.filter((r) => r.list === 'global').map((r) => r.toPage),
       );
     }
-    await lookUp(input, rest, result);
+    await lookUp(input, rest, result, now);
   }
   logger.info(
     {
@@ -151,6 +151,7 @@ async function lookUp(
   input: ReconcileInput,
   due: readonly ClaimedRecord[],
   result: ReconcileResult,
+  now: () => Date,
 ): Promise<void> {
   if (due.length === 0) return;
   const logger = input.logger ?? quietLogger;
@@ -176,10 +177,7 @@ async function lookUp(
       { raw_ids: missing.map((m) => m.rawId).slice(0, 20), count: missing.length },
       'the service no longer knows these stored records; they are kept and read again later',
     );
-  addCounts(
-    result.counts,
-    await input.store.commitReread({ records, missing, now: (input.now ?? (() => new Date()))() }),
-  );
+  addCounts(result.counts, await input.store.commitReread({ records, missing, now: now() }));
   result.checked += records.length + missing.length;
   result.missing += missing.length;
 }

@@ -8,6 +8,17 @@ import { DatabaseError } from '../../src/errors.js';
 import { makeLedgerTx } from '../helpers/ledger-tx.js';
 import { MINUTE, useStoreFixture } from '../helpers/store-fixture.js';
 
+/** The arweave token as `/info` lists it. */
+const AR_TOKEN = {
+  tag: 'arweave-AR-AbC',
+  symbol: 'AR',
+  decimals: 12,
+  chainType: 'arweave',
+  chainID: '0',
+  id: 'AbC',
+  raw: { x: 1 },
+};
+
 const BIG = '115792089237316195423570985008687907853269984665640564039457584007913129639935';
 
 describe('PostgreSQL store: writes', () => {
@@ -281,17 +292,7 @@ describe('PostgreSQL store: writes', () => {
     const l = await f.lease();
     const ar = makeLedgerTx({ rawId: 1, tokenSymbol: 'ar', chainType: 'arweave', tokenID: 'AbC' });
     await f.store.commitPage(f.page(l, [ar]));
-    const tokens = await upsertTokens(f.t.database, [
-      {
-        tag: 'arweave-AR-AbC',
-        symbol: 'AR',
-        decimals: 12,
-        chainType: 'arweave',
-        chainID: '0',
-        id: 'AbC',
-        raw: { x: 1 },
-      },
-    ]);
+    const tokens = await upsertTokens(f.t.database, [AR_TOKEN]);
     assert.deepEqual(tokens, { inserted: 1, updated: 0, unchanged: 0, retagged: 1 });
     await f.store.commitPage(
       f.page(l, [makeLedgerTx({ rawId: 2, tokenSymbol: 'Ar', chainType: 'arweave', tokenID: 'AbC' })]),
@@ -300,35 +301,11 @@ describe('PostgreSQL store: writes', () => {
       sql`SELECT token_tag FROM ledger_transactions ORDER BY raw_id`,
     );
     assert.deepEqual(tags, [{ token_tag: 'arweave-AR-AbC' }, { token_tag: 'arweave-AR-AbC' }]);
-    const again = await upsertTokens(f.t.database, [
-      {
-        tag: 'arweave-AR-AbC',
-        symbol: 'AR',
-        decimals: 12,
-        chainType: 'arweave',
-        chainID: '0',
-        id: 'AbC',
-        raw: { x: 1 },
-      },
-    ]);
+    const again = await upsertTokens(f.t.database, [AR_TOKEN]);
     assert.deepEqual(again, { inserted: 0, updated: 0, unchanged: 1, retagged: 0 });
     // Unchanged, but listed: the token list counts as fresh from this refresh on.
     const later = new Date(Date.now() + 5 * MINUTE);
-    await upsertTokens(
-      f.t.database,
-      [
-        {
-          tag: 'arweave-AR-AbC',
-          symbol: 'AR',
-          decimals: 12,
-          chainType: 'arweave',
-          chainID: '0',
-          id: 'AbC',
-          raw: { x: 1 },
-        },
-      ],
-      { now: later },
-    );
+    await upsertTokens(f.t.database, [AR_TOKEN], { now: later });
     assert.equal((await tokensListedAt(f.t.database))?.getTime(), later.getTime());
   });
 

@@ -5,7 +5,7 @@ import { parseJobPayload } from '../../queue/jobs.js';
 import type { JobProcessor } from '../../queue/worker-deps.js';
 import { supportsParallelBackfill } from '../../sync/parallel-backfill.js';
 import { reconcilePending } from '../../sync/reconcile.js';
-import { isGlobalList } from '../../sync/reread-plan.js';
+import { isGlobalList, listsAfterWalk } from '../../sync/reread-plan.js';
 import { walkStream } from '../../sync/walk-stream.js';
 
 /**
@@ -38,7 +38,7 @@ export const syncStream: JobProcessor = async (job, deps) => {
             store: deps.syncStore,
             fetchByHash: deps.fetchByHash,
             fetchPage: deps.fetchPage,
-            lists: { globalPagesRead: result.mode === 'tail' ? result.pages : 0 },
+            lists: listsAfterWalk(result),
             maxRecords: RECONCILE_LIMIT,
             concurrency: deps.concurrency,
             signal: deps.signal,
