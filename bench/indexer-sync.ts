@@ -1,3 +1,4 @@
+import { join } from 'node:path';
 import type { ScenarioDatabase } from './databases.js';
 import { type ThroughputRun, throughput } from './figures.js';
 import type { IndexerRunner } from './indexer-runner.js';
@@ -13,6 +14,8 @@ export interface IndexerSetup {
   concurrency: number;
   /** Node flags for every measured indexer process (e.g. `--cpu-prof --cpu-prof-dir D`). */
   nodeFlags: string[];
+  /** Folder each process's debug log goes to (`<label>.log`); null = warnings only, not kept. */
+  logDir: string | null;
 }
 
 /**
@@ -29,11 +32,16 @@ export function indexerEnv(
     DATABASE_URL: input.databaseUrl,
     LEDGER_BASE_URL: input.baseUrl,
     REDIS_URL: input.redisUrl,
-    LOG_LEVEL: 'warn',
+    LOG_LEVEL: setup.logDir === null ? 'warn' : 'debug',
     LEDGER_REQUESTS_PER_SECOND: '0',
     LEDGER_CONCURRENCY: String(setup.concurrency),
     NODE_ENV: 'production',
   };
+}
+
+/** Where a measured process's log goes, by its label; null when logs are not kept. */
+export function logFileOf(setup: IndexerSetup, label: string): string | null {
+  return setup.logDir === null ? null : join(setup.logDir, `${label.replace(/[^\w.-]+/g, '_')}.log`);
 }
 
 /** Runs `ledger-indexer sync` once as a child process and measures it. */
@@ -53,6 +61,7 @@ export async function runIndexerSync(
     env: indexerEnv(setup, { databaseUrl: input.database.url, baseUrl: input.simulator.url }),
     cwd: setup.root,
     label: 'sync',
+    logFile: logFileOf(setup, `sync-${input.label}`),
   });
   const result = await child.exited;
   if (result.code !== 0) {

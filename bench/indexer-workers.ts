@@ -1,7 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import type { ScenarioDatabase } from './databases.js';
 import { type ThroughputRun, throughput } from './figures.js';
-import { type IndexerSetup, indexerEnv, lastLine } from './indexer-sync.js';
+import { type IndexerSetup, indexerEnv, lastLine, logFileOf } from './indexer-sync.js';
 import { type MeasuredProcess, type ProcessResult, spawnMeasured } from './processes.js';
 import { listPagesServed, type SimulatorProcess } from './simulator-process.js';
 
@@ -31,6 +31,7 @@ export async function startWorkerFleet(
       env,
       cwd: setup.root,
       label: `worker-${i + 1}`,
+      logFile: logFileOf(setup, `workers-${input.count}-worker-${i + 1}`),
     }),
   );
   const stop = async (): Promise<ProcessResult[]> => {

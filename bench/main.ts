@@ -64,6 +64,7 @@ async function main(argv: string[]): Promise<number> {
       concurrency: options.concurrency,
       nodeFlags:
         options.cpuProfDir === null ? [] : ['--cpu-prof', '--cpu-prof-dir', resolve(options.cpuProfDir)],
+      logDir: options.logDir === null ? null : ensureDir(resolve(options.logDir)),
     },
     admin,
     tmpDir,
@@ -154,6 +155,12 @@ function gitState(): { commit: string | null; dirty: boolean } {
 }
 
 /** The harness's environment minus the settings the benchmark chooses for the indexer itself. */
+/** Creates `dir` (and its parents) when missing; returns it. */
+function ensureDir(dir: string): string {
+  mkdirSync(dir, { recursive: true });
+  return dir;
+}
+
 function withoutBenchSettings(env: NodeJS.ProcessEnv): Record<string, string | undefined> {
   const copy: Record<string, string | undefined> = { ...env };
   for (const key of Object.keys(copy)) {

@@ -37,6 +37,8 @@ export interface BenchOptions {
   keep: boolean;
   /** Folder for CPU profiles of the indexer processes (`--cpu-prof`); null = no profiling. */
   cpuProfDir: string | null;
+  /** Folder for the debug logs of the indexer processes (`--log-dir`); null = warnings only, kept in memory. */
+  logDir: string | null;
   /** How the indexer processes run: compiled after `npm run build` (`dist`), or through `tsx`. */
   runner: 'dist' | 'tsx';
   /** Scenarios to run (all when empty). */
@@ -55,6 +57,7 @@ export const USAGE = `Usage: npm run bench -- [options]
   --hole-rate R      share of rawIds the simulators never publish (default: the simulator's, 0.01)
   --runner dist|tsx  run the indexer compiled (npm run build first; default) or through tsx
   --cpu-prof DIR     write CPU profiles of every indexer process into DIR (node --cpu-prof)
+  --log-dir DIR      append each indexer process's log, at debug level, to DIR/<process>.log
   --seed S           simulator seed (default 42)
   --workers N        worker processes (default 4)
   --concurrency N    pages fetched at once by the indexer and by the HTTP ceiling (default 8)
@@ -71,6 +74,7 @@ export function parseBenchOptions(argv: string[]): BenchOptions {
       out: { type: 'string' },
       keep: { type: 'boolean', default: false },
       'cpu-prof': { type: 'string' },
+      'log-dir': { type: 'string' },
       runner: { type: 'string' },
       'hole-rate': { type: 'string' },
       seed: { type: 'string' },
@@ -110,6 +114,7 @@ export function parseBenchOptions(argv: string[]): BenchOptions {
     out: values.out ?? null,
     keep: values.keep === true,
     cpuProfDir: values['cpu-prof'] ?? null,
+    logDir: values['log-dir'] ?? null,
     runner: runnerKind(values.runner),
     holeRate: fraction('hole-rate', values['hole-rate']),
     only,

@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { readdirSync, readFileSync, rmSync } from 'node:fs';
+import { appendFileSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { watchPeakRss } from './peak-rss.js';
@@ -35,6 +35,8 @@ export function spawnMeasured(input: {
   env: Record<string, string | undefined>;
   cwd: string;
   label: string;
+  /** Where the child's stderr (its log) is appended as well; null = only its tail is kept. */
+  logFile?: string | null;
 }): MeasuredProcess {
   const rssFile = join(tmpdir(), `bench-rss-${process.pid}-${input.label}-${Date.now()}`);
   const started = performance.now();
@@ -55,6 +57,7 @@ export function spawnMeasured(input: {
     for (const listener of listeners) listener();
   });
   child.stderr?.on('data', (chunk: Buffer) => {
+    if (input.logFile) appendFileSync(input.logFile, chunk);
     stderrTail = (stderrTail + chunk.toString()).slice(-8000);
   });
   const exited = new Promise<ProcessResult>((resolve) => {

@@ -60,6 +60,7 @@ export function renderTable(results: BenchResults): string {
     addRun(label, 'indexer sync', b.indexerSync);
     addRun(label, 'indexer workers', b.indexerWorkers);
     addRun(label, 'baseline (hand-written)', b.baseline);
+    addRun(label, 'batch script (hand-written)', b.batchBaseline);
     addRun(label, 'HTTP ceiling', b.httpCeiling);
     addRun(label, 'database ceiling (COPY)', b.dbCeiling);
   }
@@ -132,6 +133,13 @@ export function renderTable(results: BenchResults): string {
   lines.push('', 'ratios (taken within this run):');
   lines.push(
     `  indexer ÷ baseline            sync ${fmt(r.indexerVsBaseline.sync)}, workers ${fmt(r.indexerVsBaseline.workers)}`,
+  );
+  lines.push(
+    `  indexer ÷ batch script        sync ${fmt(r.indexerVsBatchScript.sync)}, workers ${fmt(r.indexerVsBatchScript.workers)}`,
+  );
+  lines.push(`  4 workers ÷ sync              ${fmt(r.workersVsSync)}`);
+  lines.push(
+    `  indexer ÷ COPY ceiling        sync ${fmt(r.indexerVsCopy.sync)}, workers ${fmt(r.indexerVsCopy.workers)}`,
   );
   lines.push(
     `  indexer ÷ min(ceilings)       sync ${fmt(r.indexerVsCeiling.sync)}, workers ${fmt(r.indexerVsCeiling.workers)} (lower ceiling: ${r.indexerVsCeiling.limitedBy ?? '—'})`,

@@ -31,6 +31,12 @@ export interface BenchResults {
 export interface Ratios {
   /** Indexer rows/s ÷ the hand-written baseline's rows/s. */
   indexerVsBaseline: { sync: Maybe<number>; workers: Maybe<number> };
+  /** Indexer rows/s ÷ the hand-written batch script's rows/s. */
+  indexerVsBatchScript: { sync: Maybe<number>; workers: Maybe<number> };
+  /** Four worker processes' rows/s ÷ one `sync`'s. */
+  workersVsSync: Maybe<number>;
+  /** Indexer rows/s ÷ the database ceiling (`COPY`). */
+  indexerVsCopy: { sync: Maybe<number>; workers: Maybe<number> };
   /** Indexer rows/s ÷ min(HTTP ceiling, database ceiling) rows/s. */
   indexerVsCeiling: {
     sync: Maybe<number>;
@@ -80,6 +86,7 @@ export function computeRatios(scenarios: BenchResults['scenarios']): Ratios {
   const sync = backfill ? rate(backfill.indexerSync) : why;
   const workers = backfill ? rate(backfill.indexerWorkers) : why;
   const baseline = backfill ? rate(backfill.baseline) : why;
+  const script = backfill ? rate(backfill.batchBaseline) : why;
   const http = backfill ? rate(backfill.httpCeiling) : why;
   const database = backfill ? rate(backfill.dbCeiling) : why;
   let ceiling: Maybe<number> = notRun('no ceiling measured');
@@ -107,6 +114,9 @@ export function computeRatios(scenarios: BenchResults['scenarios']): Ratios {
   }
   return {
     indexerVsBaseline: { sync: divide(sync, baseline), workers: divide(workers, baseline) },
+    indexerVsBatchScript: { sync: divide(sync, script), workers: divide(workers, script) },
+    workersVsSync: divide(workers, sync),
+    indexerVsCopy: { sync: divide(sync, database), workers: divide(workers, database) },
     indexerVsCeiling: { sync: divide(sync, ceiling), workers: divide(workers, ceiling), limitedBy },
     latencyVsIdeal: isNotRun(latency) ? latency : divide(rate(latency.run), latency.idealRowsPerSecond),
     tailPagesVsIdeal: isNotRun(tail) ? tail : round(tail.pagesRequested / tail.idealPages),
@@ -137,6 +147,9 @@ export function judgeTargets(results: Pick<BenchResults, 'ratios' | 'scenarios'>
     best(ratios.indexerVsCeiling.sync, ratios.indexerVsCeiling.workers),
     (v) => v >= 0.6,
   );
+  add('sync ÷ batch script', '>= 2', num(ratios.indexerVsBatchScript.sync), (v) => v >= 2);
+  add('sync ÷ database ceiling (COPY)', '>= 0.6', num(ratios.indexerVsCopy.sync), (v) => v >= 0.6);
+  add('4 workers ÷ sync', '>= 1', num(ratios.workersVsSync), (v) => v >= 1);
   add('latency scenario ÷ ideal', '>= 0.9', num(ratios.latencyVsIdeal), (v) => v >= 0.9);
   const tail = scenarios.tail;
   add(

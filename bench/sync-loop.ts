@@ -1,7 +1,8 @@
 /** `ledger-indexer sync` run once with a time limit, or again and again on an interval. */
 import { spawn } from 'node:child_process';
+import { appendFileSync } from 'node:fs';
 import type { IndexerSetup } from './indexer-sync.js';
-import { lastLine } from './indexer-sync.js';
+import { lastLine, logFileOf } from './indexer-sync.js';
 
 /** A running `sync`. */
 export interface SyncRun {
@@ -23,7 +24,9 @@ export function startSync(
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   let stderr = '';
+  const logFile = logFileOf(setup, 'sync-loop');
   child.stderr?.on('data', (chunk: Buffer) => {
+    if (logFile) appendFileSync(logFile, chunk);
     stderr = (stderr + chunk.toString()).slice(-4000);
   });
   let timedOut = false;

@@ -65,7 +65,14 @@ describe('npm run bench --quick', () => {
     );
 
     const backfill = results.scenarios.backfill;
-    for (const name of ['indexerSync', 'indexerWorkers', 'baseline', 'httpCeiling', 'dbCeiling']) {
+    for (const name of [
+      'indexerSync',
+      'indexerWorkers',
+      'baseline',
+      'batchBaseline',
+      'httpCeiling',
+      'dbCeiling',
+    ]) {
       const run = backfill[name];
       assert.ok(isRun(run), `backfill.${name} was measured: ${JSON.stringify(run)}`);
       assert.ok(run.wallMs > 0 && run.rowsPerSecond > 0, `backfill.${name} has a time and a rate`);
@@ -131,6 +138,11 @@ describe('npm run bench --quick', () => {
     for (const value of [
       ratios.indexerVsBaseline.sync,
       ratios.indexerVsBaseline.workers,
+      ratios.indexerVsBatchScript.sync,
+      ratios.indexerVsBatchScript.workers,
+      ratios.workersVsSync,
+      ratios.indexerVsCopy.sync,
+      ratios.indexerVsCopy.workers,
       ratios.indexerVsCeiling.sync,
       ratios.indexerVsCeiling.workers,
       ratios.latencyVsIdeal,
@@ -141,7 +153,7 @@ describe('npm run bench --quick', () => {
       assert.ok(Number.isFinite(value) && value > 0);
     }
     assert.ok(['http', 'database'].includes(ratios.indexerVsCeiling.limitedBy));
-    assert.equal(results.targets.length, 11);
+    assert.equal(results.targets.length, 14);
     for (const target of results.targets) assert.equal(typeof target.met, 'boolean', `${target.name} judged`);
   });
 });
