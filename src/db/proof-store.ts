@@ -46,6 +46,8 @@ export function createProofStore(options: { database: Database; now?: () => Date
         origin: { streamKey: input.key, backfillId: input.backfillId },
         now: at,
         queueRechecks: DEFAULT_RECHECK_POLICY,
+        // Parsed once per connection, not per commit (connections plan it afresh each time).
+        prepared: true,
       });
       // Each rejected record is reported with the page it was served on.
       const refused = [...prepared.rejected, ...written.clashes];
