@@ -56,6 +56,12 @@ export interface Config {
    * 0 to 86400000. Default 120000.
    */
   stragglerAgeMs: number;
+  /**
+   * `LEDGER_CHECK_SIGNATURES`: recover each EVM sender's `sig` to `from` as records are written
+   * (`true`/`false`). It costs about a hundred times the hash check, so it is off by default;
+   * the recomputed `ledgerHash` is always checked.
+   */
+  checkSignatures: boolean;
 }
 
 /** Names of the environment variables, for messages and docs. */
@@ -78,6 +84,7 @@ export const ENV = {
   hedgeMinMs: 'LEDGER_HEDGE_MIN_MS',
   recheckAfterMs: 'LEDGER_RECHECK_AFTER_MS',
   stragglerAgeMs: 'LEDGER_STRAGGLER_AGE_MS',
+  checkSignatures: 'LEDGER_CHECK_SIGNATURES',
 } as const satisfies Record<keyof Config, string>;
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -150,6 +157,14 @@ export function loadConfig(
     return value;
   };
 
+  const bool = (key: keyof Config, fallback: boolean): boolean => {
+    const value = raw(key)?.toLowerCase();
+    if (value === undefined) return fallback;
+    if (['true', '1', 'yes', 'on'].includes(value)) return true;
+    if (['false', '0', 'no', 'off'].includes(value)) return false;
+    throw new ConfigError(name(key), `must be true or false (got '${raw(key)}')`);
+  };
+
   const logLevel = raw('logLevel') ?? 'info';
   if (!(LOG_LEVELS as readonly string[]).includes(logLevel)) {
     throw new ConfigError(name('logLevel'), `must be one of ${LOG_LEVELS.join(', ')} (got '${logLevel}')`);
@@ -180,6 +195,7 @@ export function loadConfig(
     hedgeMinMs: int('hedgeMinMs', REQUEST_DEFAULTS.hedgeMinMs, LIMITS.hedgeMinMs),
     recheckAfterMs: int('recheckAfterMs', RECHECK_DEFAULTS.recheckAfterMs, LIMITS.recheckAfterMs),
     stragglerAgeMs: int('stragglerAgeMs', RECHECK_DEFAULTS.stragglerAgeMs, LIMITS.stragglerAgeMs),
+    checkSignatures: bool('checkSignatures', false),
   };
 }
 

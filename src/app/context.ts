@@ -72,7 +72,7 @@ export async function createContext(options: CreateContextOptions): Promise<AppC
     stragglerAgeMs: config.stragglerAgeMs,
     ...options.recheck,
   };
-  const store = createPgStore({ database, logger, recheck });
+  const store = createPgStore({ database, logger, recheck, checkSignatures: config.checkSignatures });
   return {
     config,
     logger,

@@ -36,7 +36,11 @@ export function createWorkerDeps(input: {
   const tuning = input.tuning ?? {};
   return {
     syncStore: app.store,
-    backfillStore: createProofStore({ database: app.database }),
+    backfillStore: createProofStore({
+      database: app.database,
+      checkSignatures: app.config.checkSignatures,
+      logger: app.logger,
+    }),
     fetchPage: createFetchPage(app.client, requestSignal),
     fetchByHash: createFetchByHash(app.client, requestSignal),
     refreshReference: async () => {

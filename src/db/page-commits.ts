@@ -2,6 +2,7 @@
 import type { Logger } from '../logger.js';
 import type { PageCommit, SyncStore, WriteCounts } from '../sync/ports.js';
 import type { Database } from './connect.js';
+import { warnIntegrityMismatches } from './integrity-log.js';
 import { leaseLost } from './lease-store.js';
 import type { RecheckPolicy } from './rechecks.js';
 import { toRejectedRows } from './write-rejected.js';
@@ -14,12 +15,13 @@ export interface PageCommitOptions {
   now: () => Date;
   policy: RecheckPolicy;
   synchronousCommit: 'on' | 'off';
+  checkSignatures: boolean;
   logger?: Logger | undefined;
 }
 
 /** The page-commit part of the sync store (see `createPgStore`). */
 export function createPageCommits(options: PageCommitOptions): Pick<SyncStore, 'commitPage'> {
-  const { database, now, policy, synchronousCommit, logger } = options;
+  const { database, now, policy, synchronousCommit, checkSignatures, logger } = options;
   return {
     async commitPage(commit: PageCommit): Promise<WriteCounts> {
       const at = now();
@@ -32,6 +34,7 @@ export function createPageCommits(options: PageCommitOptions): Pick<SyncStore, '
           now: at,
           burnWindowMs: policy.burnWindowMs,
           pages: pages.flatMap((p) => p.records.map(() => p.page)),
+          checkSignatures,
         },
       );
       const early = [...commit.rejected, ...prepared.rejected];
@@ -60,6 +63,7 @@ export function createPageCommits(options: PageCommitOptions): Pick<SyncStore, '
         logger,
       );
       if (!written.fenced) throw await leaseLost(database.db, lease);
+      warnIntegrityMismatches(logger, { stream: lease.key, page: commit.page }, prepared.records);
       if (written.conflicts > 0) {
         logger?.warn(
           { stream: lease.key, page: commit.page, conflicts: written.conflicts },

@@ -1,7 +1,9 @@
 import { sql } from 'drizzle-orm';
+import type { Logger } from '../logger.js';
 import { type BackfillStore, backfillOwner } from '../sync/parallel-backfill.js';
 import type { Database } from './connect.js';
 import { nameOperations } from './database-errors.js';
+import { warnIntegrityMismatches } from './integrity-log.js';
 import {
   compactProvenRanges,
   countStoredAbove,
@@ -21,7 +23,13 @@ import { DEFAULT_RECHECK_POLICY, prepareBatch, writeTransactions } from './write
  * encoding and upsert as a stream walk's, several pages in one transaction with the ranges they
  * prove, so a proof never exists without its records.
  */
-export function createProofStore(options: { database: Database; now?: () => Date }): BackfillStore {
+export function createProofStore(options: {
+  database: Database;
+  now?: () => Date;
+  /** Recover each EVM sender's signature as records are written. Default false. */
+  checkSignatures?: boolean;
+  logger?: Logger | undefined;
+}): BackfillStore {
   const { database } = options;
   const now = options.now ?? (() => new Date());
   const commitRangePages: NonNullable<BackfillStore['commitRangePages']> = async (input) => {
@@ -34,6 +42,7 @@ export function createProofStore(options: { database: Database; now?: () => Date
         now: at,
         burnWindowMs: DEFAULT_RECHECK_POLICY.burnWindowMs,
         pages: input.pages.flatMap((page) => page.records.map(() => page.page)),
+        checkSignatures: options.checkSignatures === true,
       },
     );
     return database.db.transaction(async (tx) => {
@@ -49,6 +58,11 @@ export function createProofStore(options: { database: Database; now?: () => Date
         // Parsed once per connection, not per commit (connections plan it afresh each time).
         prepared: true,
       });
+      warnIntegrityMismatches(
+        options.logger,
+        { stream: input.key, pages: `${input.pages[0]?.page}-${input.pages.at(-1)?.page}` },
+        prepared.records,
+      );
       // Each rejected record is reported with the page it was served on.
       const refused = [...prepared.rejected, ...written.clashes];
       const lastPage = input.pages[input.pages.length - 1]?.page ?? null;

@@ -24,6 +24,7 @@ export interface RereadStoreOptions {
   database: Database;
   policy: RecheckPolicy;
   synchronousCommit: 'on' | 'off';
+  checkSignatures: boolean;
   logger?: Logger | undefined;
 }
 
@@ -31,7 +32,7 @@ export interface RereadStoreOptions {
 export function createRereadStore(
   options: RereadStoreOptions,
 ): Pick<SyncStore, 'duePending' | 'claimDue' | 'commitReread'> {
-  const { database, policy, synchronousCommit, logger } = options;
+  const { database, policy, synchronousCommit, checkSignatures, logger } = options;
   const inTransaction = <T>(label: string, fn: (tx: Executor) => Promise<T>): Promise<T> =>
     withRetries(label, () => database.db.transaction((tx) => fn(tx)), logger);
   return {
@@ -63,7 +64,11 @@ export function createRereadStore(
       seen?: LedgerTx[] | undefined;
     }): Promise<WriteCounts> {
       const records = [...input.records, ...(await queuedOf(database, input.seen ?? []))];
-      const prepared = prepareBatch(records, { now: input.now, burnWindowMs: policy.burnWindowMs });
+      const prepared = prepareBatch(records, {
+        now: input.now,
+        burnWindowMs: policy.burnWindowMs,
+        checkSignatures,
+      });
       return inTransaction('reread-write', async (tx) => {
         await tx.execute(sql`SELECT ${SESSION_SETTINGS(synchronousCommit)}`);
         const written = await writeTransactions(tx, {

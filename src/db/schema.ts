@@ -64,6 +64,16 @@ export const ledgerTransactions = pgTable(
     expressErr: text('express_err').notNull(),
     /** Derived tag, replaced by the `/info` tag that matches it case-insensitively. */
     tokenTag: text('token_tag').notNull(),
+    /**
+     * `ledgerHash` against the hash recomputed from the 13 signed fields: `ok`, `mismatch`, or
+     * `unknown` (a signed field missing); null for rows stored before the check existed.
+     */
+    hashCheck: text('hash_check'),
+    /**
+     * `sig` recovered to `from`: `ok`, `mismatch`, or `unknown` (not an EVM sender); null while
+     * signatures are not checked (`LEDGER_CHECK_SIGNATURES`).
+     */
+    signatureCheck: text('signature_check'),
     firstSeenAt: tstz('first_seen_at').notNull(),
     updatedAt: tstz('updated_at').notNull(),
   },

@@ -21,6 +21,8 @@ export interface PgStoreOptions {
    * skipped. The price of true is a disk flush per page.
    */
   synchronousCommit?: boolean;
+  /** Recover each EVM sender's signature as records are written (`LEDGER_CHECK_SIGNATURES`). Default false. */
+  checkSignatures?: boolean;
   logger?: Logger;
 }
 
@@ -39,11 +41,12 @@ export function createPgStore(options: PgStoreOptions): SyncStore {
   const policy: RecheckPolicy = { ...DEFAULT_RECHECK_POLICY, ...options.recheck };
   const logger = options.logger;
   const synchronousCommit: 'on' | 'off' = options.synchronousCommit === true ? 'on' : 'off';
+  const checkSignatures = options.checkSignatures === true;
 
   const store: SyncStore = {
     ...createLeaseStore({ database, now }),
-    ...createPageCommits({ database, now, policy, synchronousCommit, logger }),
-    ...createRereadStore({ database, policy, synchronousCommit, logger }),
+    ...createPageCommits({ database, now, policy, synchronousCommit, checkSignatures, logger }),
+    ...createRereadStore({ database, policy, synchronousCommit, checkSignatures, logger }),
   };
   // The names its failures report (`DatabaseError.operation`, the `operation` of logs).
   return nameOperations(store, {

@@ -25,10 +25,15 @@ const UNNEST_NAMES = sql.raw([...COLUMNS, 'pending', 'page', 'divergent'].join('
 const COLUMN_LIST = sql.raw(COLUMNS.join(', '));
 const DATA_COLUMNS = COLUMNS.filter((c) => c !== 'raw_id');
 const SELECT_LIST = sql.raw(COLUMNS.map((c) => (c === 'token_tag' ? 'i.matched_tag' : `i.${c}`)).join(', '));
-const UPDATE_SET = sql.raw(DATA_COLUMNS.map((c) => `${c} = excluded.${c}`).join(', '));
+// Check outcomes a write may lack (signatures not checked this time): a stored outcome stays.
+const KEPT_WHEN_NULL: ReadonlySet<string> = new Set(['signature_check']);
+const newValue = (c: string, value: string, stored: string): string =>
+  KEPT_WHEN_NULL.has(c) ? `coalesce(${value}, ${stored}.${c})` : value;
+const excludedValue = (c: string): string => newValue(c, `excluded.${c}`, 'ledger_transactions');
+const UPDATE_SET = sql.raw(DATA_COLUMNS.map((c) => `${c} = ${excludedValue(c)}`).join(', '));
 const CURRENT_VALUES = sql.raw(DATA_COLUMNS.map((c) => `ledger_transactions.${c}`).join(', '));
-const NEW_VALUES = sql.raw(DATA_COLUMNS.map((c) => `excluded.${c}`).join(', '));
-const taggedColumn = (c: string): string => (c === 'token_tag' ? 'i.matched_tag' : `i.${c}`);
+const NEW_VALUES = sql.raw(DATA_COLUMNS.map(excludedValue).join(', '));
+const taggedColumn = (c: string): string => newValue(c, c === 'token_tag' ? 'i.matched_tag' : `i.${c}`, 't');
 const TAGGED_SET = sql.raw(DATA_COLUMNS.map((c) => `${c} = ${taggedColumn(c)}`).join(', '));
 const STORED_VALUES = sql.raw(DATA_COLUMNS.map((c) => `t.${c}`).join(', '));
 const TAGGED_VALUES = sql.raw(DATA_COLUMNS.map(taggedColumn).join(', '));

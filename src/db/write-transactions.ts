@@ -35,7 +35,13 @@ export interface PreparedBatch {
  */
 export function prepareBatch(
   records: readonly LedgerTx[],
-  options: { now: Date; burnWindowMs: number; pages?: readonly (number | null)[] | undefined },
+  options: {
+    now: Date;
+    burnWindowMs: number;
+    pages?: readonly (number | null)[] | undefined;
+    /** Recover EVM senders' signatures (see `encodeTransaction`). Default false. */
+    checkSignatures?: boolean | undefined;
+  },
 ): PreparedBatch {
   const kept = new Map<number, { item: ServedRecord; tx: LedgerTx }>();
   const lastFailure = new Map<number, RejectedRecord>();
@@ -45,7 +51,12 @@ export function prepareBatch(
     const page = options.pages?.[index] ?? null;
     let item: ServedRecord;
     try {
-      item = { ...encodeTransaction(tx, { now: options.now, burnWindowMs: options.burnWindowMs }), page };
+      const encoded = encodeTransaction(tx, {
+        now: options.now,
+        burnWindowMs: options.burnWindowMs,
+        checkSignatures: options.checkSignatures === true,
+      });
+      item = { ...encoded, page };
     } catch (error) {
       if (!(error instanceof InvalidRecordError)) throw error;
       const failure = rejectedFrom(tx, error.reason, error.raw);

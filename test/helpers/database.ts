@@ -111,4 +111,4 @@ function ident(name: string): string {
   return `"${name.replace(/"/g, '""')}"`;
 }
 
-export { makeLedgerTx } from './ledger-tx.js';
+export { makeHashedLedgerTx, makeLedgerTx } from './ledger-tx.js';

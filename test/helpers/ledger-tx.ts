@@ -1,4 +1,5 @@
 import type { LedgerTx } from '../../src/client/types.js';
+import { recomputeLedgerHash } from '../../src/sync/integrity.js';
 
 /** A valid, packaged `transfer` record; `overrides` change any field. */
 export function makeLedgerTx(overrides: Partial<LedgerTx> = {}): LedgerTx {
@@ -29,4 +30,13 @@ export function makeLedgerTx(overrides: Partial<LedgerTx> = {}): LedgerTx {
     express: { chainTxHash: '', withdrawFee: '', refundLedgerHash: '', err: '' },
     ...overrides,
   };
+}
+
+/**
+ * Like {@link makeLedgerTx}, with a nonce per rawId and the `ledgerHash` recomputed from the
+ * signed fields (after `overrides`, unless they set it): a record `verify` finds intact.
+ */
+export function makeHashedLedgerTx(overrides: Partial<LedgerTx> = {}): LedgerTx {
+  const tx = makeLedgerTx({ nonce: String(1_700_000_000_000 + (overrides.rawId ?? 1)), ...overrides });
+  return { ...tx, ledgerHash: overrides.ledgerHash ?? recomputeLedgerHash(tx)! };
 }

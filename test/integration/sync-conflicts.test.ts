@@ -5,8 +5,16 @@ import { sql } from 'drizzle-orm';
 import { main } from '../../src/cli/main.js';
 import type { LedgerTx } from '../../src/client/types.js';
 import { queryRows } from '../../src/db/rows.js';
-import { createTestDatabase, makeLedgerTx, type TestDatabase } from '../helpers/database.js';
+import {
+  createTestDatabase,
+  makeHashedLedgerTx,
+  makeLedgerTx,
+  type TestDatabase,
+} from '../helpers/database.js';
 import { startHttpServer, type TestHttpServer } from '../helpers/http-server.js';
+
+/** The real `ledgerHash` of the record `makeHashedLedgerTx` makes for `rawId`. */
+const hashOf = (rawId: number): string => makeHashedLedgerTx({ rawId }).ledgerHash;
 
 async function run(argv: string[], env: Record<string, string>) {
   const stdout = new PassThrough();
@@ -110,8 +118,8 @@ describe('conflicting content for one rawId', () => {
     });
 
     it('keeps the stored record, records both versions with stream and page, and counts them', async () => {
-      const confirmed = makeLedgerTx({ rawId: 22, status: 'confirmed', id: '', timestamp: 0 });
-      const first = range(1, 25).map((rawId) => (rawId === 22 ? confirmed : makeLedgerTx({ rawId })));
+      const confirmed = makeHashedLedgerTx({ rawId: 22, status: 'confirmed', id: '', timestamp: 0 });
+      const first = range(1, 25).map((rawId) => (rawId === 22 ? confirmed : makeHashedLedgerTx({ rawId })));
       ledger.pages = paginate(first);
       const initial = await run(['sync'], env);
       assert.equal(initial.code, 0, initial.err);
@@ -126,8 +134,8 @@ describe('conflicting content for one rawId', () => {
           if (tx.rawId === 22) return { ...tx, status: 'packaged', id: 'b2', timestamp: 1_700_000_000_000 };
           return tx;
         }),
-        makeLedgerTx({ rawId: 26 }),
-        makeLedgerTx({ rawId: 27 }),
+        makeHashedLedgerTx({ rawId: 26 }),
+        makeHashedLedgerTx({ rawId: 27 }),
       ]);
       const second = await run(['sync'], env);
       assert.equal(second.code, 0, second.err);
@@ -141,9 +149,9 @@ describe('conflicting content for one rawId', () => {
             WHERE raw_id IN (22, 23, 24) ORDER BY t.raw_id`,
       );
       assert.deepEqual(stored, [
-        { raw_id: '22', amount: '1000', ledger_hash: '0xhash22', status: 'packaged' },
-        { raw_id: '23', amount: '1000', ledger_hash: '0xhash23', status: 'packaged' },
-        { raw_id: '24', amount: '1000', ledger_hash: '0xhash24', status: 'packaged' },
+        { raw_id: '22', amount: '1000', ledger_hash: hashOf(22), status: 'packaged' },
+        { raw_id: '23', amount: '1000', ledger_hash: hashOf(23), status: 'packaged' },
+        { raw_id: '24', amount: '1000', ledger_hash: hashOf(24), status: 'packaged' },
       ]);
       const [run2] = await q<{ id: string; conflicts: number }>(
         sql`SELECT id::text, conflicts FROM sync_runs ORDER BY id DESC LIMIT 1`,
@@ -155,7 +163,7 @@ describe('conflicting content for one rawId', () => {
           fields: ['ledger_hash'],
           stored_amount: '1000',
           served_amount: '1000',
-          stored_hash: '0xhash23',
+          stored_hash: hashOf(23),
           served_hash: '0xforged23',
           stream_key: 'txs',
           page: 1,
@@ -167,8 +175,8 @@ describe('conflicting content for one rawId', () => {
           fields: ['amount'],
           stored_amount: '1000',
           served_amount: '999',
-          stored_hash: '0xhash24',
-          served_hash: '0xhash24',
+          stored_hash: hashOf(24),
+          served_hash: hashOf(24),
           stream_key: 'txs',
           page: 1,
           run_id: run2?.id ?? null,
@@ -194,7 +202,10 @@ describe('conflicting content for one rawId', () => {
       assert.equal(verify.code, 1, verify.out);
       assert.match(verify.out, /txs: INCOMPLETE/);
       assert.match(verify.out, /problem: 2 record version\(s\) served with immutable fields different/);
-      assert.match(verify.out, /rawId 23 \(txs page 1, .*\): ledger_hash 0xhash23 -> 0xforged23/);
+      assert.match(
+        verify.out,
+        new RegExp(`rawId 23 \\(txs page 1, .*\\): ledger_hash ${hashOf(23).slice(0, 40)}… -> 0xforged23`),
+      );
       assert.match(verify.out, /rawId 24 \(txs page 1, .*\): amount 1000 -> 999/);
       const verifyJson = await run(['verify', '--json'], env);
       assert.equal(verifyJson.code, 1);
@@ -215,7 +226,7 @@ describe('conflicting content for one rawId', () => {
 
       // Once looked into and resolved, the rows are deleted and verify passes again.
       await db.database.db.execute(sql`DELETE FROM ledger_tx_conflicts`);
-      ledger.pages = paginate([...range(1, 27).map((rawId) => makeLedgerTx({ rawId }))]);
+      ledger.pages = paginate([...range(1, 27).map((rawId) => makeHashedLedgerTx({ rawId }))]);
       assert.equal((await run(['verify'], env)).code, 0);
     });
   });

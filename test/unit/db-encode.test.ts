@@ -10,13 +10,70 @@ import {
 } from '../../src/db/encode.js';
 import { prepareBatch } from '../../src/db/write-transactions.js';
 import { InvalidRecordError } from '../../src/errors.js';
+import { recomputeLedgerHash, signedMessage } from '../../src/sync/integrity.js';
 import { makeLedgerTx } from '../helpers/database.js';
+import { testAccount } from '../helpers/evm-signer.js';
 
 const BIG = '1'.repeat(78);
 
 function bundleData(items: unknown[]): string {
   return JSON.stringify({ bundle: { items, expiration: 1700000000, salt: 'uuid', version: 'v1', sigs: {} } });
 }
+
+describe('encodeTransaction: integrity checks', () => {
+  const account = testAccount();
+  const signed = (overrides: Partial<LedgerTx> = {}): LedgerTx => {
+    const tx = makeLedgerTx({ from: account.address, ...overrides });
+    return { ...tx, sig: account.sign(signedMessage(tx)!), ledgerHash: recomputeLedgerHash(tx)! };
+  };
+
+  it('stores ok for a record that is what its sender signed, checking the signature only when asked', () => {
+    const tx = signed();
+    assert.equal(encodeTransaction(tx).row.hash_check, 'ok');
+    assert.equal(encodeTransaction(tx).row.signature_check, null);
+    assert.equal(encodeTransaction(tx, { checkSignatures: true }).row.signature_check, 'ok');
+  });
+
+  it('stores a record changed after signing, flagged mismatch in both checks', () => {
+    const tampered = { ...signed(), amount: '999999' };
+    const { row } = encodeTransaction(tampered, { checkSignatures: true });
+    assert.equal(row.amount, '999999', 'the record is stored as served');
+    assert.equal(row.hash_check, 'mismatch');
+    assert.equal(row.signature_check, 'mismatch');
+  });
+
+  it('checks the values as served, before amounts lose their leading zeros', () => {
+    const tx = signed({ amount: '0100' });
+    const { row } = encodeTransaction(tx, { checkSignatures: true });
+    assert.equal(row.amount, '100');
+    assert.equal(row.hash_check, 'ok');
+    assert.equal(row.signature_check, 'ok');
+  });
+
+  it('leaves the signature of a sender that is not an EVM account unknown', () => {
+    const tx = signed({ from: 'arweave-account-id' });
+    assert.equal(encodeTransaction(tx, { checkSignatures: true }).row.signature_check, 'unknown');
+  });
+
+  it('keeps the batch and its mismatches together in prepareBatch', () => {
+    const batch = prepareBatch(
+      [signed({ rawId: 1 }), { ...signed({ rawId: 2, nonce: '2' }), to: 'someone-else' }],
+      {
+        now: new Date(0),
+        burnWindowMs: 0,
+        checkSignatures: true,
+      },
+    );
+    assert.deepEqual(
+      batch.records.map((r) => [r.row.raw_id, r.row.hash_check, r.row.signature_check]),
+      [
+        [1, 'ok', 'ok'],
+        [2, 'mismatch', 'mismatch'],
+      ],
+    );
+    assert.deepEqual(batch.rejected, []);
+  });
+});
 
 describe('encodeTransaction', () => {
   it('maps every wire field to its column', () => {
@@ -76,6 +133,9 @@ describe('encodeTransaction', () => {
       express_refund_ledger_hash: 'r',
       express_err: 'e',
       token_tag: 'arweave-ar-xyz-ArId',
+      // Not the hash of these fields; signatures are not checked unless asked.
+      hash_check: 'mismatch',
+      signature_check: null,
     });
     assert.deepEqual(items, []);
     assert.equal(pending, null);

@@ -1,8 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { secp256k1 } from '@noble/curves/secp256k1.js';
 import {
-  addressOfPublicKey,
   checkHash,
   checkIntegrity,
   checkSignature,
@@ -11,6 +9,7 @@ import {
   recoverSigner,
   signedMessage,
 } from '../../src/sync/integrity.js';
+import { testAccount } from '../helpers/evm-signer.js';
 import { makeLedgerTx } from '../helpers/ledger-tx.js';
 
 /*
@@ -91,21 +90,6 @@ const TRANSFER_2023 = {
 const PUBLISHED = { BURN_2021, MINT_2021, TRANSFER_2023 };
 
 /** A fresh key, its address, and a signer of a record's message in the wire's r‖s‖v form. */
-function testAccount() {
-  const secretKey = secp256k1.utils.randomSecretKey();
-  const address = addressOfPublicKey(secp256k1.getPublicKey(secretKey, false));
-  const sign = (message: string, vBase = 27): string => {
-    const recovered = secp256k1.sign(personalMessageDigest(message), secretKey, {
-      prehash: false,
-      format: 'recovered',
-    });
-    // noble puts the recovery byte first; the wire puts v last.
-    const v = (recovered[0]! + vBase).toString(16).padStart(2, '0');
-    return `0x${Buffer.from(recovered.subarray(1)).toString('hex')}${v}`;
-  };
-  return { address, sign };
-}
-
 describe('integrity of records the service published', () => {
   for (const [name, record] of Object.entries(PUBLISHED)) {
     it(`${name}: the recomputed ledgerHash matches and the signature recovers to from`, () => {

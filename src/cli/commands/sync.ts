@@ -26,6 +26,8 @@ Options:
   --full                  walk every page again instead of stopping at the watermark
   --recheck-after-ms MS   re-read records not final yet whose last read is older than
                           this (default: $${ENV.recheckAfterMs}, else 2000)
+  --check-signatures      also recover each EVM sender's signature to its from address
+                          (default: $${ENV.checkSignatures}, else false; the hash is always checked)
 
 Exit codes: 0 up to date; 1 the service or the database failed (checkpoints kept, the next
 run resumes); 2 bad flags or settings; 130/143 stopped by SIGINT/SIGTERM after the pages in
@@ -43,11 +45,13 @@ export const command = defineCommand({
     'without-action': { type: 'string' },
     full: { type: 'boolean' },
     'recheck-after-ms': { type: 'string' },
+    'check-signatures': { type: 'boolean' },
   },
   async run({ values, io, config: loadConfig, logger: createLogger, onClose }) {
     const config = loadConfig({
       ledgerBaseUrl: values['base-url'],
       recheckAfterMs: values['recheck-after-ms'],
+      checkSignatures: values['check-signatures'] ? 'true' : undefined,
     });
     requireBaseUrl(config);
     for (const name of ['token-tag', 'action', 'without-action', 'account'] as const) {

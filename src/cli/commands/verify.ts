@@ -10,7 +10,9 @@ Completeness report against the service, per stream: the rawId ranges proven sto
 gaps below the watermark, rawId holes proven absent (numbers the service never used), the
 records in the table against the service's count (bounds from totalPages, or exact by walking
 the list when it has at most --walk-limit pages); then the conflicts: records served again with
-immutable fields (amount, accounts, hash, signature…) different from the stored ones.
+immutable fields (amount, accounts, hash, signature…) different from the stored ones; then the
+integrity checks: each record's ledgerHash recomputed from its 13 signed fields, and (when
+written with --check-signatures) its signature recovered to its from address.
 
 Options:
   --base-url URL          the ledger service (default: $${ENV.ledgerBaseUrl})
@@ -18,8 +20,9 @@ Options:
   --walk-limit N          count the service's records exactly when a list has at most N pages, 0..100000
                           (default 200)
 
-Exit codes: 0 every stream complete and no conflict recorded; 1 a stream is incomplete, a
-conflict is recorded (or the service failed); 2 bad flags.`;
+Exit codes: 0 every stream complete, no conflict recorded and no integrity mismatch; 1 a stream
+is incomplete, a conflict is recorded, a record is not what its sender signed (or the service
+failed); 2 bad flags.`;
 
 /** Conflicts listed with both versions; the total is always given. */
 const CONFLICTS_LISTED = 50;
@@ -45,12 +48,15 @@ export const command = defineCommand({
     const reports = await verifyStreams({ app: ctx, walkLimit, signal: io.signal });
     const { readConflicts } = await import('../../db/conflicts.js');
     const conflicts = await readConflicts(ctx.database.db, CONFLICTS_LISTED);
+    const { readIntegrity } = await import('../../db/integrity.js');
+    const integrity = await readIntegrity(ctx.database.db, CONFLICTS_LISTED);
     const { formatCompleteness, formatConflicts } = await import('../../sync/completeness-report.js');
-    const complete = allComplete(reports) && conflicts.total === 0;
+    const { formatIntegrity, integrityHolds } = await import('../../sync/integrity-report.js');
+    const complete = allComplete(reports) && conflicts.total === 0 && integrityHolds(integrity);
     io.stdout.write(
       values.json
-        ? `${JSON.stringify({ complete, streams: reports, conflicts }, null, 2)}\n`
-        : `${[formatCompleteness(reports), ...formatConflicts(conflicts)].join('\n')}\n`,
+        ? `${JSON.stringify({ complete, streams: reports, conflicts, integrity }, null, 2)}\n`
+        : `${[formatCompleteness(reports), ...formatConflicts(conflicts), ...formatIntegrity(integrity)].join('\n')}\n`,
     );
     return complete ? 0 : 1;
   },

@@ -25,6 +25,8 @@ Options:
   --lease-ms MS           stream lease length, 1000..3600000 (default ${LEASE_MS.worker})
   --recheck-after-ms MS   re-read records not final yet whose last read is older than
                           this (default: $LEDGER_RECHECK_AFTER_MS, else 2000)
+  --check-signatures      also recover each EVM sender's signature to its from address
+                          (default: $LEDGER_CHECK_SIGNATURES, else false; the hash is always checked)
   --queue-prefix P        Redis key prefix of the queues (default ledger-indexer)
 
 Exit codes: 0 drained after SIGTERM/SIGINT; 1 the database or Redis failed; 2 bad flags or settings.
@@ -41,6 +43,7 @@ export const command = defineCommand({
     'lock-ms': { type: 'string' },
     'lease-ms': { type: 'string' },
     'recheck-after-ms': { type: 'string' },
+    'check-signatures': { type: 'boolean' },
     'queue-prefix': { type: 'string' },
   },
   async run({ values, io, config: loadConfig, logger: createLogger }) {
@@ -55,6 +58,7 @@ export const command = defineCommand({
     const config = loadConfig({
       ledgerBaseUrl: values['base-url'],
       recheckAfterMs: values['recheck-after-ms'],
+      checkSignatures: values['check-signatures'] ? 'true' : undefined,
     });
     if (config.ledgerBaseUrl === undefined)
       throw new ConfigError('--base-url', `is required (or set ${ENV.ledgerBaseUrl})`);
