@@ -7,6 +7,7 @@ import { migrateDatabase } from '../db/migrate.js';
 import { createPgStore, type PgStoreOptions } from '../db/store.js';
 import { tokensListedAt, upsertTokens } from '../db/tokens.js';
 import type { Logger } from '../logger.js';
+import { loadFastKeccak } from '../sync/keccak.js';
 import type { LedgerToken } from '../sync/model.js';
 import type { SyncStore } from '../sync/ports.js';
 
@@ -50,6 +51,8 @@ export interface CreateContextOptions {
  */
 export async function createContext(options: CreateContextOptions): Promise<AppContext> {
   const { config, logger } = options;
+  // Every record written is hashed: the fast keccak is ready before the first page.
+  await loadFastKeccak();
   const client = createLedgerClient({ ...clientOptionsFromConfig(config, logger), budget: options.budget });
   let database: Database;
   try {

@@ -4,7 +4,7 @@
  * record; a mismatch is a finding to store and report, never a reason to drop the record.
  */
 import { secp256k1 } from '@noble/curves/secp256k1.js';
-import { keccak_256 } from '@noble/hashes/sha3.js';
+import { keccak256 } from './keccak.js';
 import type { LedgerTx } from './model.js';
 
 /** The 13 signed fields, in the order the signed message lists them. */
@@ -91,7 +91,7 @@ export function personalMessageDigest(message: string): Uint8Array {
   const all = new Uint8Array(prefix.length + body.length);
   all.set(prefix);
   all.set(body, prefix.length);
-  return keccak_256(all);
+  return keccak256(all);
 }
 
 /** The `ledgerHash` the record should carry (`0x` and lower-case hex); undefined when a signed field is missing. */
@@ -150,7 +150,7 @@ export function recoverSigner(digest: Uint8Array, sig: string): string | undefin
 
 /** The EVM address (lower case) of an uncompressed public key (65 bytes, `04` first). */
 export function addressOfPublicKey(publicKey: Uint8Array): string {
-  return toHex(keccak_256(publicKey.subarray(1)).subarray(12));
+  return toHex(keccak256(publicKey.subarray(1)).subarray(12));
 }
 
 function hashOutcome(tx: SignedRecord, digest: Uint8Array): IntegrityOutcome {
