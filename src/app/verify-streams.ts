@@ -5,6 +5,7 @@ import {
   selectProvenRanges,
   selectRawIdHoles,
   selectStreams,
+  selectUnstoredRawIds,
 } from '../db/proof.js';
 import { judgeStream, type StreamCompleteness } from '../sync/completeness-report.js';
 import { pageRawIds } from '../sync/page-links.js';
@@ -34,6 +35,7 @@ export async function verifyStreams(input: {
     const serviceHead = firstIds.length > 0 ? Math.max(...firstIds) : null;
     const mark = stream.watermark ?? -1;
     let walked: { atOrBelow: number; above: number } | undefined;
+    let unstored: number[] | undefined;
     if (first.totalPages <= input.walkLimit) {
       const seen = new Set<number>(firstIds);
       for (let page = 2; ; page++) {
@@ -43,9 +45,10 @@ export async function verifyStreams(input: {
         for (const id of ids) seen.add(id);
         if (ids.length === 0 || page >= served.totalPages) break;
       }
-      let atOrBelow = 0;
-      for (const id of seen) if (id <= mark) atOrBelow++;
-      walked = { atOrBelow, above: seen.size - atOrBelow };
+      const listed = [...seen].filter((id) => id <= mark);
+      walked = { atOrBelow: listed.length, above: seen.size - listed.length };
+      // Every stream, filtered or per account, is checked record by record against the table.
+      unstored = await selectUnstoredRawIds(db, listed);
     }
     const global = supportsParallelBackfill(spec);
     reports.push(
@@ -60,6 +63,7 @@ export async function verifyStreams(input: {
         walked,
         table: global ? await countStored(db, mark) : undefined,
         conflicts: conflicts.get(stream.key) ?? 0,
+        unstored,
       }),
     );
   }

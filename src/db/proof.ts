@@ -5,10 +5,14 @@ import type { RawIdRange } from '../sync/completeness.js';
 import { mergeRanges } from '../sync/completeness.js';
 import type { BackfillRun } from '../sync/parallel-backfill.js';
 import { type Executor, queryRows, toNumber } from './rows.js';
+import { textArray } from './upsert-sql.js';
 
 /** Every rawId the mirror holds: stored transactions, and records kept aside as rejected. */
 const STORED_IDS = sql`select raw_id from ledger_transactions
   union select raw_id from rejected_records where raw_id is not null`;
+/** A row of {@link STORED_IDS} with the rawId `x.id` (for `not exists`). */
+const STORED_IDS_WHERE_ID = sql`select 1 from ledger_transactions t where t.raw_id = x.id
+  union all select 1 from rejected_records r where r.raw_id = x.id`;
 
 interface RunRow {
   id: string;
@@ -207,4 +211,23 @@ export async function selectStreamStarted(db: Executor, key: string): Promise<bo
     sql`select (watermark is not null or walk is not null) as started from sync_streams where key = ${key}`,
   );
   return rows[0]?.started === true;
+}
+
+/**
+ * Which of `rawIds` are neither stored nor kept aside as rejected, ascending: records a list
+ * showed that the table lacks.
+ */
+export async function selectUnstoredRawIds(db: Executor, rawIds: readonly number[]): Promise<number[]> {
+  const missing: number[] = [];
+  // A few thousand ids a query keeps each parameter small.
+  for (let i = 0; i < rawIds.length; i += 5000) {
+    const chunk = rawIds.slice(i, i + 5000).map(String);
+    const rows = await queryRows<{ raw_id: unknown }>(
+      db,
+      sql`select x.id as raw_id from unnest(${textArray(chunk)}::bigint[]) as x(id)
+          where not exists (${STORED_IDS_WHERE_ID}) order by x.id`,
+    );
+    for (const row of rows) missing.push(toNumber(row.raw_id) ?? -1);
+  }
+  return missing.sort((a, b) => a - b);
 }

@@ -1,6 +1,9 @@
 import { PAGE_SIZE } from '../defaults.js';
 import { findGaps, mergeRanges, type RawIdRange } from './completeness.js';
 
+/** Missing rawIds named in a report; the count is always given. */
+const MISSING_LISTED = 20;
+
 /** What `verify` says about one stream. */
 export interface StreamCompleteness {
   stream: string;
@@ -21,6 +24,11 @@ export interface StreamCompleteness {
   tableCount: number | null;
   /** Records the service listed above the watermark (not synced yet), when counted. */
   behind: number | null;
+  /**
+   * Records the service lists at or below the watermark that the table lacks (neither stored
+   * nor set aside as rejected), when the list was walked: how many, and the first of them.
+   */
+  missing: { count: number; rawIds: number[] } | null;
   /** Conflicts recorded for this stream (records served again with other immutable fields). */
   conflicts: number;
   complete: boolean;
@@ -47,6 +55,8 @@ export function judgeStream(input: {
   walked?: { atOrBelow: number; above: number } | undefined;
   /** Records stored at or below the watermark, and in all. */
   table?: { atOrBelow: number; total: number } | undefined;
+  /** RawIds the walk saw at or below the watermark that the table lacks, ascending. */
+  unstored?: readonly number[] | undefined;
   /** Conflicts recorded for the stream. Default 0. */
   conflicts?: number | undefined;
 }): StreamCompleteness {
@@ -62,6 +72,13 @@ export function judgeStream(input: {
   if (input.walked && input.table && input.walked.atOrBelow !== input.table.atOrBelow) {
     problems.push(
       `the service lists ${input.walked.atOrBelow} records at or below the watermark, the table holds ${input.table.atOrBelow}`,
+    );
+  }
+  const unstored = input.unstored ?? [];
+  if (unstored.length > 0) {
+    const first = unstored.slice(0, MISSING_LISTED).join(', ');
+    problems.push(
+      `${unstored.length} record(s) the service lists at or below the watermark are missing from the table (rawIds ${first}${unstored.length > MISSING_LISTED ? ', …' : ''})`,
     );
   }
   const conflicts = input.conflicts ?? 0;
@@ -86,6 +103,7 @@ export function judgeStream(input: {
     },
     tableCount: input.table?.total ?? null,
     behind: input.walked?.above ?? null,
+    missing: input.unstored ? { count: unstored.length, rawIds: unstored.slice(0, MISSING_LISTED) } : null,
     conflicts,
     complete: problems.length === 0,
     problems,
