@@ -1,0 +1,141 @@
+import assert from 'node:assert/strict';
+import { PassThrough } from 'node:stream';
+import { after, before, describe, it } from 'node:test';
+import { sql } from 'drizzle-orm';
+import { main } from '../../src/cli/main.js';
+import { queryRows } from '../../src/db/rows.js';
+import { createSimulator, type Simulator } from '../../src/simulator/index.js';
+import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
+
+async function run(argv: string[], env: Record<string, string>): Promise<{ code: number; out: string }> {
+  const stdout = new PassThrough();
+  let out = '';
+  stdout.on('data', (c: Buffer) => {
+    out += c.toString();
+  });
+  const code = await main(argv, {
+    env,
+    stdout,
+    stderr: new PassThrough(),
+    signal: new AbortController().signal,
+  });
+  return { code, out };
+}
+
+interface TruthRecord {
+  rawId: number;
+  action: string;
+  from: string;
+  to: string;
+  amount: string;
+  fee: string;
+  timestamp: number;
+  internalStatus: string;
+}
+
+const accountKey = (a: string) => (/^0x[0-9a-fA-F]{40}$/.test(a) ? a.toLowerCase() : a);
+
+describe('analyst views against the simulator', () => {
+  let db: TestDatabase;
+  let sim: Simulator;
+  let url: string;
+  let truth: TruthRecord[];
+
+  before(async () => {
+    db = await createTestDatabase();
+    sim = createSimulator({ records: 600, seed: 31, arrivalsPerSecond: 0 });
+    url = (await sim.listen()).url;
+    const env = { DATABASE_URL: db.url, LEDGER_BASE_URL: url, LOG_LEVEL: 'silent' };
+    assert.equal((await run(['sync'], env)).code, 0);
+    truth = (await (await fetch(`${url}/_sim/records`)).text())
+      .split('\n')
+      .filter((line) => line !== '')
+      .map((line) => JSON.parse(line) as TruthRecord);
+  });
+  after(async () => {
+    await sim.close();
+    await db.drop();
+  });
+
+  it('ledger_account_balances equals /balances/{account} for every account, token by token', async () => {
+    const rows = await queryRows<{ account: string; token_tag: string; balance: string }>(
+      db.database.db,
+      sql`SELECT account, token_tag, balance::text AS balance FROM ledger_account_balances`,
+    );
+    const mine = new Map<string, Map<string, string>>();
+    for (const row of rows) {
+      if (!mine.has(row.account)) mine.set(row.account, new Map());
+      if (row.balance !== '0') mine.get(row.account)!.set(row.token_tag, row.balance);
+    }
+    const accounts = new Set([
+      ...mine.keys(),
+      ...truth.flatMap((r) => [accountKey(r.from), accountKey(r.to)]),
+    ]);
+    assert.ok(accounts.size > 20, `many accounts (${accounts.size})`);
+    let compared = 0;
+    for (const account of accounts) {
+      const answer = (await (await fetch(`${url}/balances/${account}`)).json()) as {
+        balances: Array<{ tag: string; amount: string }>;
+      };
+      const service = new Map(answer.balances.filter((b) => b.amount !== '0').map((b) => [b.tag, b.amount]));
+      assert.deepEqual(
+        Object.fromEntries(mine.get(account) ?? []),
+        Object.fromEntries(service),
+        `balances of ${account}`,
+      );
+      compared += service.size;
+    }
+    assert.ok(compared > 20, 'non-zero balances were compared');
+  });
+
+  it("ledger_movements has the non-bundle records and only successful bundles' items; volumes add up", async () => {
+    const [counts] = await queryRows<{ records: string; items: string; failed_items: string }>(
+      db.database.db,
+      sql`SELECT count(*) FILTER (WHERE item_index IS NULL)::text AS records,
+                 count(*) FILTER (WHERE item_index IS NOT NULL)::text AS items,
+                 count(*) FILTER (WHERE item_index IS NOT NULL AND internal_status_code <> 'success')::text AS failed_items
+          FROM ledger_movements`,
+    );
+    assert.equal(Number(counts?.records), truth.filter((r) => r.action !== 'bundle').length);
+    assert.equal(counts?.failed_items, '0');
+    const failedBundles = truth.filter((r) => r.action === 'bundle' && r.internalStatus.includes('failed'));
+    const [failed] = await queryRows<{ n: string }>(
+      db.database.db,
+      sql`SELECT count(*)::text AS n FROM ledger_bundle_items b JOIN ledger_transactions t USING (raw_id)
+          WHERE t.internal_status_code = 'failed'`,
+    );
+    if (failedBundles.length > 0)
+      assert.ok(Number(failed?.n) > 0, 'failed bundles have items, kept out of movements');
+
+    // Daily volume of mints, exact, against the simulator's own records.
+    const expected = new Map<string, bigint>();
+    for (const r of truth) {
+      if (r.action !== 'mint' || r.timestamp === 0) continue;
+      const day = new Date(r.timestamp).toISOString().slice(0, 10);
+      expected.set(day, (expected.get(day) ?? 0n) + BigInt(r.amount));
+    }
+    const days = await queryRows<{ day: string; volume: string }>(
+      db.database.db,
+      sql`SELECT day::text AS day, sum(volume)::text AS volume FROM ledger_daily_volume WHERE action = 'mint' GROUP BY day`,
+    );
+    assert.deepEqual(
+      Object.fromEntries(days.map((d) => [d.day, d.volume])),
+      Object.fromEntries([...expected].map(([day, v]) => [day, v.toString()])),
+    );
+  });
+
+  it('gives amounts in token units exactly, without trailing zeros', async () => {
+    const rows = await queryRows<{ amount: string; amount_units: string; decimals: number }>(
+      db.database.db,
+      sql`SELECT amount::text AS amount, amount_units::text AS amount_units, decimals FROM ledger_movements
+          WHERE decimals IS NOT NULL AND amount <> 0 ORDER BY decimals DESC, raw_id LIMIT 200`,
+    );
+    assert.ok(rows.length > 0 && rows[0]!.decimals >= 18, 'a token with 18 decimals is among them');
+    for (const row of rows) {
+      const digits = row.amount.padStart(row.decimals + 1, '0');
+      const whole = digits.slice(0, digits.length - row.decimals);
+      const fraction = digits.slice(digits.length - row.decimals).replace(/0+$/, '');
+      assert.equal(row.amount_units, fraction === '' ? whole : `${whole}.${fraction}`);
+    }
+  });
+});
