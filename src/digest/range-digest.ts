@@ -129,7 +129,9 @@ export function createDigestBuilder(
     finish() {
       close();
       return {
-        ...resolved,
+        rangeSize: resolved.rangeSize,
+        from: resolved.from,
+        to: resolved.to,
         count: ranges.reduce((sum, range) => sum + range.count, 0),
         hash: overallHash(ranges),
         ranges,
