@@ -79,7 +79,7 @@ export async function verifyAgainst(input: {
   const { against, signal } = input;
   const target = redactUrl(against.url);
   const name = `${sideNames(against).other} (${target})`;
-  const mirror = databaseDigestSource(input.mirror, signal);
+  const mirror = namedFailures(databaseDigestSource(input.mirror, signal), sideNames(against).mirror);
   const compare = (other: DigestSource) =>
     compareDigests({ mirror, other: namedFailures(other, name), query: input.query, signal });
   if (against.kind === 'simulator') {
@@ -111,7 +111,7 @@ export async function verifyAgainst(input: {
   }
 }
 
-/** The source, its failures prefixed with the side's name (the mirror's own failures stay as they are). */
+/** The source, its failures prefixed with the side's name, so one line says which copy failed. */
 function namedFailures(source: DigestSource, name: string): DigestSource {
   return { digest: (query, options) => namedFailure(name, () => source.digest(query, options)) };
 }

@@ -287,6 +287,18 @@ describe('digest and verify --against', () => {
     }
   });
 
+  it('a database that is not there fails digest with one line and exit 1', async () => {
+    const url = new URL(one.url);
+    url.pathname = '/ledger_no_such_database';
+    const { code, out, err } = await run(['digest'], { DATABASE_URL: url.toString(), LOG_LEVEL: 'silent' });
+    assert.equal(code, 1);
+    assert.equal(out, '');
+    assert.equal(
+      err,
+      'ledger-indexer digest: the database failed: database does not exist (SQLSTATE 3D000 in migration-state)\n',
+    );
+  });
+
   it('a database that is not there fails verify with one line naming the other mirror', async () => {
     const url = new URL(two.url);
     url.pathname = '/ledger_no_such_database';

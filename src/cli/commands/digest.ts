@@ -1,4 +1,5 @@
-import { defineCommand } from '../define-command.js';
+import { DatabaseError } from '../../errors.js';
+import { commandFailure, defineCommand } from '../define-command.js';
 import { digestQueryFlags } from '../digest-flags.js';
 
 const usage = `Usage: ledger-indexer digest [--from R] [--to R] [--range-size N] [--json]
@@ -53,5 +54,11 @@ export const command = defineCommand({
       values.json ? `${JSON.stringify(digest, null, 2)}\n` : `${formatDigest(digest).join('\n')}\n`,
     );
     return 0;
+  },
+  // Nothing is resumed after a failure here: the database's failure in its words, and exit 1.
+  fail(error, { io }) {
+    if (io.signal.aborted || !(error instanceof DatabaseError)) return commandFailure('digest', error, io);
+    io.stderr.write(`ledger-indexer digest: the database failed: ${error.message}\n`);
+    return 1;
   },
 });
