@@ -1,9 +1,11 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { parseDigest } from '../../src/client/sim-digest.js';
 import type { LedgerTx } from '../../src/client/types.js';
 import { compareDigests, type DigestSource } from '../../src/digest/compare-digests.js';
 import { formatComparison } from '../../src/digest/digest-report.js';
 import { digestRecords, resolveDigestQuery } from '../../src/digest/range-digest.js';
+import { MalformedResponseError } from '../../src/errors.js';
 import { makeLedgerTx } from '../helpers/ledger-tx.js';
 import { withSeed } from '../helpers/seed.js';
 
@@ -168,5 +170,27 @@ describe('comparing two digests', () => {
         [3000, null, 'limit'],
       ],
     );
+  });
+});
+
+describe("the simulator's digest answer", () => {
+  const url = 'http://sim/_sim/digest';
+
+  it('is read back as the digest it was made from, lines included', () => {
+    const digest = digestRecords(ledger(30), { rangeSize: 10 }, { keepLines: true });
+    assert.deepEqual(parseDigest(JSON.stringify(digest), url), digest);
+  });
+
+  it('is refused when its shape is wrong', () => {
+    const good = digestRecords(ledger(3), {}, { keepLines: true });
+    const bodies = [
+      'not json',
+      '[]',
+      JSON.stringify({ ...good, hash: 1 }),
+      JSON.stringify({ ...good, to: 'all' }),
+      JSON.stringify({ ...good, ranges: [{ from: 0, to: 9, count: -1, hash: 'h' }] }),
+      JSON.stringify({ ...good, ranges: [{ ...good.ranges[0], lines: ['{"rawId":1}'] }] }),
+    ];
+    for (const body of bodies) assert.throws(() => parseDigest(body, url), MalformedResponseError, body);
   });
 });
