@@ -43,6 +43,23 @@ const RULES = [
     why: 'the sync core is pure: it is handed its fetches and its store',
   },
   {
+    from: 'src/digest/',
+    to: [
+      'src/sync/',
+      'src/client/',
+      'src/db/',
+      'src/queue/',
+      'src/app/',
+      'src/cli/',
+      'src/http/',
+      'src/simulator/',
+      'src/logger.ts',
+      'src/config.ts',
+      ...IO_PACKAGES,
+    ],
+    why: 'the digest is pure and shared by the mirror and the simulator, so both hash records the same way',
+  },
+  {
     from: 'src/db/',
     to: ['src/app/', 'src/client/', 'src/queue/', 'src/cli/', 'src/http/', 'src/simulator/'],
     why: 'the database layer knows only the domain model',

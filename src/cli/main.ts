@@ -27,7 +27,14 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<{ command:
     summary: 'register the periodic sync jobs (idempotent)',
     load: () => import('./commands/schedule.js'),
   },
-  verify: { summary: 'completeness report against the service', load: () => import('./commands/verify.js') },
+  verify: {
+    summary: 'completeness report against the service; --against compares with another copy',
+    load: () => import('./commands/verify.js'),
+  },
+  digest: {
+    summary: 'a hash of the stored records per rawId range, to compare two copies',
+    load: () => import('./commands/digest.js'),
+  },
   simulate: {
     summary: 'run the reference ledger server (simulator)',
     load: () => import('./commands/simulate.js'),

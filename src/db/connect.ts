@@ -38,6 +38,8 @@ export interface OpenDatabaseOptions {
   logger?: Logger | undefined;
   /** Largest number of pooled PostgreSQL connections. Default 10. */
   maxConnections?: number | undefined;
+  /** Every transaction read-only (`default_transaction_read_only`), for commands that only look. Default false. */
+  readOnly?: boolean | undefined;
 }
 
 /**
@@ -48,13 +50,13 @@ export interface OpenDatabaseOptions {
  */
 export async function openDatabase(options: OpenDatabaseOptions): Promise<Database> {
   if (options.databaseUrl) return openPostgres(options.databaseUrl, options);
-  return openPglite(resolve(options.dataDir ?? './.ledger-indexer'), options.logger);
+  return openPglite(resolve(options.dataDir ?? './.ledger-indexer'), options);
 }
 
 function openPostgres(url: string, options: OpenDatabaseOptions): Database {
   const pool = new pg.Pool({
     connectionString: url,
-    options: withCustomPlans(url),
+    options: withSessionOptions(url, options.readOnly === true),
     max: options.maxConnections ?? 10,
     connectionTimeoutMillis: 10_000,
     application_name: 'ledger-indexer',
@@ -110,19 +112,22 @@ function openPostgres(url: string, options: OpenDatabaseOptions): Database {
  * would keep scanning it whole once it is large. Custom plans are re-costed on every call and
  * still skip the parsing. Options already in the URL are kept.
  */
-function withCustomPlans(url: string): string {
+function withSessionOptions(url: string, readOnly: boolean): string {
   let existing = '';
   try {
     existing = new URL(url).searchParams.get('options') ?? '';
   } catch {
     // Not a URL (a key=value string): pg reads its own options from it; ours are added alone.
   }
-  return `${existing} -c plan_cache_mode=force_custom_plan`.trim();
+  const readOnlyOption = readOnly ? ' -c default_transaction_read_only=on' : '';
+  return `${existing} -c plan_cache_mode=force_custom_plan${readOnlyOption}`.trim();
 }
 
-async function openPglite(dataDir: string, logger: Logger | undefined): Promise<Database> {
+async function openPglite(dataDir: string, options: OpenDatabaseOptions): Promise<Database> {
+  const { logger } = options;
   await mkdir(dataDir, { recursive: true });
   const client = await PGlite.create({ dataDir });
+  if (options.readOnly) await client.exec('set default_transaction_read_only = on');
   const db = translateDbErrors(drizzlePglite({ client }) as unknown as Db);
   logger?.debug({ data_dir: dataDir }, 'embedded database opened');
   let queue: Promise<unknown> = Promise.resolve();

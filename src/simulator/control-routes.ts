@@ -1,4 +1,5 @@
 import type { ServerResponse } from 'node:http';
+import { answerDigest } from './digest-route.js';
 import { checkFaults } from './faults.js';
 import { json, type Reply } from './public-routes.js';
 import type { Simulator } from './types.js';
@@ -54,8 +55,8 @@ function wholeNumber(value: string | null): number | undefined {
 }
 
 /**
- * Answers a `/_sim/…` request. Returns `undefined` when it streamed the answer itself, `null`
- * for an unknown control path.
+ * Answers a `/_sim/…` request, at once or later (a promise of the answer, or of `undefined` when
+ * it streamed the answer itself); `null` for an unknown control path.
  */
 export function handleControl(input: {
   target: ControlTarget;
@@ -64,7 +65,7 @@ export function handleControl(input: {
   params: URLSearchParams;
   body: unknown;
   res: ServerResponse;
-}): Reply | Promise<void> | null {
+}): Reply | Promise<Reply | undefined> | null {
   const { target, method, path, params, body } = input;
   const route = `${method} ${path}`;
   switch (route) {
@@ -72,8 +73,10 @@ export function handleControl(input: {
       const after = params.get('afterRawId');
       const afterRawId = after === null ? undefined : wholeNumber(after);
       if (after !== null && afterRawId === undefined) return json(400, { error: 'err_invalid_after_raw_id' });
-      return streamRecords(target, input.res, afterRawId);
+      return streamRecords(target, input.res, afterRawId).then(() => undefined);
     }
+    case 'GET /_sim/digest':
+      return answerDigest((after) => target.recordLines(after), params);
     case 'POST /_sim/records': {
       const count = wholeNumber(params.get('count') ?? '1');
       if (count === undefined || count < 1 || count > 10_000_000)

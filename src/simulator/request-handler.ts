@@ -123,8 +123,8 @@ async function serveControl(
   ctx.ledger.advance(ctx.now());
   const reply = handleControl({ target: ctx.control, method, path, params, body, res });
   if (reply === null) return send(res, notFound());
-  if (reply instanceof Promise) return reply;
-  send(res, reply);
+  const answer = reply instanceof Promise ? await reply : reply;
+  if (answer !== undefined) send(res, answer);
 }
 
 function send(res: ServerResponse, reply: Reply, truncate = false): void {

@@ -8,7 +8,8 @@ const usage = `Usage: ledger-indexer simulate [options]
 
 Runs the reference ledger server: the service's query endpoints over a seeded, in-memory ledger
 with live arrivals and faults on demand. Control endpoints live under /_sim/ (records as NDJSON,
-pause/resume arrivals, add records, settle, faults, stats). Stops on SIGINT/SIGTERM.
+their digest to compare a mirror with, pause/resume arrivals, add records, settle, faults,
+stats). Stops on SIGINT/SIGTERM.
 
 Data:
   --host H                   address to bind (default 127.0.0.1)

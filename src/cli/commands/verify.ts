@@ -1,8 +1,11 @@
 import { ENV } from '../../config.js';
-import { ConfigError } from '../../errors.js';
+import type { Database } from '../../db/connect.js';
+import { resolveDigestQuery } from '../../digest/range-digest.js';
+import { ConfigError, UsageError } from '../../errors.js';
 import type { StreamCompleteness } from '../../sync/completeness-report.js';
 import { intFlag } from '../command.js';
-import { defineCommand } from '../define-command.js';
+import { type CommandContext, defineCommand } from '../define-command.js';
+import { digestQueryFlags } from '../digest-flags.js';
 
 const usage = `Usage: ledger-indexer verify [options]
 
@@ -14,51 +17,82 @@ immutable fields (amount, accounts, hash, signature…) different from the store
 integrity checks: each record's ledgerHash recomputed from its 13 signed fields, and (when
 written with --check-signatures) its signature recovered to its from address.
 
+With --against, it also compares the stored records with another copy, field by field, through
+their digests (see 'ledger-indexer digest --help'): range by range, and each differing range
+narrowed down to its first differing rawId, named as missing on one side or with the fields
+that differ (at most 100 ranges are narrowed down; the others are listed). Without --base-url
+and LEDGER_BASE_URL, --against runs alone: the comparison needs no service, and this mirror is
+only read, never migrated.
+
 Options:
   --base-url URL          the ledger service (default: $${ENV.ledgerBaseUrl})
-  --json                  the report as JSON
+  --against URL           the other copy: http(s)://… a simulator (its /_sim/digest), or
+                          postgres://… another mirror's database (opened read-only)
+  --from R, --to R        compare the rawIds from R to R only (with --against; default all)
+  --range-size N          rawIds per compared range, 1..100000000 (with --against; default 10000)
+  --json                  the report as JSON (the comparison under "against")
   --walk-limit N          count the service's records exactly when a list has at most N pages, 0..100000
                           (default 200)
 
-Exit codes: 0 every stream complete, no conflict recorded and no integrity mismatch; 1 a stream
-is incomplete, a conflict is recorded, a record is not what its sender signed (or the service
-failed); 2 bad flags.`;
+Exit codes: 0 every stream complete, no conflict recorded, no integrity mismatch and the copies
+equal; 1 a stream is incomplete, a conflict is recorded, a record is not what its sender signed,
+the copies differ (or the service or a database failed); 2 bad flags.`;
 
 /** Conflicts listed with both versions; the total is always given. */
 const CONFLICTS_LISTED = 50;
 
+const flags = {
+  'base-url': { type: 'string' },
+  json: { type: 'boolean' },
+  'walk-limit': { type: 'string' },
+  against: { type: 'string' },
+  from: { type: 'string' },
+  to: { type: 'string' },
+  'range-size': { type: 'string' },
+} as const;
+
+type Context = CommandContext<typeof flags>;
+
 export const command = defineCommand({
   name: 'verify',
   usage,
-  flags: {
-    'base-url': { type: 'string' },
-    json: { type: 'boolean' },
-    'walk-limit': { type: 'string' },
-  },
-  async run({ values, io, config: loadConfig, logger, onClose }) {
+  flags,
+  async run(ctx) {
+    const { values, io } = ctx;
     const walkLimit = intFlag('walk-limit', values['walk-limit'], 0, 100_000) ?? 200;
-    const config = loadConfig({ ledgerBaseUrl: values['base-url'] });
-    if (config.ledgerBaseUrl === undefined)
-      throw new ConfigError('--base-url', `is required (or set ${ENV.ledgerBaseUrl})`);
-    const log = logger(config.logLevel === 'info' ? 'warn' : config.logLevel);
-    const { createContext } = await import('../../app/context.js');
-    const { verifyStreams } = await import('../../app/verify-streams.js');
-    const ctx = await createContext({ config, logger: log });
-    onClose(() => ctx.close());
-    const reports = await verifyStreams({ app: ctx, walkLimit, signal: io.signal });
-    const { readConflicts } = await import('../../db/conflicts.js');
-    const conflicts = await readConflicts(ctx.database.db, CONFLICTS_LISTED);
-    const { readIntegrity } = await import('../../db/integrity.js');
-    const integrity = await readIntegrity(ctx.database.db, CONFLICTS_LISTED);
-    const { formatCompleteness, formatConflicts } = await import('../../sync/completeness-report.js');
-    const { formatIntegrity, integrityHolds } = await import('../../sync/integrity-report.js');
-    const complete = allComplete(reports) && conflicts.total === 0 && integrityHolds(integrity);
-    io.stdout.write(
-      values.json
-        ? `${JSON.stringify({ complete, streams: reports, conflicts, integrity }, null, 2)}\n`
-        : `${[formatCompleteness(reports), ...formatConflicts(conflicts), ...formatIntegrity(integrity)].join('\n')}\n`,
-    );
-    return complete ? 0 : 1;
+    const { parseAgainst, sideNames, verifyAgainst } = await import('../../app/verify-against.js');
+    const against = values.against === undefined ? undefined : parseAgainst(values.against);
+    const rangeFlag = (['from', 'to', 'range-size'] as const).find((name) => values[name] !== undefined);
+    if (against === undefined && rangeFlag !== undefined)
+      throw new UsageError(`--${rangeFlag} needs --against`);
+    const query = resolveDigestQuery(digestQueryFlags(values));
+    const config = ctx.config({ ledgerBaseUrl: values['base-url'] });
+    if (config.ledgerBaseUrl === undefined && against === undefined)
+      throw new ConfigError(
+        '--base-url',
+        `is required (or set ${ENV.ledgerBaseUrl}), unless --against is given`,
+      );
+    const logger = ctx.logger(config.logLevel === 'info' ? 'warn' : config.logLevel);
+    const { database, report } =
+      config.ledgerBaseUrl === undefined
+        ? { database: await openForReading(ctx), report: null }
+        : await completeness(ctx, walkLimit);
+    const comparison =
+      against === undefined
+        ? null
+        : await verifyAgainst({ mirror: database, against, query, config, logger, signal: io.signal });
+    const lines: string[] = report?.text ?? [];
+    if (comparison !== null && against !== undefined) {
+      const { formatComparison } = await import('../../digest/digest-report.js');
+      lines.push(...formatComparison(comparison, sideNames(against)));
+    }
+    const json = {
+      ...(report === null ? {} : report.json),
+      ...(comparison === null ? {} : { against: comparison }),
+    };
+    io.stdout.write(values.json ? `${JSON.stringify(json, null, 2)}\n` : `${lines.join('\n')}\n`);
+    const complete = report === null || report.json.complete;
+    return complete && (comparison === null || comparison.equal) ? 0 : 1;
   },
   // The error's message as it is, whether or not a signal stopped the run.
   fail(error, { io }) {
@@ -66,6 +100,55 @@ export const command = defineCommand({
     return 1;
   },
 });
+
+/** The completeness report against the service, and the database it read (migrated first). */
+async function completeness(
+  { config, logger, onClose, io }: Context,
+  walkLimit: number,
+): Promise<{
+  database: Database;
+  report: {
+    text: string[];
+    json: { complete: boolean; streams: StreamCompleteness[]; conflicts: unknown; integrity: unknown };
+  };
+}> {
+  const { createContext } = await import('../../app/context.js');
+  const { verifyStreams } = await import('../../app/verify-streams.js');
+  const app = await createContext({ config: config(), logger: logger() });
+  onClose(() => app.close());
+  const streams = await verifyStreams({ app, walkLimit, signal: io.signal });
+  const { readConflicts } = await import('../../db/conflicts.js');
+  const conflicts = await readConflicts(app.database.db, CONFLICTS_LISTED);
+  const { readIntegrity } = await import('../../db/integrity.js');
+  const integrity = await readIntegrity(app.database.db, CONFLICTS_LISTED);
+  const { formatCompleteness, formatConflicts } = await import('../../sync/completeness-report.js');
+  const { formatIntegrity, integrityHolds } = await import('../../sync/integrity-report.js');
+  const complete = allComplete(streams) && conflicts.total === 0 && integrityHolds(integrity);
+  return {
+    database: app.database,
+    report: {
+      text: [formatCompleteness(streams), ...formatConflicts(conflicts), ...formatIntegrity(integrity)],
+      json: { complete, streams, conflicts, integrity },
+    },
+  };
+}
+
+/** This mirror, opened read-only for a comparison alone: looking never migrates it. */
+async function openForReading({ config, logger, onClose }: Context): Promise<Database> {
+  const { openDatabase } = await import('../../db/connect.js');
+  const { assertMigrated } = await import('../../app/verify-against.js');
+  const { databaseUrl, dataDir } = config();
+  const database = await openDatabase({
+    databaseUrl,
+    dataDir,
+    logger: logger(),
+    readOnly: true,
+    maxConnections: 2,
+  });
+  onClose(() => database.close());
+  await assertMigrated(database, 'this mirror');
+  return database;
+}
 
 function allComplete(reports: readonly StreamCompleteness[]): boolean {
   return reports.length > 0 && reports.every((r) => r.complete);
