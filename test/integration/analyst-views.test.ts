@@ -40,12 +40,13 @@ describe('analyst views against the simulator', () => {
   let sim: Simulator;
   let url: string;
   let truth: TruthRecord[];
+  let env: Record<string, string>;
 
   before(async () => {
     db = await createTestDatabase();
     sim = createSimulator({ records: 600, seed: 31, arrivalsPerSecond: 0 });
     url = (await sim.listen()).url;
-    const env = { DATABASE_URL: db.url, LEDGER_BASE_URL: url, LOG_LEVEL: 'silent' };
+    env = { DATABASE_URL: db.url, LEDGER_BASE_URL: url, LOG_LEVEL: 'silent' };
     assert.equal((await run(['sync'], env)).code, 0);
     truth = (await (await fetch(`${url}/_sim/records`)).text())
       .split('\n')
@@ -137,5 +138,47 @@ describe('analyst views against the simulator', () => {
       const fraction = digits.slice(digits.length - row.decimals).replace(/0+$/, '');
       assert.equal(row.amount_units, fraction === '' ? whole : `${whole}.${fraction}`);
     }
+  });
+
+  it('verify --balances compares the most active accounts with the service and names a difference', async () => {
+    const clean = await run(['verify', '--balances', '15', '--json'], env);
+    assert.equal(clean.code, 0, clean.out);
+    const report = JSON.parse(clean.out) as {
+      balances: { accounts: number; balances: number; differences: Array<Record<string, string>> };
+    };
+    assert.equal(report.balances.accounts, 15);
+    assert.ok(report.balances.balances >= 15);
+    assert.deepEqual(report.balances.differences, []);
+
+    // One stored transfer says it moved 1 more than the service did: sender and receiver differ.
+    const [row] = await queryRows<{ raw_id: string; to_account: string; token_tag: string }>(
+      db.database.db,
+      sql`SELECT raw_id::text AS raw_id, to_account, token_tag FROM ledger_transactions
+          WHERE action = 'transfer' AND to_account <> from_account AND to_account <> fee_recipient
+            AND from_account <> fee_recipient
+          ORDER BY raw_id LIMIT 1`,
+    );
+    assert.ok(row);
+    await db.database.db.execute(
+      sql`UPDATE ledger_transactions SET amount = amount + 1 WHERE raw_id = ${Number(row.raw_id)}`,
+    );
+    const accounts = String(new Set(truth.flatMap((r) => [accountKey(r.from), accountKey(r.to)])).size);
+    const { code, out } = await run(['verify', '--balances', accounts], env);
+    assert.equal(code, 1);
+    const receiver = accountKey(row.to_account);
+    assert.match(
+      out,
+      /balances: \d+ account\(s\), \d+ token balance\(s\) compared with the service: 2 differ/,
+    );
+    const named = new RegExp(`  ${receiver} ${row.token_tag}: stored (\\d+), service (\\d+)`).exec(out);
+    assert.ok(named, out);
+    assert.equal(
+      BigInt(named[1]!) - BigInt(named[2]!),
+      1n,
+      'the receiver is credited one unit more than the service says',
+    );
+    await db.database.db.execute(
+      sql`UPDATE ledger_transactions SET amount = amount - 1 WHERE raw_id = ${Number(row.raw_id)}`,
+    );
   });
 });

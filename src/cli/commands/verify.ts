@@ -2,6 +2,7 @@ import { ENV } from '../../config.js';
 import type { Database } from '../../db/connect.js';
 import { resolveDigestQuery } from '../../digest/range-digest.js';
 import { ConfigError, UsageError } from '../../errors.js';
+import type { BalanceReport } from '../../sync/balance-check.js';
 import type { StreamCompleteness } from '../../sync/completeness-report.js';
 import { intFlag } from '../command.js';
 import { type CommandContext, defineCommand } from '../define-command.js';
@@ -33,10 +34,13 @@ Options:
   --json                  the report as JSON (the comparison under "against")
   --walk-limit N          count the service's records exactly when a list has at most N pages, 0..100000
                           (default 200)
+  --balances N            also compare, for the N accounts with the most stored records, the
+                          balances the stored movements imply (ledger_account_balances) with the
+                          service's /balances/{account}, 1..100000; run it right after a sync
 
-Exit codes: 0 every stream complete, no conflict recorded, no integrity mismatch and the copies
-equal; 1 a stream is incomplete, a conflict is recorded, a record is not what its sender signed,
-the copies differ (or the service or a database failed); 2 bad flags.`;
+Exit codes: 0 every stream complete, no conflict recorded, no integrity mismatch, balances and
+copies equal; 1 a stream is incomplete, a conflict is recorded, a record is not what its sender
+signed, a balance or the copies differ (or the service or a database failed); 2 bad flags.`;
 
 /** Conflicts listed with both versions; the total is always given. */
 const CONFLICTS_LISTED = 50;
@@ -49,6 +53,7 @@ const flags = {
   from: { type: 'string' },
   to: { type: 'string' },
   'range-size': { type: 'string' },
+  balances: { type: 'string' },
 } as const;
 
 type Context = CommandContext<typeof flags>;
@@ -60,6 +65,7 @@ export const command = defineCommand({
   async run(ctx) {
     const { values, io } = ctx;
     const walkLimit = intFlag('walk-limit', values['walk-limit'], 0, 100_000) ?? 200;
+    const balances = intFlag('balances', values.balances, 1, 100_000);
     const { parseAgainst, sideNames, verifyAgainst } = await import('../../app/verify-against.js');
     const against = values.against === undefined ? undefined : parseAgainst(values.against);
     const rangeFlag = (['from', 'to', 'range-size'] as const).find((name) => values[name] !== undefined);
@@ -72,11 +78,13 @@ export const command = defineCommand({
         '--base-url',
         `is required (or set ${ENV.ledgerBaseUrl}), unless --against is given`,
       );
+    if (config.ledgerBaseUrl === undefined && balances !== undefined)
+      throw new ConfigError('--base-url', `is required with --balances (or set ${ENV.ledgerBaseUrl})`);
     const logger = ctx.logger(config.logLevel === 'info' ? 'warn' : config.logLevel);
     const { database, report } =
       config.ledgerBaseUrl === undefined
         ? { database: await openForReading(ctx), report: null }
-        : await completeness(ctx, walkLimit);
+        : await completeness(ctx, walkLimit, balances);
     const comparison =
       against === undefined
         ? null
@@ -105,11 +113,18 @@ export const command = defineCommand({
 async function completeness(
   { config, logger, onClose, io }: Context,
   walkLimit: number,
+  balanceAccounts: number | undefined,
 ): Promise<{
   database: Database;
   report: {
     text: string[];
-    json: { complete: boolean; streams: StreamCompleteness[]; conflicts: unknown; integrity: unknown };
+    json: {
+      complete: boolean;
+      streams: StreamCompleteness[];
+      conflicts: unknown;
+      integrity: unknown;
+      balances?: BalanceReport;
+    };
   };
 }> {
   const { createContext } = await import('../../app/context.js');
@@ -123,12 +138,27 @@ async function completeness(
   const integrity = await readIntegrity(app.database.db, CONFLICTS_LISTED);
   const { formatCompleteness, formatConflicts } = await import('../../sync/completeness-report.js');
   const { formatIntegrity, integrityHolds } = await import('../../sync/integrity-report.js');
-  const complete = allComplete(streams) && conflicts.total === 0 && integrityHolds(integrity);
+  const { verifyBalances } = await import('../../app/verify-balances.js');
+  const { formatBalances } = await import('../../sync/balance-check.js');
+  const balances =
+    balanceAccounts === undefined
+      ? undefined
+      : await verifyBalances({ app, accounts: balanceAccounts, signal: io.signal });
+  const complete =
+    allComplete(streams) &&
+    conflicts.total === 0 &&
+    integrityHolds(integrity) &&
+    (balances === undefined || balances.differences.length === 0);
   return {
     database: app.database,
     report: {
-      text: [formatCompleteness(streams), ...formatConflicts(conflicts), ...formatIntegrity(integrity)],
-      json: { complete, streams, conflicts, integrity },
+      text: [
+        formatCompleteness(streams),
+        ...formatConflicts(conflicts),
+        ...formatIntegrity(integrity),
+        ...(balances === undefined ? [] : formatBalances(balances)),
+      ],
+      json: { complete, streams, conflicts, integrity, ...(balances === undefined ? {} : { balances }) },
     },
   };
 }
