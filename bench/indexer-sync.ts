@@ -52,12 +52,17 @@ export async function runIndexerSync(
     simulator: SimulatorProcess;
     database: ScenarioDatabase;
     expectedRows: number;
+    /** More flags of `sync` (e.g. `--check-signatures`). */
+    extraArgs?: string[];
   },
 ): Promise<ThroughputRun & { stdout: string }> {
   if (!setup.runner.hasCommand('sync')) throw new Error('the sync command has not landed');
   const before = listPagesServed(await input.simulator.stats());
   const child = spawnMeasured({
-    nodeArgs: [...setup.nodeFlags, ...setup.runner.nodeArgs(['sync', '--base-url', input.simulator.url])],
+    nodeArgs: [
+      ...setup.nodeFlags,
+      ...setup.runner.nodeArgs(['sync', '--base-url', input.simulator.url, ...(input.extraArgs ?? [])]),
+    ],
     env: indexerEnv(setup, { databaseUrl: input.database.url, baseUrl: input.simulator.url }),
     cwd: setup.root,
     label: 'sync',

@@ -13,6 +13,7 @@ import { adminUrl, postgresVersion } from './databases.js';
 import { isNotRun, type Maybe } from './figures.js';
 import { runFreshnessScenario } from './freshness.js';
 import { prepareIndexerRunner } from './indexer-runner.js';
+import { runIntegrityScenario } from './integrity.js';
 import { describeMachine } from './machine.js';
 import { type BenchOptions, HelpRequested, parseBenchOptions, type SCENARIOS, USAGE } from './options.js';
 import { cleanPeakFiles } from './processes.js';
@@ -95,6 +96,7 @@ async function main(argv: string[]): Promise<number> {
       ? await attempt(() => runStatusFreshnessScenario(context))
       : skipped;
     const small = wants('memory') ? await attempt(() => runMemorySmall(context)) : skipped;
+    const integrity = wants('integrity') ? await attempt(() => runIntegrityScenario(context)) : skipped;
     const scenarios: BenchResults['scenarios'] = {
       backfill: wants('backfill') ? backfill : skipped,
       latency,
@@ -102,6 +104,7 @@ async function main(argv: string[]): Promise<number> {
       freshness,
       statusFreshness,
       memory: { small, large: wants('memory') ? large : skipped },
+      integrity,
     };
     const ratios = computeRatios(scenarios);
     const results: BenchResults = {

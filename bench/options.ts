@@ -45,7 +45,15 @@ export interface BenchOptions {
   only: string[];
 }
 
-export const SCENARIOS = ['backfill', 'latency', 'tail', 'freshness', 'status-freshness', 'memory'] as const;
+export const SCENARIOS = [
+  'backfill',
+  'latency',
+  'tail',
+  'freshness',
+  'status-freshness',
+  'memory',
+  'integrity',
+] as const;
 
 export const USAGE = `Usage: npm run bench -- [options]
 

@@ -121,6 +121,24 @@ export function renderTable(results: BenchResults): string {
     else
       rows.push([`memory ${point.records}`, 'indexer sync', '', '', '', '', '', mb(point.peakRssBytes), '']);
   }
+  if (isNotRun(s.integrity))
+    rows.push(['integrity', '', '', '', '', '', '', '', `not run: ${s.integrity.notRun}`]);
+  else {
+    const i = s.integrity;
+    addRun(`integrity ${i.records}`, 'sync (hash checked)', i.plain);
+    addRun(`integrity ${i.records}`, 'sync --check-signatures', i.signatures);
+    rows.push([
+      'integrity checks',
+      'CPU per record',
+      '',
+      '',
+      '',
+      '',
+      '',
+      '',
+      `hash ${i.hashCpuUsPerRecord} µs (${i.hashShareOfSyncCpu ?? '—'} of sync's CPU per record); signature ${i.signatureCpuUsPerEvmRecord} µs per EVM record (${i.evmShare} of records)`,
+    ]);
+  }
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => (r[i] ?? '').length)));
   const lines = rows.map((r) =>
     r
@@ -146,6 +164,9 @@ export function renderTable(results: BenchResults): string {
   );
   lines.push(`  latency ÷ ideal               ${fmt(r.latencyVsIdeal)}`);
   lines.push(`  tail pages ÷ ideal            ${fmt(r.tailPagesVsIdeal)}`);
+  lines.push(
+    `  --check-signatures ÷ sync     ${isNotRun(s.integrity) ? `not run (${s.integrity.notRun})` : String(s.integrity.signaturesVsPlain)}`,
+  );
   const m = r.peakRss1mVs100k;
   lines.push(
     `  peak RSS large ÷ small        ${isNotRun(m) ? `not run (${m.notRun})` : `${m.value} (${m.largeRecords} ÷ ${m.smallRecords} records)`}`,

@@ -1,5 +1,6 @@
 import { isNotRun, type Maybe, type NotRun, round, type ThroughputRun } from './figures.js';
 import type { FreshnessFigures } from './freshness.js';
+import type { IntegrityFigures } from './integrity.js';
 import type { MachineInfo } from './machine.js';
 import type { BackfillFigures, LatencyFigures, MemoryPoint, TailFigures } from './scenarios.js';
 import type { StatusFreshnessFigures } from './status-freshness.js';
@@ -23,6 +24,7 @@ export interface BenchResults {
     freshness: Maybe<FreshnessFigures>;
     statusFreshness: Maybe<StatusFreshnessFigures>;
     memory: { small: Maybe<MemoryPoint>; large: Maybe<MemoryPoint> };
+    integrity: Maybe<IntegrityFigures>;
   };
   ratios: Ratios;
   targets: Target[];

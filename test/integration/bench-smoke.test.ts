@@ -134,6 +134,19 @@ describe('npm run bench --quick', () => {
       results.scenarios.memory.small.peakRssBytes > 0 && results.scenarios.memory.large.peakRssBytes > 0,
     );
 
+    const integrity = results.scenarios.integrity;
+    for (const run of [integrity.plain, integrity.signatures]) {
+      assert.ok(
+        isRun(run) && run.rows === run.expectedRows,
+        `integrity backfill measured: ${JSON.stringify(run)}`,
+      );
+    }
+    assert.ok(
+      integrity.hashCpuUsPerRecord > 0 && integrity.signatureCpuUsPerEvmRecord > integrity.hashCpuUsPerRecord,
+    );
+    assert.ok(integrity.signaturesVsPlain > 0 && integrity.evmShare > 0);
+    assert.match(stdout, /--check-signatures ÷ sync +\d/);
+
     const ratios = results.ratios;
     for (const value of [
       ratios.indexerVsBaseline.sync,
