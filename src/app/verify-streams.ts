@@ -2,6 +2,7 @@ import { countConflictsByStream } from '../db/conflicts.js';
 import {
   countRawIdHoles,
   countStored,
+  countStoredForStream,
   selectProvenRanges,
   selectRawIdHoles,
   selectStreams,
@@ -61,7 +62,10 @@ export async function verifyStreams(input: {
         serviceHead,
         totalPages: first.totalPages,
         walked,
-        table: global ? await countStored(db, mark) : undefined,
+        table: global
+          ? await countStored(db, mark)
+          : await countStoredForStream(db, { ...spec, key: stream.key, rawId: mark }),
+        compareCounts: global,
         conflicts: conflicts.get(stream.key) ?? 0,
         unstored,
       }),

@@ -20,7 +20,7 @@ export interface StreamCompleteness {
   serviceHead: number | null;
   /** Records the service lists: exact when counted by walking, else bounds from `totalPages`. */
   serviceCount: { min: number; max: number; exact: number | null };
-  /** Records of the stream in the table, when it can be counted (the unfiltered global list). */
+  /** Records of the stream in the table (for a filtered or account list, those matching it). */
   tableCount: number | null;
   /** Records the service listed above the watermark (not synced yet), when counted. */
   behind: number | null;
@@ -55,6 +55,12 @@ export function judgeStream(input: {
   walked?: { atOrBelow: number; above: number } | undefined;
   /** Records stored at or below the watermark, and in all. */
   table?: { atOrBelow: number; total: number } | undefined;
+  /**
+   * Whether the table's count at or below the watermark must equal the walked one. True for the
+   * global list; a filtered or account list's count depends on which records the service counts
+   * as the account's, so there the rawIds it lists are checked instead (`unstored`). Default true.
+   */
+  compareCounts?: boolean | undefined;
   /** RawIds the walk saw at or below the watermark that the table lacks, ascending. */
   unstored?: readonly number[] | undefined;
   /** Conflicts recorded for the stream. Default 0. */
@@ -69,7 +75,12 @@ export function judgeStream(input: {
   const problems: string[] = [];
   if (input.watermark === null) problems.push('never completely backfilled (no watermark)');
   if (unprovenGaps.length > 0) problems.push(`${unprovenGaps.length} unproven gap(s) below the watermark`);
-  if (input.walked && input.table && input.walked.atOrBelow !== input.table.atOrBelow) {
+  if (
+    input.compareCounts !== false &&
+    input.walked &&
+    input.table &&
+    input.walked.atOrBelow !== input.table.atOrBelow
+  ) {
     problems.push(
       `the service lists ${input.walked.atOrBelow} records at or below the watermark, the table holds ${input.table.atOrBelow}`,
     );
