@@ -62,7 +62,17 @@ export interface Config {
    * the recomputed `ledgerHash` is always checked.
    */
   checkSignatures: boolean;
+  /** `LEDGER_HTTP_HOST`: the address the HTTP surface (`/health`, `/ready`, `/status`, `/metrics`) binds. Default `127.0.0.1`. */
+  httpHost: string;
+  /**
+   * `LEDGER_HTTP_PORT`: the HTTP surface's port, 0 to 65535; 0 = off. Unset: off on `worker`,
+   * {@link DEFAULT_SERVE_PORT} on `serve`.
+   */
+  httpPort: number | undefined;
 }
+
+/** The port `serve` listens on when `LEDGER_HTTP_PORT` and `--http-port` are unset. */
+export const DEFAULT_SERVE_PORT = 9464;
 
 /** Names of the environment variables, for messages and docs. */
 export const ENV = {
@@ -85,6 +95,8 @@ export const ENV = {
   recheckAfterMs: 'LEDGER_RECHECK_AFTER_MS',
   stragglerAgeMs: 'LEDGER_STRAGGLER_AGE_MS',
   checkSignatures: 'LEDGER_CHECK_SIGNATURES',
+  httpHost: 'LEDGER_HTTP_HOST',
+  httpPort: 'LEDGER_HTTP_PORT',
 } as const satisfies Record<keyof Config, string>;
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -106,6 +118,7 @@ export const LIMITS = {
   hedgeMinMs: { min: 0, max: 600_000 },
   recheckAfterMs: { min: 0, max: 3_600_000 },
   stragglerAgeMs: { min: 0, max: 86_400_000 },
+  httpPort: { min: 0, max: 65_535 },
 } as const satisfies Partial<Record<keyof Config, { min: number; max: number }>>;
 
 /**
@@ -196,6 +209,8 @@ export function loadConfig(
     recheckAfterMs: int('recheckAfterMs', RECHECK_DEFAULTS.recheckAfterMs, LIMITS.recheckAfterMs),
     stragglerAgeMs: int('stragglerAgeMs', RECHECK_DEFAULTS.stragglerAgeMs, LIMITS.stragglerAgeMs),
     checkSignatures: bool('checkSignatures', false),
+    httpHost: parseHost(raw('httpHost'), name('httpHost')) ?? '127.0.0.1',
+    httpPort: raw('httpPort') === undefined ? undefined : int('httpPort', 0, LIMITS.httpPort),
   };
 }
 
@@ -203,6 +218,14 @@ export function loadConfig(
 export function flagName(key: keyof Config): string {
   if (key === 'ledgerBaseUrl') return '--base-url';
   return `--${key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
+}
+
+/** A host name or an address (`0.0.0.0`, `::`), never a URL: what `listen()` takes. */
+function parseHost(value: string | undefined, setting: string): string | undefined {
+  if (value !== undefined && !/^[A-Za-z0-9.:_-]+$/.test(value)) {
+    throw new ConfigError(setting, `must be a host name or an IP address like 127.0.0.1 (got '${value}')`);
+  }
+  return value;
 }
 
 function parsePaths(value: string | undefined, setting: string): Record<string, string> {

@@ -322,3 +322,19 @@ function parseServiceError(body: string): string | undefined {
   }
   return undefined;
 }
+
+/** The HTTP surface could not listen on its address (the port is taken, the address is not local…). */
+export class ListenError extends LedgerIndexerError {
+  readonly host: string;
+  readonly port: number;
+  /** The system's code, e.g. `EADDRINUSE`. */
+  readonly code: string | undefined;
+
+  constructor(init: { host: string; port: number; code: string | undefined; cause?: unknown }) {
+    const why = init.code === 'EADDRINUSE' ? 'the port is already in use' : (init.code ?? 'failed');
+    super(`cannot listen on ${init.host}:${init.port}: ${why}`, { cause: init.cause });
+    this.host = init.host;
+    this.port = init.port;
+    this.code = init.code;
+  }
+}

@@ -7,9 +7,11 @@ import { migrateDatabase } from '../db/migrate.js';
 import { createPgStore, type PgStoreOptions } from '../db/store.js';
 import { tokensListedAt, upsertTokens } from '../db/tokens.js';
 import type { Logger } from '../logger.js';
+import type { Metrics, WriteObserver } from '../metrics/index.js';
 import { loadFastKeccak } from '../sync/keccak.js';
 import type { LedgerToken } from '../sync/model.js';
 import type { SyncStore } from '../sync/ports.js';
+import { observeSyncStore } from './instrumented-store.js';
 
 /**
  * Everything a sync needs, built once from the configuration and handed to `syncOnce`, queue
@@ -21,6 +23,8 @@ export interface AppContext {
   client: LedgerClient;
   database: Database;
   store: SyncStore;
+  /** Told what each commit wrote, when metrics are kept (the worker wraps its backfill store with it). */
+  writes: WriteObserver | undefined;
   /** Stores the tokens of `/info` (tags, symbols, decimals). */
   saveTokens(tokens: LedgerToken[]): Promise<unknown>;
   /** When `/info` was last stored; `null` when never. */
@@ -43,6 +47,8 @@ export interface CreateContextOptions {
    * Redis). Default: the client's own, at `requestsPerSecond`.
    */
   budget?: RequestBudget | undefined;
+  /** Where the client's requests and the store's writes are counted. Default: nowhere. */
+  metrics?: Pick<Metrics, 'client' | 'writes'> | undefined;
 }
 
 /**
@@ -53,7 +59,11 @@ export async function createContext(options: CreateContextOptions): Promise<AppC
   const { config, logger } = options;
   // Every record written is hashed: the fast keccak is ready before the first page.
   await loadFastKeccak();
-  const client = createLedgerClient({ ...clientOptionsFromConfig(config, logger), budget: options.budget });
+  const client = createLedgerClient({
+    ...clientOptionsFromConfig(config, logger),
+    budget: options.budget,
+    observer: options.metrics?.client,
+  });
   let database: Database;
   try {
     database =
@@ -75,13 +85,16 @@ export async function createContext(options: CreateContextOptions): Promise<AppC
     stragglerAgeMs: config.stragglerAgeMs,
     ...options.recheck,
   };
-  const store = createPgStore({ database, logger, recheck, checkSignatures: config.checkSignatures });
+  const pgStore = createPgStore({ database, logger, recheck, checkSignatures: config.checkSignatures });
+  const writes = options.metrics?.writes;
+  const store = writes === undefined ? pgStore : observeSyncStore(pgStore, writes);
   return {
     config,
     logger,
     client,
     database,
     store,
+    writes,
     saveTokens: async (tokens) => {
       return upsertTokens(database, tokens);
     },

@@ -5,6 +5,7 @@ import type { LedgerQueues } from '../queue/queues.js';
 import type { SharedRequestBudget } from '../queue/request-budget.js';
 import type { WorkerDeps } from '../queue/worker-deps.js';
 import type { AppContext } from './context.js';
+import { observeBackfillStore } from './instrumented-store.js';
 import { createFetchByHash, createFetchPage } from './sync-adapters.js';
 
 /** Tunables of a worker process; each has a default. */
@@ -34,13 +35,14 @@ export function createWorkerDeps(input: {
 }): WorkerDeps {
   const { app, budget, signal, requestSignal } = input;
   const tuning = input.tuning ?? {};
+  const proofStore = createProofStore({
+    database: app.database,
+    checkSignatures: app.config.checkSignatures,
+    logger: app.logger,
+  });
   return {
     syncStore: app.store,
-    backfillStore: createProofStore({
-      database: app.database,
-      checkSignatures: app.config.checkSignatures,
-      logger: app.logger,
-    }),
+    backfillStore: app.writes === undefined ? proofStore : observeBackfillStore(proofStore, app.writes),
     fetchPage: createFetchPage(app.client, requestSignal),
     fetchByHash: createFetchByHash(app.client, requestSignal),
     refreshReference: async () => {

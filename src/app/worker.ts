@@ -1,13 +1,18 @@
 import { anySignal, settlesWithin, untilAborted, whenAborted } from '../abort.js';
 import type { Config } from '../config.js';
 import { loadSchedules } from '../db/schedules.js';
+import type { HttpSurface } from '../http/server.js';
 import type { Logger } from '../logger.js';
+import { createMetrics, type Metrics } from '../metrics/index.js';
 import { openRedis, type RedisLink } from '../queue/connection.js';
+import { queueStatus } from '../queue/queue-status.js';
 import { createLedgerQueues, DEFAULT_PREFIX, type LedgerQueues } from '../queue/queues.js';
+import { redisFailureLine } from '../queue/redis-failures.js';
 import { createSharedRequestBudget } from '../queue/request-budget.js';
 import { keepSchedulesRegistered } from '../queue/schedules.js';
 import { type RunningWorkers, startWorkers } from '../queue/worker-runner.js';
 import { type AppContext, createContext } from './context.js';
+import { openHttpSurface } from './http-routes.js';
 import { PROCESSORS } from './jobs/index.js';
 import { createWorkerDeps, type WorkerTuning } from './worker-context.js';
 
@@ -36,6 +41,9 @@ export interface RunWorkerOptions {
 /** How long each step of a shutdown that cannot drain waits before the next, harder one. */
 const CLOSE_GRACE_MS = 2500;
 
+/** How long a scrape or `/status` waits for the queue counts. */
+const QUEUE_READ_MS = 2000;
+
 /**
  * The worker process: migrates the database, waits for Redis (retrying for as long as it takes),
  * then runs the BullMQ workers until `signal` is aborted, then drains and closes everything it
@@ -53,14 +61,19 @@ export async function runWorker(options: RunWorkerOptions): Promise<void> {
     prefix,
     perSecond: config.requestsPerSecond,
   });
-  const app = await createContext({ config, logger, budget }).catch((error: unknown) => {
+  // The HTTP surface (LEDGER_HTTP_PORT, off by default) and the metrics it serves.
+  const metrics = (config.httpPort ?? 0) > 0 ? createMetrics() : undefined;
+  const app = await createContext({ config, logger, budget, metrics }).catch((error: unknown) => {
     redis.stopReconnecting();
     redis.connection.disconnect();
     throw error;
   });
   // What ends the worker: the operator's signal, or Redis refusing the credentials.
   const stop = anySignal([options.signal, redis.refused]);
+  const opened: { queues?: LedgerQueues } = {};
+  let surface: HttpSurface | undefined;
   try {
+    if (metrics) surface = await startSurface({ app, metrics, port: config.httpPort ?? 0, opened, stop });
     const connected = await redis.ready(stop).then(
       () => true,
       (error: unknown) => {
@@ -68,8 +81,9 @@ export async function runWorker(options: RunWorkerOptions): Promise<void> {
         throw error;
       },
     );
-    if (connected) await runJobs({ options, app, redis, budget, prefix, stop });
+    if (connected) await runJobs({ options, app, redis, budget, prefix, stop, opened });
   } finally {
+    await surface?.close();
     redis.stopReconnecting();
     redis.connection.disconnect();
     await app.close();
@@ -86,10 +100,13 @@ async function runJobs(input: {
   budget: ReturnType<typeof createSharedRequestBudget>;
   prefix: string;
   stop: AbortSignal;
+  /** Where the queues are put once open, for the HTTP surface. */
+  opened: { queues?: LedgerQueues };
 }): Promise<void> {
   const { options, app, redis, budget, stop } = input;
   const { connection } = redis;
   const queues = createLedgerQueues({ connection, prefix: input.prefix, onError: redis.report });
+  input.opened.queues = queues;
   const jobSignal = new AbortController();
   const requestSignal = new AbortController();
   const deps = createWorkerDeps({
@@ -140,6 +157,37 @@ async function runJobs(input: {
       logger: options.logger,
     });
   }
+}
+
+/** The worker's HTTP surface: its database, and its queues once they are open. */
+function startSurface(input: {
+  app: AppContext;
+  metrics: Metrics;
+  port: number;
+  opened: { queues?: LedgerQueues };
+  stop: AbortSignal;
+}): Promise<HttpSurface> {
+  const { app, opened } = input;
+  return openHttpSurface({
+    config: app.config,
+    database: app.database,
+    logger: app.logger,
+    metrics: input.metrics,
+    port: input.port,
+    signal: input.stop,
+    readQueues: async () => {
+      if (opened.queues === undefined) return { error: 'the worker is not connected to Redis yet' };
+      // While Redis reconnects its commands wait: a scrape does not wait with them.
+      const counts = queueStatus(opened.queues);
+      counts.catch(() => undefined);
+      if (!(await settlesWithin(counts, QUEUE_READ_MS))) return { error: 'Redis did not answer in time' };
+      try {
+        return { queues: await counts };
+      } catch (error) {
+        return { error: redisFailureLine(error, app.config.redisUrl ?? '') };
+      }
+    },
+  });
 }
 
 /**

@@ -27,6 +27,10 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<{ command:
     summary: 'register the periodic sync jobs (idempotent)',
     load: () => import('./commands/schedule.js'),
   },
+  serve: {
+    summary: 'serve /health, /ready, /status and /metrics from the database (with sync from cron)',
+    load: () => import('./commands/serve.js'),
+  },
   verify: {
     summary: 'completeness report against the service; --against compares with another copy',
     load: () => import('./commands/verify.js'),

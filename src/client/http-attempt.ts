@@ -8,6 +8,7 @@ import {
   TimeoutError,
 } from '../errors.js';
 import type { ClientStats, HttpRequest, HttpTransportOptions } from './http.js';
+import type { AttemptOutcome } from './observer.js';
 import { parseRetryAfter } from './retry-after.js';
 import { type AbortLike, StopToken } from './stop-token.js';
 
@@ -82,10 +83,41 @@ export function openTransportState(options: HttpTransportOptions): TransportStat
 
 /** One attempt of a request: waits for the budget, sends, and turns the answer into the result. */
 export async function attempt<T>(state: TransportState, request: HttpRequest<T>, url: string): Promise<T> {
+  const { observer } = state.options;
+  if (observer === undefined) {
+    await state.options.budget.take(request.signal);
+    state.counters.requests += 1;
+    return readAnswer(state, request, url, await sendWithDeadline(state, request, url));
+  }
+  const waitFrom = performance.now();
   await state.options.budget.take(request.signal);
+  const sentAt = performance.now();
+  observer.budgetWait((sentAt - waitFrom) / 1000);
   state.counters.requests += 1;
-  const answer = await sendWithDeadline(state, request, url);
-  return readAnswer(state, request, url, answer);
+  const endpoint = request.endpoint ?? 'other';
+  try {
+    const result = await readAnswer(state, request, url, await sendWithDeadline(state, request, url));
+    observer.attempt(endpoint, 'ok', (performance.now() - sentAt) / 1000);
+    return result;
+  } catch (error) {
+    const outcome = request.signal?.aborted ? 'aborted' : attemptOutcome(error);
+    observer.attempt(endpoint, outcome, (performance.now() - sentAt) / 1000);
+    throw error;
+  }
+}
+
+/** The outcome of a failed attempt, by the error's type and status. */
+function attemptOutcome(error: unknown): AttemptOutcome {
+  if (error instanceof HttpError) {
+    if (error.status === 404) return 'not_found';
+    if (error.status === 429) return 'rate_limited';
+    return error.status >= 500 ? 'server_error' : 'client_error';
+  }
+  if (error instanceof TimeoutError) return 'timeout';
+  if (error instanceof ResponseTooLargeError) return 'too_large';
+  if (error instanceof NetworkError) return 'network_error';
+  if (error instanceof MalformedResponseError) return 'malformed';
+  return 'aborted';
 }
 
 /** Sends the request and reads the whole body within one deadline, started once the budget let it go. */
@@ -185,14 +217,16 @@ function classify(
  * a budget shared in Redis), not only the refused request's retry.
  */
 async function pauseBudget(
-  options: Pick<HttpTransportOptions, 'budget' | 'retryAfterCapMs' | 'logger'>,
+  options: Pick<HttpTransportOptions, 'budget' | 'retryAfterCapMs' | 'logger' | 'observer'>,
   retryAfterMs: number | undefined,
   url: string,
 ): Promise<void> {
   const { budget } = options;
   if (retryAfterMs === undefined || retryAfterMs <= 0 || budget.pause === undefined) return;
   try {
-    await budget.pause(Math.min(retryAfterMs, options.retryAfterCapMs));
+    const pauseMs = Math.min(retryAfterMs, options.retryAfterCapMs);
+    await budget.pause(pauseMs);
+    options.observer?.rateLimitPause(pauseMs / 1000);
   } catch (error) {
     // The refused request's own retry still waits for Retry-After; only the others may go early.
     options.logger.warn({ url, err: error }, 'could not pause the request budget');

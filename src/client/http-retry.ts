@@ -53,6 +53,7 @@ async function beforeRetry(
     retryAfterCapMs: options.retryAfterCapMs,
   });
   counters.retries += 1;
+  options.observer?.retry(request.endpoint ?? 'other');
   options.logger.warn(
     {
       url,

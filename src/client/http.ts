@@ -2,6 +2,7 @@ import { HttpError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { attempt, openTransportState } from './http-attempt.js';
 import { retry } from './http-retry.js';
+import type { ClientObserver } from './observer.js';
 import type { RequestBudget } from './request-budget.js';
 import type { AbortLike } from './stop-token.js';
 
@@ -38,11 +39,15 @@ export interface HttpTransportOptions {
   userAgent: string;
   budget: RequestBudget;
   logger: Logger;
+  /** Told of every attempt, retry and pause, for metrics. */
+  observer?: ClientObserver | undefined;
 }
 
 /** One logical request; `send` may make several attempts of it. */
 export interface HttpRequest<T> {
   method: 'GET' | 'POST';
+  /** The endpoint's name (`txs`, `txsByHash`, …), for metrics. Default `other`. */
+  endpoint?: string | undefined;
   /** Path and query relative to the base URL, already encoded. */
   path: string;
   /** A JSON text, for POST. */

@@ -14,8 +14,9 @@ type Parse<T> = (text: string, url: string) => T;
 
 /** The two ways the client's methods GET: plain, and hedged for list pages. */
 export interface ClientGets {
-  get<T>(path: string, parse: Parse<T>, call: CallOptions | undefined): Promise<T>;
-  getPage<T>(path: string, parse: Parse<T>, call: CallOptions | undefined): Promise<T>;
+  /** GETs `path`; `endpoint` names it for metrics. */
+  get<T>(endpoint: string, path: string, parse: Parse<T>, call: CallOptions | undefined): Promise<T>;
+  getPage<T>(endpoint: string, path: string, parse: Parse<T>, call: CallOptions | undefined): Promise<T>;
   /** Second requests sent for slow pages so far. */
   hedges(): number;
 }
@@ -30,11 +31,12 @@ export function createClientGets(
   const hedgePolicy = createHedgePolicy({ after: resolved.hedgeAfter, minMs: resolved.hedgeMinMs });
   let hedges = 0;
   return {
-    get: (path, parse, call) => http.send({ method: 'GET', path, parse, signal: call?.signal }),
-    getPage: (path, parse, call) =>
+    get: (endpoint, path, parse, call) =>
+      http.send({ method: 'GET', endpoint, path, parse, signal: call?.signal }),
+    getPage: (endpoint, path, parse, call) =>
       runHedged({
         policy: hedgePolicy,
-        call: (signal) => http.send({ method: 'GET', path, parse, signal }),
+        call: (signal) => http.send({ method: 'GET', endpoint, path, parse, signal }),
         signal: call?.signal,
         onHedge: (delayMs) => {
           hedges += 1;
@@ -65,7 +67,8 @@ export function createAccountLister(
     let firstNotFound: unknown;
     for (const template of candidates) {
       try {
-        const page = await gets.getPage(fillPath(template, { account }) + qs, parseTxPage, call);
+        const path = fillPath(template, { account }) + qs;
+        const page = await gets.getPage('txsByAccount', path, parseTxPage, call);
         if (accountTemplate !== template) {
           if (template !== configured) {
             logger.info(
@@ -101,10 +104,11 @@ export function createTools(
         for (const [key, value] of Object.entries(params)) {
           if (value !== undefined) query[key] = typeof value === 'string' ? value : JSON.stringify(value);
         }
-        return gets.get(path + queryString(query), parseToolAnswer, call);
+        return gets.get(name, path + queryString(query), parseToolAnswer, call);
       }
       return http.send({
         method: 'POST',
+        endpoint: name,
         path,
         body: JSON.stringify(params),
         parse: parseToolAnswer,

@@ -107,21 +107,29 @@ export function createLedgerClient(options: LedgerClientOptions): LedgerClient {
   const { get, getPage } = gets;
   return {
     baseUrl: resolved.baseUrl,
-    info: async (call) => get(fillPath(paths.info), parseInfo, call),
-    balances: async (account, call) => get(fillPath(paths.balances, { account }), parseBalances, call),
+    info: async (call) => get('info', fillPath(paths.info), parseInfo, call),
+    balances: async (account, call) =>
+      get('balances', fillPath(paths.balances, { account }), parseBalances, call),
     balance: async (tag, account, call) =>
-      get(fillPath(paths.balance, { tag, account }), parseAccountBalance, call),
-    fees: async (call) => get(fillPath(paths.fees), parseFees, call),
-    fee: async (tag, call) => get(fillPath(paths.fee, { tag }), parseOneFee, call),
-    txs: async (query = {}, call) => getPage(fillPath(paths.txs) + listQuery(query), parseTxPage, call),
+      get('balance', fillPath(paths.balance, { tag, account }), parseAccountBalance, call),
+    fees: async (call) => get('fees', fillPath(paths.fees), parseFees, call),
+    fee: async (tag, call) => get('fee', fillPath(paths.fee, { tag }), parseOneFee, call),
+    txs: async (query = {}, call) =>
+      getPage('txs', fillPath(paths.txs) + listQuery(query), parseTxPage, call),
     txsByAccount: createAccountLister(gets, paths.txsByAccount, logger),
     txsByHash: async (ledgerHash, call) =>
-      get(fillPath(paths.txsByHash, { ledgerHash }), parseSingleTx, call),
+      get('txsByHash', fillPath(paths.txsByHash, { ledgerHash }), parseSingleTx, call),
     mintedTxByChainTxHash: async (chainTxHash, call) =>
-      get(fillPath(paths.mintedTxByChainTxHash, { chainTxHash }), parseSingleTx, call),
+      get(
+        'mintedTxByChainTxHash',
+        fillPath(paths.mintedTxByChainTxHash, { chainTxHash }),
+        parseSingleTx,
+        call,
+      ),
     submitTx: async (tx, call) =>
       http.send({
         method: 'POST',
+        endpoint: 'submitTx',
         path: fillPath(paths.submitTx),
         body: JSON.stringify(tx),
         parse: parseSubmitResult,
@@ -129,7 +137,7 @@ export function createLedgerClient(options: LedgerClientOptions): LedgerClient {
         signal: call?.signal,
       }),
     txsAfter: async (query, call) =>
-      getPage(fillPath(paths.txsAfter) + keyPageQuery(query), parseTxKeyPage, call),
+      getPage('txsAfter', fillPath(paths.txsAfter) + keyPageQuery(query), parseTxKeyPage, call),
     tools: createTools(http, gets, resolved),
     stats: () => ({ ...http.stats(), hedges: gets.hedges() }),
     close: () => http.close(),

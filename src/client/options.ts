@@ -5,6 +5,7 @@ import { REQUEST_DEFAULTS } from '../defaults.js';
 import { ConfigError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { packageRoot } from '../paths.js';
+import type { ClientObserver } from './observer.js';
 import { type EndpointName, resolvePaths, type ToolName } from './paths.js';
 import type { RequestBudget } from './request-budget.js';
 
@@ -65,6 +66,8 @@ export interface LedgerClientOptions {
   connections?: number | undefined;
   /** HTTP method of each Tools endpoint (their methods are not documented). Default POST (JSON body). */
   toolMethods?: Partial<Record<ToolName, 'GET' | 'POST'>> | undefined;
+  /** Told of every attempt (endpoint, outcome, duration), retry and rate-limit pause, for metrics. Default: none. */
+  observer?: ClientObserver | undefined;
   /** Where retried failures are logged (`warn`). Default: silent. */
   logger?: Logger | undefined;
   /** `User-Agent` header. Default `ledger-indexer/<version>`. */
@@ -73,8 +76,9 @@ export interface LedgerClientOptions {
 
 /** The options with every default applied and checked. */
 export type ResolvedClientOptions = Required<
-  Omit<LedgerClientOptions, 'paths' | 'logger' | 'requestBurst' | 'budget'>
+  Omit<LedgerClientOptions, 'paths' | 'logger' | 'requestBurst' | 'budget' | 'observer'>
 > & {
+  observer: ClientObserver | undefined;
   paths: Record<EndpointName, string>;
   logger: Logger | undefined;
   requestBurst: number | undefined;
@@ -160,6 +164,7 @@ export function resolveClientOptions(options: LedgerClientOptions): ResolvedClie
     requestBurst:
       options.requestBurst === undefined ? undefined : number('requestBurst', options.requestBurst, 1, 1),
     budget: options.budget,
+    observer: options.observer,
     connections: Math.floor(number('connections', options.connections, 16, 1)),
     toolMethods: options.toolMethods ?? {},
     logger: options.logger,

@@ -69,6 +69,48 @@ describe('flag errors on the command line', () => {
     }
   });
 
+  it('exits 2 with one line naming --http-port or LEDGER_HTTP_PORT when the port is bad', async () => {
+    const cases: Array<[string[], Record<string, string>, RegExp]> = [
+      [
+        ['worker', '--http-port', '70000'],
+        {},
+        /^ledger-indexer worker: --http-port: must be a whole number from 0 to 65535 \(got '70000'\)$/,
+      ],
+      [
+        ['worker', '--http-port', 'abc'],
+        {},
+        /^ledger-indexer worker: --http-port: must be a whole number from 0 to 65535 \(got 'abc'\)$/,
+      ],
+      [
+        ['worker'],
+        { LEDGER_HTTP_PORT: '-1' },
+        /^ledger-indexer worker: LEDGER_HTTP_PORT: must be a whole number/,
+      ],
+      [
+        ['serve', '--http-port', '99999'],
+        {},
+        /^ledger-indexer serve: --http-port: must be a whole number from 0 to 65535/,
+      ],
+      [
+        ['serve', '--http-port', '0'],
+        {},
+        /^ledger-indexer serve: --http-port: must be a port from 1 to 65535 for serve/,
+      ],
+      [
+        ['serve'],
+        { LEDGER_HTTP_HOST: 'http://x/' },
+        /^ledger-indexer serve: LEDGER_HTTP_HOST: must be a host name or an IP address/,
+      ],
+      [['serve', '--http-port', '9464'], {}, /^ledger-indexer serve: DATABASE_URL: is required by serve/],
+    ];
+    for (const [argv, env, message] of cases) {
+      const { code, stderr } = await run(argv, { ...WORKER_ENV, ...env });
+      assert.equal(code, 2, `${argv.join(' ')}: ${stderr}`);
+      assert.equal(stderr.split('\n').length, 2, stderr);
+      assert.match(stderr.trim(), message);
+    }
+  });
+
   it('bounds the numeric flags of simulate and demo', async () => {
     const cases: Array<[string[], RegExp]> = [
       [['simulate', '--records', '1000000000'], /--records must be a whole number from 0 to 20000000/],

@@ -120,6 +120,19 @@ describe('loadConfig', () => {
     );
   });
 
+  it('binds the HTTP surface to loopback by default and leaves its port unset', () => {
+    const config = loadConfig({});
+    assert.equal(config.httpHost, '127.0.0.1');
+    assert.equal(config.httpPort, undefined);
+    const set = loadConfig({ LEDGER_HTTP_HOST: '0.0.0.0', LEDGER_HTTP_PORT: '9464' }, { httpPort: '0' });
+    assert.deepEqual([set.httpHost, set.httpPort], ['0.0.0.0', 0]);
+    assert.equal(flagName('httpPort'), '--http-port');
+    assert.throws(
+      () => loadConfig({}, { httpPort: '65536' }),
+      /^ConfigError: --http-port: must be a whole number from 0 to 65535/,
+    );
+  });
+
   it('names the flag, not the variable, when the flag was wrong', () => {
     assert.throws(() => loadConfig({}, { ledgerBaseUrl: 'nope' }), /^ConfigError: --base-url:|--base-url/);
     assert.equal(flagName('requestTimeoutMs'), '--request-timeout-ms');

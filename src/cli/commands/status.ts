@@ -1,6 +1,5 @@
-import type { Config } from '../../config.js';
+import type { StreamReport } from '../../app/status-report.js';
 import type { SyncStatus } from '../../db/status.js';
-import type { StreamStatus } from '../../db/stream-queries.js';
 import { defineCommand } from '../define-command.js';
 import { formatTable } from '../format.js';
 
@@ -19,30 +18,6 @@ Options:
   --base-url URL  the ledger service, for the lag (default: $LEDGER_BASE_URL)
   --json          one JSON document instead of the table`;
 
-/** One stream as `status --json` prints it. */
-export interface StreamReport {
-  key: string;
-  spec: StreamStatus['spec'];
-  watermark: number | null;
-  walk: StreamStatus['walk'];
-  /** Pages walked of the largest `totalPages` seen, for a walk in progress. */
-  backfill: { pagesDone: number; totalPages: number } | null;
-  /** The newest rawId of the stream at the service, `null` when not asked or unreachable. */
-  headRawId: number | null;
-  /** `headRawId - watermark`: how far behind the stream is, in rawIds. */
-  lagRawIds: number | null;
-  headError: string | null;
-  leaseOwner: string | null;
-  lastSuccessAt: string | null;
-  lastError: string | null;
-  errorStreak: number;
-  /** Records of the stream waiting for a re-read (not final yet). */
-  nonFinal: number;
-  rejected: number;
-  /** Records of the stream served again with immutable fields different from the stored ones. */
-  conflicts: number;
-}
-
 export const command = defineCommand({
   name: 'status',
   usage,
@@ -51,35 +26,26 @@ export const command = defineCommand({
     const config = loadConfig({ ledgerBaseUrl: values['base-url'] });
     const logger = createLogger(config.logLevel === 'info' ? 'warn' : config.logLevel);
     const { openDatabase } = await import('../../db/connect.js');
-    const { readMigrationState } = await import('../../db/migrate.js');
-    const { readSyncStatus } = await import('../../db/status.js');
+    const { notMigratedLine } = await import('../../app/stream-health.js');
+    const { buildStatusReport, statusJson } = await import('../../app/status-report.js');
     const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, logger });
     onClose(() => database.close());
     // Looking never changes the schema: a database behind the code is reported, not migrated.
-    const migrations = await readMigrationState(database);
-    if (migrations.applied < migrations.expected) {
-      io.stderr.write(
-        `ledger-indexer status: the database is not migrated (${migrations.applied} of ${migrations.expected} migrations applied); run 'ledger-indexer migrate' or 'sync' first\n`,
-      );
+    const behind = await notMigratedLine(database);
+    if (behind !== null) {
+      io.stderr.write(`ledger-indexer status: ${behind}\n`);
       return 1;
     }
-    const status = await readSyncStatus(database.db);
-    const heads = config.ledgerBaseUrl === undefined ? null : await readHeads(config, status, io.signal);
-    io.signal.throwIfAborted();
-    const streams = status.streams.map((stream) => streamReport(stream, heads?.get(stream.key)));
-    const { readQueueStatus, formatQueueStatus } = await import('../../queue/queue-status.js');
-    const queues =
-      config.redisUrl === undefined
-        ? null
-        : await readQueueStatus(config.redisUrl, { logger, signal: io.signal });
+    const report = await buildStatusReport({ config, database, logger, signal: io.signal });
+    const { queues } = report;
     if (values.json) {
-      const { streams: _omit, ...totals } = status;
-      io.stdout.write(
-        `${JSON.stringify({ streams, ...totals, queues, database: database.describe() }, null, 2)}\n`,
-      );
+      io.stdout.write(`${JSON.stringify(statusJson(report), null, 2)}\n`);
     } else {
+      const { formatQueueStatus } = await import('../../queue/queue-status.js');
       const queueLines = queues === null ? [] : formatQueueStatus(queues);
-      io.stdout.write(`${[renderTable(streams, status, database.describe()), ...queueLines].join('\n')}\n`);
+      io.stdout.write(
+        `${[renderTable(report.streams, report.status, report.database), ...queueLines].join('\n')}\n`,
+      );
     }
     // The database state is shown; the queues' failure still fails the command, in one line.
     if (queues !== null && 'error' in queues) {
@@ -89,66 +55,6 @@ export const command = defineCommand({
     return 0;
   },
 });
-
-type Head = { rawId: number | null; error: string | null };
-
-/** Page 1 of each stream, fetched once: its newest rawId is the service's head for that stream. */
-async function readHeads(
-  config: Config,
-  status: SyncStatus,
-  signal: AbortSignal,
-): Promise<Map<string, Head>> {
-  const { createLedgerClient } = await import('../../client/ledger-client.js');
-  const { clientOptionsFromConfig } = await import('../../client/options.js');
-  const { createFetchPage } = await import('../../app/sync-adapters.js');
-  const client = createLedgerClient({ ...clientOptionsFromConfig(config), retries: 1 });
-  const fetchPage = createFetchPage(client, signal);
-  const heads = new Map<string, Head>();
-  try {
-    await Promise.all(
-      status.streams.map(async (stream) => {
-        try {
-          const page = await fetchPage(stream.spec, 1);
-          const ids = page.txs.map((tx) => tx.rawId);
-          heads.set(stream.key, { rawId: ids.length > 0 ? Math.max(...ids) : null, error: null });
-        } catch (error) {
-          heads.set(stream.key, {
-            rawId: null,
-            error: error instanceof Error ? error.message : String(error),
-          });
-        }
-      }),
-    );
-  } finally {
-    await client.close();
-  }
-  return heads;
-}
-
-function streamReport(stream: SyncStatus['streams'][number], head: Head | undefined): StreamReport {
-  const walk = stream.walk;
-  const lag =
-    head?.rawId === null || head?.rawId === undefined
-      ? null
-      : Math.max(head.rawId - Math.max(stream.watermark ?? 0, 0), 0);
-  return {
-    key: stream.key,
-    spec: stream.spec,
-    watermark: stream.watermark,
-    walk,
-    backfill: walk ? { pagesDone: walk.nextPage - 1, totalPages: walk.totalPages } : null,
-    headRawId: head?.rawId ?? null,
-    lagRawIds: lag,
-    headError: head?.error ?? null,
-    leaseOwner: stream.leaseOwner,
-    lastSuccessAt: stream.lastSuccessAt?.toISOString() ?? null,
-    lastError: stream.lastError,
-    errorStreak: stream.errorStreak,
-    nonFinal: stream.nonFinal,
-    rejected: stream.rejected,
-    conflicts: stream.conflicts,
-  };
-}
 
 function renderTable(streams: StreamReport[], status: SyncStatus, database: string): string {
   const lines: string[] = [`database: ${database}`];

@@ -28,6 +28,9 @@ Options:
   --check-signatures      also recover each EVM sender's signature to its from address
                           (default: $LEDGER_CHECK_SIGNATURES, else false; the hash is always checked)
   --queue-prefix P        Redis key prefix of the queues (default ledger-indexer)
+  --http-port P           serve /health, /ready, /status and /metrics on this port, 0..65535
+                          (default: $${ENV.httpPort}, else 0 = off), on $${ENV.httpHost}
+                          (default 127.0.0.1)
 
 Exit codes: 0 drained after SIGTERM/SIGINT; 1 the database or Redis failed; 2 bad flags or settings.
 Needs ${ENV.redisUrl}. The request budget (${ENV.requestsPerSecond}) is shared by all workers.`;
@@ -45,6 +48,7 @@ export const command = defineCommand({
     'recheck-after-ms': { type: 'string' },
     'check-signatures': { type: 'boolean' },
     'queue-prefix': { type: 'string' },
+    'http-port': { type: 'string' },
   },
   async run({ values, io, config: loadConfig, logger: createLogger }) {
     // Every flag is checked before anything starts: a bad one is a usage error (exit 2).
@@ -59,6 +63,7 @@ export const command = defineCommand({
       ledgerBaseUrl: values['base-url'],
       recheckAfterMs: values['recheck-after-ms'],
       checkSignatures: values['check-signatures'] ? 'true' : undefined,
+      httpPort: values['http-port'],
     });
     if (config.ledgerBaseUrl === undefined)
       throw new ConfigError('--base-url', `is required (or set ${ENV.ledgerBaseUrl})`);

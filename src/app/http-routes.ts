@@ -1,0 +1,109 @@
+import { sql } from 'drizzle-orm';
+import type { Config } from '../config.js';
+import type { Database } from '../db/connect.js';
+import { LedgerIndexerError } from '../errors.js';
+import { type HttpSurface, jsonReply, type Reply, type Routes, startHttpSurface } from '../http/server.js';
+import type { Logger } from '../logger.js';
+import type { Metrics, QueueGaugeValues } from '../metrics/index.js';
+import { buildStatusReport, type QueueReport, statusJson } from './status-report.js';
+import { notMigratedLine, readReadiness, readStateSnapshot } from './stream-health.js';
+
+/** How long `/health` waits for `select 1` before it calls the database unavailable. */
+export const HEALTH_TIMEOUT_MS = 2000;
+
+/** What the routes read from: the database, and on a worker its queues. */
+export interface RouteSources {
+  config: Config;
+  database: Database;
+  logger: Logger;
+  metrics: Metrics;
+  /** The worker's queues, for `/status` and the queue gauges; absent: `status`'s own Redis reading. */
+  readQueues?: (() => Promise<QueueReport>) | undefined;
+  /** Aborted when the process stops: a `/status` in flight gives up its requests. */
+  signal: AbortSignal;
+}
+
+/** The HTTP surface's routes over the database (and a worker's queues). */
+export function createRoutes(sources: RouteSources): Routes {
+  const { database, logger, metrics } = sources;
+  return {
+    async health() {
+      const failure = await pingDatabase(database, HEALTH_TIMEOUT_MS);
+      return failure === null
+        ? jsonReply(200, { status: 'ok' })
+        : jsonReply(503, { status: 'unavailable', reason: `the database failed: ${failure}` });
+    },
+    async ready() {
+      const readiness = await guarded(() => readReadiness(database));
+      if ('failure' in readiness) return jsonReply(503, { ready: false, reason: readiness.failure });
+      return jsonReply(readiness.ready ? 200 : 503, readiness);
+    },
+    async status() {
+      const report = await guarded(async () => {
+        const behind = await notMigratedLine(database);
+        if (behind !== null) throw new LedgerIndexerError(behind);
+        const { config, signal, readQueues } = sources;
+        return buildStatusReport({ config, database, logger, signal, readQueues });
+      });
+      if ('failure' in report) return jsonReply(503, { error: report.failure });
+      return jsonReply(200, statusJson(report));
+    },
+    async metrics() {
+      const snapshot = await guarded(() => readStateSnapshot(database));
+      if ('failure' in snapshot) logger.warn({ reason: snapshot.failure }, 'metrics: the database failed');
+      metrics.state.setDatabase('failure' in snapshot ? null : snapshot);
+      if (sources.readQueues) metrics.state.setQueues(queueGauges(await sources.readQueues()));
+      const text = await metrics.text();
+      return { status: 200, contentType: metrics.contentType, body: text } satisfies Reply;
+    },
+  };
+}
+
+/** Starts the HTTP surface on `LEDGER_HTTP_HOST` and `port` with the routes over `sources`. */
+export async function openHttpSurface(sources: RouteSources & { port: number }): Promise<HttpSurface> {
+  const surface = await startHttpSurface({
+    host: sources.config.httpHost,
+    port: sources.port,
+    routes: createRoutes(sources),
+    logger: sources.logger,
+  });
+  sources.logger.info({ url: surface.url }, 'http surface listening');
+  return surface;
+}
+
+/** `null` when `select 1` answers within `timeoutMs`, else why not (one line, no secrets). */
+async function pingDatabase(database: Database, timeoutMs: number): Promise<string | null> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<string>((resolve) => {
+    timer = setTimeout(() => resolve(`no answer to select 1 within ${timeoutMs} ms`), timeoutMs);
+  });
+  try {
+    return await Promise.race([
+      database.db.execute(sql`select 1`).then(
+        () => null,
+        (error: unknown) => firstLine(error),
+      ),
+      timeout,
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** The value, or the failure's first line: a route answers 503 rather than 500 when the database fails. */
+async function guarded<T>(read: () => Promise<T>): Promise<T | { failure: string }> {
+  try {
+    return await read();
+  } catch (error) {
+    return { failure: firstLine(error) };
+  }
+}
+
+function queueGauges(report: QueueReport): QueueGaugeValues[] | null {
+  return 'error' in report ? null : report.queues;
+}
+
+function firstLine(error: unknown): string {
+  const line = (error instanceof Error ? error.message : String(error)).split('\n')[0] ?? '';
+  return line.length > 300 ? `${line.slice(0, 300)}…` : line;
+}

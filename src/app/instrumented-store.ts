@@ -1,0 +1,41 @@
+import { REREAD_STREAM, type WriteObserver } from '../metrics/index.js';
+import type { BackfillStore } from '../sync/parallel-backfill.js';
+import type { SyncStore } from '../sync/ports.js';
+
+/** The store, telling `observer` what each page commit and re-read wrote. */
+export function observeSyncStore(store: SyncStore, observer: WriteObserver): SyncStore {
+  return {
+    ...store,
+    async commitPage(commit) {
+      const counts = await store.commitPage(commit);
+      observer.written(commit.lease.key, commit.pages?.length ?? 1, counts);
+      return counts;
+    },
+    async commitReread(input) {
+      const counts = await store.commitReread(input);
+      observer.written(REREAD_STREAM, 0, counts);
+      return counts;
+    },
+  };
+}
+
+/** The parallel backfill's store, telling `observer` what each range commit wrote. */
+export function observeBackfillStore(store: BackfillStore, observer: WriteObserver): BackfillStore {
+  const { commitRangePages } = store;
+  return {
+    ...store,
+    async commitRangePage(input) {
+      const counts = await store.commitRangePage(input);
+      observer.written(input.key, 1, counts);
+      return counts;
+    },
+    commitRangePages:
+      commitRangePages === undefined
+        ? undefined
+        : async (input) => {
+            const counts = await commitRangePages(input);
+            observer.written(input.key, input.pages.length, counts);
+            return counts;
+          },
+  };
+}

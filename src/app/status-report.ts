@@ -1,0 +1,135 @@
+import type { Config } from '../config.js';
+import type { Database } from '../db/connect.js';
+import { readSyncStatus, type SyncStatus } from '../db/status.js';
+import type { StreamStatus } from '../db/stream-queries.js';
+import type { Logger } from '../logger.js';
+import type { QueueCounts } from '../queue/queue-status.js';
+
+/** One stream as `status --json` prints it. */
+export interface StreamReport {
+  key: string;
+  spec: StreamStatus['spec'];
+  watermark: number | null;
+  walk: StreamStatus['walk'];
+  /** Pages walked of the largest `totalPages` seen, for a walk in progress. */
+  backfill: { pagesDone: number; totalPages: number } | null;
+  /** The newest rawId of the stream at the service, `null` when not asked or unreachable. */
+  headRawId: number | null;
+  /** `headRawId - watermark`: how far behind the stream is, in rawIds. */
+  lagRawIds: number | null;
+  headError: string | null;
+  leaseOwner: string | null;
+  lastSuccessAt: string | null;
+  lastError: string | null;
+  errorStreak: number;
+  /** Records of the stream waiting for a re-read (not final yet). */
+  nonFinal: number;
+  rejected: number;
+  /** Records of the stream served again with immutable fields different from the stored ones. */
+  conflicts: number;
+}
+
+/** The queue counts, or the line saying why they could not be read. */
+export type QueueReport = { queues: QueueCounts[] } | { error: string };
+
+/** What `status` reports: the streams with their lag, the totals, the queues and the database. */
+export interface StatusReport {
+  streams: StreamReport[];
+  status: SyncStatus;
+  /** `null` without Redis. */
+  queues: QueueReport | null;
+  /** The database, safe to print (no password). */
+  database: string;
+}
+
+/**
+ * Builds `status`'s report: the database's state, the service's head of each stream (one request
+ * to page 1 each, when `LEDGER_BASE_URL` is set) and the queues (when `REDIS_URL` is set; a
+ * worker passes its own `readQueues`).
+ */
+export async function buildStatusReport(input: {
+  config: Config;
+  database: Database;
+  logger: Logger;
+  signal: AbortSignal;
+  readQueues?: (() => Promise<QueueReport>) | undefined;
+}): Promise<StatusReport> {
+  const { config, database, logger, signal } = input;
+  const status = await readSyncStatus(database.db);
+  const heads = config.ledgerBaseUrl === undefined ? null : await readHeads(config, status, signal);
+  signal.throwIfAborted();
+  const streams = status.streams.map((stream) => streamReport(stream, heads?.get(stream.key)));
+  let queues: QueueReport | null = null;
+  if (input.readQueues) queues = await input.readQueues();
+  else if (config.redisUrl !== undefined) {
+    const { readQueueStatus } = await import('../queue/queue-status.js');
+    queues = await readQueueStatus(config.redisUrl, { logger, signal });
+  }
+  return { streams, status, queues, database: database.describe() };
+}
+
+/** The document `status --json` prints and `GET /status` answers. */
+export function statusJson(report: StatusReport): Record<string, unknown> {
+  const { streams: _omit, ...totals } = report.status;
+  return { streams: report.streams, ...totals, queues: report.queues, database: report.database };
+}
+
+type Head = { rawId: number | null; error: string | null };
+
+/** Page 1 of each stream, fetched once: its newest rawId is the service's head for that stream. */
+async function readHeads(
+  config: Config,
+  status: SyncStatus,
+  signal: AbortSignal,
+): Promise<Map<string, Head>> {
+  const { createLedgerClient } = await import('../client/ledger-client.js');
+  const { clientOptionsFromConfig } = await import('../client/options.js');
+  const { createFetchPage } = await import('./sync-adapters.js');
+  const client = createLedgerClient({ ...clientOptionsFromConfig(config), retries: 1 });
+  const fetchPage = createFetchPage(client, signal);
+  const heads = new Map<string, Head>();
+  try {
+    await Promise.all(
+      status.streams.map(async (stream) => {
+        try {
+          const page = await fetchPage(stream.spec, 1);
+          const ids = page.txs.map((tx) => tx.rawId);
+          heads.set(stream.key, { rawId: ids.length > 0 ? Math.max(...ids) : null, error: null });
+        } catch (error) {
+          heads.set(stream.key, {
+            rawId: null,
+            error: error instanceof Error ? error.message : String(error),
+          });
+        }
+      }),
+    );
+  } finally {
+    await client.close();
+  }
+  return heads;
+}
+
+function streamReport(stream: SyncStatus['streams'][number], head: Head | undefined): StreamReport {
+  const walk = stream.walk;
+  const lag =
+    head?.rawId === null || head?.rawId === undefined
+      ? null
+      : Math.max(head.rawId - Math.max(stream.watermark ?? 0, 0), 0);
+  return {
+    key: stream.key,
+    spec: stream.spec,
+    watermark: stream.watermark,
+    walk,
+    backfill: walk ? { pagesDone: walk.nextPage - 1, totalPages: walk.totalPages } : null,
+    headRawId: head?.rawId ?? null,
+    lagRawIds: lag,
+    headError: head?.error ?? null,
+    leaseOwner: stream.leaseOwner,
+    lastSuccessAt: stream.lastSuccessAt?.toISOString() ?? null,
+    lastError: stream.lastError,
+    errorStreak: stream.errorStreak,
+    nonFinal: stream.nonFinal,
+    rejected: stream.rejected,
+    conflicts: stream.conflicts,
+  };
+}

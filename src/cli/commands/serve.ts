@@ -1,0 +1,63 @@
+import { DEFAULT_SERVE_PORT, ENV } from '../../config.js';
+import { ConfigError } from '../../errors.js';
+import { defineCommand } from '../define-command.js';
+
+const usage = `Usage: ledger-indexer serve [--http-port P]
+
+Serves the HTTP surface from PostgreSQL alone, for deployments that run 'sync' from cron (workers
+serve it themselves with --http-port): GET /health (the database answers), /ready (every stream
+backfilled and its last completeness check holds; else 503 with what is missing), /status (the
+JSON of 'status --json'), /metrics (Prometheus) and / (links). Runs until SIGINT/SIGTERM, then
+exits 0. Never migrates: a database behind the code makes /ready and /status answer 503.
+
+Options:
+  --http-port P   the port, 1..65535 (default: $${ENV.httpPort}, else ${DEFAULT_SERVE_PORT});
+                  the address is $${ENV.httpHost} (default 127.0.0.1)
+
+Needs ${ENV.databaseUrl} (the embedded database is opened by one process at a time). With
+${ENV.ledgerBaseUrl} set, /status also asks the service for each stream's head, like 'status';
+with ${ENV.redisUrl} set it adds the queue depths.
+Exit codes: 0 stopped by SIGINT/SIGTERM; 1 cannot listen; 2 bad flags or settings.`;
+
+export const command = defineCommand({
+  name: 'serve',
+  usage,
+  flags: { 'http-port': { type: 'string' } },
+  async run({ values, io, config: loadConfig, logger: createLogger, onClose }) {
+    const config = loadConfig({ httpPort: values['http-port'] });
+    const port = config.httpPort ?? DEFAULT_SERVE_PORT;
+    if (port === 0) {
+      const setting = values['http-port'] === undefined ? ENV.httpPort : '--http-port';
+      throw new ConfigError(
+        setting,
+        'must be a port from 1 to 65535 for serve (0 turns the surface off on worker)',
+      );
+    }
+    if (config.databaseUrl === undefined) {
+      throw new ConfigError(
+        ENV.databaseUrl,
+        'is required by serve (the embedded database is opened by one process at a time)',
+      );
+    }
+    const logger = createLogger(config.logLevel, 'ledger-indexer-serve');
+    const { openDatabase } = await import('../../db/connect.js');
+    const { createMetrics } = await import('../../metrics/index.js');
+    const { openHttpSurface } = await import('../../app/http-routes.js');
+    const { whenAborted } = await import('../../abort.js');
+    const database = await openDatabase({ databaseUrl: config.databaseUrl, logger, maxConnections: 4 });
+    onClose(() => database.close());
+    const surface = await openHttpSurface({
+      config,
+      database,
+      logger,
+      metrics: createMetrics(),
+      port,
+      signal: io.signal,
+    });
+    onClose(() => surface.close());
+    io.stdout.write(`ledger-indexer serve: listening on ${surface.url}\n`);
+    await whenAborted(io.signal);
+    logger.info({}, 'serve stopped');
+    return 0;
+  },
+});

@@ -1,0 +1,141 @@
+import { once } from 'node:events';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { ListenError } from '../errors.js';
+import type { Logger } from '../logger.js';
+import { indexPage } from './index-page.js';
+
+/** An answer of one route. */
+export interface Reply {
+  status: number;
+  contentType: string;
+  body: string;
+}
+
+/** What each path answers; the HTTP surface is handed these and knows nothing of the database. */
+export interface Routes {
+  health(): Promise<Reply>;
+  ready(): Promise<Reply>;
+  status(): Promise<Reply>;
+  metrics(): Promise<Reply>;
+}
+
+/** A listening HTTP surface. */
+export interface HttpSurface {
+  /** `http://host:port`, the port the system gave when 0 was asked for. */
+  url: string;
+  port: number;
+  /** Stops listening and ends open connections (kept-alive scrapers included). */
+  close(): Promise<void>;
+}
+
+/** A JSON reply, with a final newline like the command line's. */
+export function jsonReply(status: number, value: unknown): Reply {
+  return {
+    status,
+    contentType: 'application/json; charset=utf-8',
+    body: `${JSON.stringify(value, null, 2)}\n`,
+  };
+}
+
+const PATHS = ['/', '/health', '/ready', '/status', '/metrics'] as const;
+type Path = (typeof PATHS)[number];
+
+/**
+ * Serves `routes` on `host:port` with `node:http`: `GET` (and `HEAD`) of the five paths, 404 for
+ * any other path, 405 for any other method. A route that throws answers 500 with one line; the
+ * failure is logged, never a request's headers.
+ */
+export async function startHttpSurface(input: {
+  host: string;
+  port: number;
+  routes: Routes;
+  logger: Logger;
+}): Promise<HttpSurface> {
+  const { host, routes, logger } = input;
+  const server = createServer((request, response) => {
+    void answer(request, response, routes).catch((error: unknown) => {
+      logger.error({ err: error, path: pathOf(request) }, 'http surface request failed');
+      if (!response.headersSent) send(response, request, jsonReply(500, { error: firstLine(error) }));
+      else response.destroy();
+    });
+  });
+  // Scrapes are small: a client that sends nothing for long is let go.
+  server.headersTimeout = 10_000;
+  server.requestTimeout = 30_000;
+  server.listen({ host, port: input.port });
+  try {
+    await Promise.race([
+      once(server, 'listening'),
+      once(server, 'error').then(([error]) => Promise.reject(error)),
+    ]);
+  } catch (error) {
+    const code = (error as { code?: unknown } | null)?.code;
+    throw new ListenError({
+      host,
+      port: input.port,
+      code: typeof code === 'string' ? code : undefined,
+      cause: error,
+    });
+  }
+  server.on('error', (error) => logger.error({ err: error }, 'http surface failed'));
+  const { port } = server.address() as AddressInfo;
+  const shownHost = host.includes(':') ? `[${host}]` : host;
+  return {
+    url: `http://${shownHost}:${port}`,
+    port,
+    async close() {
+      const closed = once(server, 'close');
+      server.close();
+      server.closeAllConnections();
+      await closed;
+    },
+  };
+}
+
+async function answer(request: IncomingMessage, response: ServerResponse, routes: Routes): Promise<void> {
+  const path = pathOf(request);
+  if (!(PATHS as readonly string[]).includes(path)) {
+    send(response, request, jsonReply(404, { error: `no such path: ${path}`, paths: PATHS }));
+    return;
+  }
+  if (request.method !== 'GET' && request.method !== 'HEAD') {
+    response.setHeader('allow', 'GET, HEAD');
+    send(response, request, jsonReply(405, { error: `method ${request.method} not allowed; use GET` }));
+    return;
+  }
+  send(response, request, await route(path as Path, routes));
+}
+
+function route(path: Path, routes: Routes): Promise<Reply> {
+  switch (path) {
+    case '/':
+      return Promise.resolve({ status: 200, contentType: 'text/html; charset=utf-8', body: indexPage() });
+    case '/health':
+      return routes.health();
+    case '/ready':
+      return routes.ready();
+    case '/status':
+      return routes.status();
+    case '/metrics':
+      return routes.metrics();
+  }
+}
+
+function send(response: ServerResponse, request: IncomingMessage, reply: Reply): void {
+  response.statusCode = reply.status;
+  response.setHeader('content-type', reply.contentType);
+  response.setHeader('cache-control', 'no-store');
+  response.setHeader('content-length', Buffer.byteLength(reply.body));
+  response.end(request.method === 'HEAD' ? undefined : reply.body);
+}
+
+function pathOf(request: IncomingMessage): string {
+  const url = request.url ?? '/';
+  const end = url.search(/[?#]/);
+  return end === -1 ? url : url.slice(0, end);
+}
+
+function firstLine(error: unknown): string {
+  return (error instanceof Error ? error.message : String(error)).split('\n')[0] ?? '';
+}

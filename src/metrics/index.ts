@@ -1,0 +1,44 @@
+import { hostname } from 'node:os';
+import { Registry } from 'prom-client';
+import type { ClientObserver } from '../client/observer.js';
+import { registerProcessMetrics, type WriteObserver } from './process-metrics.js';
+import { registerStateMetrics, type StateMetrics } from './state-metrics.js';
+
+export { METRIC_PREFIX } from './names.js';
+export { REREAD_STREAM, type WriteObserver } from './process-metrics.js';
+export type { QueueGaugeValues, StateSnapshot, StreamGaugeValues } from './state-metrics.js';
+
+/**
+ * Every metric of one process, in its own registry (no global state: tests make several). The
+ * client and the stores are handed `client` and `writes`, small interfaces; the HTTP surface
+ * sets `state` from the database before each scrape.
+ */
+export interface Metrics {
+  registry: Registry;
+  client: ClientObserver;
+  writes: WriteObserver;
+  state: StateMetrics;
+  /** The Prometheus text of every metric. */
+  text(): Promise<string>;
+  contentType: string;
+}
+
+/** The `process` label of this process's counters: `host:pid`. */
+export function processLabel(): string {
+  return `${hostname()}:${process.pid}`;
+}
+
+/** Creates the registry with the process, client, write and state metrics. */
+export function createMetrics(options: { process?: string } = {}): Metrics {
+  const registry = new Registry();
+  const { client, writes } = registerProcessMetrics(registry, options.process ?? processLabel());
+  const state = registerStateMetrics(registry);
+  return {
+    registry,
+    client,
+    writes,
+    state,
+    text: () => registry.metrics(),
+    contentType: registry.contentType,
+  };
+}

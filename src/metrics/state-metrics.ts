@@ -1,0 +1,133 @@
+import { Gauge, type Registry } from 'prom-client';
+import { METRIC_PREFIX } from './names.js';
+
+/** One stream's state as the database holds it, for the gauges. */
+export interface StreamGaugeValues {
+  stream: string;
+  watermark: number | null;
+  /** RawIds the stream is known to be behind: the head its walk in progress aims at, minus the watermark. */
+  lagRawIds: number;
+  /** Age of the newest record at or below the watermark; `null` without a watermark. */
+  lagSeconds: number | null;
+  lastSuccessAt: Date | null;
+  errorStreak: number;
+  /** 0 to 1; 1 once backfilled. */
+  backfillProgress: number;
+  nonFinal: number;
+  rejected: number;
+  conflicts: number;
+  /** Backfilled and its last completeness check holds (what `/ready` asks of every stream). */
+  complete: boolean;
+}
+
+/** The database's state at a scrape. */
+export interface StateSnapshot {
+  streams: StreamGaugeValues[];
+  records: number;
+  nonFinalQueued: number;
+  nonFinalDue: number;
+  rejected: number;
+  conflicts: number;
+}
+
+/** Depth of one BullMQ queue. */
+export interface QueueGaugeValues {
+  queue: string;
+  waiting: number;
+  delayed: number;
+  active: number;
+  failed: number;
+}
+
+/** Sets the state gauges from a snapshot; `null` when it could not be read (the gauges go away). */
+export interface StateMetrics {
+  setDatabase(snapshot: StateSnapshot | null): void;
+  setQueues(queues: readonly QueueGaugeValues[] | null): void;
+}
+
+const STREAM_GAUGES = {
+  watermark: ['stream_watermark_raw_id', 'Every record of the stream up to this rawId is stored.'],
+  lagRawIds: [
+    'stream_lag_raw_ids',
+    'RawIds the stream is behind: the head its walk in progress aims at minus its watermark (0 when idle).',
+  ],
+  lagSeconds: [
+    'stream_lag_seconds',
+    'Age of the newest record at or below the watermark (its ledger time, else its first sight); grows when the ledger is quiet too.',
+  ],
+  lastSuccess: [
+    'stream_last_success_timestamp_seconds',
+    'When a run of the stream last ended well (Unix time).',
+  ],
+  errorStreak: ['stream_error_streak', 'Runs of the stream that failed in a row.'],
+  progress: ['stream_backfill_progress_ratio', 'Share of the backfill done, 0 to 1 (1 once backfilled).'],
+  nonFinal: ['stream_non_final_records', 'Records of the stream waiting for a re-read (not final yet).'],
+  rejected: ['stream_rejected_records', 'Records of the stream that could not be stored (rejected_records).'],
+  conflicts: [
+    'stream_conflicts',
+    'Records of the stream served again with immutable fields different from the stored ones.',
+  ],
+  complete: [
+    'stream_complete',
+    '1 when the stream is backfilled and its last completeness check holds (as /ready judges), else 0.',
+  ],
+} as const;
+
+/**
+ * Gauges read from PostgreSQL at each scrape: the same values from any worker and from `serve`,
+ * so they carry no process label (take `max without (instance)` over several targets).
+ */
+export function registerStateMetrics(registry: Registry): StateMetrics {
+  const registers = [registry];
+  const gauge = (name: string, help: string, labelNames: string[] = []) =>
+    new Gauge({ name: `${METRIC_PREFIX}${name}`, help, labelNames, registers });
+  const up = gauge('database_up', '1 when the last scrape could read the database, else 0.');
+  const stream = Object.fromEntries(
+    Object.entries(STREAM_GAUGES).map(([key, [name, help]]) => [key, gauge(name, help, ['stream'])]),
+  ) as Record<keyof typeof STREAM_GAUGES, Gauge>;
+  const totals = {
+    records: gauge('records_stored', 'Records stored in ledger_transactions.'),
+    nonFinal: gauge('non_final_records', 'Records waiting for a re-read (not final yet), all streams.'),
+    nonFinalDue: gauge('non_final_due_records', 'Of the records waiting for a re-read, those due now.'),
+    rejected: gauge('rejected_records', 'Distinct records that could not be stored, all streams.'),
+    conflicts: gauge(
+      'conflicts',
+      'Record versions served with immutable fields different from the stored ones.',
+    ),
+  };
+  const queueJobs = gauge('queue_jobs', 'BullMQ jobs by queue and state (on worker).', ['queue', 'state']);
+  const all = [...Object.values(stream), ...Object.values(totals)];
+  return {
+    setDatabase(snapshot) {
+      for (const g of all) g.reset();
+      up.set(snapshot === null ? 0 : 1);
+      if (snapshot === null) return;
+      for (const s of snapshot.streams) {
+        const l = { stream: s.stream };
+        if (s.watermark !== null) stream.watermark.set(l, s.watermark);
+        stream.lagRawIds.set(l, s.lagRawIds);
+        if (s.lagSeconds !== null) stream.lagSeconds.set(l, s.lagSeconds);
+        if (s.lastSuccessAt !== null) stream.lastSuccess.set(l, s.lastSuccessAt.getTime() / 1000);
+        stream.errorStreak.set(l, s.errorStreak);
+        stream.progress.set(l, s.backfillProgress);
+        stream.nonFinal.set(l, s.nonFinal);
+        stream.rejected.set(l, s.rejected);
+        stream.conflicts.set(l, s.conflicts);
+        stream.complete.set(l, s.complete ? 1 : 0);
+      }
+      totals.records.set(snapshot.records);
+      totals.nonFinal.set(snapshot.nonFinalQueued);
+      totals.nonFinalDue.set(snapshot.nonFinalDue);
+      totals.rejected.set(snapshot.rejected);
+      totals.conflicts.set(snapshot.conflicts);
+    },
+    setQueues(queues) {
+      queueJobs.reset();
+      for (const q of queues ?? []) {
+        for (const state of ['waiting', 'delayed', 'active', 'failed'] as const) {
+          queueJobs.set({ queue: q.queue, state }, q[state]);
+        }
+      }
+    },
+  };
+}
