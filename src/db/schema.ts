@@ -11,6 +11,7 @@ import { sql } from 'drizzle-orm';
 import {
   bigint,
   bigserial,
+  boolean,
   index,
   integer,
   jsonb,
@@ -85,6 +86,9 @@ export const ledgerTransactions = pgTable(
     index('ledger_transactions_action_time_idx').on(t.action, t.ledgerTime),
     index('ledger_transactions_time_idx').on(t.ledgerTime),
     index('ledger_transactions_non_final_idx').on(t.rawId).where(sql`${t.status} <> 'packaged'`),
+    // The status page counts the last hour's new records per minute: a range scan of this index
+    // is exact (each record counted once, when first stored) and reads only that hour's entries.
+    index('ledger_transactions_first_seen_idx').on(t.firstSeenAt),
   ],
 );
 
@@ -265,6 +269,21 @@ export const ledgerTxConflicts = pgTable(
     index('ledger_tx_conflicts_raw_id_idx').on(t.rawId),
     index('ledger_tx_conflicts_stream_idx').on(t.streamKey),
   ],
+);
+
+/** One row per `verify` completeness report (against the service): when, and whether it held. */
+export const verifyRuns = pgTable(
+  'verify_runs',
+  {
+    id: bigserial('id', { mode: 'number' }).primaryKey(),
+    startedAt: tstz('started_at').notNull(),
+    finishedAt: tstz('finished_at').notNull(),
+    /** Every stream complete, no conflict, no integrity mismatch, balances equal (exit 0). */
+    complete: boolean('complete').notNull(),
+    /** What the report found, in counts (`VerifySummary`): streams, conflicts, mismatches. */
+    summary: jsonb('summary').notNull(),
+  },
+  (t) => [index('verify_runs_finished_idx').on(t.finishedAt)],
 );
 
 // ---------------------------------------------------------------------------------------------

@@ -40,7 +40,9 @@ Options:
 
 Exit codes: 0 every stream complete, no conflict recorded, no integrity mismatch, balances and
 copies equal; 1 a stream is incomplete, a conflict is recorded, a record is not what its sender
-signed, a balance or the copies differ (or the service or a database failed); 2 bad flags.`;
+signed, a balance or the copies differ (or the service or a database failed); 2 bad flags.
+Each completeness report's time and outcome is stored in verify_runs (the status page shows
+the last one).`;
 
 /** Conflicts listed with both versions; the total is always given. */
 const CONFLICTS_LISTED = 50;
@@ -127,6 +129,7 @@ async function completeness(
     };
   };
 }> {
+  const startedAt = new Date();
   const { createContext } = await import('../../app/context.js');
   const { verifyStreams } = await import('../../app/verify-streams.js');
   const app = await createContext({ config: config(), logger: logger() });
@@ -149,6 +152,20 @@ async function completeness(
     conflicts.total === 0 &&
     integrityHolds(integrity) &&
     (balances === undefined || balances.differences.length === 0);
+  // The status page shows the last one: its time and outcome.
+  const { insertVerifyRun } = await import('../../db/verify-runs.js');
+  await insertVerifyRun(app.database.db, {
+    startedAt,
+    finishedAt: new Date(),
+    complete,
+    summary: {
+      streams: streams.length,
+      incompleteStreams: streams.filter((s) => !s.complete).map((s) => s.stream),
+      conflicts: conflicts.total,
+      integrityMismatches: integrity.mismatchTotal,
+      balanceDifferences: balances === undefined ? null : balances.differences.length,
+    },
+  });
   return {
     database: app.database,
     report: {
