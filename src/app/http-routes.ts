@@ -3,8 +3,10 @@ import type { Config } from '../config.js';
 import type { Database } from '../db/connect.js';
 import { LedgerIndexerError } from '../errors.js';
 import { type HttpSurface, jsonReply, type Reply, type Routes, startHttpSurface } from '../http/server.js';
+import { renderStatusPage, renderUnavailablePage } from '../http/status-page.js';
 import type { Logger } from '../logger.js';
 import type { Metrics, QueueGaugeValues } from '../metrics/index.js';
+import { PAGE_REFRESH_SECONDS, readStatusPage } from './status-page.js';
 import { buildStatusReport, type QueueReport, statusJson } from './status-report.js';
 import { notMigratedLine, readReadiness, readStateSnapshot } from './stream-health.js';
 
@@ -27,6 +29,17 @@ export interface RouteSources {
 export function createRoutes(sources: RouteSources): Routes {
   const { database, logger, metrics } = sources;
   return {
+    async page() {
+      const data = await guarded(() => readStatusPage(sources));
+      if ('failure' in data) {
+        const reason = data.failure;
+        return htmlReply(
+          503,
+          renderUnavailablePage({ reason, now: new Date(), refreshSeconds: PAGE_REFRESH_SECONDS }),
+        );
+      }
+      return htmlReply(200, renderStatusPage(data));
+    },
     async health() {
       const failure = await pingDatabase(database, HEALTH_TIMEOUT_MS);
       return failure === null
@@ -69,6 +82,10 @@ export async function openHttpSurface(sources: RouteSources & { port: number }):
   });
   sources.logger.info({ url: surface.url }, 'http surface listening');
   return surface;
+}
+
+function htmlReply(status: number, body: string): Reply {
+  return { status, contentType: 'text/html; charset=utf-8', body };
 }
 
 /** `null` when `select 1` answers within `timeoutMs`, else why not (one line, no secrets). */

@@ -53,9 +53,11 @@ export async function buildStatusReport(input: {
   logger: Logger;
   signal: AbortSignal;
   readQueues?: (() => Promise<QueueReport>) | undefined;
+  /** The database's state when already read (the status page reads it once for two uses). */
+  status?: SyncStatus | undefined;
 }): Promise<StatusReport> {
   const { config, database, logger, signal } = input;
-  const status = await readSyncStatus(database.db);
+  const status = input.status ?? (await readSyncStatus(database.db));
   const heads = config.ledgerBaseUrl === undefined ? null : await readHeads(config, status, signal);
   signal.throwIfAborted();
   const streams = status.streams.map((stream) => streamReport(stream, heads?.get(stream.key)));

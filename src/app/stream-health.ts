@@ -104,7 +104,15 @@ export async function readStateSnapshot(
   database: Pick<Database, 'db'>,
   now: Date = new Date(),
 ): Promise<HealthSnapshot> {
-  const status = await readSyncStatus(database.db, now);
+  return snapshotOfStatus(database, await readSyncStatus(database.db, now), now);
+}
+
+/** Every stream's health and the totals, from a `readSyncStatus` already read at `now`. */
+export async function snapshotOfStatus(
+  database: Pick<Database, 'db'>,
+  status: SyncStatus,
+  now: Date,
+): Promise<HealthSnapshot> {
   const facts = await readStreamFacts(database.db);
   const streams: StreamHealth[] = [];
   for (const stream of status.streams) {

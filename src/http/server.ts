@@ -3,7 +3,6 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { ListenError } from '../errors.js';
 import type { Logger } from '../logger.js';
-import { indexPage } from './index-page.js';
 
 /** An answer of one route. */
 export interface Reply {
@@ -14,6 +13,8 @@ export interface Reply {
 
 /** What each path answers; the HTTP surface is handed these and knows nothing of the database. */
 export interface Routes {
+  /** The status page at `/` (HTML). */
+  page(): Promise<Reply>;
   health(): Promise<Reply>;
   ready(): Promise<Reply>;
   status(): Promise<Reply>;
@@ -110,7 +111,7 @@ async function answer(request: IncomingMessage, response: ServerResponse, routes
 function route(path: Path, routes: Routes): Promise<Reply> {
   switch (path) {
     case '/':
-      return Promise.resolve({ status: 200, contentType: 'text/html; charset=utf-8', body: indexPage() });
+      return routes.page();
     case '/health':
       return routes.health();
     case '/ready':
