@@ -72,7 +72,9 @@ export function throughputSvg(series: readonly MinuteRate[]): string {
   const ticks = tickIndexes(series.length).map((i) => {
     const m = series[i] as MinuteRate;
     const x = (PLOT.left + i * step).toFixed(1);
-    return `<text class="axis" x="${x}" y="${HEIGHT - 6}" text-anchor="middle">${formatClock(new Date(m.startMs))}</text>`;
+    // The last label ends at the plot's edge rather than past it.
+    const anchor = i === series.length - 1 ? 'end' : 'middle';
+    return `<text class="axis" x="${x}" y="${HEIGHT - 6}" text-anchor="${anchor}">${formatClock(new Date(m.startMs))}</text>`;
   });
   const title = `${formatCount(total)} records stored in the last ${series.length} minutes`;
   return `<svg id="throughput" viewBox="0 0 ${WIDTH} ${HEIGHT}" width="${WIDTH}" height="${HEIGHT}" role="img" aria-label="${escapeHtml(title)}">
