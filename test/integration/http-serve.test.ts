@@ -53,6 +53,8 @@ describe('serve: the HTTP surface from the database alone', () => {
     assert.match(String((ready.json as { reason: string }).reason), /no stream synced yet/);
     const index = await fetchText(`${base}/`);
     assert.equal(index.status, 200);
+    assert.match(index.contentType ?? '', /^text\/html/);
+    assert.match(index.body, /id="headline">no stream synced yet/);
     for (const path of ['/health', '/ready', '/status', '/metrics'])
       assert.ok(index.body.includes(`href="${path}"`));
   });
@@ -136,6 +138,9 @@ describe('serve: the HTTP surface from the database alone', () => {
     assert.match(String((health.json as { reason: string }).reason), /^the database failed: /);
     const ready = await fetchText(`${base}/ready`);
     assert.equal(ready.status, 503);
+    const index = await fetchText(`${base}/`);
+    assert.equal(index.status, 503);
+    assert.match(index.body, /status unavailable/);
     const metrics = parseSamples((await fetchText(`${base}/metrics`)).body);
     assert.equal(sampleSum(metrics, 'ledger_indexer_database_up'), 0);
     serve?.child.kill('SIGTERM');

@@ -66,6 +66,14 @@ describe('worker --http-port', () => {
       'queue depths',
     );
 
+    // The status page shows the worker's queues beside the stream.
+    const index = await fetchText(`${base}/`);
+    assert.equal(index.status, 200);
+    assert.match(index.body, /<section id="queues">/);
+    for (const queue of report.queues.queues as Array<{ queue: string }>)
+      assert.ok(index.body.includes(`<td class="key">${queue.queue}`), queue.queue);
+    assert.match(index.body, /data-stream="txs"/);
+
     const done = await scrape(base);
     const { records } = await queryOne<{ records: string }>(
       current.db.database.db,

@@ -1,0 +1,139 @@
+/**
+ * The status page at `/` as a person sees it: `serve` after a real `sync`, opened in headless
+ * Chromium (Debian's `chromium`, driven by playwright-core; `bash .ci/run` installs it).
+ */
+import assert from 'node:assert/strict';
+import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { sql } from 'drizzle-orm';
+import { type Browser, chromium, type Page } from 'playwright-core';
+import { queryRows } from '../../src/db/rows.js';
+import { createSimulator, type Simulator } from '../../src/simulator/index.js';
+import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
+import { freePort } from '../helpers/free-port.js';
+import { fetchText } from '../helpers/http-surface.js';
+import { waitFor } from '../helpers/wait-for.js';
+import { type CliRun, runCli } from './sync-cli-run.js';
+
+const CHROMIUM = '/usr/bin/chromium';
+const CHROMIUM_ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-background-networking',
+  '--disable-component-update',
+];
+
+let simulator: Simulator;
+let testDb: TestDatabase;
+let env: Record<string, string>;
+let serve: CliRun | undefined;
+let browser: Browser | undefined;
+let page: Page;
+let base: string;
+let folder: string;
+const consoleErrors: string[] = [];
+
+before(async () => {
+  // Fail, never skip: without the browser the page is not tested at all.
+  if (!existsSync(CHROMIUM))
+    throw new Error(
+      `${CHROMIUM} is missing: install Debian's chromium (apt-get install -y chromium; bash .ci/run does)`,
+    );
+  folder = mkdtempSync(join(tmpdir(), 'status-page-'));
+  simulator = createSimulator({ records: 300, seed: 73 });
+  const { url } = await simulator.listen();
+  testDb = await createTestDatabase();
+  env = {
+    LEDGER_BASE_URL: url,
+    DATABASE_URL: testDb.url,
+    LEDGER_REQUESTS_PER_SECOND: '0',
+    LOG_LEVEL: 'silent',
+  };
+  const synced = await runCli(['sync'], env).done;
+  assert.equal(synced.code, 0, synced.stderr);
+  const port = await freePort();
+  serve = runCli(['serve', '--http-port', String(port)], env);
+  base = `http://127.0.0.1:${port}`;
+  await waitFor('serve to listen', async () => (await fetchText(`${base}/health`).catch(() => null))?.status);
+  browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS, headless: true });
+  page = await browser.newPage({ viewport: { width: 1200, height: 900 } });
+  page.on('console', (message) => {
+    if (message.type() === 'error') consoleErrors.push(`console: ${message.text()}`);
+  });
+  page.on('pageerror', (error) => consoleErrors.push(`pageerror: ${error.message}`));
+});
+
+after(async () => {
+  await browser?.close();
+  if (serve && serve.child.exitCode === null) {
+    serve.child.kill('SIGTERM');
+    await serve.done;
+  }
+  await simulator?.close();
+  await testDb?.drop();
+  if (folder) rmSync(folder, { recursive: true, force: true });
+});
+
+/** The chart's line as [x, y] points. */
+async function chartPoints(): Promise<Array<[number, number]>> {
+  const d = (await page.getAttribute('svg#throughput path.series', 'd')) ?? '';
+  return [...d.matchAll(/(-?[\d.]+),(-?[\d.]+)/g)].map((m) => [Number(m[1]), Number(m[2])]);
+}
+
+describe('the status page in Chromium', () => {
+  it('loads, charts the records just synced, shows the stream, and logs no error', async () => {
+    const response = await page.goto(`${base}/`, { waitUntil: 'load' });
+    assert.equal(response?.status(), 200);
+    assert.equal(await page.title(), 'ledger-indexer status');
+    assert.equal((await page.textContent('#headline'))?.trim(), 'every stream complete');
+
+    // The chart: 60 minutes drawn, the sync's minute above the baseline, all 300 records counted.
+    const chart = page.locator('svg#throughput');
+    const box = await chart.boundingBox();
+    assert.ok(box !== null && box.width > 100 && box.height > 50, `chart box ${JSON.stringify(box)}`);
+    const points = await chartPoints();
+    assert.equal(points.length, 60);
+    const ys = points.map(([, y]) => y);
+    assert.ok(Math.min(...ys) < Math.max(...ys), 'some minute above the baseline');
+    assert.equal(await page.getAttribute('svg#throughput path.series', 'data-total'), '300');
+    const drawn = await page.locator('svg#throughput path.series').boundingBox();
+    assert.ok(drawn !== null && drawn.height > 10, `line box ${JSON.stringify(drawn)}`);
+
+    // The synced stream's row: complete, at the simulator's head, not behind the service.
+    const row = page.locator('tr.stream[data-stream="txs"]');
+    assert.equal(await row.count(), 1);
+    const text = (await row.locator('td').allTextContents()).join(' ').replace(/\s+/g, ' ');
+    assert.match(text, /^txs complete /);
+    assert.ok(text.includes(simulator.headRawId().toLocaleString('en-US')), text);
+    assert.match(text, /0 rawIds behind the service/);
+    assert.match((await page.textContent('#totals')) ?? '', /records stored\s*300/);
+    assert.match((await page.textContent('#verify-outcome')) ?? '', /never run/);
+
+    const screenshot = join(folder, 'status-page.png');
+    await page.screenshot({ path: screenshot, fullPage: true });
+    assert.ok(existsSync(screenshot) && statSync(screenshot).size > 0, 'screenshot saved');
+    assert.deepEqual(consoleErrors, []);
+  });
+
+  it('shows the last verify once verify has stored it', async () => {
+    const verified = await runCli(['verify'], env).done;
+    assert.equal(verified.code, 0, verified.stdout + verified.stderr);
+    const runs = await queryRows<{ complete: boolean; summary: { streams: number; conflicts: number } }>(
+      testDb.database.db,
+      sql`SELECT complete, summary FROM verify_runs`,
+    );
+    assert.equal(runs.length, 1);
+    assert.equal(runs[0]?.complete, true);
+    assert.equal(runs[0]?.summary.streams, 1);
+    assert.equal(runs[0]?.summary.conflicts, 0);
+
+    await page.reload({ waitUntil: 'load' });
+    const outcome = ((await page.textContent('#verify-outcome')) ?? '').replace(/\s+/g, ' ');
+    assert.match(outcome, /^complete finished \d+ s ago \(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC, took \d+ s\)$/);
+    assert.match((await page.textContent('#verify')) ?? '', /1 of 1 stream\(s\) complete/);
+    assert.deepEqual(consoleErrors, []);
+  });
+});
