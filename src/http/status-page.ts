@@ -185,10 +185,11 @@ function progressCell(s: StreamRow): string {
 function lagCell(s: StreamRow): string {
   const parts: string[] = [];
   if (s.headError !== null) parts.push(`<span class="bad">head unknown: ${escapeHtml(s.headError)}</span>`);
-  else if (s.lagRawIds !== null)
-    parts.push(
-      `${formatCount(s.lagRawIds)} rawIds${s.lagSource === 'service' ? ' behind the service' : ' (walk in progress)'}`,
-    );
+  else if (s.lagSource === 'service' && s.lagRawIds !== null)
+    parts.push(`${formatCount(s.lagRawIds)} rawIds behind the service`);
+  // Without the service's head, only a walk in progress says how far it has to go.
+  else if (s.lagRawIds !== null && s.lagRawIds > 0)
+    parts.push(`${formatCount(s.lagRawIds)} rawIds to the head of the walk in progress`);
   if (s.lagSeconds !== null) parts.push(`newest record ${escapeHtml(formatDuration(s.lagSeconds))} old`);
   return parts.length > 0 ? parts.join('<br>') : '—';
 }

@@ -134,7 +134,7 @@ describe('status page: the page', () => {
     assert.match(second, /<progress max="100" value="30">/);
     assert.match(second, /page 12 of 40/);
     assert.match(second, /backfill in progress: page 12 of 40/);
-    assert.match(second, /55 rawIds \(walk in progress\)/);
+    assert.match(second, /55 rawIds to the head of the walk in progress/);
     assert.match(second, /<td class="num bad">2<\/td>/);
     assert.match(html, /12,345/);
     assert.match(html, /3 \(1 due\)/);
@@ -143,6 +143,12 @@ describe('status page: the page', () => {
     for (const path of ['/health', '/ready', '/status', '/metrics'])
       assert.ok(html.includes(`href="${path}"`));
     assert.ok(!html.includes('<script'), 'no script');
+  });
+
+  it('says nothing of a walk lag when no walk is in progress and the service was not asked', () => {
+    const html = renderStatusPage(data({ streams: [stream({ lagRawIds: 0, lagSource: 'walk' })] }));
+    assert.ok(!html.includes('rawIds'), 'no lag in rawIds');
+    assert.match(html, /newest record 42 s old/);
   });
 
   it('escapes every value it is given', () => {
