@@ -46,3 +46,59 @@ export function formatTable(rows: readonly (readonly string[])[], right: readonl
     )
     .join('\n');
 }
+
+/** An amount for a narrow column: its text, and whether it is in powers of ten. */
+export interface CompactAmount {
+  text: string;
+  /** Shown as `9.01e+59`: too many whole digits for the column, or too small for two decimals. */
+  scientific: boolean;
+}
+
+/**
+ * An amount in the token's smallest unit as token units that fit a narrow column: grouped whole
+ * part and exactly `fractionDigits` decimals (rounded half up; zero is `0`) while the whole
+ * part has at most `maxWholeDigits` digits, else three significant digits in powers of ten
+ * (`9.01e+59`; a nonzero amount that rounds to zero too: `1.50e-9`). Only for display: the exact
+ * value is the database's.
+ */
+export function formatCompactUnits(
+  amount: string,
+  decimals: number,
+  options: { maxWholeDigits?: number; fractionDigits?: number } = {},
+): CompactAmount {
+  const { maxWholeDigits = 15, fractionDigits = 2 } = options;
+  const negative = amount.startsWith('-');
+  const digits = (negative ? amount.slice(1) : amount).replace(/^0+(?=\d)/, '');
+  if (!/^\d+$/.test(digits) || !Number.isInteger(decimals) || decimals < 0) {
+    throw new RangeError(`cannot format '${amount}' with ${decimals} decimals`);
+  }
+  const sign = negative && digits !== '0' ? '-' : '';
+  const wholeDigits = digits.length - decimals;
+  const value = BigInt(digits);
+  const scaled =
+    decimals <= fractionDigits
+      ? value * 10n ** BigInt(fractionDigits - decimals)
+      : (value * 10n + 5n * 10n ** BigInt(decimals - fractionDigits)) /
+        10n ** BigInt(decimals - fractionDigits + 1);
+  if (value === 0n) return { text: '0', scientific: false };
+  if (wholeDigits <= maxWholeDigits && scaled > 0n) {
+    // Every nonzero amount with the same decimals, so that a column of them lines up.
+    const unit = 10n ** BigInt(fractionDigits);
+    const fraction = fractionDigits > 0 ? `.${(scaled % unit).toString().padStart(fractionDigits, '0')}` : '';
+    return { text: `${sign}${(scaled / unit).toLocaleString('en-US')}${fraction}`, scientific: false };
+  }
+  return { text: sign + scientific(digits, wholeDigits - 1), scientific: true };
+}
+
+/** `digits` × 10^(exponent − its length + 1) with three significant digits, rounded half up. */
+function scientific(digits: string, exponent: number): string {
+  let head = BigInt(digits.slice(0, 3).padEnd(3, '0'));
+  if ((digits[3] ?? '0') >= '5') head += 1n;
+  let power = exponent;
+  if (head === 1000n) {
+    head = 100n;
+    power += 1;
+  }
+  const text = head.toString();
+  return `${text[0]}.${text.slice(1)}e${power < 0 ? '-' : '+'}${Math.abs(power)}`;
+}

@@ -13,6 +13,8 @@ export interface CliRun {
   /** Resolves with the exit code (or the signal's name) and everything printed. */
   done: Promise<{ code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }>;
   stderr(): string;
+  /** What it printed on stdout so far. */
+  stdout(): string;
 }
 
 /** Spawns `node --import tsx src/cli/bin.ts <args>` with `env` on top of a clean environment. */
@@ -44,7 +46,7 @@ export function runCli(args: string[], env: Record<string, string>): CliRun {
   }>((resolve) => {
     child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr }));
   });
-  return { child, done, stderr: () => stderr };
+  return { child, done, stderr: () => stderr, stdout: () => stdout };
 }
 
 /** The global list's checkpoint: the next page its walk fetches, `null` when no walk is under way. */

@@ -1,26 +1,39 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ENV } from '../../config.js';
-import type { ActivityRow } from '../../db/report.js';
-import type { NonFinalCounts } from '../../db/stream-queries.js';
-import { intFlag } from '../command.js';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { AppContext } from '../../app/context.js';
+import { type Config, DEFAULT_SERVE_PORT, ENV } from '../../config.js';
+import { UsageError } from '../../errors.js';
+import type { Logger } from '../../logger.js';
+import type { Metrics } from '../../metrics/index.js';
+import { type CommandIo, intFlag } from '../command.js';
 import { defineCommand } from '../define-command.js';
-import { formatTable, formatUnits } from '../format.js';
+import { renderDemoReport, statusPageLines } from '../demo-report.js';
 import { createProgress } from '../progress.js';
-import { signalExitCode } from '../run-outcome.js';
+import { failureLine, signalExitCode } from '../run-outcome.js';
 import { quietOnTerminal } from './sync.js';
 
-const usage = `Usage: ledger-indexer demo [--records N] [--arrivals PER_S] [--seed S]
+/** How often `demo --serve` syncs the records that keep arriving. */
+const SYNC_EVERY_MS = 3000;
+
+const usage = `Usage: ledger-indexer demo [--records N] [--arrivals PER_S] [--seed S] [--serve [--http-port P]]
 
 The zero-setup tour: starts the reference ledger server in-process on a free loopback port
 (--records records, default 20000, at most 1000000, plus --arrivals new ones a second, default
 20, at most 10000), syncs it into the embedded database (PGlite) with a progress display, and
-prints a short report: records by action and token, volumes in token units, and the records not
-final yet.
+prints a short report: records, movements and volumes by action and token (from the
+ledger_movements view), and the records not final yet.
+
+  --serve         then keep going: the simulator goes on, a sync runs every ${SYNC_EVERY_MS / 1000} s, and the
+                  HTTP surface answers on http://127.0.0.1:P (/ the status page, /health, /ready,
+                  /status, /metrics) until SIGINT/SIGTERM, which end it with exit 0
+  --http-port P   its port (default: $${ENV.httpPort}, else ${DEFAULT_SERVE_PORT}; 0 picks a free one)
 
 The database lives in a fresh temporary folder, removed at the end, unless
-$${ENV.dataDir} names a folder to keep it in.`;
+$${ENV.dataDir} names a folder to keep it in.
+Exit codes: 0 done (or --serve stopped); 1 a failure; 2 bad flags or settings; 130/143 stopped
+by SIGINT/SIGTERM before the report.`;
 
 export const command = defineCommand({
   name: 'demo',
@@ -29,82 +42,126 @@ export const command = defineCommand({
     records: { type: 'string' },
     arrivals: { type: 'string' },
     seed: { type: 'string' },
+    serve: { type: 'boolean' },
+    'http-port': { type: 'string' },
   },
   async run({ values, io, config: loadConfig, logger, onClose }) {
     const records = intFlag('records', values.records, 1, 1_000_000) ?? 20_000;
     const arrivals = intFlag('arrivals', values.arrivals, 0, 10_000) ?? 20;
+    const serve = values.serve === true;
+    if (values['http-port'] !== undefined && !serve) throw new UsageError('--http-port needs --serve');
     const keptDir = io.env[ENV.dataDir]?.trim() || undefined;
-    const base = loadConfig();
+    const base = loadConfig({ httpPort: values['http-port'] });
+    const port = base.httpPort ?? DEFAULT_SERVE_PORT;
     const log = logger(quietOnTerminal(base, io));
     const { createSimulator } = await import('../../simulator/index.js');
     const { createContext } = await import('../../app/context.js');
-    const { syncOnce } = await import('../../app/sync-once.js');
-    const { readActivity } = await import('../../db/report.js');
-    const { countNonFinal } = await import('../../db/stream-queries.js');
 
     const dataDir = keptDir ?? (await mkdtemp(join(tmpdir(), 'ledger-indexer-demo-')));
     if (!keptDir) onClose(() => rm(dataDir, { recursive: true, force: true }));
     const simulator = createSimulator({ records, arrivalsPerSecond: arrivals, seed: values.seed ?? 1 });
     onClose(() => simulator.close());
     const { url } = await simulator.listen({ host: '127.0.0.1', port: 0 });
-    io.stderr.write(`demo: ledger simulator with ${records} records on ${url}, database in ${dataDir}\n`);
+    io.stderr.write(
+      `demo: ledger simulator with ${records} records on ${url}\ndemo: database in ${dataDir}\n`,
+    );
     // A local simulator: no request budget to respect, and enough pages in flight to keep both cores busy.
-    const config = {
+    const config: Config = {
       ...base,
       ledgerBaseUrl: url,
       databaseUrl: undefined,
       dataDir,
       requestsPerSecond: 0,
       concurrency: Math.max(base.concurrency, 16),
+      httpHost: '127.0.0.1',
     };
     const started = Date.now();
-    const ctx = await createContext({ config, logger: log });
+    // Counted for /metrics under --serve: the requests to the simulator and the writes.
+    const metrics = serve ? (await import('../../metrics/index.js')).createMetrics() : undefined;
+    const ctx = await createContext({ config, logger: log, metrics });
     onClose(() => ctx.close());
-    const progress = createProgress({ out: io.stderr, tty: io.stderr.isTTY === true });
-    const setupSeconds = (Date.now() - started) / 1000;
-    const syncStarted = Date.now();
-    const result = await syncOnce(ctx, { signal: io.signal, onPage: (event) => progress.page(event) });
-    progress.done();
-    const walk = result.streams[0];
-    const seconds = (Date.now() - syncStarted) / 1000;
-    io.stdout.write(
-      `synced ${walk?.counts.inserted ?? 0} records (${walk?.pages ?? 0} pages) in ${seconds.toFixed(1)}s, ` +
-        `${Math.round((walk?.records ?? 0) / seconds)} records/s (database set up in ${setupSeconds.toFixed(1)}s)\n`,
-    );
-    if (result.stopped) return signalExitCode(io.signal);
-    // Records kept arriving during the backfill: a tail pass picks them up, still unsettled.
-    const tail = await syncOnce(ctx, { signal: io.signal, refreshTokens: false });
-    const caught = tail.streams[0];
-    io.stdout.write(
-      `tail pass: ${caught?.counts.inserted ?? 0} records that arrived meanwhile (${caught?.pages ?? 0} pages)\n\n`,
-    );
-    const activity = await readActivity(ctx.database.db);
-    const nonFinal = await countNonFinal(ctx.database.db);
-    io.stdout.write(`${renderReport(activity, nonFinal)}\n`);
-    if (keptDir) io.stdout.write(`\ndatabase kept in ${keptDir}\n`);
-    return tail.stopped ? signalExitCode(io.signal) : 0;
+    const stopped = await syncAndReport(ctx, io, (Date.now() - started) / 1000);
+    if (stopped !== undefined) return stopped;
+    if (keptDir) io.stdout.write(`database kept in ${keptDir}\n`);
+    if (!serve || metrics === undefined) {
+      io.stdout.write(`\n${statusPageLines({ port, syncEverySeconds: SYNC_EVERY_MS / 1000 }).join('\n')}\n`);
+      return 0;
+    }
+    return serveDemo({ ctx, io, metrics, port, logger: log, onClose });
   },
 });
 
-/** The demo's report: records and volumes by action and token, then the non-final backlog. */
-export function renderReport(activity: readonly ActivityRow[], nonFinal: NonFinalCounts): string {
-  const rows = [
-    ['ACTION', 'TOKEN', 'RECORDS', 'VOLUME'],
-    ...activity.map((row) => [
-      row.action,
-      row.symbol === row.tokenTag ? row.tokenTag : `${row.symbol} (${row.tokenTag})`,
-      String(row.records),
-      row.decimals === null
-        ? `${row.volume} (smallest unit)`
-        : `${formatUnits(row.volume, row.decimals)} ${row.symbol}`,
-    ]),
-  ];
-  const total = activity.reduce((sum, row) => sum + row.records, 0);
-  return [
-    `records by action and token (${total} in all):`,
-    formatTable(rows, [false, false, true, true]),
-    '',
-    `not final yet: ${nonFinal.queued} waiting for a re-read (${nonFinal.notPackaged} not packaged, ` +
-      `${nonFinal.queued - Math.min(nonFinal.notPackaged, nonFinal.queued)} burns waiting for their target-chain hash)`,
-  ].join('\n');
+/**
+ * The backfill with its progress display, a tail pass, then the report. Resolves to the exit
+ * code when a signal stopped it, else `undefined`.
+ */
+async function syncAndReport(
+  ctx: AppContext,
+  io: CommandIo,
+  setupSeconds: number,
+): Promise<number | undefined> {
+  const { syncOnce } = await import('../../app/sync-once.js');
+  const { readActivity } = await import('../../db/report.js');
+  const { countNonFinal } = await import('../../db/stream-queries.js');
+  const progress = createProgress({ out: io.stderr, tty: io.stderr.isTTY === true });
+  const syncStarted = Date.now();
+  const result = await syncOnce(ctx, { signal: io.signal, onPage: (event) => progress.page(event) });
+  progress.done();
+  const walk = result.streams[0];
+  const seconds = (Date.now() - syncStarted) / 1000;
+  io.stdout.write(
+    `synced ${walk?.counts.inserted ?? 0} records (${walk?.pages ?? 0} pages) in ${seconds.toFixed(1)}s, ` +
+      `${Math.round((walk?.records ?? 0) / seconds)} records/s (database set up in ${setupSeconds.toFixed(1)}s)\n`,
+  );
+  if (result.stopped) return signalExitCode(io.signal);
+  // Records kept arriving during the backfill: a tail pass picks them up, still unsettled.
+  const tail = await syncOnce(ctx, { signal: io.signal, refreshTokens: false });
+  const caught = tail.streams[0];
+  io.stdout.write(
+    `tail pass: ${caught?.counts.inserted ?? 0} records that arrived meanwhile (${caught?.pages ?? 0} pages)\n\n`,
+  );
+  const activity = await readActivity(ctx.database.db);
+  const nonFinal = await countNonFinal(ctx.database.db);
+  io.stdout.write(`${renderDemoReport(activity, nonFinal)}\n`);
+  return tail.stopped ? signalExitCode(io.signal) : undefined;
+}
+
+/**
+ * `demo --serve`: the HTTP surface over the demo's database, and a sync every
+ * {@link SYNC_EVERY_MS} until SIGINT/SIGTERM (exit 0, like `serve`). A failed pass is told on
+ * stderr and the next one tries again: the demo stays up.
+ */
+async function serveDemo(input: {
+  ctx: AppContext;
+  io: CommandIo;
+  metrics: Metrics;
+  port: number;
+  logger: Logger;
+  onClose(close: () => unknown): void;
+}): Promise<number> {
+  const { ctx, io, metrics, port, logger } = input;
+  const { openHttpSurface } = await import('../../app/http-routes.js');
+  const { syncOnce } = await import('../../app/sync-once.js');
+  const surface = await openHttpSurface({
+    config: ctx.config,
+    database: ctx.database,
+    logger,
+    metrics,
+    port,
+    signal: io.signal,
+  });
+  input.onClose(() => surface.close());
+  const lines = statusPageLines({ serving: surface.url, port, syncEverySeconds: SYNC_EVERY_MS / 1000 });
+  io.stdout.write(`\n${lines.join('\n')}\n`);
+  while (!io.signal.aborted) {
+    try {
+      await sleep(SYNC_EVERY_MS, undefined, { signal: io.signal });
+      await syncOnce(ctx, { signal: io.signal, refreshTokens: false });
+    } catch (error) {
+      if (io.signal.aborted) break;
+      logger.warn({ err: error }, 'demo sync failed');
+      io.stderr.write(`ledger-indexer demo: a sync failed: ${failureLine(error)}\n`);
+    }
+  }
+  return 0;
 }
