@@ -1,26 +1,12 @@
 import assert from 'node:assert/strict';
-import { PassThrough } from 'node:stream';
 import { after, before, describe, it } from 'node:test';
 import { sql } from 'drizzle-orm';
-import { main } from '../../src/cli/main.js';
 import { queryRows } from '../../src/db/rows.js';
 import { createSimulator, type Simulator } from '../../src/simulator/index.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
+import { runMain } from '../helpers/run-main.js';
 
-async function run(argv: string[], env: Record<string, string>): Promise<{ code: number; out: string }> {
-  const stdout = new PassThrough();
-  let out = '';
-  stdout.on('data', (c: Buffer) => {
-    out += c.toString();
-  });
-  const code = await main(argv, {
-    env,
-    stdout,
-    stderr: new PassThrough(),
-    signal: new AbortController().signal,
-  });
-  return { code, out };
-}
+const run = runMain;
 
 interface TruthRecord {
   rawId: number;

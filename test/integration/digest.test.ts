@@ -2,10 +2,8 @@ import assert from 'node:assert/strict';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { PassThrough } from 'node:stream';
 import { after, before, describe, it } from 'node:test';
 import { sql } from 'drizzle-orm';
-import { main } from '../../src/cli/main.js';
 import { openDatabase } from '../../src/db/connect.js';
 import { digestStoredRecords } from '../../src/db/digest-rows.js';
 import { migrateDatabase } from '../../src/db/migrate.js';
@@ -13,24 +11,9 @@ import type { MirrorDigest } from '../../src/digest/range-digest.js';
 import { DatabaseError } from '../../src/errors.js';
 import { createSimulator, type Simulator } from '../../src/simulator/index.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
+import { runMain } from '../helpers/run-main.js';
 
-async function run(
-  argv: string[],
-  env: Record<string, string>,
-): Promise<{ code: number; out: string; err: string }> {
-  const stdout = new PassThrough();
-  const stderr = new PassThrough();
-  let out = '';
-  let err = '';
-  stdout.on('data', (c: Buffer) => {
-    out += c.toString();
-  });
-  stderr.on('data', (c: Buffer) => {
-    err += c.toString();
-  });
-  const code = await main(argv, { env, stdout, stderr, signal: new AbortController().signal });
-  return { code, out, err };
-}
+const run = runMain;
 
 async function simDigest(url: string, query: string): Promise<MirrorDigest> {
   const response = await fetch(`${url}/_sim/digest?${query}`);

@@ -1,8 +1,6 @@
 import assert from 'node:assert/strict';
-import { PassThrough } from 'node:stream';
 import { after, before, describe, it } from 'node:test';
 import { sql } from 'drizzle-orm';
-import { main } from '../../src/cli/main.js';
 import type { LedgerTx } from '../../src/client/types.js';
 import { queryRows } from '../../src/db/rows.js';
 import {
@@ -12,24 +10,12 @@ import {
   type TestDatabase,
 } from '../helpers/database.js';
 import { startHttpServer, type TestHttpServer } from '../helpers/http-server.js';
+import { runMain } from '../helpers/run-main.js';
 
 /** The real `ledgerHash` of the record `makeHashedLedgerTx` makes for `rawId`. */
 const hashOf = (rawId: number): string => makeHashedLedgerTx({ rawId }).ledgerHash;
 
-async function run(argv: string[], env: Record<string, string>) {
-  const stdout = new PassThrough();
-  const stderr = new PassThrough();
-  let out = '';
-  let err = '';
-  stdout.on('data', (c: Buffer) => {
-    out += c.toString();
-  });
-  stderr.on('data', (c: Buffer) => {
-    err += c.toString();
-  });
-  const code = await main(argv, { env, stdout, stderr, signal: new AbortController().signal });
-  return { code, out, err };
-}
+const run = runMain;
 
 /** A ledger service on port 0 serving `pages` (each a list of records, newest first) as `/txs`. */
 async function startLedger(): Promise<{ server: TestHttpServer; pages: LedgerTx[][] }> {

@@ -1,28 +1,11 @@
 import assert from 'node:assert/strict';
-import { PassThrough } from 'node:stream';
 import { after, before, describe, it } from 'node:test';
 import { sql } from 'drizzle-orm';
-import { main } from '../../src/cli/main.js';
 import { createSimulator, type Simulator } from '../../src/simulator/index.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
+import { runMain } from '../helpers/run-main.js';
 
-async function run(
-  argv: string[],
-  env: Record<string, string>,
-): Promise<{ code: number; out: string; err: string }> {
-  const stdout = new PassThrough();
-  const stderr = new PassThrough();
-  let out = '';
-  let err = '';
-  stdout.on('data', (c: Buffer) => {
-    out += c.toString();
-  });
-  stderr.on('data', (c: Buffer) => {
-    err += c.toString();
-  });
-  const code = await main(argv, { env, stdout, stderr, signal: new AbortController().signal });
-  return { code, out, err };
-}
+const run = runMain;
 
 describe('verify', () => {
   let db: TestDatabase;
