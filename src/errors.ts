@@ -112,6 +112,17 @@ export class InvalidRecordError extends LedgerIndexerError {
 }
 
 /**
+ * A list moved under a count so that the positions of its records could not be pinned down
+ * (records kept arriving between the reads meant to bracket a page, or the list shrank).
+ * Retryable: a later count usually finds a quiet moment.
+ */
+export class ListUnsettledError extends LedgerIndexerError {
+  constructor(detail: string) {
+    super(`the list could not be counted: ${detail}`, { retryable: true });
+  }
+}
+
+/**
  * The stream's lease is held by another runner, or this runner's fencing number is stale:
  * its writes are refused so a checkpoint never moves backwards.
  */
