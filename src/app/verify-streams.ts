@@ -1,24 +1,26 @@
 import { countConflictsByStream } from '../db/conflicts.js';
+import { countListStored, countStoredForStream, type ListStream } from '../db/list-counts.js';
 import {
   countRawIdHoles,
-  countStored,
-  countStoredForStream,
   selectProvenRanges,
   selectRawIdHoles,
   selectStreams,
   selectUnstoredRawIds,
 } from '../db/proof.js';
 import { judgeStream, type StreamCompleteness } from '../sync/completeness-report.js';
+import { type CountedPage, countList, type ListCount } from '../sync/list-count.js';
 import { pageRawIds } from '../sync/page-links.js';
 import { supportsParallelBackfill } from '../sync/parallel-backfill.js';
-import type { StreamSpec } from '../sync/ports.js';
+import type { FetchPage, StreamSpec } from '../sync/ports.js';
 import type { AppContext } from './context.js';
 import { createFetchPage } from './sync-adapters.js';
 
 /**
  * Builds `verify`'s report for every stream in `sync_streams`: its proofs from the database, the
- * service's head and page count from page 1, and an exact count by walking the list in ascending
- * page order (which only repeats) when it has at most `walkLimit` pages.
+ * service's head and page count from page 1, the list's count at or below the watermark against
+ * the table's (a few requests, O(log pages) where they differ, whatever the list's length), and
+ * a record-by-record walk of the list in ascending page order (which only repeats) when it has
+ * at most `walkLimit` pages.
  */
 export async function verifyStreams(input: {
   app: Pick<AppContext, 'client' | 'database'>;
@@ -26,11 +28,12 @@ export async function verifyStreams(input: {
   signal?: AbortSignal | undefined;
 }): Promise<StreamCompleteness[]> {
   const db = input.app.database.db;
-  const fetchPage = createFetchPage(input.app.client);
+  const fetchPage = createFetchPage(input.app.client, input.signal);
   const reports: StreamCompleteness[] = [];
   const conflicts = await countConflictsByStream(db);
   for (const stream of await selectStreams(db)) {
     const spec = stream.spec as StreamSpec;
+    const list: ListStream = { ...spec, key: stream.key };
     const first = await fetchPage(spec, 1);
     const firstIds = pageRawIds(first);
     const serviceHead = firstIds.length > 0 ? Math.max(...firstIds) : null;
@@ -51,6 +54,16 @@ export async function verifyStreams(input: {
       // Every stream, filtered or per account, is checked record by record against the table.
       unstored = await selectUnstoredRawIds(db, listed);
     }
+    const count =
+      stream.watermark === null
+        ? undefined
+        : await countStreamList({
+            app: input.app,
+            fetchPage,
+            list,
+            upTo: stream.watermark,
+            signal: input.signal,
+          });
     const global = supportsParallelBackfill(spec);
     reports.push(
       judgeStream({
@@ -62,14 +75,37 @@ export async function verifyStreams(input: {
         serviceHead,
         totalPages: first.totalPages,
         walked,
-        table: global
-          ? await countStored(db, mark)
-          : await countStoredForStream(db, { ...spec, key: stream.key, rawId: mark }),
-        compareCounts: global,
+        table: await countStoredForStream(db, { stream: list, rawId: mark }),
+        count,
         conflicts: conflicts.get(stream.key) ?? 0,
         unstored,
       }),
     );
   }
   return reports;
+}
+
+/** The stream's list at or below `upTo` counted against the table, the missing records located. */
+function countStreamList(input: {
+  app: Pick<AppContext, 'database'>;
+  fetchPage: FetchPage;
+  list: ListStream;
+  upTo: number;
+  signal?: AbortSignal | undefined;
+}): Promise<ListCount> {
+  const db = input.app.database.db;
+  const { list } = input;
+  return countList(
+    {
+      async fetchPage(page): Promise<CountedPage> {
+        const served = await input.fetchPage(list, page);
+        // Newest first, as the service lists them (rejected records' rawIds included).
+        const rawIds = pageRawIds(served).sort((a, b) => b - a);
+        return { rawIds, records: served.txs.length + served.rejected.length, totalPages: served.totalPages };
+      },
+      countStored: ({ above, atOrBelow }) => countListStored(db, { stream: list, above, atOrBelow }),
+      unstored: (rawIds) => selectUnstoredRawIds(db, rawIds),
+    },
+    { upTo: input.upTo, signal: input.signal },
+  );
 }

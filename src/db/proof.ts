@@ -180,18 +180,6 @@ export async function selectStreams(
   }));
 }
 
-/** Stored records of the global list at or below `rawId`, and in all. */
-export async function countStored(
-  db: Executor,
-  rawId: number,
-): Promise<{ atOrBelow: number; total: number }> {
-  const rows = await queryRows<{ below: unknown; total: unknown }>(
-    db,
-    sql`select count(*) filter (where raw_id <= ${rawId}) as below, count(*) as total from (${STORED_IDS}) ids`,
-  );
-  return { atOrBelow: toNumber(rows[0]?.below) ?? 0, total: toNumber(rows[0]?.total) ?? 0 };
-}
-
 /** How many places below `upTo` consecutive stored rawIds are more than one apart. */
 export async function countRawIdHoles(db: Executor, upTo: number): Promise<number> {
   const rows = await queryRows<{ n: unknown }>(
@@ -230,46 +218,4 @@ export async function selectUnstoredRawIds(db: Executor, rawIds: readonly number
     for (const row of rows) missing.push(toNumber(row.raw_id) ?? -1);
   }
   return missing.sort((a, b) => a - b);
-}
-
-/**
- * Records of a filtered or per-account stream in the table (as the simulator and the service
- * list them: the account as sender or recipient, EVM addresses in any case; the token tag in
- * any case), at or below `rawId` and in all, with the records of the stream set aside as
- * rejected (they cannot be filtered by their fields).
- */
-export async function countStoredForStream(
-  db: Executor,
-  input: {
-    key: string;
-    rawId: number;
-    account?: string | undefined;
-    tokenTag?: string | undefined;
-    action?: string | undefined;
-    withoutAction?: string | undefined;
-  },
-): Promise<{ atOrBelow: number; total: number }> {
-  const conditions = [sql`true`];
-  if (input.account !== undefined) {
-    const evm = /^0x[0-9a-fA-F]{40}$/.test(input.account);
-    conditions.push(
-      evm
-        ? sql`(lower(t.from_account) = ${input.account.toLowerCase()} OR lower(t.to_account) = ${input.account.toLowerCase()})`
-        : sql`(t.from_account = ${input.account} OR t.to_account = ${input.account})`,
-    );
-  }
-  if (input.tokenTag !== undefined) conditions.push(sql`lower(t.token_tag) = lower(${input.tokenTag})`);
-  if (input.action !== undefined) conditions.push(sql`t.action = ${input.action}`);
-  if (input.withoutAction !== undefined) conditions.push(sql`t.action <> ${input.withoutAction}`);
-  const rows = await queryRows<{ below: unknown; total: unknown }>(
-    db,
-    sql`select count(*) filter (where raw_id <= ${input.rawId}) as below, count(*) as total from (
-          select t.raw_id from ledger_transactions t where ${sql.join(conditions, sql` and `)}
-          union
-          select r.raw_id from rejected_records r
-          where r.stream_key = ${input.key} and r.raw_id is not null
-            and not exists (select 1 from ledger_transactions t where t.raw_id = r.raw_id)
-        ) ids`,
-  );
-  return { atOrBelow: toNumber(rows[0]?.below) ?? 0, total: toNumber(rows[0]?.total) ?? 0 };
 }

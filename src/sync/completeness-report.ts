@@ -1,5 +1,6 @@
 import { PAGE_SIZE } from '../defaults.js';
 import { findGaps, mergeRanges, type RawIdRange } from './completeness.js';
+import type { ListCount } from './list-count.js';
 
 /** Missing rawIds named in a report; the count is always given. */
 const MISSING_LISTED = 20;
@@ -13,20 +14,30 @@ export interface StreamCompleteness {
   proven: RawIdRange[];
   /** Ranges at or below the watermark that no proof covers. */
   unprovenGaps: RawIdRange[];
-  /** RawIds never used by the service inside proven ranges (first ones only), and how many. */
-  holesProvenAbsent: RawIdRange[];
+  /** Places below the watermark where the table holds no rawId (first ones), and how many. */
+  holes: RawIdRange[];
   holeCount: number;
+  /**
+   * What showed that the service lists no record in those holes (the missing records named
+   * aside): a walk of the list, or its count agreeing with the table's; null when nothing did.
+   */
+  holesAbsentBy: 'walk' | 'count' | null;
   /** The newest rawId the service lists now. */
   serviceHead: number | null;
-  /** Records the service lists: exact when counted by walking, else bounds from `totalPages`. */
+  /** Records the service lists: exact when counted, else bounds from `totalPages`. */
   serviceCount: { min: number; max: number; exact: number | null };
   /** Records of the stream in the table (for a filtered or account list, those matching it). */
   tableCount: number | null;
   /** Records the service listed above the watermark (not synced yet), when counted. */
   behind: number | null;
   /**
+   * The list's records at or below the watermark counted against the table's, whatever the
+   * list's length, with the missing ones located by bisection; null without a watermark.
+   */
+  count: ListCount | null;
+  /**
    * Records the service lists at or below the watermark that the table lacks (neither stored
-   * nor set aside as rejected), when the list was walked: how many, and the first of them.
+   * nor set aside as rejected), from the walk and the count: how many, and the first of them.
    */
   missing: { count: number; rawIds: number[] } | null;
   /** Conflicts recorded for this stream (records served again with other immutable fields). */
@@ -37,10 +48,11 @@ export interface StreamCompleteness {
 }
 
 /**
- * Judges one stream from its proofs and the service's counts. Complete means: a watermark exists,
- * no unproven gap lies below it, and where the service's records were counted exactly, the table
- * holds as many of them at or below the watermark as the service does, and no record of the
- * stream was served again with immutable fields different from the stored ones.
+ * Judges one stream from its proofs, its count and the service's pages. Complete means: a
+ * watermark exists, no unproven gap lies below it, the list's count settled, every record the
+ * service lists at or below the watermark is in the table (or set aside as rejected), the table
+ * holds no record of the list that the service does not list, and no record of the stream was
+ * served again with immutable fields different from the stored ones.
  */
 export function judgeStream(input: {
   stream: string;
@@ -55,12 +67,8 @@ export function judgeStream(input: {
   walked?: { atOrBelow: number; above: number } | undefined;
   /** Records stored at or below the watermark, and in all. */
   table?: { atOrBelow: number; total: number } | undefined;
-  /**
-   * Whether the table's count at or below the watermark must equal the walked one. True for the
-   * global list; a filtered or account list's count depends on which records the service counts
-   * as the account's, so there the rawIds it lists are checked instead (`unstored`). Default true.
-   */
-  compareCounts?: boolean | undefined;
+  /** The count against the table, when the stream has a watermark. */
+  count?: ListCount | undefined;
   /** RawIds the walk saw at or below the watermark that the table lacks, ascending. */
   unstored?: readonly number[] | undefined;
   /** Conflicts recorded for the stream. Default 0. */
@@ -72,40 +80,32 @@ export function judgeStream(input: {
     ...(input.watermark !== null && input.watermark >= 0 ? [{ lo: 0, hi: input.watermark }] : []),
   ]).map(({ lo, hi }) => ({ lo, hi }));
   const unprovenGaps = input.watermark === null ? [] : findGaps(proven, { lo: 0, hi: input.watermark });
+  const missing = mergeMissing(input.unstored, input.count);
   const problems: string[] = [];
   if (input.watermark === null) problems.push('never completely backfilled (no watermark)');
   if (unprovenGaps.length > 0) problems.push(`${unprovenGaps.length} unproven gap(s) below the watermark`);
-  if (
-    input.compareCounts !== false &&
-    input.walked &&
-    input.table &&
-    input.walked.atOrBelow !== input.table.atOrBelow
-  ) {
-    problems.push(
-      `the service lists ${input.walked.atOrBelow} records at or below the watermark, the table holds ${input.table.atOrBelow}`,
-    );
-  }
-  const unstored = input.unstored ?? [];
-  if (unstored.length > 0) {
-    const first = unstored.slice(0, MISSING_LISTED).join(', ');
-    problems.push(
-      `${unstored.length} record(s) the service lists at or below the watermark are missing from the table (rawIds ${first}${unstored.length > MISSING_LISTED ? ', …' : ''})`,
-    );
-  }
+  if (input.count) problems.push(...countProblems(input.count));
+  if (missing && missing.count > 0) problems.push(missingProblem(missing));
   const conflicts = input.conflicts ?? 0;
   if (conflicts > 0) {
     problems.push(
       `${conflicts} record version(s) served with immutable fields different from the stored ones (see ledger_tx_conflicts)`,
     );
   }
-  const exact = input.walked ? input.walked.atOrBelow + input.walked.above : null;
+  const counted = input.count?.listed != null ? input.count : null;
+  const exact = input.walked
+    ? input.walked.atOrBelow + input.walked.above
+    : counted
+      ? counted.listed! + (counted.above ?? 0)
+      : null;
   return {
     stream: input.stream,
     watermark: input.watermark,
     proven,
     unprovenGaps,
-    holesProvenAbsent: [...input.holes],
+    holes: [...input.holes],
     holeCount: input.holeCount,
+    holesAbsentBy: input.holeCount === 0 ? null : holesAbsentBy(input, missing),
     serviceHead: input.serviceHead,
     serviceCount: {
       min: input.totalPages > 0 ? (input.totalPages - 1) * pageSize + 1 : 0,
@@ -113,21 +113,65 @@ export function judgeStream(input: {
       exact,
     },
     tableCount: input.table?.total ?? null,
-    behind: input.walked?.above ?? null,
-    missing: input.unstored ? { count: unstored.length, rawIds: unstored.slice(0, MISSING_LISTED) } : null,
+    behind: input.walked?.above ?? counted?.above ?? null,
+    count: input.count ?? null,
+    missing,
     conflicts,
     complete: problems.length === 0,
     problems,
   };
 }
 
+/** The walk's missing rawIds and the count's, together; null when neither looked. */
+function mergeMissing(
+  unstored: readonly number[] | undefined,
+  count: ListCount | undefined,
+): { count: number; rawIds: number[] } | null {
+  if (unstored === undefined && count === undefined) return null;
+  const rawIds = [...new Set([...(unstored ?? []), ...(count?.missing.rawIds ?? [])])].sort((a, b) => a - b);
+  const total = Math.max(rawIds.length, unstored?.length ?? 0, count?.missing.count ?? 0);
+  return { count: total, rawIds: rawIds.slice(0, MISSING_LISTED) };
+}
+
+function missingProblem(missing: { count: number; rawIds: number[] }): string {
+  const named = missing.rawIds.join(', ');
+  const more = missing.count - missing.rawIds.length;
+  const which =
+    missing.rawIds.length === 0
+      ? 'none located'
+      : `rawIds ${named}${more > 0 ? `; ${more} more not named` : ''}`;
+  return `${missing.count} record(s) the service lists at or below the watermark are missing from the table (${which})`;
+}
+
+/** What the count found wrong: the counts themselves, records the table holds beyond the list, no settled count. */
+function countProblems(count: ListCount): string[] {
+  const problems: string[] = [];
+  if (count.listed !== null && (count.missing.count > 0 || count.extra > 0))
+    problems.push(
+      `the service lists ${count.listed} records at or below the watermark, the table holds ${count.stored}`,
+    );
+  if (count.extra > 0)
+    problems.push(
+      `the table holds ${count.extra} record(s) of this list at or below the watermark that the service does not list`,
+    );
+  if (count.unsettled !== null) problems.push(`${count.unsettled}; run verify again`);
+  return problems;
+}
+
+/** Whether the holes were shown to be absent from the list, and how. */
+function holesAbsentBy(
+  input: { walked?: unknown; count?: ListCount | undefined },
+  missing: { count: number; rawIds: number[] } | null,
+): 'walk' | 'count' | null {
+  const allNamed = missing === null || missing.count === missing.rawIds.length;
+  if (input.walked !== undefined && allNamed) return 'walk';
+  const count = input.count;
+  const settled = count !== undefined && count.listed !== null && count.unsettled === null;
+  return settled && count.extra === 0 && allNamed ? 'count' : null;
+}
+
 /** The report as text, one block per stream. */
 export function formatCompleteness(reports: readonly StreamCompleteness[]): string {
-  const range = (r: RawIdRange) => (r.lo === r.hi ? `${r.lo}` : `${r.lo}-${r.hi}`);
-  const list = (ranges: readonly RawIdRange[]) =>
-    ranges.length === 0
-      ? 'none'
-      : ranges.slice(0, 10).map(range).join(', ') + (ranges.length > 10 ? ', …' : '');
   const lines: string[] = [];
   for (const r of reports) {
     const count = r.serviceCount.exact ?? `${r.serviceCount.min}-${r.serviceCount.max}`;
@@ -135,16 +179,39 @@ export function formatCompleteness(reports: readonly StreamCompleteness[]): stri
     lines.push(
       `  watermark ${r.watermark ?? 'none'}; service head ${r.serviceHead ?? 'none'}${r.behind ? ` (${r.behind} records not synced yet)` : ''}`,
     );
-    lines.push(`  proven ranges: ${list(r.proven)}`);
-    lines.push(`  unproven gaps: ${list(r.unprovenGaps)}`);
-    lines.push(
-      `  rawId holes proven absent: ${r.holeCount}${r.holeCount > 0 ? ` (${list(r.holesProvenAbsent)})` : ''}`,
-    );
+    lines.push(`  proven ranges: ${listRanges(r.proven)}`);
+    lines.push(`  unproven gaps: ${listRanges(r.unprovenGaps)}`);
+    if (r.holeCount > 0)
+      lines.push(
+        `  rawId holes (rawIds not stored): ${r.holeCount} (${listRanges(r.holes)}); ${holesBasis(r)}`,
+      );
     lines.push(`  records: table ${r.tableCount ?? 'not counted'}, service ${count}`);
+    if (r.count?.listed != null)
+      lines.push(
+        `  at or below the watermark: service ${r.count.listed}, table ${r.count.stored} (${r.count.requests} requests)`,
+      );
     for (const problem of r.problems) lines.push(`  problem: ${problem}`);
   }
   if (reports.length === 0) lines.push('no stream synced yet');
   return lines.join('\n');
+}
+
+function listRanges(ranges: readonly RawIdRange[]): string {
+  const range = (r: RawIdRange) => (r.lo === r.hi ? `${r.lo}` : `${r.lo}-${r.hi}`);
+  return ranges.length === 0
+    ? 'none'
+    : ranges.slice(0, 10).map(range).join(', ') + (ranges.length > 10 ? ', …' : '');
+}
+
+function holesBasis(r: StreamCompleteness): string {
+  const missing = r.missing !== null && r.missing.count > 0;
+  if (r.holesAbsentBy === 'walk')
+    return `the service lists none of them${missing ? ' but the missing records below' : ''} (a walk of the list)`;
+  if (r.holesAbsentBy === 'count')
+    return missing
+      ? "the service lists none of them but the missing records below (the list's count exceeds the table's by those alone)"
+      : "the service lists none of them (the list's count equals the table's)";
+  return 'not proven absent';
 }
 
 /** A recorded conflict, as `verify` lists it. */

@@ -10,13 +10,16 @@ import { digestQueryFlags } from '../digest-flags.js';
 
 const usage = `Usage: ledger-indexer verify [options]
 
-Completeness report against the service, per stream: the rawId ranges proven stored, unproven
-gaps below the watermark, rawId holes proven absent (numbers the service never used), the
-records in the table against the service's count (bounds from totalPages, or exact by walking
-the list when it has at most --walk-limit pages); then the conflicts: records served again with
-immutable fields (amount, accounts, hash, signature…) different from the stored ones; then the
-integrity checks: each record's ledgerHash recomputed from its 13 signed fields, and (when
-written with --check-signatures) its signature recovered to its from address.
+Completeness report against the service, per stream (global, account and filtered lists alike):
+the rawId ranges proven stored, unproven gaps below the watermark, the list's exact count at or
+below the watermark against the table's (page 1 and the last page; where they differ, a
+bisection over the pages names the missing rawIds, O(log pages) requests), records the table
+lacks found by walking the list when it has at most --walk-limit pages, and the rawId holes of
+the global list (shown absent from the service by the count or the walk, or said to be
+unproven); then the conflicts: records served again with immutable fields (amount, accounts,
+hash, signature…) different from the stored ones; then the integrity checks: each record's
+ledgerHash recomputed from its 13 signed fields, and (when written with --check-signatures) its
+signature recovered to its from address.
 
 With --against, it also compares the stored records with another copy, field by field, through
 their digests (see 'ledger-indexer digest --help'): range by range, and each differing range
@@ -32,8 +35,8 @@ Options:
   --from R, --to R        compare the rawIds from R to R only (with --against; default all)
   --range-size N          rawIds per compared range, 1..100000000 (with --against; default 10000)
   --json                  the report as JSON (the comparison under "against")
-  --walk-limit N          count the service's records exactly when a list has at most N pages, 0..100000
-                          (default 200)
+  --walk-limit N          also read a list record by record when it has at most N pages, 0..100000
+                          (default 200; the count runs whatever the list's length)
   --balances N            also compare, for the N accounts with the most stored records, the
                           balances the stored movements imply (ledger_account_balances) with the
                           service's /balances/{account}, 1..100000; run it right after a sync
