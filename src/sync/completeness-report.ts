@@ -188,7 +188,8 @@ export function formatCompleteness(reports: readonly StreamCompleteness[]): stri
     lines.push(`  records: table ${r.tableCount ?? 'not counted'}, service ${count}`);
     if (r.count?.listed != null)
       lines.push(
-        `  at or below the watermark: service ${r.count.listed}, table ${r.count.stored} (${r.count.requests} requests)`,
+        `  at or below the watermark: service ${r.count.listed}, table ${r.count.stored} (${r.count.requests} requests)` +
+          (r.count.withoutRawId > 0 ? `; ${r.count.withoutRawId} listed without a readable rawId` : ''),
       );
     for (const problem of r.problems) lines.push(`  problem: ${problem}`);
   }
