@@ -5,6 +5,7 @@ import { readSyncStatus, type SyncStatus } from '../db/status.js';
 import { readStreamFacts, type StreamFacts } from '../db/stream-health.js';
 import type { StateSnapshot, StreamGaugeValues } from '../metrics/index.js';
 import type { RawIdRange } from '../sync/completeness.js';
+import { headAgeSeconds, knownHead, lagRawIds } from './stream-head.js';
 
 /** One stream's health: its gauges, and what keeps it from being ready (empty when ready). */
 export interface StreamHealth extends StreamGaugeValues {
@@ -75,13 +76,16 @@ function streamHealth(input: {
 }): StreamHealth {
   const { stream, facts, now } = input;
   const missing = notReadyReasons(stream, facts);
-  const head = stream.walk?.headRawId ?? facts?.latestBackfill?.headRawId ?? null;
-  const mark = stream.watermark ?? -1;
+  const backfill = facts?.latestBackfill;
+  const head = knownHead(stream, {
+    backfillHead: backfill?.status === 'running' ? backfill.headRawId : null,
+  });
   const time = facts?.watermarkTime ?? null;
   return {
     stream: stream.key,
     watermark: stream.watermark,
-    lagRawIds: head === null ? 0 : Math.max(head - mark, 0),
+    lagRawIds: lagRawIds(head.rawId, stream.watermark) ?? 0,
+    headAgeSeconds: headAgeSeconds(head, now),
     lagSeconds: time === null ? null : Math.max((now.getTime() - time.getTime()) / 1000, 0),
     lastSuccessAt: stream.lastSuccessAt,
     errorStreak: stream.errorStreak,
