@@ -193,6 +193,8 @@ export const syncStreams = pgTable('sync_streams', {
   headRawId: bigint('head_raw_id', { mode: 'number' }),
   /** When `head_raw_id` was last seen at the service. */
   headSeenAt: tstz('head_seen_at'),
+  /** When the stream's latest backfill ended (its watermark set): older `verify` runs no longer judge it. */
+  backfilledAt: tstz('backfilled_at'),
   createdAt: tstz('created_at').notNull(),
   updatedAt: tstz('updated_at').notNull(),
 });

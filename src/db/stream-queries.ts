@@ -24,6 +24,8 @@ export interface StreamStatus {
   headRawId: number | null;
   /** When {@link headRawId} was last seen. */
   headSeenAt: Date | null;
+  /** When the stream's latest backfill ended; null before one did (or before the column existed). */
+  backfilledAt: Date | null;
 }
 
 /** Every stream, ordered by key. */
@@ -33,7 +35,7 @@ export async function listStreams(executor: Executor): Promise<StreamStatus[]> {
     sql`
     SELECT key, spec::text AS spec, watermark::text AS watermark, walk::text AS walk, lease_owner,
            lease_fence::text AS lease_fence, lease_expires_at, last_success_at, last_error_at, last_error, error_streak,
-           head_raw_id::text AS head_raw_id, head_seen_at
+           head_raw_id::text AS head_raw_id, head_seen_at, backfilled_at
     FROM sync_streams ORDER BY key
     `,
   );
@@ -51,6 +53,7 @@ export async function listStreams(executor: Executor): Promise<StreamStatus[]> {
     errorStreak: Number(r['error_streak']),
     headRawId: r['head_raw_id'] === null ? null : Number(r['head_raw_id']),
     headSeenAt: toDate(r['head_seen_at']),
+    backfilledAt: toDate(r['backfilled_at']),
   }));
 }
 

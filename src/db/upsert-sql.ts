@@ -271,7 +271,8 @@ function recheckCtes(policy: RecheckPolicy, now: string): SQL {
 /**
  * Checks the fence and writes the checkpoint; runs before anything else (the input is gated on
  * it), so it also takes the stream row's lock first and a stale writer waits there. Records the
- * head page 1 showed.
+ * head page 1 showed, and when a walk ends a backfill (the first, without a watermark yet, or a
+ * `--full` one) the time, which tells `/ready` which `verify` runs still judge the stream.
  */
 function fencedCte(page: PageWrite, now: string): SQL {
   const walkJson = page.walk === null ? null : JSON.stringify(page.walk);
@@ -280,6 +281,10 @@ function fencedCte(page: PageWrite, now: string): SQL {
         walk = ${walkJson}::jsonb,
         watermark = ${page.watermark}::bigint,
         ${headAssignments(page.head, new Date(now))},
+        backfilled_at = CASE
+          WHEN ${walkJson}::jsonb IS NULL AND ${page.watermark}::bigint IS NOT NULL
+               AND (watermark IS NULL OR walk->>'mode' = 'backfill')
+          THEN ${now}::timestamptz ELSE backfilled_at END,
         lease_expires_at = CASE
           WHEN lease_owner = ${page.owner} AND lease_fence = ${page.fence}::bigint AND lease_ms IS NOT NULL
           THEN greatest(lease_expires_at, ${now}::timestamptz + lease_ms * interval '1 millisecond')

@@ -1,9 +1,11 @@
 /**
  * `serve` next to `sync` from cron: the lag between runs (the service's head as last seen minus
- * the watermark, shared by every process through the database).
+ * the watermark, shared by every process through the database), and `/ready` judged by the
+ * latest `verify`.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { sql } from 'drizzle-orm';
 import { createSimulator, type Simulator } from '../../src/simulator/index.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 import { freePort } from '../helpers/free-port.js';
@@ -34,6 +36,12 @@ async function gauge(base: string, name: string): Promise<number | undefined> {
   const metrics = await fetchText(`${base}/metrics`);
   assert.equal(metrics.status, 200);
   return sampleSum(parseSamples(metrics.body), `ledger_indexer_${name}`, { stream: 'txs' });
+}
+
+async function ready(base: string): Promise<{ status: number; missing: string[] }> {
+  const answer = await fetchText(`${base}/ready`);
+  const streams = (answer.json as { streams?: Array<{ stream: string; missing: string[] }> }).streams ?? [];
+  return { status: answer.status, missing: streams.find((s) => s.stream === 'txs')?.missing ?? [] };
 }
 
 before(async () => {
@@ -90,5 +98,34 @@ describe('serve: the lag between two syncs', () => {
     assert.equal(await gauge(probing, 'stream_lag_raw_ids'), 0);
     assert.equal(await gauge(dbOnly, 'stream_lag_raw_ids'), 0);
     assert.equal(await gauge(dbOnly, 'stream_watermark_raw_id'), simulator.headRawId());
+  });
+});
+
+describe('serve: /ready and the latest verify', () => {
+  it('answers 503 naming the stream the latest verify found incomplete, until a verify finds it complete', async () => {
+    const clean = await runMain(['verify'], env);
+    assert.equal(clean.code, 0, clean.out + clean.err);
+    assert.deepEqual(await ready(dbOnly), { status: 200, missing: [] });
+
+    // A stored record goes missing below the watermark; verify finds it.
+    const db = testDb.database.db;
+    await db.execute(sql`CREATE TABLE held AS SELECT * FROM ledger_transactions WHERE raw_id = 42`);
+    await db.execute(sql`DELETE FROM ledger_transactions WHERE raw_id = 42`);
+    const found = await runMain(['verify'], env);
+    assert.equal(found.code, 1, found.out);
+    const broken = await ready(dbOnly);
+    assert.equal(broken.status, 503);
+    assert.equal(broken.missing.length, 1, broken.missing.join('\n'));
+    assert.match(broken.missing[0] ?? '', /^last verify \(finished .*\) found it incomplete: .*rawIds 42\b/);
+    assert.equal(await gauge(dbOnly, 'stream_complete'), 0);
+
+    // A sync that ends well does not clear it, nor does the record coming back: a verify must.
+    assert.equal((await runMain(['sync'], env)).code, 0);
+    await db.execute(sql`INSERT INTO ledger_transactions SELECT * FROM held`);
+    assert.equal((await ready(dbOnly)).status, 503);
+    const again = await runMain(['verify'], env);
+    assert.equal(again.code, 0, again.out);
+    assert.deepEqual(await ready(dbOnly), { status: 200, missing: [] });
+    assert.equal(await gauge(dbOnly, 'stream_complete'), 1);
   });
 });

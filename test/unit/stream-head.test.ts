@@ -20,6 +20,7 @@ function stream(overrides: Partial<SyncStatus['streams'][number]> = {}): SyncSta
     errorStreak: 0,
     headRawId: 500,
     headSeenAt: at(30),
+    backfilledAt: at(10),
     rejected: 0,
     nonFinal: 0,
     conflicts: 0,
