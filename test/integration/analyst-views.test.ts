@@ -15,8 +15,53 @@ interface TruthRecord {
   to: string;
   amount: string;
   fee: string;
+  data: string;
+  tokenTag: string;
   timestamp: number;
   internalStatus: string;
+}
+
+/** The inner status of `internalStatus`: a JSON object's `status`, or the bare word of old records. */
+function internalCode(internalStatus: string): string {
+  try {
+    const parsed = JSON.parse(internalStatus) as { status?: unknown };
+    return typeof parsed === 'object' && parsed !== null ? String(parsed.status) : String(parsed);
+  } catch {
+    return internalStatus;
+  }
+}
+
+/**
+ * What `ledger_daily_volume` should hold, from the simulator's records, summed as BigInt: per
+ * day of `timestamp`, token and action, the movements (a record, or each item of a successful
+ * bundle, under the item's token), their amounts, and their fees (a bundle's on its first item).
+ */
+function expectedDailyVolume(truth: readonly TruthRecord[]): Map<string, string> {
+  const sums = new Map<string, { movements: number; volume: bigint; fees: bigint }>();
+  const add = (key: string, amount: string, fee: string) => {
+    const sum = sums.get(key) ?? { movements: 0, volume: 0n, fees: 0n };
+    sum.movements += 1;
+    sum.volume += BigInt(amount);
+    sum.fees += BigInt(fee);
+    sums.set(key, sum);
+  };
+  for (const r of truth) {
+    if (r.timestamp === 0) continue;
+    const day = new Date(r.timestamp).toISOString().slice(0, 10);
+    if (r.action !== 'bundle') {
+      add(`${day} ${r.tokenTag} ${r.action}`, r.amount, r.fee);
+      continue;
+    }
+    // A failed bundle moved nothing.
+    if (internalCode(r.internalStatus) !== 'success') continue;
+    const { items } = (JSON.parse(r.data) as { bundle: { items: Array<{ tag: string; amount: string }> } })
+      .bundle;
+    for (const [i, item] of items.entries())
+      add(`${day} ${item.tag} bundle`, item.amount, i === 0 ? r.fee : '0');
+  }
+  return new Map(
+    [...sums].map(([key, s]) => [key, `${s.movements} ${s.volume.toString()} ${s.fees.toString()}`]),
+  );
 }
 
 const accountKey = (a: string) => (/^0x[0-9a-fA-F]{40}$/.test(a) ? a.toLowerCase() : a);
@@ -93,22 +138,26 @@ describe('analyst views against the simulator', () => {
     );
     if (failedBundles.length > 0)
       assert.ok(Number(failed?.n) > 0, 'failed bundles have items, kept out of movements');
+  });
 
-    // Daily volume of mints, exact, against the simulator's own records.
-    const expected = new Map<string, bigint>();
-    for (const r of truth) {
-      if (r.action !== 'mint' || r.timestamp === 0) continue;
-      const day = new Date(r.timestamp).toISOString().slice(0, 10);
-      expected.set(day, (expected.get(day) ?? 0n) + BigInt(r.amount));
-    }
-    const days = await queryRows<{ day: string; volume: string }>(
+  it("ledger_daily_volume equals the simulator's records per day, token and action, exactly", async () => {
+    const rows = await queryRows<{ key: string; sums: string }>(
       db.database.db,
-      sql`SELECT day::text AS day, sum(volume)::text AS volume FROM ledger_daily_volume WHERE action = 'mint' GROUP BY day`,
+      sql`SELECT day::text || ' ' || token_tag || ' ' || action AS key,
+                 movements::text || ' ' || volume::text || ' ' || fees::text AS sums
+          FROM ledger_daily_volume`,
     );
-    assert.deepEqual(
-      Object.fromEntries(days.map((d) => [d.day, d.volume])),
-      Object.fromEntries([...expected].map(([day, v]) => [day, v.toString()])),
-    );
+    const expected = expectedDailyVolume(truth);
+    assert.deepEqual(Object.fromEntries(rows.map((r) => [r.key, r.sums])), Object.fromEntries(expected));
+    // Every kind is there: mints, transfers, bundles' items, and fees.
+    for (const action of ['mint', 'transfer', 'burn', 'bundle'])
+      assert.ok(
+        [...expected.keys()].some((key) => key.endsWith(` ${action}`)),
+        action,
+      );
+    const fees = (action: string) =>
+      [...expected].filter(([key, sums]) => key.endsWith(` ${action}`) && !sums.endsWith(' 0')).length;
+    assert.ok(fees('transfer') > 0 && fees('bundle') > 0, 'fees of transfers and bundles compared');
   });
 
   it('gives amounts in token units exactly, without trailing zeros', async () => {
