@@ -57,3 +57,13 @@ export type LeaseOwnerRole = 'sync' | 'worker';
 export function leaseOwnerName(role: LeaseOwnerRole, host: string, pid: number): string {
   return `${role}:${host}:${pid}:${Math.random().toString(36).slice(2, 10)}`;
 }
+
+/**
+ * The `/metrics` head probe (with `LEDGER_BASE_URL` set): a stream's head seen within this many
+ * ms (by any process, or by a walk reading page 1) is not asked again, so Prometheus scraping
+ * several targets every 15 s costs the service at most one page-1 request per stream per 5 s.
+ */
+export const HEAD_PROBE_MAX_AGE_MS = 5_000;
+
+/** How long a scrape waits for the head probe's answers, ms; a slower service leaves the stored heads. */
+export const HEAD_PROBE_TIMEOUT_MS = 3_000;

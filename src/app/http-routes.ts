@@ -6,6 +6,7 @@ import { type HttpSurface, jsonReply, type Reply, type Routes, startHttpSurface 
 import { renderStatusPage, renderUnavailablePage } from '../http/status-page.js';
 import type { Logger } from '../logger.js';
 import type { Metrics, QueueGaugeValues } from '../metrics/index.js';
+import { createHeadProbe } from './service-heads.js';
 import { PAGE_REFRESH_SECONDS, readStatusPage } from './status-page.js';
 import { buildStatusReport, type QueueReport, statusJson } from './status-report.js';
 import { notMigratedLine, readReadiness, readStateSnapshot } from './stream-health.js';
@@ -28,6 +29,8 @@ export interface RouteSources {
 /** The HTTP surface's routes over the database (and a worker's queues). */
 export function createRoutes(sources: RouteSources): Routes {
   const { database, logger, metrics } = sources;
+  // The lag gauges need the service's head: asked here only when no process saw it recently.
+  const heads = createHeadProbe(sources);
   return {
     async page() {
       const data = await guarded(() => readStatusPage(sources));
@@ -62,6 +65,7 @@ export function createRoutes(sources: RouteSources): Routes {
       return jsonReply(200, statusJson(report));
     },
     async metrics() {
+      await heads.refresh(sources.signal);
       const snapshot = await guarded(() => readStateSnapshot(database));
       if ('failure' in snapshot) logger.warn({ reason: snapshot.failure }, 'metrics: the database failed');
       metrics.state.setDatabase('failure' in snapshot ? null : snapshot);

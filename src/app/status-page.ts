@@ -59,7 +59,6 @@ function streamRows(report: StatusReport, snapshot: HealthSnapshot): StreamRow[]
   const health = new Map(snapshot.streams.map((s) => [s.stream, s]));
   return report.streams.map((s) => {
     const h = health.get(s.key);
-    const fromService = s.headRawId !== null;
     return {
       key: s.key,
       watermark: s.watermark,
@@ -67,8 +66,9 @@ function streamRows(report: StatusReport, snapshot: HealthSnapshot): StreamRow[]
       progress: h?.backfillProgress ?? 0,
       complete: h?.complete ?? false,
       missing: h?.missing ?? [],
-      lagRawIds: fromService ? s.lagRawIds : (h?.lagRawIds ?? null),
-      lagSource: fromService ? 'service' : 'walk',
+      // The report's head (asked now, else stored), or the head of a walk in progress.
+      lagRawIds: s.lagRawIds ?? h?.lagRawIds ?? null,
+      headSeenAt: s.headSeenAt === null ? null : new Date(s.headSeenAt),
       headError: s.headError,
       lagSeconds: h?.lagSeconds ?? null,
       lastSuccessAt: s.lastSuccessAt === null ? null : new Date(s.lastSuccessAt),

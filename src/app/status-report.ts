@@ -4,6 +4,8 @@ import { readSyncStatus, type SyncStatus } from '../db/status.js';
 import type { StreamStatus } from '../db/stream-queries.js';
 import type { Logger } from '../logger.js';
 import type { QueueCounts } from '../queue/queue-status.js';
+import { readServiceHeads, type ServiceHead, storeServiceHeads } from './service-heads.js';
+import { knownHead, lagRawIds } from './stream-head.js';
 
 /** One stream as `status --json` prints it. */
 export interface StreamReport {
@@ -13,10 +15,16 @@ export interface StreamReport {
   walk: StreamStatus['walk'];
   /** Pages walked of the largest `totalPages` seen, for a walk in progress. */
   backfill: { pagesDone: number; totalPages: number } | null;
-  /** The newest rawId of the stream at the service, `null` when not asked or unreachable. */
+  /**
+   * The newest rawId of the stream at the service: read now when `LEDGER_BASE_URL` is set, else
+   * the newest one seen before (a walk's page 1, a probe); `null` when never seen.
+   */
   headRawId: number | null;
-  /** `headRawId - watermark`: how far behind the stream is, in rawIds. */
+  /** When `headRawId` was seen (ISO time); `null` when never. */
+  headSeenAt: string | null;
+  /** `headRawId - watermark` (every rawId up to the head without a watermark): how far behind the stream is. */
   lagRawIds: number | null;
+  /** Why the service's head could not be read now, when it was asked. */
   headError: string | null;
   leaseOwner: string | null;
   lastSuccessAt: string | null;
@@ -58,9 +66,12 @@ export async function buildStatusReport(input: {
 }): Promise<StatusReport> {
   const { config, database, logger, signal } = input;
   const status = input.status ?? (await readSyncStatus(database.db));
-  const heads = config.ledgerBaseUrl === undefined ? null : await readHeads(config, status, signal);
+  const seenAt = new Date();
+  const heads =
+    config.ledgerBaseUrl === undefined ? null : await readServiceHeads(config, status.streams, signal);
   signal.throwIfAborted();
-  const streams = status.streams.map((stream) => streamReport(stream, heads?.get(stream.key)));
+  if (heads !== null) await storeServiceHeads({ database, heads, seenAt, logger });
+  const streams = status.streams.map((stream) => streamReport(stream, heads?.get(stream.key), seenAt));
   let queues: QueueReport | null = null;
   if (input.readQueues) queues = await input.readQueues();
   else if (config.redisUrl !== undefined) {
@@ -76,56 +87,23 @@ export function statusJson(report: StatusReport): Record<string, unknown> {
   return { streams: report.streams, ...totals, queues: report.queues, database: report.database };
 }
 
-type Head = { rawId: number | null; error: string | null };
-
-/** Page 1 of each stream, fetched once: its newest rawId is the service's head for that stream. */
-async function readHeads(
-  config: Config,
-  status: SyncStatus,
-  signal: AbortSignal,
-): Promise<Map<string, Head>> {
-  const { createLedgerClient } = await import('../client/ledger-client.js');
-  const { clientOptionsFromConfig } = await import('../client/options.js');
-  const { createFetchPage } = await import('./sync-adapters.js');
-  const client = createLedgerClient({ ...clientOptionsFromConfig(config), retries: 1 });
-  const fetchPage = createFetchPage(client, signal);
-  const heads = new Map<string, Head>();
-  try {
-    await Promise.all(
-      status.streams.map(async (stream) => {
-        try {
-          const page = await fetchPage(stream.spec, 1);
-          const ids = page.txs.map((tx) => tx.rawId);
-          heads.set(stream.key, { rawId: ids.length > 0 ? Math.max(...ids) : null, error: null });
-        } catch (error) {
-          heads.set(stream.key, {
-            rawId: null,
-            error: error instanceof Error ? error.message : String(error),
-          });
-        }
-      }),
-    );
-  } finally {
-    await client.close();
-  }
-  return heads;
-}
-
-function streamReport(stream: SyncStatus['streams'][number], head: Head | undefined): StreamReport {
+function streamReport(
+  stream: SyncStatus['streams'][number],
+  live: ServiceHead | undefined,
+  seenAt: Date,
+): StreamReport {
   const walk = stream.walk;
-  const lag =
-    head?.rawId === null || head?.rawId === undefined
-      ? null
-      : Math.max(head.rawId - Math.max(stream.watermark ?? 0, 0), 0);
+  const head = knownHead(stream, { live: { rawId: live?.rawId ?? null, seenAt } });
   return {
     key: stream.key,
     spec: stream.spec,
     watermark: stream.watermark,
     walk,
     backfill: walk ? { pagesDone: walk.nextPage - 1, totalPages: walk.totalPages } : null,
-    headRawId: head?.rawId ?? null,
-    lagRawIds: lag,
-    headError: head?.error ?? null,
+    headRawId: head.rawId,
+    headSeenAt: head.seenAt?.toISOString() ?? null,
+    lagRawIds: lagRawIds(head.rawId, stream.watermark),
+    headError: live?.error ?? null,
     leaseOwner: stream.leaseOwner,
     lastSuccessAt: stream.lastSuccessAt?.toISOString() ?? null,
     lastError: stream.lastError,

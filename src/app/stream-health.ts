@@ -3,8 +3,10 @@ import { readMigrationState } from '../db/migrate.js';
 import { selectProvenRanges } from '../db/proof.js';
 import { readSyncStatus, type SyncStatus } from '../db/status.js';
 import { readStreamFacts, type StreamFacts } from '../db/stream-health.js';
+import { readLastVerifyRun, type VerifyRun } from '../db/verify-runs.js';
 import type { StateSnapshot, StreamGaugeValues } from '../metrics/index.js';
 import type { RawIdRange } from '../sync/completeness.js';
+import { headAgeSeconds, knownHead, lagRawIds } from './stream-head.js';
 
 /** One stream's health: its gauges, and what keeps it from being ready (empty when ready). */
 export interface StreamHealth extends StreamGaugeValues {
@@ -23,11 +25,16 @@ type StatusStream = SyncStatus['streams'][number];
 
 /**
  * Why a stream is not ready, from the database alone: it must have a watermark (a first walk
- * finished), no backfill walk in progress, no parallel backfill running, and its latest
- * parallel backfill must not have failed its completeness check, unless a later run of the
- * stream ended well.
+ * finished), no backfill walk in progress, no parallel backfill running, its latest parallel
+ * backfill must not have failed its completeness check, unless a later run of the stream ended
+ * well, and the latest `verify` must not have found it incomplete, unless that verify began
+ * before the stream's backfill ended (only a later verify clears it).
  */
-export function notReadyReasons(stream: StatusStream, facts: StreamFacts | undefined): string[] {
+export function notReadyReasons(
+  stream: StatusStream,
+  facts: StreamFacts | undefined,
+  lastVerify: VerifyRun | null = null,
+): string[] {
   const missing: string[] = [];
   if (stream.watermark === null) missing.push('never completely backfilled (no watermark)');
   if (stream.walk?.mode === 'backfill') {
@@ -42,7 +49,28 @@ export function notReadyReasons(stream: StatusStream, facts: StreamFacts | undef
   if (run?.status === 'failed' && !succeededSince) {
     missing.push(`last completeness check failed: ${run.error ?? 'unproven gaps left'}`);
   }
+  const verdict = verifyVerdict(stream, facts, lastVerify);
+  if (verdict !== null) missing.push(verdict);
   return missing;
+}
+
+/** What the latest `verify` found wrong with the stream, when it still judges it; else null. */
+function verifyVerdict(
+  stream: StatusStream,
+  facts: StreamFacts | undefined,
+  verify: VerifyRun | null,
+): string | null {
+  if (verify === null || stream.watermark === null) return null;
+  if (!verify.summary.incompleteStreams.includes(stream.key)) return null;
+  const run = facts?.latestBackfill;
+  const parallelEnd = run?.status === 'done' ? run.finishedAt : null;
+  const ends = [stream.backfilledAt, parallelEnd].filter((d): d is Date => d !== null);
+  const backfillEnd = ends.length === 0 ? null : new Date(Math.max(...ends.map((d) => d.getTime())));
+  // A verify that began before the backfill ended judged a stream that has changed since.
+  if (backfillEnd !== null && verify.startedAt < backfillEnd) return null;
+  const problems = verify.summary.streamProblems?.[stream.key] ?? [];
+  const found = problems.length > 0 ? `: ${problems.join('; ')}` : '';
+  return `last verify (finished ${verify.finishedAt.toISOString()}) found it incomplete${found}; run verify again once repaired`;
 }
 
 /** Share of a backfill done: pages walked, or the rawIds a running parallel backfill has proven. */
@@ -71,17 +99,21 @@ function streamHealth(input: {
   stream: StatusStream;
   facts: StreamFacts | undefined;
   proven: readonly RawIdRange[] | undefined;
+  lastVerify: VerifyRun | null;
   now: Date;
 }): StreamHealth {
   const { stream, facts, now } = input;
-  const missing = notReadyReasons(stream, facts);
-  const head = stream.walk?.headRawId ?? facts?.latestBackfill?.headRawId ?? null;
-  const mark = stream.watermark ?? -1;
+  const missing = notReadyReasons(stream, facts, input.lastVerify);
+  const backfill = facts?.latestBackfill;
+  const head = knownHead(stream, {
+    backfillHead: backfill?.status === 'running' ? backfill.headRawId : null,
+  });
   const time = facts?.watermarkTime ?? null;
   return {
     stream: stream.key,
     watermark: stream.watermark,
-    lagRawIds: head === null ? 0 : Math.max(head - mark, 0),
+    lagRawIds: lagRawIds(head.rawId, stream.watermark) ?? 0,
+    headAgeSeconds: headAgeSeconds(head, now),
     lagSeconds: time === null ? null : Math.max((now.getTime() - time.getTime()) / 1000, 0),
     lastSuccessAt: stream.lastSuccessAt,
     errorStreak: stream.errorStreak,
@@ -114,6 +146,7 @@ export async function snapshotOfStatus(
   now: Date,
 ): Promise<HealthSnapshot> {
   const facts = await readStreamFacts(database.db);
+  const lastVerify = await readLastVerifyRun(database.db);
   const streams: StreamHealth[] = [];
   for (const stream of status.streams) {
     const own = facts.get(stream.key);
@@ -121,7 +154,7 @@ export async function snapshotOfStatus(
       own?.latestBackfill?.status === 'running'
         ? await selectProvenRanges(database.db, stream.key)
         : undefined;
-    streams.push(streamHealth({ stream, facts: own, proven, now }));
+    streams.push(streamHealth({ stream, facts: own, proven, lastVerify, now }));
   }
   return {
     streams,

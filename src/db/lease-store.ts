@@ -31,6 +31,8 @@ export function createLeaseStore(input: { database: Database; now: () => Date })
         database.db,
         sql`UPDATE sync_streams SET
               watermark = greatest(watermark, ${watermark}::bigint),
+              backfilled_at = CASE WHEN watermark IS NULL THEN ${now().toISOString()}::timestamptz
+                                   ELSE backfilled_at END,
               updated_at = ${now().toISOString()}::timestamptz
             WHERE key = ${lease.key} AND lease_fence <= ${lease.fence}::bigint
             RETURNING key`,

@@ -56,6 +56,7 @@ export function createPageCommits(options: PageCommitOptions): Pick<SyncStore, '
               page: commit.page,
               walk: commit.walk,
               watermark: commit.watermark,
+              head: pageOneHead(pages),
               rejected: toRejectedRows(early),
               synchronousCommit,
             },
@@ -79,4 +80,13 @@ export function createPageCommits(options: PageCommitOptions): Pick<SyncStore, '
       };
     },
   };
+}
+
+/** The newest rawId of page 1 when the commit holds it: the service's head for the stream. */
+function pageOneHead(
+  pages: ReadonlyArray<{ page: number; records: readonly { rawId: number }[] }>,
+): number | null {
+  const first = pages.find((p) => p.page === 1);
+  if (first === undefined || first.records.length === 0) return null;
+  return first.records.reduce((max, r) => Math.max(max, r.rawId), Number.NEGATIVE_INFINITY);
 }

@@ -5,6 +5,7 @@ import type { RawIdRange } from '../sync/completeness.js';
 import { mergeRanges } from '../sync/completeness.js';
 import type { BackfillRun } from '../sync/parallel-backfill.js';
 import { type Executor, queryRows, toNumber } from './rows.js';
+import { headAssignments } from './stream-heads.js';
 import { textArray } from './upsert-sql.js';
 
 /** Every rawId the mirror holds: stored transactions, and records kept aside as rejected. */
@@ -37,12 +38,20 @@ export async function insertBackfillRun(
   db: Executor,
   run: { id: string; key: string; headRawId: number; totalPages: number; now: Date },
 ): Promise<BackfillRun | null> {
+  // The head it starts from was just read on page 1: the stream's head as last seen.
   const rows = await queryRows<RunRow>(
     db,
-    sql`insert into backfill_runs (id, stream_key, head_raw_id, total_pages, status, round, created_at)
-        values (${run.id}, ${run.key}, ${run.headRawId}, ${run.totalPages}, 'running', 0, ${run.now.toISOString()})
-        on conflict do nothing
-        returning id, stream_key, head_raw_id, total_pages, status, round`,
+    sql`with run as (
+          insert into backfill_runs (id, stream_key, head_raw_id, total_pages, status, round, created_at)
+          values (${run.id}, ${run.key}, ${run.headRawId}, ${run.totalPages}, 'running', 0, ${run.now.toISOString()})
+          on conflict do nothing
+          returning id, stream_key, head_raw_id, total_pages, status, round
+        ),
+        head as (
+          update sync_streams set ${headAssignments(run.headRawId, run.now)}
+          where key = ${run.key} and exists (select 1 from run)
+        )
+        select * from run`,
   );
   return rows[0] ? toRun(rows[0]) : null;
 }

@@ -185,6 +185,16 @@ export const syncStreams = pgTable('sync_streams', {
   lastErrorAt: tstz('last_error_at'),
   errorStreak: integer('error_streak').notNull().default(0),
   lastError: text('last_error'),
+  /**
+   * The newest rawId the service was seen to list for the stream (page 1 read by a walk or a
+   * parallel backfill, or by the head probe of `status`, `/status` and `/metrics`): the lag is
+   * this minus the watermark. Only grows.
+   */
+  headRawId: bigint('head_raw_id', { mode: 'number' }),
+  /** When `head_raw_id` was last seen at the service. */
+  headSeenAt: tstz('head_seen_at'),
+  /** When the stream's latest backfill ended (its watermark set): older `verify` runs no longer judge it. */
+  backfilledAt: tstz('backfilled_at'),
   createdAt: tstz('created_at').notNull(),
   updatedAt: tstz('updated_at').notNull(),
 });

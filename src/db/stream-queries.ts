@@ -20,6 +20,12 @@ export interface StreamStatus {
   lastErrorAt: Date | null;
   lastError: string | null;
   errorStreak: number;
+  /** The newest rawId seen at the service for the stream (page 1 of a walk, or a probe); null before any. */
+  headRawId: number | null;
+  /** When {@link headRawId} was last seen. */
+  headSeenAt: Date | null;
+  /** When the stream's latest backfill ended; null before one did (or before the column existed). */
+  backfilledAt: Date | null;
 }
 
 /** Every stream, ordered by key. */
@@ -28,7 +34,8 @@ export async function listStreams(executor: Executor): Promise<StreamStatus[]> {
     executor,
     sql`
     SELECT key, spec::text AS spec, watermark::text AS watermark, walk::text AS walk, lease_owner,
-           lease_fence::text AS lease_fence, lease_expires_at, last_success_at, last_error_at, last_error, error_streak
+           lease_fence::text AS lease_fence, lease_expires_at, last_success_at, last_error_at, last_error, error_streak,
+           head_raw_id::text AS head_raw_id, head_seen_at, backfilled_at
     FROM sync_streams ORDER BY key
     `,
   );
@@ -44,6 +51,9 @@ export async function listStreams(executor: Executor): Promise<StreamStatus[]> {
     lastErrorAt: toDate(r['last_error_at']),
     lastError: (r['last_error'] as string | null) ?? null,
     errorStreak: Number(r['error_streak']),
+    headRawId: r['head_raw_id'] === null ? null : Number(r['head_raw_id']),
+    headSeenAt: toDate(r['head_seen_at']),
+    backfilledAt: toDate(r['backfilled_at']),
   }));
 }
 

@@ -7,6 +7,7 @@ import { type SQL, sql } from 'drizzle-orm';
 import { conflictCtes, immutableTuple } from './conflict-sql.js';
 import type { EncodedTransaction } from './encode.js';
 import type { RecheckPolicy } from './rechecks.js';
+import { headAssignments } from './stream-heads.js';
 import { BUNDLE_ITEM_COLUMNS, RECORD_COLUMNS, type WrittenColumn } from './transaction-columns.js';
 import { type RejectedRow, rejectedSource, upsertRejectedSql } from './write-rejected.js';
 
@@ -53,6 +54,8 @@ export interface PageWrite {
   /** The new walk checkpoint (JSON-able), null when the walk is finished. */
   walk: unknown;
   watermark: number | null;
+  /** The newest rawId of page 1 when the commit holds page 1 (the service's head), else null. */
+  head: number | null;
   /** Records set aside before the write (already grouped). */
   rejected: readonly RejectedRow[];
   /** PostgreSQL `synchronous_commit` for this commit. */
@@ -267,13 +270,21 @@ function recheckCtes(policy: RecheckPolicy, now: string): SQL {
 
 /**
  * Checks the fence and writes the checkpoint; runs before anything else (the input is gated on
- * it), so it also takes the stream row's lock first and a stale writer waits there.
+ * it), so it also takes the stream row's lock first and a stale writer waits there. Records the
+ * head page 1 showed, and when a walk ends a backfill (the first, without a watermark yet, or a
+ * `--full` one) the time, which tells `/ready` which `verify` runs still judge the stream.
  */
 function fencedCte(page: PageWrite, now: string): SQL {
+  const walkJson = page.walk === null ? null : JSON.stringify(page.walk);
   return sql`fenced AS (
       UPDATE sync_streams SET
-        walk = ${page.walk === null ? null : JSON.stringify(page.walk)}::jsonb,
+        walk = ${walkJson}::jsonb,
         watermark = ${page.watermark}::bigint,
+        ${headAssignments(page.head, new Date(now))},
+        backfilled_at = CASE
+          WHEN ${walkJson}::jsonb IS NULL AND ${page.watermark}::bigint IS NOT NULL
+               AND (watermark IS NULL OR walk->>'mode' = 'backfill')
+          THEN ${now}::timestamptz ELSE backfilled_at END,
         lease_expires_at = CASE
           WHEN lease_owner = ${page.owner} AND lease_fence = ${page.fence}::bigint AND lease_ms IS NOT NULL
           THEN greatest(lease_expires_at, ${now}::timestamptz + lease_ms * interval '1 millisecond')

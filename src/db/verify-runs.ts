@@ -7,6 +7,8 @@ export interface VerifySummary {
   streams: number;
   /** The streams whose report was not complete, by key. */
   incompleteStreams: string[];
+  /** What was wrong with each incomplete stream, one line each (absent from older runs). */
+  streamProblems?: Record<string, string[]> | undefined;
   conflicts: number;
   /** Stored records not what their sender signed. */
   integrityMismatches: number;

@@ -17,10 +17,11 @@ export interface StreamRow {
   complete: boolean;
   /** Why it is not complete (empty when it is). */
   missing: string[];
-  /** RawIds behind: the service's head when it was asked, else the head of a walk in progress. */
+  /** RawIds behind the service's head as last seen (or the head of a walk in progress). */
   lagRawIds: number | null;
-  lagSource: 'service' | 'walk';
-  /** Why the service's head could not be read, when it was asked. */
+  /** When the head of `lagRawIds` was seen at the service; null for a walk's head never stored. */
+  headSeenAt: Date | null;
+  /** Why the service's head could not be read now, when it was asked. */
   headError: string | null;
   /** Age of the newest record at or below the watermark. */
   lagSeconds: number | null;
@@ -161,7 +162,7 @@ function streamRow(s: StreamRow, now: Date): string {
     `<td class="key">${escapeHtml(s.key)}</td>`,
     `<td>${progressCell(s)}</td>`,
     `<td class="num">${formatCount(s.watermark)}</td>`,
-    `<td>${lagCell(s)}</td>`,
+    `<td>${lagCell(s, now)}</td>`,
     `<td>${s.lastSuccessAt === null ? 'never' : `<span title="${escapeHtml(formatTime(s.lastSuccessAt))}">${escapeHtml(ago(s.lastSuccessAt, now))}</span>`}</td>`,
     `<td${s.errorStreak > 0 ? ' class="bad"' : ''}>${s.errorStreak > 0 ? `${s.errorStreak} in a row: ${escapeHtml(s.lastError ?? '')}` : 'none'}</td>`,
     `<td class="num">${formatCount(s.nonFinal)}</td>`,
@@ -182,12 +183,14 @@ function progressCell(s: StreamRow): string {
   return `<span class="badge bad">not complete</span> ${bar} ${percent}%${pages}${why ? `<ul class="missing">${why}</ul>` : ''}`;
 }
 
-function lagCell(s: StreamRow): string {
+function lagCell(s: StreamRow, now: Date): string {
   const parts: string[] = [];
   if (s.headError !== null) parts.push(`<span class="bad">head unknown: ${escapeHtml(s.headError)}</span>`);
-  else if (s.lagSource === 'service' && s.lagRawIds !== null)
-    parts.push(`${formatCount(s.lagRawIds)} rawIds behind the service`);
-  // Without the service's head, only a walk in progress says how far it has to go.
+  if (s.lagRawIds !== null && s.headSeenAt !== null)
+    parts.push(
+      `${formatCount(s.lagRawIds)} rawIds behind the service (head seen ${escapeHtml(ago(s.headSeenAt, now))})`,
+    );
+  // A head never seen at the service: only a walk in progress says how far it has to go.
   else if (s.lagRawIds !== null && s.lagRawIds > 0)
     parts.push(`${formatCount(s.lagRawIds)} rawIds to the head of the walk in progress`);
   if (s.lagSeconds !== null) parts.push(`newest record ${escapeHtml(formatDuration(s.lagSeconds))} old`);

@@ -5,8 +5,10 @@ import { METRIC_PREFIX } from './names.js';
 export interface StreamGaugeValues {
   stream: string;
   watermark: number | null;
-  /** RawIds the stream is known to be behind: the head its walk in progress aims at, minus the watermark. */
+  /** RawIds the stream is behind: the service's head as last seen minus the watermark (0 before any sighting). */
   lagRawIds: number;
+  /** Seconds since the service's head was last seen (the age of `lagRawIds`); `null` before any sighting. */
+  headAgeSeconds: number | null;
   /** Age of the newest record at or below the watermark; `null` without a watermark. */
   lagSeconds: number | null;
   lastSuccessAt: Date | null;
@@ -49,7 +51,11 @@ const STREAM_GAUGES = {
   watermark: ['stream_watermark_raw_id', 'Every record of the stream up to this rawId is stored.'],
   lagRawIds: [
     'stream_lag_raw_ids',
-    'RawIds the stream is behind: the head its walk in progress aims at minus its watermark (0 when idle).',
+    "RawIds the stream is behind the service: the newest rawId last seen on the stream's page 1 (by a walk, or by the head probe when LEDGER_BASE_URL is set) minus the watermark.",
+  ],
+  headAge: [
+    'stream_head_age_seconds',
+    "Seconds since the service's head of the stream was last seen: how old stream_lag_raw_ids' knowledge is.",
   ],
   lagSeconds: [
     'stream_lag_seconds',
@@ -106,6 +112,7 @@ export function registerStateMetrics(registry: Registry): StateMetrics {
         const l = { stream: s.stream };
         if (s.watermark !== null) stream.watermark.set(l, s.watermark);
         stream.lagRawIds.set(l, s.lagRawIds);
+        if (s.headAgeSeconds !== null) stream.headAge.set(l, s.headAgeSeconds);
         if (s.lagSeconds !== null) stream.lagSeconds.set(l, s.lagSeconds);
         if (s.lastSuccessAt !== null) stream.lastSuccess.set(l, s.lastSuccessAt.getTime() / 1000);
         stream.errorStreak.set(l, s.errorStreak);

@@ -1,7 +1,11 @@
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { sql } from 'drizzle-orm';
+import pg from 'pg';
 import { queryRows } from '../../src/db/rows.js';
+import { packageRoot } from '../../src/paths.js';
 import { createSimulator, type Simulator } from '../../src/simulator/index.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 import { runMain } from '../helpers/run-main.js';
@@ -15,11 +19,68 @@ interface TruthRecord {
   to: string;
   amount: string;
   fee: string;
+  data: string;
+  tokenTag: string;
   timestamp: number;
   internalStatus: string;
 }
 
+/** The inner status of `internalStatus`: a JSON object's `status`, or the bare word of old records. */
+function internalCode(internalStatus: string): string {
+  try {
+    const parsed = JSON.parse(internalStatus) as { status?: unknown };
+    return typeof parsed === 'object' && parsed !== null ? String(parsed.status) : String(parsed);
+  } catch {
+    return internalStatus;
+  }
+}
+
+/**
+ * What `ledger_daily_volume` should hold, from the simulator's records, summed as BigInt: per
+ * day of `timestamp`, token and action, the movements (a record, or each item of a successful
+ * bundle, under the item's token), their amounts, and their fees (a bundle's on its first item).
+ */
+function expectedDailyVolume(truth: readonly TruthRecord[]): Map<string, string> {
+  const sums = new Map<string, { movements: number; volume: bigint; fees: bigint }>();
+  const add = (key: string, amount: string, fee: string) => {
+    const sum = sums.get(key) ?? { movements: 0, volume: 0n, fees: 0n };
+    sum.movements += 1;
+    sum.volume += BigInt(amount);
+    sum.fees += BigInt(fee);
+    sums.set(key, sum);
+  };
+  for (const r of truth) {
+    if (r.timestamp === 0) continue;
+    const day = new Date(r.timestamp).toISOString().slice(0, 10);
+    if (r.action !== 'bundle') {
+      add(`${day} ${r.tokenTag} ${r.action}`, r.amount, r.fee);
+      continue;
+    }
+    // A failed bundle moved nothing.
+    if (internalCode(r.internalStatus) !== 'success') continue;
+    const { items } = (JSON.parse(r.data) as { bundle: { items: Array<{ tag: string; amount: string }> } })
+      .bundle;
+    for (const [i, item] of items.entries())
+      add(`${day} ${item.tag} bundle`, item.amount, i === 0 ? r.fee : '0');
+  }
+  return new Map(
+    [...sums].map(([key, s]) => [key, `${s.movements} ${s.volume.toString()} ${s.fees.toString()}`]),
+  );
+}
+
 const accountKey = (a: string) => (/^0x[0-9a-fA-F]{40}$/.test(a) ? a.toLowerCase() : a);
+
+/** The README's example statements for one account (`$1`): its balances, then its movements. */
+function readmeAccountExamples(): [string, string] {
+  const readme = readFileSync(join(packageRoot, 'README.md'), 'utf8');
+  const block = /^-- an account's balances.*\n(?:--.*\n)*([\s\S]*?)\n\n/m.exec(readme)?.[1] ?? '';
+  const statements = block
+    .split(';')
+    .map((s) => s.trim())
+    .filter((s) => s !== '');
+  assert.equal(statements.length, 2, `the README's two account examples:\n${block}`);
+  return [statements[0]!, statements[1]!];
+}
 
 describe('analyst views against the simulator', () => {
   let db: TestDatabase;
@@ -93,22 +154,64 @@ describe('analyst views against the simulator', () => {
     );
     if (failedBundles.length > 0)
       assert.ok(Number(failed?.n) > 0, 'failed bundles have items, kept out of movements');
+  });
 
-    // Daily volume of mints, exact, against the simulator's own records.
-    const expected = new Map<string, bigint>();
-    for (const r of truth) {
-      if (r.action !== 'mint' || r.timestamp === 0) continue;
-      const day = new Date(r.timestamp).toISOString().slice(0, 10);
-      expected.set(day, (expected.get(day) ?? 0n) + BigInt(r.amount));
-    }
-    const days = await queryRows<{ day: string; volume: string }>(
+  it("ledger_daily_volume equals the simulator's records per day, token and action, exactly", async () => {
+    const rows = await queryRows<{ key: string; sums: string }>(
       db.database.db,
-      sql`SELECT day::text AS day, sum(volume)::text AS volume FROM ledger_daily_volume WHERE action = 'mint' GROUP BY day`,
+      sql`SELECT day::text || ' ' || token_tag || ' ' || action AS key,
+                 movements::text || ' ' || volume::text || ' ' || fees::text AS sums
+          FROM ledger_daily_volume`,
     );
-    assert.deepEqual(
-      Object.fromEntries(days.map((d) => [d.day, d.volume])),
-      Object.fromEntries([...expected].map(([day, v]) => [day, v.toString()])),
-    );
+    const expected = expectedDailyVolume(truth);
+    assert.deepEqual(Object.fromEntries(rows.map((r) => [r.key, r.sums])), Object.fromEntries(expected));
+    // Every kind is there: mints, transfers, bundles' items, and fees.
+    for (const action of ['mint', 'transfer', 'burn', 'bundle'])
+      assert.ok(
+        [...expected.keys()].some((key) => key.endsWith(` ${action}`)),
+        action,
+      );
+    const fees = (action: string) =>
+      [...expected].filter(([key, sums]) => key.endsWith(` ${action}`) && !sums.endsWith(' 0')).length;
+    assert.ok(fees('transfer') > 0 && fees('bundle') > 0, 'fees of transfers and bundles compared');
+  });
+
+  it("the README's account examples find an EVM address in any case and an Arweave id exactly", async () => {
+    const [balancesSql, movementsSql] = readmeAccountExamples();
+    const accounts = truth.flatMap((r) => [r.from, r.to]);
+    const arweave = accounts.find((a) => /^[\w-]{43}$/.test(a) && /[A-Z]/.test(a) && /[a-z]/.test(a));
+    const evm = accounts.find((a) => /^0x[0-9a-fA-F]{40}$/.test(a) && /[A-F]/.test(a));
+    assert.ok(arweave && evm, 'an Arweave id and a checksum EVM address');
+    const client = new pg.Client({ connectionString: db.url });
+    await client.connect();
+    try {
+      const cases: Array<[string, string]> = [
+        [arweave, arweave],
+        [evm, evm.toLowerCase()],
+        [evm.toLowerCase(), evm.toLowerCase()],
+      ];
+      for (const [given, stored] of cases) {
+        const found = await client.query<{ token_tag: string; balance_units: string }>(balancesSql, [given]);
+        const view = await queryRows<{ token_tag: string; balance_units: string }>(
+          db.database.db,
+          sql`SELECT token_tag, balance_units::text AS balance_units FROM ledger_account_balances WHERE account = ${stored}`,
+        );
+        assert.ok(view.length > 0, `${stored} has balances`);
+        const byTag = (rows: Array<{ token_tag: string; balance_units: unknown }>) =>
+          Object.fromEntries(rows.map((r) => [r.token_tag, String(r.balance_units)]));
+        assert.deepEqual(byTag(found.rows), byTag(view), `balances of ${given}`);
+        const moves = await client.query<{ from_account: string; to_account: string }>(movementsSql, [given]);
+        const mine = truth.filter((r) => accountKey(r.from) === stored || accountKey(r.to) === stored);
+        assert.ok(moves.rows.length > 0 && mine.length > 0, `movements of ${given}`);
+        for (const row of moves.rows)
+          assert.ok([row.from_account, row.to_account].map(accountKey).includes(stored), JSON.stringify(row));
+      }
+      // An Arweave id in another case is another account.
+      const swapped = [...arweave].map((c) => (c === c.toLowerCase() ? c.toUpperCase() : c.toLowerCase()));
+      assert.equal((await client.query(balancesSql, [swapped.join('')])).rows.length, 0);
+    } finally {
+      await client.end();
+    }
   });
 
   it('gives amounts in token units exactly, without trailing zeros', async () => {

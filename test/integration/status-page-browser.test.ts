@@ -1,10 +1,11 @@
 /**
  * The status page at `/` as a person sees it: `serve` after a real `sync`, opened in headless
- * Chromium (Debian's `chromium`, driven by playwright-core; `bash .ci/run` installs it).
+ * Chromium (Debian's `chromium`, driven by playwright-core; `bash .ci/run` installs it). Its
+ * screenshots are kept when a test fails (the path is printed), and always under
+ * `TEST_SCREENSHOT_DIR` when set.
  */
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { sql } from 'drizzle-orm';
@@ -14,6 +15,7 @@ import { createSimulator, type Simulator } from '../../src/simulator/index.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 import { freePort } from '../helpers/free-port.js';
 import { fetchText } from '../helpers/http-surface.js';
+import { type ScreenshotFolder, screenshotFolder } from '../helpers/screenshots.js';
 import { waitFor } from '../helpers/wait-for.js';
 import { type CliRun, runCli } from './sync-cli-run.js';
 
@@ -33,7 +35,7 @@ let serve: CliRun | undefined;
 let browser: Browser | undefined;
 let page: Page;
 let base: string;
-let folder: string;
+let shots: ScreenshotFolder;
 const consoleErrors: string[] = [];
 
 before(async () => {
@@ -42,7 +44,7 @@ before(async () => {
     throw new Error(
       `${CHROMIUM} is missing: install Debian's chromium (apt-get install -y chromium; bash .ci/run does)`,
     );
-  folder = mkdtempSync(join(tmpdir(), 'status-page-'));
+  shots = screenshotFolder('status-page-');
   simulator = createSimulator({ records: 300, seed: 73 });
   const { url } = await simulator.listen();
   testDb = await createTestDatabase();
@@ -74,8 +76,22 @@ after(async () => {
   }
   await simulator?.close();
   await testDb?.drop();
-  if (folder) rmSync(folder, { recursive: true, force: true });
+  shots?.finish();
 });
+
+/** `it`, and when the test fails, a screenshot of the page as it then was; the folder is kept. */
+function itShot(name: string, test: () => Promise<void>): void {
+  it(name, async () => {
+    try {
+      await test();
+    } catch (error) {
+      shots.failed();
+      const file = `failed-${name.replace(/\W+/g, '-').slice(0, 40)}.png`;
+      await page?.screenshot({ path: join(shots.path, file), fullPage: true }).catch(() => {});
+      throw error;
+    }
+  });
+}
 
 /** The chart's line as [x, y] points. */
 async function chartPoints(): Promise<Array<[number, number]>> {
@@ -84,7 +100,7 @@ async function chartPoints(): Promise<Array<[number, number]>> {
 }
 
 describe('the status page in Chromium', () => {
-  it('loads, charts the records just synced, shows the stream, and logs no error', async () => {
+  itShot('loads, charts the records just synced, shows the stream, and logs no error', async () => {
     const response = await page.goto(`${base}/`, { waitUntil: 'load' });
     assert.equal(response?.status(), 200);
     assert.equal(await page.title(), 'ledger-indexer status');
@@ -112,13 +128,13 @@ describe('the status page in Chromium', () => {
     assert.match((await page.textContent('#totals')) ?? '', /records stored\s*300/);
     assert.match((await page.textContent('#verify-outcome')) ?? '', /never run/);
 
-    const screenshot = join(folder, 'status-page.png');
+    const screenshot = join(shots.path, 'status-page.png');
     await page.screenshot({ path: screenshot, fullPage: true });
     assert.ok(existsSync(screenshot) && statSync(screenshot).size > 0, 'screenshot saved');
     assert.deepEqual(consoleErrors, []);
   });
 
-  it('shows the last verify once verify has stored it', async () => {
+  itShot('shows the last verify once verify has stored it', async () => {
     const verified = await runCli(['verify'], env).done;
     assert.equal(verified.code, 0, verified.stdout + verified.stderr);
     const runs = await queryRows<{ complete: boolean; summary: { streams: number; conflicts: number } }>(

@@ -20,7 +20,7 @@ function stream(overrides: Partial<StreamRow> = {}): StreamRow {
     complete: true,
     missing: [],
     lagRawIds: 0,
-    lagSource: 'service',
+    headSeenAt: new Date(NOW.getTime() - 4_000),
     headError: null,
     lagSeconds: 42,
     lastSuccessAt: new Date(NOW.getTime() - 90_000),
@@ -121,7 +121,7 @@ describe('status page: the page', () => {
             backfill: { pagesDone: 12, totalPages: 40 },
             missing: ['backfill in progress: page 12 of 40'],
             lagRawIds: 55,
-            lagSource: 'walk',
+            headSeenAt: null,
             rejected: 2,
           }),
         ],
@@ -135,6 +135,8 @@ describe('status page: the page', () => {
     assert.match(second, /page 12 of 40/);
     assert.match(second, /backfill in progress: page 12 of 40/);
     assert.match(second, /55 rawIds to the head of the walk in progress/);
+    const first = /<tr class="stream" data-stream="txs">.*<\/tr>/.exec(html)?.[0] ?? '';
+    assert.match(first, /0 rawIds behind the service \(head seen 4 s ago\)/);
     assert.match(second, /<td class="num bad">2<\/td>/);
     assert.match(html, /12,345/);
     assert.match(html, /3 \(1 due\)/);
@@ -146,7 +148,7 @@ describe('status page: the page', () => {
   });
 
   it('says nothing of a walk lag when no walk is in progress and the service was not asked', () => {
-    const html = renderStatusPage(data({ streams: [stream({ lagRawIds: 0, lagSource: 'walk' })] }));
+    const html = renderStatusPage(data({ streams: [stream({ lagRawIds: 0, headSeenAt: null })] }));
     assert.ok(!html.includes('rawIds'), 'no lag in rawIds');
     assert.match(html, /newest record 42 s old/);
   });

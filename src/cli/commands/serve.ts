@@ -16,8 +16,10 @@ Options:
                   the address is $${ENV.httpHost} (default 127.0.0.1)
 
 Needs ${ENV.databaseUrl} (the embedded database is opened by one process at a time). With
-${ENV.ledgerBaseUrl} set, /status also asks the service for each stream's head, like 'status';
-with ${ENV.redisUrl} set it adds the queue depths.
+${ENV.ledgerBaseUrl} set, /status asks the service for each stream's head, like 'status', and
+/metrics does when no process saw it in the last 5 s, so the lag follows the service between two
+runs of sync (the heads seen are kept in sync_streams); with ${ENV.redisUrl} set it adds the queue
+depths.
 Exit codes: 0 stopped by SIGINT/SIGTERM; 1 cannot listen; 2 bad flags or settings.`;
 
 export const command = defineCommand({

@@ -164,6 +164,9 @@ async function completeness(
     summary: {
       streams: streams.length,
       incompleteStreams: streams.filter((s) => !s.complete).map((s) => s.stream),
+      streamProblems: Object.fromEntries(
+        streams.filter((s) => !s.complete).map((s) => [s.stream, s.problems]),
+      ),
       conflicts: conflicts.total,
       integrityMismatches: integrity.mismatchTotal,
       balanceDifferences: balances === undefined ? null : balances.differences.length,

@@ -1,0 +1,1 @@
+ALTER TABLE "sync_streams" ADD COLUMN "backfilled_at" timestamp with time zone;

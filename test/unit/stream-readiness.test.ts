@@ -1,0 +1,79 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { notReadyReasons } from '../../src/app/stream-health.js';
+import type { SyncStatus } from '../../src/db/status.js';
+import type { StreamFacts } from '../../src/db/stream-health.js';
+import type { VerifyRun } from '../../src/db/verify-runs.js';
+
+const at = (minute: number) => new Date(Date.UTC(2026, 10, 25, 12, minute));
+
+function stream(overrides: Partial<SyncStatus['streams'][number]> = {}): SyncStatus['streams'][number] {
+  return {
+    key: 'txs',
+    spec: {},
+    watermark: 500,
+    walk: null,
+    leaseOwner: null,
+    leaseFence: 3,
+    leaseExpiresAt: null,
+    lastSuccessAt: at(30),
+    lastErrorAt: null,
+    lastError: null,
+    errorStreak: 0,
+    headRawId: 500,
+    headSeenAt: at(30),
+    backfilledAt: at(10),
+    rejected: 0,
+    nonFinal: 0,
+    conflicts: 0,
+    ...overrides,
+  };
+}
+
+function verify(startMinute: number, incomplete: string[]): VerifyRun {
+  return {
+    startedAt: at(startMinute),
+    finishedAt: at(startMinute + 1),
+    complete: incomplete.length === 0,
+    summary: {
+      streams: 2,
+      incompleteStreams: incomplete,
+      streamProblems: Object.fromEntries(
+        incomplete.map((key) => [key, ['1 unproven gap(s) below the watermark']]),
+      ),
+      conflicts: 0,
+      integrityMismatches: 0,
+      balanceDifferences: null,
+    },
+  };
+}
+
+describe('readiness and the latest verify', () => {
+  it('is not ready while the latest verify after its backfill found it incomplete, whatever ran since', () => {
+    const [reason, ...rest] = notReadyReasons(stream(), undefined, verify(20, ['txs']));
+    assert.deepEqual(rest, []);
+    assert.equal(
+      reason,
+      'last verify (finished 2026-11-25T12:21:00.000Z) found it incomplete: 1 unproven gap(s) below the watermark; run verify again once repaired',
+    );
+  });
+
+  it('is ready when the latest verify found it complete, or found only other streams incomplete', () => {
+    assert.deepEqual(notReadyReasons(stream(), undefined, verify(20, [])), []);
+    assert.deepEqual(notReadyReasons(stream(), undefined, verify(20, ['account:0xabc'])), []);
+  });
+
+  it('ignores a verify that began before the backfill ended, a walk or a parallel backfill', () => {
+    assert.deepEqual(notReadyReasons(stream({ backfilledAt: at(25) }), undefined, verify(20, ['txs'])), []);
+    const facts: StreamFacts = {
+      watermarkTime: null,
+      latestBackfill: { status: 'done', error: null, round: 1, headRawId: 500, finishedAt: at(25) },
+    };
+    assert.deepEqual(notReadyReasons(stream({ backfilledAt: null }), facts, verify(20, ['txs'])), []);
+    // A backfill still to come is reason enough on its own.
+    assert.deepEqual(
+      notReadyReasons(stream({ watermark: null, backfilledAt: null }), undefined, verify(20, ['txs'])),
+      ['never completely backfilled (no watermark)'],
+    );
+  });
+});
