@@ -35,6 +35,11 @@ export interface Config {
   requestsPerSecond: number;
   /** `LEDGER_CONCURRENCY`: pages fetched at once by one process, 1 to 256. Default 8. */
   concurrency: number;
+  /**
+   * `LEDGER_WRITERS`: batches of a stream walk written at once, each over its own PostgreSQL
+   * connection, 1 to 16. Default 2 (the embedded database always writes one at a time).
+   */
+  writers: number;
   /** `LEDGER_MAX_BODY_BYTES`: largest response body accepted; a longer one is cut off and retried, 1 to 1073741824 (1 GiB). Default 8388608 (8 MiB). */
   maxBodyBytes: number;
   /**
@@ -89,6 +94,7 @@ export const ENV = {
   retryAfterCapMs: 'LEDGER_RETRY_AFTER_CAP_MS',
   requestsPerSecond: 'LEDGER_REQUESTS_PER_SECOND',
   concurrency: 'LEDGER_CONCURRENCY',
+  writers: 'LEDGER_WRITERS',
   maxBodyBytes: 'LEDGER_MAX_BODY_BYTES',
   hedgeAfter: 'LEDGER_HEDGE_AFTER',
   hedgeMinMs: 'LEDGER_HEDGE_MIN_MS',
@@ -114,6 +120,7 @@ export const LIMITS = {
   retryAfterCapMs: { min: 0, max: 3_600_000 },
   requestsPerSecond: { min: 0, max: 100_000 },
   concurrency: { min: 1, max: 256 },
+  writers: { min: 1, max: 16 },
   maxBodyBytes: { min: 1, max: 1_073_741_824 },
   hedgeMinMs: { min: 0, max: 600_000 },
   recheckAfterMs: { min: 0, max: 3_600_000 },
@@ -203,6 +210,7 @@ export function loadConfig(
     retryAfterCapMs: int('retryAfterCapMs', REQUEST_DEFAULTS.retryAfterCapMs, LIMITS.retryAfterCapMs),
     requestsPerSecond: int('requestsPerSecond', REQUEST_DEFAULTS.requestsPerSecond, LIMITS.requestsPerSecond),
     concurrency: int('concurrency', 8, LIMITS.concurrency),
+    writers: int('writers', 2, LIMITS.writers),
     maxBodyBytes: int('maxBodyBytes', REQUEST_DEFAULTS.maxBodyBytes, LIMITS.maxBodyBytes),
     hedgeAfter: multiple('hedgeAfter', REQUEST_DEFAULTS.hedgeAfter),
     hedgeMinMs: int('hedgeMinMs', REQUEST_DEFAULTS.hedgeMinMs, LIMITS.hedgeMinMs),

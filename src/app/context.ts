@@ -89,7 +89,8 @@ export async function createContext(options: CreateContextOptions): Promise<AppC
   const writes = options.metrics?.writes;
   const store = writes === undefined ? pgStore : observeSyncStore(pgStore, writes);
   return {
-    config,
+    // The embedded database has one connection: its writes are one at a time whatever is asked.
+    config: database.kind === 'pglite' ? { ...config, writers: 1 } : config,
     logger,
     client,
     database,

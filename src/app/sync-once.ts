@@ -14,7 +14,7 @@ import { createFetchByHash, createFetchPage } from './sync-adapters.js';
  * queue job can hand over the same object.
  */
 export interface SyncContext {
-  config: { concurrency: number };
+  config: { concurrency: number; writers?: number | undefined };
   logger: SyncLogger;
   client: LedgerClient;
   store: SyncStore;
@@ -100,6 +100,7 @@ export async function syncOnce(ctx: SyncContext, options: SyncOptions = {}): Pro
       owner,
       full: options.full,
       concurrency: ctx.config.concurrency,
+      writers: ctx.config.writers,
       signal: options.signal,
       onPage: options.onPage,
       logger: ctx.logger,

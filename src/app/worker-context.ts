@@ -56,6 +56,7 @@ export function createWorkerDeps(input: {
     budget,
     logger: app.logger,
     concurrency: app.config.concurrency,
+    writers: app.config.writers,
     owner: leaseOwnerName('worker', hostname(), process.pid),
     pagesPerRange: tuning.pagesPerRange ?? 20,
     parallelBackfill: tuning.parallelBackfill ?? true,

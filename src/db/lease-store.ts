@@ -12,9 +12,13 @@ import type {
 import type { Database } from './connect.js';
 import { type Executor, queryRows, toDate } from './rows.js';
 import { normaliseSpec, streamKey } from './stream-key.js';
+import { consolidateWalkCommits, hasWalkCommits } from './walk-consolidation.js';
 
 /** The lease part of the sync store (see `createPgStore`). */
-export type LeaseStore = Pick<SyncStore, 'acquireStream' | 'advanceWatermark' | 'releaseStream'>;
+export type LeaseStore = Pick<
+  SyncStore,
+  'acquireStream' | 'advanceWatermark' | 'consolidateWalk' | 'releaseStream'
+>;
 
 /**
  * Leases: `acquireStream` takes a free or expired lease with a new, larger fencing number; the
@@ -40,7 +44,20 @@ export function createLeaseStore(input: { database: Database; now: () => Date })
       if (rows.length === 0) throw await leaseLost(database.db, lease);
     },
 
+    async consolidateWalk(lease: StreamLease): Promise<void> {
+      const done = await consolidateWalkCommits(database.db, {
+        key: lease.key,
+        fence: lease.fence,
+        now: now(),
+        extendLease: true,
+      });
+      if (!done.fenced) throw await leaseLost(database.db, lease);
+    },
+
     async releaseStream(lease: StreamLease, outcome: ReleaseOutcome) {
+      // What the lanes of the walk committed counts before the stream is left: `status` shows it.
+      if (await hasWalkCommits(database.db, lease.key))
+        await consolidateWalkCommits(database.db, { key: lease.key, fence: lease.fence, now: now() });
       const nowIso = now().toISOString();
       const ok = outcome.ok;
       const error = outcome.ok ? null : outcome.error.slice(0, 4000);
@@ -131,11 +148,19 @@ async function acquireStream(
     );
   }
   const lease: StreamLease = { key, fence: Number(row.fence), owner };
+  let walk = row.walk;
+  // A walk written by several writers that ended without consolidating (killed, failed): it
+  // resumes after the last batch of the unbroken run of its commits. (The same owner renewing
+  // its lease keeps the fence, and its commits past a gap stay.)
+  if (await hasWalkCommits(db, key))
+    walk = (
+      await consolidateWalkCommits(db, { key, fence: lease.fence, now: at, dropOlderThan: lease.fence })
+    ).walk;
   const state: StreamState = {
     key,
     spec: JSON.parse(row.spec) as StreamSpec,
     watermark: row.watermark === null ? null : Number(row.watermark),
-    walk: row.walk === null ? null : (JSON.parse(row.walk) as WalkCheckpoint),
+    walk: walk === null ? null : (JSON.parse(walk) as WalkCheckpoint),
   };
   return { lease, state };
 }

@@ -59,6 +59,8 @@ export function createPageCommits(options: PageCommitOptions): Pick<SyncStore, '
               head: pageOneHead(pages),
               rejected: toRejectedRows(early),
               synchronousCommit,
+              pages: pages.length,
+              lane: commit.lane,
             },
           }),
         logger,

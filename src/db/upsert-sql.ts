@@ -60,6 +60,14 @@ export interface PageWrite {
   rejected: readonly RejectedRow[];
   /** PostgreSQL `synchronous_commit` for this commit. */
   synchronousCommit: 'on' | 'off';
+  /** Pages the commit holds, for the run's count. Default 1. */
+  pages?: number | undefined;
+  /**
+   * A lane commit (one of several at once; see `PageCommit.lane`): the fence is checked under a
+   * shared lock, so lanes do not wait for each other, and the checkpoint and the counts go to
+   * `sync_walk_commits` instead of the stream and its run.
+   */
+  lane?: { fromPage: number } | undefined;
 }
 
 /** Input of {@link writeTransactions}. */
@@ -275,6 +283,13 @@ function recheckCtes(policy: RecheckPolicy, now: string): SQL {
  * `--full` one) the time, which tells `/ready` which `verify` runs still judge the stream.
  */
 function fencedCte(page: PageWrite, now: string): SQL {
+  // A shared lock: a new lease (which updates the row) waits for the lanes under way, and no
+  // lane commits once it is taken. Lanes never hold page 1 (see `createWalkCommits`).
+  if (page.lane)
+    return sql`fenced AS (
+      SELECT key FROM sync_streams WHERE key = ${page.streamKey} AND lease_fence <= ${page.fence}::bigint FOR SHARE
+    ),
+    `;
   const walkJson = page.walk === null ? null : JSON.stringify(page.walk);
   return sql`fenced AS (
       UPDATE sync_streams SET
@@ -315,19 +330,30 @@ function pageCtes(page: PageWrite, records: number, now: string): SQL {
       ) all_rejected
       GROUP BY fingerprint
     ) s`;
+  const pages = page.pages ?? 1;
+  const inserted = sql`(SELECT count(*)::int FROM fresh)`;
+  const updated = sql`(SELECT count(*)::int FROM changed)`;
+  const unchanged = sql`${records}::int - (SELECT count(*)::int FROM clash) - (SELECT count(*)::int FROM upserted)
+          - (SELECT count(*)::int FROM conflict WHERE NOT divergent)`;
+  const rejected = sql`${early}::int + (SELECT count(*)::int FROM clash)`;
+  const conflicts = sql`(SELECT count(*)::int FROM conflict)`;
+  const credit = page.lane
+    ? sql`INSERT INTO sync_walk_commits
+          (stream_key, fence, from_page, walk, pages, inserted, updated, unchanged, rejected, conflicts, committed_at)
+        SELECT ${page.streamKey}, ${page.fence}::bigint, ${page.lane.fromPage}::int, ${JSON.stringify(page.walk)}::jsonb,
+               ${pages}::int, ${inserted}, ${updated}, ${unchanged}, ${rejected}, ${conflicts}, ${now}::timestamptz
+        WHERE EXISTS (SELECT 1 FROM fenced)`
+    : sql`UPDATE sync_runs SET
+        pages = pages + ${pages}::int,
+        inserted = inserted + ${inserted},
+        updated = updated + ${updated},
+        unchanged = unchanged + ${unchanged},
+        rejected = rejected + ${rejected},
+        conflicts = conflicts + ${conflicts}
+      WHERE stream_key = ${page.streamKey} AND fence = ${page.fence}::bigint AND EXISTS (SELECT 1 FROM fenced)`;
   return sql`,
     rejected_written AS (${upsertRejectedSql({ source, streamKey: page.streamKey, page: page.page, now })}),
-    run AS (
-      UPDATE sync_runs SET
-        pages = pages + 1,
-        inserted = inserted + (SELECT count(*)::int FROM fresh),
-        updated = updated + (SELECT count(*)::int FROM changed),
-        unchanged = unchanged + ${records}::int - (SELECT count(*)::int FROM clash) - (SELECT count(*)::int FROM upserted)
-          - (SELECT count(*)::int FROM conflict WHERE NOT divergent),
-        rejected = rejected + ${early}::int + (SELECT count(*)::int FROM clash),
-        conflicts = conflicts + (SELECT count(*)::int FROM conflict)
-      WHERE stream_key = ${page.streamKey} AND fence = ${page.fence}::bigint AND EXISTS (SELECT 1 FROM fenced)
-    )`;
+    run AS (${credit})`;
 }
 
 const ITEM_COLUMNS = BUNDLE_ITEM_COLUMNS.map((c) => c.name);

@@ -18,6 +18,8 @@ export interface WorkerDeps {
   logger: Logger;
   /** Requests one job has in flight at once (`LEDGER_CONCURRENCY`): pages of a walk, re-reads. */
   concurrency: number;
+  /** Batches a stream job's walk writes at once (`LEDGER_WRITERS`). Default 1. */
+  writers?: number | undefined;
   /** This process, as shown in stream leases: `host:pid:random`. */
   owner: string;
   /** Pages per backfill range job. Default 20. */

@@ -1,8 +1,12 @@
 /**
- * Pages fetched in order, gathered into batches and committed one batch per transaction, one
- * transaction at a time, in the order of the pages. Both the stream walk and the range jobs of
- * a parallel backfill commit through it; what a commit writes (records, checkpoint, proofs) is
- * theirs, given as `commit`.
+ * Pages fetched in order, gathered into batches and committed one batch per transaction, in the
+ * order of the pages. Both the stream walk and the range jobs of a parallel backfill commit
+ * through it; what a commit writes (records, checkpoint, proofs) is theirs, given as `commit`.
+ *
+ * With one lane (the default) a commit starts only after the one before ended. With more, up to
+ * that many commits run at once and may end in any order: the committer must then make each
+ * commit's checkpoint count only once every batch before it is in (see `WalkCommits`), and a
+ * batch that must see all earlier ones committed is marked to run alone.
  */
 export interface CommitPipeline<Page> {
   /** Queues a page after the ones queued before it. */
@@ -12,8 +16,8 @@ export interface CommitPipeline<Page> {
   /** Whether the queued pages fill a batch. */
   full(): boolean;
   /**
-   * Whether the queued pages have waited `lingerMs` for more while no commit ran: then commit
-   * them rather than wait on (while a commit runs, nothing could be committed anyway).
+   * Whether the queued pages have waited `lingerMs` for more while a lane was free: then commit
+   * them rather than wait on (while every lane is busy, nothing could be committed anyway).
    */
   lingered(): boolean;
   /**
@@ -22,11 +26,12 @@ export interface CommitPipeline<Page> {
    */
   openBatch(): void;
   /**
-   * Waits for the running commit to end, then hands the queued pages (if any) to the next commit
-   * and returns without waiting for it. Throws the failure of the commit before.
+   * Waits for a free lane (for every lane, when the batch runs alone), then hands the queued
+   * pages (if any) to the next commit and returns without waiting for it. Throws the failure of
+   * a commit before.
    */
   submit(): Promise<void>;
-  /** Waits for the running commit to end; throws the first commit failure. */
+  /** Waits for every running commit to end; throws the first commit failure. */
   settled(): Promise<void>;
   /** Submits what is queued and waits for every commit to end; throws the first commit failure. */
   flush(): Promise<void>;
@@ -34,23 +39,33 @@ export interface CommitPipeline<Page> {
   check(): void;
 }
 
-/** Creates a commit pipeline. `commit` runs once per batch, never two at a time. */
+/** Creates a commit pipeline. `commit` runs once per batch, at most `lanes` at a time. */
 export function createCommitPipeline<Page>(input: {
   /** Writes one batch (and whatever follows from it); a rejection is kept and thrown later. */
   commit: (pages: Page[]) => Promise<void>;
   /** Most pages in one batch. */
   maxPages: number;
-  /** How long a batch waits for more pages while no commit runs. */
+  /** How long a batch waits for more pages while a lane is free. */
   lingerMs: number;
+  /** Commits that may run at once. Default 1. */
+  lanes?: number | undefined;
+  /**
+   * A batch that starts only once every commit before it ended, and before which no later one
+   * starts (a walk's last batch, which moves the watermark). Default: none.
+   */
+  runsAlone?: ((pages: readonly Page[]) => boolean) | undefined;
   /** Clock for the linger. Default `Date.now`. */
   now?: (() => number) | undefined;
 }): CommitPipeline<Page> {
   const now = input.now ?? Date.now;
+  const lanes = Math.max(1, input.lanes ?? 1);
   let batch: Page[] = [];
   let startedAt: number | null = null;
-  let running: Promise<void> = Promise.resolve();
-  let idle = true;
+  const running = new Set<Promise<void>>();
   let failure: { error: unknown } | null = null;
+  const waitForLanes = async (free: number): Promise<void> => {
+    while (running.size > lanes - free) await Promise.race(running);
+  };
 
   const pipeline: CommitPipeline<Page> = {
     add(page) {
@@ -64,31 +79,34 @@ export function createCommitPipeline<Page>(input: {
       return batch.length >= input.maxPages;
     },
     lingered() {
-      return idle && startedAt !== null && now() - startedAt >= input.lingerMs;
+      return running.size < lanes && startedAt !== null && now() - startedAt >= input.lingerMs;
     },
     openBatch() {
       startedAt = now();
     },
     async submit() {
-      await running;
+      const alone = batch.length > 0 && input.runsAlone?.(batch) === true;
+      await waitForLanes(alone ? lanes : 1);
       pipeline.check();
       if (batch.length === 0) return;
       const pages = batch;
       batch = [];
       startedAt = null;
-      idle = false;
-      running = input.commit(pages).then(
+      const commit: Promise<void> = input.commit(pages).then(
         () => {
-          idle = true;
+          running.delete(commit);
         },
         (error: unknown) => {
           failure ??= { error };
-          idle = true;
+          running.delete(commit);
         },
       );
+      running.add(commit);
+      // Nothing after a batch that runs alone starts before it ended.
+      if (alone) await commit;
     },
     async settled() {
-      await running;
+      await Promise.all(running);
       pipeline.check();
     },
     async flush() {

@@ -62,6 +62,13 @@ export interface PageCommit {
   walk: WalkCheckpoint | null;
   /** The stream's watermark after this page (unchanged unless the walk finished). */
   watermark: number | null;
+  /**
+   * A commit among several running at once, its batch starting at `fromPage`: its checkpoint is
+   * kept beside the stream's and counts once every batch before it is in (see
+   * {@link SyncStore.consolidateWalk}); the watermark stays as it is. Absent: the commit moves the
+   * stream's checkpoint itself, in order.
+   */
+  lane?: { fromPage: number } | undefined;
 }
 
 /** Counts of what a write did. `unchanged` rows were identical and not rewritten. */
@@ -117,6 +124,14 @@ export interface SyncStore {
    * page, so the run's page count is unchanged. Refuses a stale fence like `commitPage`.
    */
   advanceWatermark(lease: StreamLease, watermark: number): Promise<void>;
+  /**
+   * Moves the stream's checkpoint over the lane commits (see {@link PageCommit.lane}) that follow
+   * it without a gap, credits their counts to the run and extends the lease. Refuses a stale
+   * fence like `commitPage`. Taking the lease does the same, so a walk resumes after the last
+   * batch of that unbroken run; lane commits past a gap are dropped then (their pages are walked
+   * again).
+   */
+  consolidateWalk(lease: StreamLease): Promise<void>;
   /**
    * Ends the lease; records the outcome for `status`: a success time, or an error that counts in
    * the stream's error streak. A run stopped by a signal ends its run row as `stopped` and leaves

@@ -27,10 +27,19 @@ export interface WalkCommits {
   renewLease(): Promise<void>;
 }
 
+/** How often a walk with several writers moves its stream's checkpoint over the commits made. */
+export const CONSOLIDATE_EVERY_MS = 1000;
+
 /**
  * Creates the commits of one walk. Each commit stores its pages' records (one per rawId), the
  * last page's rejected records and the checkpoint after it; it then adds to `result` (the
  * watermark included) and reports the commit to `onPage`.
+ *
+ * With several `writers`, that many batches are written at once over as many connections. Their
+ * checkpoints are kept beside the stream's and count once every batch before them is in: the
+ * stream's checkpoint moves over them (`consolidateWalk`) about every second, before the walk's
+ * last batch (which runs alone), and when the lease is taken again. A walk killed meanwhile
+ * resumes after the last batch of the unbroken run from its start, so nothing is skipped.
  */
 export function createWalkCommits(input: {
   store: SyncStore;
@@ -42,11 +51,25 @@ export function createWalkCommits(input: {
   onPage: WalkStreamInput['onPage'];
   maxPages: number;
   lingerMs: number;
+  /** Batches written at once. Default 1. */
+  writers?: number | undefined;
   now: () => number;
 }): WalkCommits {
   const { store, result, now } = input;
+  const writers = Math.max(1, input.writers ?? 1);
   let lease = input.lease;
   let leaseTakenAt = now();
+  let consolidatedAt = now();
+  let consolidating: Promise<void> | null = null;
+  const consolidate = async (): Promise<void> => {
+    consolidatedAt = now();
+    consolidating = store.consolidateWalk(lease);
+    try {
+      await consolidating;
+    } finally {
+      consolidating = null;
+    }
+  };
 
   const commit = async (pages: AcceptedPage[]): Promise<void> => {
     // A page with rejected records ends its batch: they are reported with the last page.
@@ -57,6 +80,9 @@ export function createWalkCommits(input: {
       ? Math.max(result.watermark ?? -1, last.walk.headRawId ?? -1)
       : result.watermark;
     const records = pages.reduce((sum, p) => sum + p.served.txs.length, 0);
+    const laned = writers > 1 && !runsAlone(pages);
+    // The last batch runs alone: every batch before it is in, so the checkpoint can reach it.
+    if (writers > 1 && last.finished) await consolidate();
     const counts = await store.commitPage({
       lease,
       page: last.page,
@@ -65,6 +91,7 @@ export function createWalkCommits(input: {
       rejected: last.served.rejected,
       walk: last.finished ? null : last.walk,
       watermark,
+      ...(laned ? { lane: { fromPage: pages[0]!.page } } : {}),
     });
     result.watermark = watermark;
     result.pages += pages.length;
@@ -79,9 +106,18 @@ export function createWalkCommits(input: {
       records,
       counts,
     });
+    if (laned && consolidating === null && now() - consolidatedAt >= CONSOLIDATE_EVERY_MS)
+      await consolidate();
   };
 
-  const pipeline = createCommitPipeline({ commit, maxPages: input.maxPages, lingerMs: input.lingerMs, now });
+  const pipeline = createCommitPipeline<AcceptedPage>({
+    commit,
+    maxPages: input.maxPages,
+    lingerMs: input.lingerMs,
+    lanes: writers,
+    runsAlone,
+    now,
+  });
   return {
     pipeline,
     lease: () => lease,
@@ -92,6 +128,15 @@ export function createWalkCommits(input: {
       leaseTakenAt = now();
     },
   };
+}
+
+/**
+ * Batches committed on their own, the stream's checkpoint with them: the walk's last (it moves
+ * the watermark, once every batch before it is in) and the one holding page 1 (it records the
+ * service's head; and lanes then all follow a stored checkpoint).
+ */
+function runsAlone(pages: readonly AcceptedPage[]): boolean {
+  return pages[0]?.page === 1 || pages[pages.length - 1]?.finished === true;
 }
 
 /** One record per rawId (overlapping pages repeat records), the last sighting kept. */

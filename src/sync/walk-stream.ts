@@ -74,6 +74,7 @@ export async function walkStream(input: WalkStreamInput): Promise<WalkResult> {
     onPage: input.onPage,
     maxPages: Math.max(1, input.pagesPerCommit ?? DEFAULTS.pagesPerCommit),
     lingerMs: input.commitLingerMs ?? DEFAULTS.commitLingerMs,
+    writers: input.writers,
     now: input.now ?? Date.now,
   });
   const window = createPageWindow({

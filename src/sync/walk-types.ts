@@ -20,6 +20,11 @@ export interface WalkStreamInput {
   pagesPerCommit?: number;
   /** How long a commit may wait for pages already requested to join it. Default 200 ms. */
   commitLingerMs?: number;
+  /**
+   * Batches written at once, each over its own database connection: their checkpoints count in
+   * page order whatever order they end in (see `createWalkCommits`). Default 1.
+   */
+  writers?: number | undefined;
   /** Pause before refetching an empty page, doubled each time. Default 250. */
   emptyPageDelayMs?: number;
   /** Once aborted, the walk stops after the page in flight, checkpoint committed. */

@@ -21,6 +21,7 @@ import type {
   StreamSpec,
   StreamState,
   SyncStore,
+  WalkCheckpoint,
   WriteCounts,
 } from '../../src/sync/ports.js';
 import type { RangePage } from '../../src/sync/range-commits.js';
@@ -58,11 +59,15 @@ export class MemoryStore extends MemoryRecords implements SyncStore, BackfillSto
   readonly streams = new Map<string, MemoryStream>();
   /** Accepted page commits, in order. */
   readonly commits: PageCommit[] = [];
+  /** Lane commits not consolidated yet, by stream key: each batch's first page and checkpoint. */
+  readonly laneCommits = new Map<string, Array<{ fence: number; fromPage: number; walk: WalkCheckpoint }>>();
   readonly runs = new Map<string, RunRow>();
   /** Proven-range rows by stream key, as committed (merged only by compaction). */
   readonly proven = new Map<string, RawIdRange[]>();
   /** Set to make the next commit of this page fail before writing (a crash mid-walk). */
   failCommitAtPage: number | null = null;
+  /** How long each page commit takes, ms (several writers then end theirs in any order). Default none. */
+  commitDelayMs: (() => number) | null = null;
   private readonly now: () => Date;
 
   constructor(options: MemoryStoreOptions = {}) {
@@ -101,6 +106,7 @@ export class MemoryStore extends MemoryRecords implements SyncStore, BackfillSto
       row.leaseMs = leaseMs;
     }
     row.expiresAt = at + leaseMs;
+    this.consolidate(row, row.fence);
     const lease: StreamLease = { key, fence: row.fence, owner };
     const state: StreamState = structuredClone({
       key,
@@ -112,6 +118,8 @@ export class MemoryStore extends MemoryRecords implements SyncStore, BackfillSto
   }
 
   async commitPage(commit: PageCommit): Promise<WriteCounts> {
+    const delayMs = this.commitDelayMs?.() ?? 0;
+    if (delayMs > 0) await new Promise((resolve) => setTimeout(resolve, delayMs));
     const at = this.now();
     const row = this.fenced(commit.lease);
     if (this.failCommitAtPage === commit.page) {
@@ -119,11 +127,17 @@ export class MemoryStore extends MemoryRecords implements SyncStore, BackfillSto
       throw new Error('process killed');
     }
     const { lease } = commit;
-    if (row.owner === lease.owner && row.fence === lease.fence && row.expiresAt !== null) {
-      row.expiresAt = Math.max(row.expiresAt, at.getTime() + row.leaseMs);
+    if (commit.lane && commit.walk) {
+      const lanes = this.laneCommits.get(lease.key) ?? [];
+      lanes.push({ fence: lease.fence, fromPage: commit.lane.fromPage, walk: structuredClone(commit.walk) });
+      this.laneCommits.set(lease.key, lanes);
+    } else {
+      if (row.owner === lease.owner && row.fence === lease.fence && row.expiresAt !== null) {
+        row.expiresAt = Math.max(row.expiresAt, at.getTime() + row.leaseMs);
+      }
+      row.walk = structuredClone(commit.walk);
+      row.watermark = commit.watermark;
     }
-    row.walk = structuredClone(commit.walk);
-    row.watermark = commit.watermark;
     const written = this.writeBatch(commit.records, at, true);
     const rejected = [...commit.rejected, ...written.refused];
     this.keepRejected(rejected, lease.key, commit.page);
@@ -136,10 +150,35 @@ export class MemoryStore extends MemoryRecords implements SyncStore, BackfillSto
     row.watermark = Math.max(row.watermark ?? watermark, watermark);
   }
 
+  async consolidateWalk(lease: StreamLease): Promise<void> {
+    const row = this.fenced(lease);
+    if (row.expiresAt !== null) row.expiresAt = Math.max(row.expiresAt, this.now().getTime() + row.leaseMs);
+    this.consolidate(row);
+  }
+
+  /**
+   * Moves a stream's walk over its unbroken run of lane commits; those of fences before
+   * `dropOlderThan` past a gap are dropped.
+   */
+  private consolidate(row: MemoryStream, dropOlderThan?: number): void {
+    const lanes = this.laneCommits.get(row.key) ?? [];
+    for (;;) {
+      const from = row.walk?.nextPage ?? 1;
+      const next = lanes.findIndex((c) => c.fromPage === from);
+      if (next < 0) break;
+      row.walk = lanes[next]!.walk;
+      lanes.splice(next, 1);
+    }
+    const kept = lanes.filter((c) => dropOlderThan === undefined || c.fence >= dropOlderThan);
+    if (kept.length === 0) this.laneCommits.delete(row.key);
+    else this.laneCommits.set(row.key, kept);
+  }
+
   async releaseStream(lease: StreamLease, outcome: ReleaseOutcome) {
     const row = this.streams.get(lease.key);
     // A stale lease releases nothing and records nothing.
     if (row === undefined || row.fence !== lease.fence || row.owner !== lease.owner) return;
+    this.consolidate(row);
     row.owner = null;
     row.expiresAt = null;
     if (outcome.ok) {

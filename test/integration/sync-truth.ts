@@ -79,27 +79,35 @@ export async function assertMirrorsTruth(
 }
 
 /**
- * Asserts the mirror holds the newest records of the truth and nothing else, each with every
- * field equal: what a walk of the list from page 1, interrupted anywhere, may have stored
- * while no record arrives. Returns how many are stored.
+ * The table holds exactly the records of `pages` of the service's list (newest first, ten a page,
+ * nothing arriving meanwhile), field by field. Returns how many that is.
  */
-export async function assertMirrorsNewest(db: Db, simulator: Simulator): Promise<number> {
+export async function assertMirrorsPages(
+  db: Db,
+  simulator: Simulator,
+  pages: ReadonlySet<number>,
+): Promise<number> {
   const rows = await storedRows(db);
-  const truth = wellFormedTruth(simulator);
-  const newest = truth.slice(truth.length - rows.length);
-  const expected = new Set(newest.map((record) => record.rawId));
+  // Pages hold every record served, malformed ones included (those are set aside, not stored).
+  const newestFirst = [...simulator.records()].reverse();
+  const expected = new Map(
+    newestFirst
+      .filter((record, i) => pages.has(Math.floor(i / 10) + 1) && record.malformed === undefined)
+      .map((record) => [record.rawId, record]),
+  );
   const stored = rows.map((row) => Number(row['raw_id']));
   const have = new Set(stored);
   assert.deepEqual(
     {
-      missing: [...expected].filter((id) => !have.has(id)).slice(0, 20),
+      missing: [...expected.keys()].filter((id) => !have.has(id)).slice(0, 20),
       extra: stored.filter((id) => !expected.has(id)).slice(0, 20),
     },
     { missing: [], extra: [] },
-    `the ${rows.length} stored records are the service's newest`,
+    `the stored records are those of pages ${[...pages].sort((a, b) => a - b).join(',')}`,
   );
-  for (let i = 0; i < rows.length; i++) {
-    assert.deepEqual(rows[i], expectedRow(newest[i]!), `record ${newest[i]!.rawId} equals the service's`);
+  for (const row of rows) {
+    const record = expected.get(Number(row['raw_id']))!;
+    assert.deepEqual(row, expectedRow(record), `record ${record.rawId} equals the service's`);
   }
   return rows.length;
 }

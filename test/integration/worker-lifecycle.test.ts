@@ -6,6 +6,7 @@ import { createPgStore } from '../../src/db/store.js';
 import { LeaseLostError } from '../../src/errors.js';
 import { type Setup, setUp } from '../helpers/redis.js';
 import { waitFor } from '../helpers/wait-for.js';
+import { pagesCommitted } from '../helpers/walk-progress.js';
 
 async function walkState(
   setup: Setup,
@@ -29,12 +30,12 @@ describe('worker lifecycle', () => {
   });
 
   it('SIGTERM lets the running walk stop at a page boundary, keeps its checkpoint and exits 0', async () => {
-    setup = await setUp('worker-sigterm', { records: 2000, seed: 31, faults: { latencyMs: 30 } });
+    setup = await setUp('worker-sigterm', { records: 4000, seed: 31, faults: { latencyMs: 60 } });
     const current = setup;
     const worker = current.start(['--sequential-backfill']);
     await worker.ready;
     await current.queues.add('sync-stream', { stream: {} });
-    await waitFor('the walk to be under way', async () => ((await walkState(current))?.nextPage ?? 0) > 5);
+    await waitFor('the walk to be under way', async () => (await pagesCommitted(current.db.database.db)) > 5);
     worker.child.kill('SIGTERM');
     const exit = await worker.exited;
     assert.equal(exit.code, 0, worker.log().slice(-2000));

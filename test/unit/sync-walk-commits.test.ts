@@ -16,6 +16,8 @@ import { makeTx } from './sync-fakes.js';
 function arrayStore() {
   const written: PageCommit[] = [];
   const acquired: number[] = [];
+  /** What happened, in order: `commit <first page>` and `consolidate`. */
+  const log: string[] = [];
   let fence = 1;
   const store: SyncStore = {
     async acquireStream(spec) {
@@ -26,6 +28,7 @@ function arrayStore() {
     },
     async commitPage(commit) {
       written.push(commit);
+      log.push(`commit ${commit.pages?.[0]?.page ?? commit.page}`);
       return {
         inserted: commit.records.length,
         updated: 0,
@@ -36,6 +39,9 @@ function arrayStore() {
     },
     releaseStream: async () => {},
     advanceWatermark: async () => {},
+    consolidateWalk: async () => {
+      log.push('consolidate');
+    },
     duePending: async () => [],
     claimDue: async () => [],
     commitReread: async (): Promise<WriteCounts> => ({
@@ -46,7 +52,7 @@ function arrayStore() {
       conflicts: 0,
     }),
   };
-  return { store, written, acquired };
+  return { store, written, acquired, log };
 }
 
 function newResult(watermark: number | null): WalkResult {
@@ -79,7 +85,7 @@ function accepted(
   return { page, served, walk: checkpoint, finished };
 }
 
-function walkCommits(options: { watermark?: number | null; leaseMs?: number } = {}) {
+function walkCommits(options: { watermark?: number | null; leaseMs?: number; writers?: number } = {}) {
   const fake = arrayStore();
   const clock = { ms: 0 };
   const events: PageEvent[] = [];
@@ -95,6 +101,7 @@ function walkCommits(options: { watermark?: number | null; leaseMs?: number } = 
     onPage: (event: PageEvent) => events.push(event),
     maxPages: 4,
     lingerMs: 100,
+    writers: options.writers,
     now: () => clock.ms,
   });
   return { ...fake, clock, events, result, commits: walk };
@@ -202,5 +209,37 @@ describe('walk commits', () => {
       fake.written.map((c) => c.lease.fence),
       [1, 2],
     );
+  });
+
+  it('with several writers, commits batches after page 1 as lanes, consolidating each second and before the last', async () => {
+    const { commits, ...fake } = walkCommits({ writers: 2 });
+    const { pipeline } = commits;
+    pipeline.add(accepted(1, [50, 49]));
+    await pipeline.submit();
+    pipeline.add(accepted(2, [48, 47]));
+    pipeline.add(accepted(3, [46]));
+    await pipeline.submit();
+    await pipeline.settled();
+    assert.deepEqual(
+      fake.written.map((c) => c.lane),
+      [undefined, { fromPage: 2 }],
+      'the batch of page 1 on its own (it records the head), then lanes with their first page',
+    );
+    assert.deepEqual(fake.written[0]?.walk, { mode: 'backfill', nextPage: 2, headRawId: 50, totalPages: 5 });
+    assert.deepEqual(fake.log, ['commit 1', 'commit 2'], 'no consolidation within the first second');
+    fake.clock.ms = 1000;
+    pipeline.add(accepted(4, [45]));
+    await pipeline.flush();
+    assert.deepEqual(fake.log.slice(2), ['commit 4', 'consolidate']);
+    pipeline.add(accepted(5, [44], {}, true));
+    await pipeline.flush();
+    assert.deepEqual(
+      fake.log.slice(4),
+      ['consolidate', 'commit 5'],
+      'every lane counted before the walk ends',
+    );
+    const last = fake.written.at(-1);
+    assert.deepEqual([last?.lane, last?.walk, last?.watermark], [undefined, null, 50]);
+    assert.equal(fake.result.pages, 5);
   });
 });

@@ -231,6 +231,72 @@ describe('walkStream over a list that shifts while pages are fetched in parallel
       }));
   }
 
+  it('never skips a record with several writers whose batches end in any order', () =>
+    withSeed(async (rng) => {
+      for (let round = 0; round < 8; round++) {
+        const list = new LiveList({ count: 300, step: () => rng.int(1, 2) });
+        const before = list.records.map((tx) => tx.rawId);
+        list.jitterMs = 3;
+        list.afterServe = () => list.add(rng.int(0, 2));
+        const store = new MemoryStore();
+        store.commitDelayMs = () => rng.int(0, 12);
+        const result = await walkStream({
+          store,
+          fetchPage: list.fetchPage,
+          spec,
+          owner,
+          concurrency: 6,
+          writers: 3,
+          pagesPerCommit: 2,
+          commitLingerMs: 0,
+        });
+        const missing = before.filter((id) => !store.rows.has(id));
+        assert.deepEqual(missing, [], `round ${round}: records skipped`);
+        assert.ok(
+          store.commits.some((c) => c.lane !== undefined),
+          'batches were written as lanes',
+        );
+        const stream = store.streams.get('txs');
+        assert.deepEqual([stream?.walk, stream?.watermark], [null, result.watermark]);
+        assert.equal(store.laneCommits.size, 0, 'every lane commit consolidated');
+      }
+    }));
+
+  it('resumes after the unbroken run of batches when a writer fails while later ones got in', async () => {
+    const list = new LiveList({ count: 200 });
+    const store = new MemoryStore();
+    // The batch holding page 6 takes long and then fails; later ones commit meanwhile.
+    const commit = store.commitPage.bind(store);
+    let failedFrom: number | null = null;
+    store.commitPage = async (c) => {
+      if (c.pages?.some((p) => p.page === 6)) {
+        failedFrom = c.lane?.fromPage ?? null;
+        await new Promise((resolve) => setTimeout(resolve, 30));
+        throw new Error('process killed');
+      }
+      return commit(c);
+    };
+    const walk = {
+      store,
+      fetchPage: list.fetchPage,
+      spec,
+      owner,
+      concurrency: 4,
+      writers: 2,
+      pagesPerCommit: 2,
+    };
+    await assert.rejects(walkStream({ ...walk, commitLingerMs: 0 }), /killed/);
+    assert.ok(failedFrom !== null && failedFrom <= 6, 'a lane commit failed');
+    assert.ok(storedIds(store).includes(200 - 80), 'a batch after the failed one was written');
+    assert.equal(store.streams.get('txs')?.walk?.nextPage, failedFrom, 'the checkpoint stops at the gap');
+    store.commitPage = commit;
+    list.served.length = 0;
+    const result = await walkStream({ ...walk, owner: 'another-run', commitLingerMs: 0 });
+    assert.equal(list.served[0], failedFrom, 'the next run starts at the gap');
+    assert.deepEqual(storedIds(store), range(1, 200));
+    assert.equal(result.watermark, 200);
+  });
+
   it('fetches a page again when it was served before its predecessor with arrivals between', async () => {
     const list = new LiveList({ count: 60 });
     // Page 3 is answered first, then 5 records arrive, then page 2: 5 records fall between them.

@@ -27,6 +27,7 @@ export const syncStream: JobProcessor = async (job, deps) => {
       owner: deps.owner,
       leaseMs: deps.leaseMs,
       concurrency: deps.concurrency,
+      writers: deps.writers,
       signal: deps.signal,
       logger: deps.logger,
     });

@@ -28,6 +28,8 @@ Options:
                           this (default: $${ENV.recheckAfterMs}, else 2000)
   --check-signatures      also recover each EVM sender's signature to its from address
                           (default: $${ENV.checkSignatures}, else false; the hash is always checked)
+  --writers N             batches written at once, one database connection each
+                          (default: $${ENV.writers}, else 2)
 
 Exit codes: 0 up to date; 1 the service or the database failed (checkpoints kept, the next
 run resumes); 2 bad flags or settings; 130/143 stopped by SIGINT/SIGTERM after the pages in
@@ -46,12 +48,14 @@ export const command = defineCommand({
     full: { type: 'boolean' },
     'recheck-after-ms': { type: 'string' },
     'check-signatures': { type: 'boolean' },
+    writers: { type: 'string' },
   },
   async run({ values, io, config: loadConfig, logger: createLogger, onClose }) {
     const config = loadConfig({
       ledgerBaseUrl: values['base-url'],
       recheckAfterMs: values['recheck-after-ms'],
       checkSignatures: values['check-signatures'] ? 'true' : undefined,
+      writers: values.writers,
     });
     requireBaseUrl(config);
     for (const name of ['token-tag', 'action', 'without-action', 'account'] as const) {
