@@ -16,7 +16,7 @@ export type { PageEvent, WalkResult, WalkStreamInput } from './walk-types.js';
 const DEFAULTS = {
   leaseMs: LEASE_MS.walk,
   concurrency: 4,
-  pagesPerCommit: 16,
+  pagesPerCommit: 32,
   commitLingerMs: 200,
   emptyPageRetries: 3,
   emptyPageDelayMs: 250,

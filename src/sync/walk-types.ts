@@ -16,7 +16,7 @@ export interface WalkStreamInput {
   full?: boolean;
   /** How often an empty page before `totalPages` is fetched again before the walk fails. Default 3. */
   emptyPageRetries?: number;
-  /** Most pages committed in one transaction (pages already fetched in a row). Default 16. */
+  /** Most pages committed in one transaction (pages already fetched in a row). Default 32. */
   pagesPerCommit?: number;
   /** How long a commit may wait for pages already requested to join it. Default 200 ms. */
   commitLingerMs?: number;
