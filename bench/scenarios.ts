@@ -76,16 +76,18 @@ export async function runHistoryScenarios(
   const { options, setup } = context;
   const records = options.records;
   context.log(`simulator: ${records} records, seed ${options.seed}`);
+  // Every record's text stays cached after the warm-up pass, at any size: a larger history is
+  // then served as cheaply as a small one, and only the indexer's side grows with it.
   const simulator = await startSimulatorProcess(
-    { records, ...simulatorBase(options), arrivalsPerSecond: 0 },
+    { records, ...simulatorBase(options), arrivalsPerSecond: 0, jsonCacheSize: records },
     setup.root,
   );
   try {
     const truthFile = join(context.tmpDir, 'history.ndjson');
     const expectedRows = await simulator.dump(truthFile);
-    // The simulator renders a record's JSON on first request and caches it (up to 300,000): one
-    // unmeasured pass over every page fills the cache, so the run measured first does not pay
-    // the rendering that the runs after it are spared.
+    // The simulator renders a record's JSON on first request and caches it: one unmeasured pass
+    // over every page fills the cache, so the run measured first does not pay the rendering that
+    // the runs after it are spared.
     context.log('simulator: warm-up pass over every page (not measured)');
     await runHttpCeiling({ baseUrl: simulator.url, concurrency: options.concurrency, expectedRows });
     const syncDatabase = await freshDatabase(context, 'backfill_sync');

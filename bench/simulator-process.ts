@@ -33,7 +33,10 @@ export async function startSimulatorProcess(
   options: SimulatorOptions,
   cwd: string,
 ): Promise<SimulatorProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', childScript, JSON.stringify(options)], {
+  // A cache of more record texts than the default needs a larger heap (about 2.5 kB a record).
+  const cached = options.jsonCacheSize ?? 0;
+  const heap = cached > 300_000 ? [`--max-old-space-size=${1024 + Math.ceil((cached * 2.5) / 1024)}`] : [];
+  const child = spawn(process.execPath, [...heap, '--import', 'tsx', childScript, JSON.stringify(options)], {
     cwd,
     stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
   });

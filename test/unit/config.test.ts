@@ -32,6 +32,12 @@ describe('loadConfig', () => {
     assert.equal(loadConfig({ LEDGER_HEDGE_AFTER: '0' }).hedgeAfter, 0);
   });
 
+  it('writes two batches of a walk at once by default, the flag over the environment', () => {
+    assert.equal(loadConfig({}).writers, 2);
+    assert.equal(loadConfig({ LEDGER_WRITERS: '4' }).writers, 4);
+    assert.equal(loadConfig({ LEDGER_WRITERS: '4' }, { writers: '1' }).writers, 1);
+  });
+
   it('re-reads records not final 2 s after their last read, stragglers with backoff after 2 minutes', () => {
     const config = loadConfig({});
     assert.equal(config.recheckAfterMs, 2000);
@@ -77,6 +83,8 @@ describe('loadConfig', () => {
     [{ LEDGER_RETRY_MIN_MS: '500', LEDGER_RETRY_MAX_MS: '100' }, 'LEDGER_RETRY_MAX_MS'],
     [{ LEDGER_CONCURRENCY: '1000000000' }, 'LEDGER_CONCURRENCY'],
     [{ LEDGER_CONCURRENCY: '257' }, 'LEDGER_CONCURRENCY'],
+    [{ LEDGER_WRITERS: '0' }, 'LEDGER_WRITERS'],
+    [{ LEDGER_WRITERS: '17' }, 'LEDGER_WRITERS'],
     [{ LEDGER_RETRIES: '101' }, 'LEDGER_RETRIES'],
     [{ LEDGER_REQUEST_TIMEOUT_MS: '600001' }, 'LEDGER_REQUEST_TIMEOUT_MS'],
     [{ LEDGER_RETRY_MIN_MS: '60001' }, 'LEDGER_RETRY_MIN_MS'],
