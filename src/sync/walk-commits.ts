@@ -60,14 +60,14 @@ export function createWalkCommits(input: {
   let lease = input.lease;
   let leaseTakenAt = now();
   let consolidatedAt = now();
-  let consolidating: Promise<void> | null = null;
+  let consolidating = false;
   const consolidate = async (): Promise<void> => {
     consolidatedAt = now();
-    consolidating = store.consolidateWalk(lease);
+    consolidating = true;
     try {
-      await consolidating;
+      await store.consolidateWalk(lease);
     } finally {
-      consolidating = null;
+      consolidating = false;
     }
   };
 
@@ -106,8 +106,7 @@ export function createWalkCommits(input: {
       records,
       counts,
     });
-    if (laned && consolidating === null && now() - consolidatedAt >= CONSOLIDATE_EVERY_MS)
-      await consolidate();
+    if (laned && !consolidating && now() - consolidatedAt >= CONSOLIDATE_EVERY_MS) await consolidate();
   };
 
   const pipeline = createCommitPipeline<AcceptedPage>({
@@ -115,7 +114,7 @@ export function createWalkCommits(input: {
     maxPages: input.maxPages,
     lingerMs: input.lingerMs,
     lanes: writers,
-    runsAlone,
+    runsAlone: writers > 1 ? runsAlone : undefined,
     now,
   });
   return {

@@ -1,34 +1,12 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { notReadyReasons } from '../../src/app/stream-health.js';
-import type { SyncStatus } from '../../src/db/status.js';
 import type { StreamFacts } from '../../src/db/stream-health.js';
 import type { VerifyRun } from '../../src/db/verify-runs.js';
+import { minuteAt, statusStream } from '../helpers/stream-status.js';
 
-const at = (minute: number) => new Date(Date.UTC(2026, 10, 25, 12, minute));
-
-function stream(overrides: Partial<SyncStatus['streams'][number]> = {}): SyncStatus['streams'][number] {
-  return {
-    key: 'txs',
-    spec: {},
-    watermark: 500,
-    walk: null,
-    leaseOwner: null,
-    leaseFence: 3,
-    leaseExpiresAt: null,
-    lastSuccessAt: at(30),
-    lastErrorAt: null,
-    lastError: null,
-    errorStreak: 0,
-    headRawId: 500,
-    headSeenAt: at(30),
-    backfilledAt: at(10),
-    rejected: 0,
-    nonFinal: 0,
-    conflicts: 0,
-    ...overrides,
-  };
-}
+const at = minuteAt;
+const stream = statusStream;
 
 function verify(startMinute: number, incomplete: string[]): VerifyRun {
   return {
