@@ -150,12 +150,10 @@ async function acquireStream(
   const lease: StreamLease = { key, fence: Number(row.fence), owner };
   let walk = row.walk;
   // A walk written by several writers that ended without consolidating (killed, failed): it
-  // resumes after the last batch of the unbroken run of its commits. (The same owner renewing
-  // its lease keeps the fence, and its commits past a gap stay.)
+  // resumes after the last batch of the unbroken run of its commits, and the others are dropped.
+  // (A walk renews its lease only once its lanes are in, so none can be under way here.)
   if (await hasWalkCommits(db, key))
-    walk = (
-      await consolidateWalkCommits(db, { key, fence: lease.fence, now: at, dropOlderThan: lease.fence })
-    ).walk;
+    walk = (await consolidateWalkCommits(db, { key, fence: lease.fence, now: at, dropRest: true })).walk;
   const state: StreamState = {
     key,
     spec: JSON.parse(row.spec) as StreamSpec,

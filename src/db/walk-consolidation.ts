@@ -18,10 +18,11 @@ export interface Consolidation {
  * Moves the stream's `walk` over the unbroken run of lane commits that starts at its `nextPage`
  * (page 1 when no walk is stored yet; each one's `from_page` is the `nextPage` of the one before). With `fence`, only while the
  * stream is at that fence; with `extendLease`, the lease is also extended by its length (lane
- * commits do not extend it). With `dropOlderThan`, the lane commits past a gap made under an
- * older fence are dropped as well: a new lease resumes the walk after the unbroken run, so their
- * pages are walked again, and pages fetched before the ones walked then must not count (their
- * counts still go to their runs, as those records were written).
+ * commits do not extend it). With `dropRest`, the lane commits past a gap are dropped as well
+ * (their counts still go to their runs, as those records were written): when a lease is taken,
+ * no lane of the walk runs, so they are leftovers of an attempt that ended, and their pages,
+ * fetched before the ones the walk resumes with, must never count (records that moved down the
+ * list in between would be skipped). They are walked again.
  *
  * Concurrent lane commits are not waited for: those the statement does not see stay for the next
  * consolidation. The stream row is updated only if its checkpoint is still the one the chain was
@@ -34,13 +35,13 @@ export async function consolidateWalkCommits(
     fence?: number | undefined;
     now: Date;
     extendLease?: boolean;
-    dropOlderThan?: number | undefined;
+    dropRest?: boolean;
   },
 ): Promise<Consolidation> {
   const now = input.now.toISOString();
   const fence = input.fence ?? null;
   const extend = input.extendLease === true;
-  const dropOlderThan = input.dropOlderThan ?? null;
+  const dropRest = input.dropRest === true;
   const [row] = await queryRows<{ fenced: number; walk: string | null }>(
     executor,
     sql`
@@ -77,7 +78,7 @@ export async function consolidateWalkCommits(
       folded AS (
         DELETE FROM sync_walk_commits c
         WHERE c.stream_key = ${input.key} AND EXISTS (SELECT 1 FROM moved)
-          AND ((c.fence, c.from_page) IN (SELECT fence, from_page FROM chain) OR c.fence < ${dropOlderThan}::bigint)
+          AND (${dropRest}::boolean OR (c.fence, c.from_page) IN (SELECT fence, from_page FROM chain))
         RETURNING c.*
       ),
       credited AS (

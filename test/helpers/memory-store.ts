@@ -106,7 +106,7 @@ export class MemoryStore extends MemoryRecords implements SyncStore, BackfillSto
       row.leaseMs = leaseMs;
     }
     row.expiresAt = at + leaseMs;
-    this.consolidate(row, row.fence);
+    this.consolidate(row, true);
     const lease: StreamLease = { key, fence: row.fence, owner };
     const state: StreamState = structuredClone({
       key,
@@ -156,11 +156,8 @@ export class MemoryStore extends MemoryRecords implements SyncStore, BackfillSto
     this.consolidate(row);
   }
 
-  /**
-   * Moves a stream's walk over its unbroken run of lane commits; those of fences before
-   * `dropOlderThan` past a gap are dropped.
-   */
-  private consolidate(row: MemoryStream, dropOlderThan?: number): void {
+  /** Moves a stream's walk over its unbroken run of lane commits; `dropRest` drops the others. */
+  private consolidate(row: MemoryStream, dropRest = false): void {
     const lanes = this.laneCommits.get(row.key) ?? [];
     for (;;) {
       const from = row.walk?.nextPage ?? 1;
@@ -169,9 +166,7 @@ export class MemoryStore extends MemoryRecords implements SyncStore, BackfillSto
       row.walk = lanes[next]!.walk;
       lanes.splice(next, 1);
     }
-    const kept = lanes.filter((c) => dropOlderThan === undefined || c.fence >= dropOlderThan);
-    if (kept.length === 0) this.laneCommits.delete(row.key);
-    else this.laneCommits.set(row.key, kept);
+    if (dropRest || lanes.length === 0) this.laneCommits.delete(row.key);
   }
 
   async releaseStream(lease: StreamLease, outcome: ReleaseOutcome) {

@@ -280,10 +280,25 @@ function laneConformance(c: ConformanceContext): void {
       await c.sync.commitPage(lane(a, 1, 2));
       assert.equal(await c.stored(), 4, 'every lane commit wrote its records');
       await c.sync.consolidateWalk(a);
-      assert.deepEqual((await c.state('runner-a')).walk, walkAt(3), 'up to the gap');
       await c.sync.commitPage(lane(a, 3, 4));
       await c.sync.consolidateWalk(a);
       assert.deepEqual((await c.state('runner-a')).walk, walkAt(7), 'the gap filled, over all three');
+    });
+
+    it('are dropped past a gap when the lease is taken again, even by the same owner', async () => {
+      const a = await c.acquire('runner-a');
+      await c.sync.commitPage(lane(a, 1, 2));
+      await c.sync.commitPage(lane(a, 5, 6));
+      // The walk failed with 3-4 missing; the same owner takes its live lease again to retry.
+      assert.deepEqual((await c.state('runner-a')).walk, walkAt(3), 'up to the gap');
+      await c.sync.commitPage(lane(a, 3, 4));
+      await c.sync.consolidateWalk(a);
+      assert.deepEqual(
+        (await c.state('runner-a')).walk,
+        walkAt(5),
+        'the batch of 5-6, fetched before the 3-4 of the retry, never counts',
+      );
+      assert.equal(await c.stored(), 6, 'what it wrote stays');
     });
 
     it("leave the watermark alone, and the walk's last commit ends it as usual", async () => {
