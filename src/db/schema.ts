@@ -242,6 +242,8 @@ export const syncWalkCommits = pgTable(
       .references(() => syncStreams.key, { onDelete: 'cascade' }),
     /** The lease fence of the walk that committed it (its run). */
     fence: bigint('fence', { mode: 'number' }).notNull(),
+    /** The run of the walk that committed it (`WalkCheckpoint.attempt`): a retry under the same fence is another. */
+    attempt: text('attempt').notNull(),
     /** The batch's first page; its checkpoint's `nextPage` is the page after its last. */
     fromPage: integer('from_page').notNull(),
     /** The walk's checkpoint after the batch (`WalkCheckpoint`). */
@@ -254,7 +256,7 @@ export const syncWalkCommits = pgTable(
     conflicts: integer('conflicts').notNull(),
     committedAt: tstz('committed_at').notNull(),
   },
-  (t) => [primaryKey({ columns: [t.streamKey, t.fence, t.fromPage] })],
+  (t) => [primaryKey({ columns: [t.streamKey, t.fence, t.attempt, t.fromPage] })],
 );
 
 /** What could not be stored, once per distinct (reason, raw text); re-reads bump `seen_count`. */

@@ -339,8 +339,9 @@ function pageCtes(page: PageWrite, records: number, now: string): SQL {
   const conflicts = sql`(SELECT count(*)::int FROM conflict)`;
   const credit = page.lane
     ? sql`INSERT INTO sync_walk_commits
-          (stream_key, fence, from_page, walk, pages, inserted, updated, unchanged, rejected, conflicts, committed_at)
-        SELECT ${page.streamKey}, ${page.fence}::bigint, ${page.lane.fromPage}::int, ${JSON.stringify(page.walk)}::jsonb,
+          (stream_key, fence, attempt, from_page, walk, pages, inserted, updated, unchanged, rejected, conflicts, committed_at)
+        SELECT ${page.streamKey}, ${page.fence}::bigint, ${(page.walk as { attempt?: string } | null)?.attempt ?? ''},
+               ${page.lane.fromPage}::int, ${JSON.stringify(page.walk)}::jsonb,
                ${pages}::int, ${inserted}, ${updated}, ${unchanged}, ${rejected}, ${conflicts}, ${now}::timestamptz
         WHERE EXISTS (SELECT 1 FROM fenced)`
     : sql`UPDATE sync_runs SET

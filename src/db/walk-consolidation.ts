@@ -16,7 +16,9 @@ export interface Consolidation {
 
 /**
  * Moves the stream's `walk` over the unbroken run of lane commits that starts at its `nextPage`
- * (page 1 when no walk is stored yet; each one's `from_page` is the `nextPage` of the one before). With `fence`, only while the
+ * (page 1 when no walk is stored yet; each one's `from_page` is the `nextPage` of the one before,
+ * and each one comes from the same run of the walk as the one before: two runs' batches were
+ * fetched at different times, and chaining them could skip records that moved in between). With `fence`, only while the
  * stream is at that fence; with `extendLease`, the lease is also extended by its length (lane
  * commits do not extend it). With `dropRest`, the lane commits past a gap are dropped as well
  * (their counts still go to their runs, as those records were written): when a lease is taken,
@@ -50,15 +52,20 @@ export async function consolidateWalkCommits(
         WHERE key = ${input.key} AND (${fence}::bigint IS NULL OR lease_fence = ${fence}::bigint)
       ),
       chain AS (
-        SELECT c.fence, c.from_page, c.walk, 1 AS depth
-        FROM sync_walk_commits c JOIN s ON c.stream_key = s.key
-        -- Every walk starts at page 1; a stream's walk is stored only once consolidated.
-        WHERE c.from_page = coalesce((s.walk->>'nextPage')::int, 1)
+        SELECT * FROM (
+          SELECT c.fence, c.from_page, c.walk, 1 AS depth
+          FROM sync_walk_commits c JOIN s ON c.stream_key = s.key
+          -- Every walk starts at page 1; a stream's walk is stored only once consolidated. The run
+          -- that wrote the checkpoint goes on from it; another one only where it resumed there.
+          WHERE c.from_page = coalesce((s.walk->>'nextPage')::int, 1)
+          ORDER BY c.walk->'attempt' IS NOT DISTINCT FROM s.walk->'attempt' DESC, c.committed_at
+          LIMIT 1
+        ) first
         UNION ALL
         SELECT c.fence, c.from_page, c.walk, chain.depth + 1
         FROM chain JOIN sync_walk_commits c
           ON c.stream_key = ${input.key} AND c.from_page = (chain.walk->>'nextPage')::int
-         AND c.from_page > chain.from_page
+         AND c.from_page > chain.from_page AND c.walk->'attempt' IS NOT DISTINCT FROM chain.walk->'attempt'
       ),
       last AS (
         SELECT walk FROM chain ORDER BY depth DESC LIMIT 1

@@ -22,6 +22,11 @@ export interface WalkCheckpoint {
   headRawId: number | null;
   /** The largest `totalPages` seen during this walk (it grows while walking). */
   totalPages: number;
+  /**
+   * Which run of the walk wrote it, on the checkpoints of lane commits: the stream's checkpoint
+   * moves over one run's batches only, one after the other (see `SyncStore.consolidateWalk`).
+   */
+  attempt?: string | undefined;
 }
 
 /** A stream's persisted state as the engine sees it. */
@@ -126,7 +131,8 @@ export interface SyncStore {
   advanceWatermark(lease: StreamLease, watermark: number): Promise<void>;
   /**
    * Moves the stream's checkpoint over the lane commits (see {@link PageCommit.lane}) that follow
-   * it without a gap, credits their counts to the run and extends the lease. Refuses a stale
+   * it without a gap, each of the same walk run (`attempt`) as the one before, credits their
+   * counts to the run and extends the lease. Refuses a stale
    * fence like `commitPage`. Taking the lease does the same, so a walk resumes after the last
    * batch of that unbroken run; lane commits past a gap are dropped then (their pages are walked
    * again).

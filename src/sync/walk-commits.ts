@@ -59,6 +59,9 @@ export function createWalkCommits(input: {
   const writers = Math.max(1, input.writers ?? 1);
   let lease = input.lease;
   let leaseTakenAt = now();
+  // Tags this run's lane checkpoints: batches of another run of the walk (a retry, a duplicate
+  // delivery) were fetched at other times and never continue this run's.
+  const attempt = Math.random().toString(36).slice(2, 12);
   let consolidatedAt = now();
   let consolidating = false;
   const consolidate = async (): Promise<void> => {
@@ -89,7 +92,7 @@ export function createWalkCommits(input: {
       records: distinctByRawId(pages.flatMap((p) => p.served.txs)),
       pages: pages.map((p) => ({ page: p.page, records: p.served.txs })),
       rejected: last.served.rejected,
-      walk: last.finished ? null : last.walk,
+      walk: last.finished ? null : laned ? { ...last.walk, attempt } : last.walk,
       watermark,
       ...(laned ? { lane: { fromPage: pages[0]!.page } } : {}),
     });

@@ -159,12 +159,17 @@ export class MemoryStore extends MemoryRecords implements SyncStore, BackfillSto
   /** Moves a stream's walk over its unbroken run of lane commits; `dropRest` drops the others. */
   private consolidate(row: MemoryStream, dropRest = false): void {
     const lanes = this.laneCommits.get(row.key) ?? [];
+    let first = true;
     for (;;) {
       const from = row.walk?.nextPage ?? 1;
-      const next = lanes.findIndex((c) => c.fromPage === from);
+      const attempt = row.walk?.attempt;
+      // The run that wrote the checkpoint goes on from it; another one only where it resumed there.
+      const same = lanes.findIndex((c) => c.fromPage === from && c.walk.attempt === attempt);
+      const next = same >= 0 || !first ? same : lanes.findIndex((c) => c.fromPage === from);
       if (next < 0) break;
       row.walk = lanes[next]!.walk;
       lanes.splice(next, 1);
+      first = false;
     }
     if (dropRest || lanes.length === 0) this.laneCommits.delete(row.key);
   }

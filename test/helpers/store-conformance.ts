@@ -265,11 +265,15 @@ function checkpointConformance(c: ConformanceContext): void {
 /** Lane commits: several batches of one walk written at once, their checkpoints in page order. */
 function laneConformance(c: ConformanceContext): void {
   /** A lane commit of pages `from..to` (one record each, rawIds falling with the page). */
-  const lane = (lease: StreamLease, from: number, to: number): PageCommit =>
+  const lane = (lease: StreamLease, from: number, to: number, attempt?: string): PageCommit =>
     c.page(
       lease,
       Array.from({ length: to - from + 1 }, (_, i) => makeLedgerTx({ rawId: 1000 - from - i })),
-      { page: to, walk: walkAt(to + 1), lane: { fromPage: from } },
+      {
+        page: to,
+        walk: attempt === undefined ? walkAt(to + 1) : { ...walkAt(to + 1), attempt },
+        lane: { fromPage: from },
+      },
     );
 
   describe('lane commits', () => {
@@ -299,6 +303,17 @@ function laneConformance(c: ConformanceContext): void {
         'the batch of 5-6, fetched before the 3-4 of the retry, never counts',
       );
       assert.equal(await c.stored(), 6, 'what it wrote stays');
+    });
+
+    it('chain only the batches of one run of the walk after the first', async () => {
+      const a = await c.acquire('runner-a');
+      await c.sync.commitPage(lane(a, 1, 2, 'run-1'));
+      // A batch of another run that happens to start where run 1's next one does.
+      await c.sync.commitPage(lane(a, 3, 4, 'run-2'));
+      await c.sync.consolidateWalk(a);
+      await c.sync.commitPage(lane(a, 3, 5, 'run-1'));
+      await c.sync.consolidateWalk(a);
+      assert.deepEqual((await c.state('runner-a')).walk, { ...walkAt(6), attempt: 'run-1' });
     });
 
     it("leave the watermark alone, and the walk's last commit ends it as usual", async () => {
