@@ -10,7 +10,7 @@ export interface WalkStreamInput {
   owner: string;
   /** Lease length; renewed while the walk goes on. Default 120000. */
   leaseMs?: number;
-  /** Most pages in flight at once. Default 4. Commits stay in ascending page order whatever it is. */
+  /** Most pages in flight at once. Default 4. Pages are accepted in ascending order whatever it is. */
   concurrency?: number;
   /** Start a new backfill from page 1 even when the stream is complete or mid-walk. Default false. */
   full?: boolean;
