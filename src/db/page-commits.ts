@@ -60,7 +60,7 @@ export function createPageCommits(options: PageCommitOptions): Pick<SyncStore, '
               rejected: toRejectedRows(early),
               synchronousCommit,
               pages: pages.length,
-              lane: commit.lane,
+              lane: commit.lane && { ...commit.lane, attempt: commit.walk?.attempt ?? '' },
             },
           }),
         logger,

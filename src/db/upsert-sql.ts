@@ -63,11 +63,12 @@ export interface PageWrite {
   /** Pages the commit holds, for the run's count. Default 1. */
   pages?: number | undefined;
   /**
-   * A lane commit (one of several at once; see `PageCommit.lane`): the fence is checked under a
+   * A lane commit (one of several at once; see `PageCommit.lane`), of the walk run `attempt`
+   * (`WalkCheckpoint.attempt`): the fence is checked under a
    * shared lock, so lanes do not wait for each other, and the checkpoint and the counts go to
    * `sync_walk_commits` instead of the stream and its run.
    */
-  lane?: { fromPage: number } | undefined;
+  lane?: { fromPage: number; attempt: string } | undefined;
 }
 
 /** Input of {@link writeTransactions}. */
@@ -340,7 +341,7 @@ function pageCtes(page: PageWrite, records: number, now: string): SQL {
   const credit = page.lane
     ? sql`INSERT INTO sync_walk_commits
           (stream_key, fence, attempt, from_page, walk, pages, inserted, updated, unchanged, rejected, conflicts, committed_at)
-        SELECT ${page.streamKey}, ${page.fence}::bigint, ${(page.walk as { attempt?: string } | null)?.attempt ?? ''},
+        SELECT ${page.streamKey}, ${page.fence}::bigint, ${page.lane.attempt},
                ${page.lane.fromPage}::int, ${JSON.stringify(page.walk)}::jsonb,
                ${pages}::int, ${inserted}, ${updated}, ${unchanged}, ${rejected}, ${conflicts}, ${now}::timestamptz
         WHERE EXISTS (SELECT 1 FROM fenced)`

@@ -35,6 +35,17 @@ function pipelineOver(
   return { pipeline, clock };
 }
 
+/** A pipeline of two lanes with a commit running in each (of pages 1 and 2). */
+async function twoLanesRunning() {
+  const commits = new ManualCommits();
+  const { pipeline } = pipelineOver(commits, { lanes: 2 });
+  pipeline.add(1);
+  await pipeline.submit();
+  pipeline.add(2);
+  await pipeline.submit();
+  return { commits, pipeline };
+}
+
 /** Whether `promise` is still pending after the events queued so far ran. */
 async function pending(promise: Promise<unknown>): Promise<boolean> {
   let done = false;
@@ -149,12 +160,7 @@ describe('commit pipeline', () => {
   });
 
   it('runs up to its lanes at once, ending in any order, and starts the next as one ends', async () => {
-    const commits = new ManualCommits();
-    const { pipeline } = pipelineOver(commits, { lanes: 2 });
-    pipeline.add(1);
-    await pipeline.submit();
-    pipeline.add(2);
-    await pipeline.submit();
+    const { commits, pipeline } = await twoLanesRunning();
     assert.deepEqual(commits.started, [[1], [2]], 'two at once');
     assert.equal(pipeline.lingered(), false, 'no lane free: nothing to linger for');
     pipeline.add(3);
@@ -190,12 +196,7 @@ describe('commit pipeline', () => {
   });
 
   it('throws a failed lane at the next submit, and at settled once the other lanes ended', async () => {
-    const commits = new ManualCommits();
-    const { pipeline } = pipelineOver(commits, { lanes: 2 });
-    pipeline.add(1);
-    await pipeline.submit();
-    pipeline.add(2);
-    await pipeline.submit();
+    const { commits, pipeline } = await twoLanesRunning();
     await commits.end(new Error('connection lost'), 1);
     pipeline.add(3);
     await assert.rejects(pipeline.submit(), /connection lost/);
