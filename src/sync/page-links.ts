@@ -38,9 +38,12 @@ export function linkPages(previousMin: number | null, next: number[]): 'overlap'
 /**
  * The last page a tail walk can need, or `null` when not tailing or the head is not known yet.
  * The records above the watermark number at most `headRawId - watermark` (fewer when rawIds have
- * holes), and those below the lowest rawId accepted so far at most `lowestSeen - watermark - 1`,
- * so the record at the watermark sits on the page given by the tighter of the two, or an earlier
- * one, unless records arrived during the walk (then the walk goes on one page at a time).
+ * holes), and those below the lowest rawId accepted so far at most `lowestSeen - watermark - 1`.
+ * The walk ends on the page that shows the watermark's record or joins it (its lowest rawId right
+ * above the watermark): with every rawId between present, the last of them is the page's lowest;
+ * with a hole, one record fewer lies above, and the watermark's record moves up onto that page.
+ * So the tighter of the two counts gives the last page, unless records arrived during the walk
+ * (then the walk goes on one page at a time).
  */
 export function tailPagesAtMost(input: {
   walk: WalkCheckpoint;
@@ -50,9 +53,9 @@ export function tailPagesAtMost(input: {
 }): number | null {
   const { walk, watermark, lowestSeen } = input;
   if (walk.mode !== 'tail' || watermark === null || walk.headRawId === null) return null;
-  let last = Math.ceil((walk.headRawId - watermark) / PAGE_SIZE) + 1;
+  let last = Math.ceil((walk.headRawId - watermark) / PAGE_SIZE);
   if (lowestSeen !== null && walk.nextPage > 1) {
-    last = Math.min(last, walk.nextPage - 1 + Math.ceil((lowestSeen - watermark) / PAGE_SIZE));
+    last = Math.min(last, walk.nextPage - 1 + Math.ceil((lowestSeen - watermark - 1) / PAGE_SIZE));
   }
   return Math.max(1, last);
 }

@@ -57,12 +57,19 @@ describe('walk cursor', () => {
     assert.equal(afterPage(first.cursor, 2, page([27, 26, 25], 9), 25).finished, true);
   });
 
+  it('ends a tail on the page whose lowest rawId joins the watermark', () => {
+    const start = startCursor({ walk: null, watermark: 25 }, false);
+    const first = afterPage(start, 1, page([30, 29, 28], 9), 25);
+    assert.equal(afterPage(first.cursor, 2, page([27, 26], 9), 25).finished, true, '26 joins 25');
+    assert.equal(afterPage(first.cursor, 2, page([27], 9), 25).finished, false, '26 may be further down');
+  });
+
   it('bounds the pages worth requesting by the pages listed, and a tail by its watermark', () => {
     const backfill = startCursor({ walk: null, watermark: null }, false);
     assert.deepEqual(requestBounds(backfill, null), { next: 1, last: 1 }, 'nothing known yet');
     const walked = afterPage(backfill, 1, page([300, 299], 30), null).cursor;
     assert.deepEqual(requestBounds(walked, null), { next: 2, last: 30 });
     const tail = afterPage(startCursor({ walk: null, watermark: 280 }, false), 1, page([300, 291], 30), 280);
-    assert.deepEqual(requestBounds(tail.cursor, 280), { next: 2, last: 3 }, 'at most 20 records above 280');
+    assert.deepEqual(requestBounds(tail.cursor, 280), { next: 2, last: 2 }, 'at most 20 records above 280');
   });
 });

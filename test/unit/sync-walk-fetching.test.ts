@@ -49,6 +49,34 @@ describe('walkStream: pages fetched', () => {
     assert.deepEqual(storedIds(store), range(1, 395));
   });
 
+  it('ends a tail on the page that joins the watermark, without the page showing it', async () => {
+    const list = new LiveList({ count: 300 });
+    const store = await backfilled(list);
+    list.add(20);
+    await walkStream({ store, fetchPage: list.fetchPage, spec, owner, concurrency: 8 });
+    assert.deepEqual(
+      [...list.served].sort((a, b) => a - b),
+      [1, 2],
+      'rawIds 320..301 fill pages 1 and 2',
+    );
+    assert.deepEqual(storedIds(store), range(1, 320));
+  });
+
+  it('tails a list with a rawId hole above the watermark without a page too many', async () => {
+    let added = 0;
+    const list = new LiveList({ count: 300, step: () => (added++ === 305 ? 2 : 1) });
+    const store = await backfilled(list);
+    // 19 records over rawIds 301..320: the watermark's record is the 20th, on page 2.
+    list.add(19);
+    await walkStream({ store, fetchPage: list.fetchPage, spec, owner, concurrency: 8 });
+    assert.deepEqual(
+      [...list.served].sort((a, b) => a - b),
+      [1, 2],
+      'the watermark record moved up to page 2',
+    );
+    assert.equal(store.rows.size, 319);
+  });
+
   it('tails past the estimate one page at a time when records arrive during the walk', async () => {
     const list = new LiveList({ count: 300 });
     const store = await backfilled(list);
@@ -87,8 +115,9 @@ describe('tailPagesAtMost', () => {
   const walk = { mode: 'tail' as const, nextPage: 1, headRawId: 1000, totalPages: 200 };
 
   it('bounds a tail walk by the head seen on page 1, tighter as lower records are seen', () => {
-    assert.equal(tailPagesAtMost({ walk, watermark: 0, lowestSeen: null }), 101);
-    assert.equal(tailPagesAtMost({ walk, watermark: 995, lowestSeen: null }), 2);
+    // 1000 records above the watermark fill pages 1..100, the last of them joining it (rawId 1).
+    assert.equal(tailPagesAtMost({ walk, watermark: 0, lowestSeen: null }), 100);
+    assert.equal(tailPagesAtMost({ walk, watermark: 995, lowestSeen: null }), 1);
     assert.equal(tailPagesAtMost({ walk, watermark: 1000, lowestSeen: null }), 1);
     // 50 pages in and the lowest rawId seen is 400: at most 40 more pages hold records above 0.
     assert.equal(tailPagesAtMost({ walk: { ...walk, nextPage: 51 }, watermark: 0, lowestSeen: 400 }), 90);
