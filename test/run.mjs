@@ -43,17 +43,21 @@ child.stdout.on('data', (chunk) => {
   const lines = (partial + chunk.toString()).split('\n');
   partial = lines.pop() ?? '';
   for (const line of lines) {
-    const match = /^ℹ (tests|pass|fail|skipped|todo) (\d+)\s*$/.exec(line);
+    const match = /^ℹ (tests|pass|fail|cancelled|skipped|todo) (\d+)\s*$/.exec(line);
     if (match) totals[match[1]] = Number(match[2]);
   }
 });
 child.on('close', (code) => {
   const count = (label) => totals[label] ?? 0;
   const [tests, pass, fail] = [count('tests'), count('pass'), count('fail')];
-  console.log(`${pass} passed, ${fail} failed, ${count('skipped') + count('todo')} skipped`);
+  // A test whose hook failed is cancelled, not failed: it is counted, and fails the run, as one.
+  const cancelled = count('cancelled');
+  console.log(
+    `${pass} passed, ${fail} failed, ${cancelled > 0 ? `${cancelled} cancelled, ` : ''}${count('skipped') + count('todo')} skipped`,
+  );
   if (tests === 0) {
     console.error('no test ran');
     process.exit(1);
   }
-  process.exit(code === 0 && fail === 0 ? 0 : 1);
+  process.exit(code === 0 && fail === 0 && cancelled === 0 ? 0 : 1);
 });
