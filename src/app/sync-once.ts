@@ -80,6 +80,7 @@ export function streamSpecs(options: SyncOptions): StreamSpec[] {
  * stream that fails; streams already walked keep what they committed.
  */
 export async function syncOnce(ctx: SyncContext, options: SyncOptions = {}): Promise<SyncResult> {
+  const startedAt = new Date();
   const owner = options.owner ?? leaseOwnerName('sync', hostname(), process.pid);
   const result: SyncResult = { tokens: null, streams: [], reconcile: null, stopped: false };
   if (ctx.saveTokens && (await tokensDue(ctx, options.refreshTokens))) {
@@ -120,6 +121,7 @@ export async function syncOnce(ctx: SyncContext, options: SyncOptions = {}): Pro
       lists: global ? listsAfterWalk(global) : undefined,
       concurrency: ctx.config.concurrency,
       maxRecords: options.maxRereads,
+      dueBy: startedAt,
       signal: options.signal,
       logger: ctx.logger,
     });

@@ -40,6 +40,12 @@ export interface ReconcileJob {
   limit: number;
   /** The global list is followed: records near its head are re-read through list pages. Default false. */
   lists?: boolean;
+  /**
+   * Only records due for at least this long, ms: the stream jobs of the global list re-read what
+   * is due at each of their runs, and this job sweeps up what they left (a run that failed, or
+   * more due records than one run takes). Default 0: every record due.
+   */
+  overdueMs?: number;
 }
 
 /** Refresh tokens (`/info`) and fees (`/fees`). */
@@ -99,6 +105,7 @@ export function parseJobPayload<N extends JobName>(name: N, data: unknown): JobP
       return {
         limit: object.limit === undefined ? RECONCILE_LIMIT : int(object.limit, `${name}.limit`, 1),
         lists: object.lists === true,
+        overdueMs: object.overdueMs === undefined ? 0 : int(object.overdueMs, `${name}.overdueMs`, 0),
       } as JobPayloads[N];
     case 'refresh-reference':
       return {} as JobPayloads[N];

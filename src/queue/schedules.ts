@@ -48,7 +48,9 @@ export function wantedSchedules(options: ScheduleOptions): WantedSchedule[] {
     {
       id: 'reconcile',
       name: 'reconcile',
-      data: { limit: RECONCILE_LIMIT, lists },
+      // Records are due again at the next stream run after they fell due: those still due two
+      // periods and a second later were left by the stream jobs, and are the sweep's.
+      data: { limit: RECONCILE_LIMIT, lists, ...(lists ? { overdueMs: 2 * options.everyMs + 1_000 } : {}) },
       everyMs: reconcileEveryMs,
     },
     {

@@ -39,8 +39,22 @@ export type JobProcessor = (
     name: string;
     data: unknown;
     attemptsMade: number;
+    /** When the job was added, ms (BullMQ's `job.timestamp`). */
+    timestamp?: number | undefined;
+    /** Its delay after `timestamp`, ms: a scheduler's job is added one period ahead. */
+    opts?: { delay?: number | undefined } | undefined;
     /** Replaces the job's payload in Redis: a retried job resumes from what it saved. */
     updateData(data: unknown): Promise<void>;
   },
   deps: WorkerDeps,
 ) => Promise<unknown>;
+
+/**
+ * When a job was meant to start: a scheduled job's planned time (the scheduler adds each run ahead
+ * of time, delayed to it), so a scheduler's runs are exactly one period apart whatever the
+ * latency of picking them up; never later than now.
+ */
+export function plannedStart(job: Parameters<JobProcessor>[0], now = Date.now()): Date {
+  const planned = job.timestamp === undefined ? now : job.timestamp + (job.opts?.delay ?? 0);
+  return new Date(Math.min(now, planned));
+}

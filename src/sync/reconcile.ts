@@ -1,3 +1,4 @@
+import { PAGE_SIZE } from '../defaults.js';
 import type { LedgerTx } from './model.js';
 import type {
   ClaimedRecord,
@@ -7,7 +8,16 @@ import type {
   SyncStore,
   WriteCounts,
 } from './ports.js';
-import { type ListRead, planRereads, type RereadLists } from './reread-plan.js';
+import {
+  type ListRead,
+  listShift,
+  placeOnPages,
+  planRereads,
+  REREAD_LISTS,
+  type RereadLists,
+  type RereadPlan,
+  rankIn,
+} from './reread-plan.js';
 import { errorText, quietLogger, type SyncLogger } from './sync-logger.js';
 import { addCounts, zeroCounts } from './write-counts.js';
 
@@ -31,6 +41,14 @@ export interface ReconcileInput {
   concurrency?: number;
   /** Stop after this many records were re-read in this call. Default: no limit. */
   maxRecords?: number;
+  /**
+   * Records due by this time are re-read. Default: the time the call starts. A run passes the time
+   * it began, so what it read itself (its walk's pages) is not due again in the same run, and a
+   * record read in one run is due in the run `LEDGER_RECHECK_AFTER_MS` later, whatever the walk's
+   * duration (the due time counts from the read; comparing it with a later "now" would make a
+   * record due a run early on a schedule as long as the re-read delay).
+   */
+  dueBy?: Date | undefined;
   signal?: AbortSignal | undefined;
   logger?: SyncLogger | undefined;
   now?: () => Date;
@@ -74,18 +92,22 @@ export async function reconcilePending(input: ReconcileInput): Promise<Reconcile
     counts: zeroCounts(),
   };
   const useLists = input.fetchPage !== undefined && input.lists !== undefined;
+  const dueBy = input.dueBy ?? now();
   let globalPagesRead = input.lists?.globalPagesRead ?? 0;
   while (!input.signal?.aborted && (input.maxRecords === undefined || result.checked < input.maxRecords)) {
     const room =
       input.maxRecords === undefined ? batchSize : Math.min(batchSize, input.maxRecords - result.checked);
-    const due = await input.store.claimDue(room, now(), useLists ? { rankLimit: RANK_LIMIT } : {});
+    const due = await input.store.claimDue(room, dueBy, useLists ? { rankLimit: RANK_LIMIT } : {});
     if (due.length === 0) break;
     const plan = useLists
       ? planRereads(due, { ...input.lists, globalPagesRead })
-      : { reads: [], lookups: due };
+      : { reads: [], lookups: due, requests: due.length };
     let rest: ClaimedRecord[] = plan.lookups;
     if (plan.reads.length > 0 && input.fetchPage) {
-      const { found, seen } = await readLists(input, input.fetchPage, plan.reads, due, result);
+      const { found, seen, globalPages } = await readLists(input, input.fetchPage, plan, due, {
+        globalPagesRead,
+        result,
+      });
       rest = due.filter((record) => !found.has(record.rawId));
       const records = [...found.values()];
       // The other queued records on those pages were read too: their next read moves with
@@ -93,11 +115,8 @@ export async function reconcilePending(input: ReconcileInput): Promise<Reconcile
       addCounts(result.counts, await input.store.commitReread({ records, missing: [], now: now(), seen }));
       result.checked += records.length;
       result.viaPages += records.length;
-      // Pages read once in this call are not read again for the next round.
-      globalPagesRead = Math.max(
-        globalPagesRead,
-        ...plan.reads.filter((r) => r.list === 'global').map((r) => r.toPage),
-      );
+      // The head pages read once in this call are not read again for the next round.
+      globalPagesRead = contiguousFrom(globalPagesRead, globalPages);
     }
     await lookUp(input, rest, result, now);
   }
@@ -115,35 +134,88 @@ export async function reconcilePending(input: ReconcileInput): Promise<Reconcile
   return result;
 }
 
-/** Reads the planned list pages; returns the due records they showed, by rawId. */
+/**
+ * Reads the planned list pages; returns the due records they showed, by rawId, and the global
+ * pages read. The first planned page of each list is read alone: where it shows the due records
+ * tells how far arrivals moved the list since their ranks were counted, and the rest are placed
+ * again by that before their pages are read.
+ */
 async function readLists(
   input: ReconcileInput,
   fetchPage: FetchPage,
-  reads: readonly ListRead[],
+  plan: RereadPlan<ClaimedRecord>,
   due: readonly ClaimedRecord[],
-  result: ReconcileResult,
-): Promise<{ found: Map<number, LedgerTx>; seen: LedgerTx[] }> {
+  context: { globalPagesRead: number; result: ReconcileResult },
+): Promise<{ found: Map<number, LedgerTx>; seen: LedgerTx[]; globalPages: number[] }> {
+  const { result, globalPagesRead } = context;
+  const logger = input.logger ?? quietLogger;
   const wanted = new Set(due.map((record) => record.rawId));
   const found = new Map<number, LedgerTx>();
   const others = new Map<number, LedgerTx>();
-  const pages = reads.flatMap((read) =>
-    Array.from({ length: read.toPage - read.fromPage + 1 }, (_, i) => ({ read, page: read.fromPage + i })),
-  );
-  await forEachLimited(pages, Math.max(1, input.concurrency ?? 4), async ({ read, page }) => {
-    if (input.signal?.aborted) return;
+  const read = new Set<string>();
+  const readPage = async ({
+    list,
+    page,
+  }: {
+    list: ListRead['list'];
+    page: number;
+  }): Promise<number[] | null> => {
+    if (input.signal?.aborted) return null;
     result.requests++;
+    read.add(`${list}:${page}`);
     try {
-      const served = await fetchPage(read.spec, page);
+      const served = await fetchPage(REREAD_LISTS[list], page);
       for (const tx of served.txs) (wanted.has(tx.rawId) ? found : others).set(tx.rawId, tx);
+      return served.txs.map((tx) => tx.rawId);
     } catch (error) {
-      (input.logger ?? quietLogger).warn(
-        { list: read.list, page, err: errorText(error) },
+      logger.warn(
+        { list, page, err: errorText(error) },
         're-read of a list page failed; its records are looked up',
       );
+      return null;
     }
+  };
+  const shifts = { global: 0, burns: 0 };
+  const firsts = (['global', 'burns'] as const).flatMap((list) => {
+    const first = plan.reads.find((r) => r.list === list);
+    return first ? [{ list, page: first.fromPage }] : [];
+  });
+  await Promise.all(
+    firsts.map(async (first) => {
+      const rawIds = await readPage(first);
+      const expected = due.flatMap((record) => {
+        const rank = rankIn(record, first.list);
+        return rank !== null && Math.floor(rank / PAGE_SIZE) + 1 === first.page
+          ? [{ rawId: record.rawId, rank }]
+          : [];
+      });
+      const shift = rawIds === null ? null : listShift({ page: first.page, rawIds }, expected);
+      if (shift !== null) shifts[first.list] = shift;
+    }),
+  );
+  const lookedUp = new Set(plan.lookups.map((record) => record.rawId));
+  const again = placeOnPages(
+    due.filter((record) => !found.has(record.rawId) && !lookedUp.has(record.rawId)),
+    {
+      globalPagesRead,
+      maxPages: input.lists?.maxPages ?? 50,
+      shifts,
+      skip: (list, page) => read.has(`${list}:${page}`) || (list === 'global' && page <= globalPagesRead),
+    },
+  );
+  const pages = again.reads.flatMap((r) =>
+    Array.from({ length: r.toPage - r.fromPage + 1 }, (_, i) => ({ list: r.list, page: r.fromPage + i })),
+  );
+  await forEachLimited(pages, Math.max(1, input.concurrency ?? 4), async (page) => {
+    await readPage(page);
   });
   for (const rawId of found.keys()) others.delete(rawId);
-  return { found, seen: [...others.values()] };
+  logger.debug(
+    { due: due.length, pages: [...read], shifts, found: found.size, planned_lookups: plan.lookups.length },
+    'list pages re-read',
+  );
+  const globalPages = [...read].filter((k) => k.startsWith('global:')).map((k) => Number(k.slice(7)));
+  return { found, seen: [...others.values()], globalPages };
 }
 
 /** Looks records up one by one and commits what was found, and what the service no longer knows. */
@@ -195,4 +267,12 @@ async function forEachLimited<T>(
     }
   };
   await Promise.all(Array.from({ length: Math.min(limit, items.length) }, lane));
+}
+
+/** The pages 1..N read, from `read` (1..read read before) and the pages read since. */
+function contiguousFrom(read: number, pages: readonly number[]): number {
+  const seen = new Set(pages);
+  let depth = read;
+  while (seen.has(depth + 1)) depth++;
+  return depth;
 }

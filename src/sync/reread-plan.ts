@@ -66,47 +66,163 @@ export function isGlobalList(spec: StreamSpec): boolean {
 
 const pageOf = (rank: number): number => Math.floor(rank / PAGE_SIZE) + 1;
 
+/** The lists a re-read reads, by name. */
+export const REREAD_LISTS: Readonly<Record<ListRead['list'], StreamSpec>> = { global: {}, burns: BURN_LIST };
+const LIST_NAMES = Object.keys(REREAD_LISTS) as ListRead['list'][];
+
+/** How far each list moved down (records arrived) since the ranks were counted. */
+export type ListShifts = Readonly<Record<ListRead['list'], number>>;
+const NO_SHIFT: ListShifts = { global: 0, burns: 0 };
+
+/** A record's rank in a list, `null` when it is not in it or too deep to tell. */
+export function rankIn(record: RereadCandidate, list: ListRead['list']): number | null {
+  return list === 'global' ? record.listRank : record.burnRank;
+}
+
+/** The pages a due record should be on, in each list it is in, within `maxPages`. */
+function pagesOf(
+  record: RereadCandidate,
+  input: { globalPagesRead: number; maxPages: number; shifts: ListShifts },
+): Array<{ list: ListRead['list']; page: number }> {
+  return LIST_NAMES.flatMap((list) => {
+    const rank = rankIn(record, list);
+    if (rank === null) return [];
+    let page = pageOf(Math.max(0, rank + input.shifts[list]));
+    // A due record above the head pages the tail walk read was pushed below them since.
+    if (list === 'global') page = Math.max(input.globalPagesRead + 1, page);
+    return page <= input.maxPages ? [{ list, page }] : [];
+  });
+}
+
 /**
- * The cheapest plan: list depths (for the global list and the burn list) and look-ups that
- * together re-read every due record, fewest requests first, then fewest pages. Records whose
- * place is unknown are looked up.
+ * Which pages of the two lists re-read the records, greedily: the page showing the most records
+ * not yet covered first (set cover), while it shows at least two. A page for a single record
+ * costs what its look-up costs: it is read within the region already read (up to a page below
+ * the deepest chosen), where it also re-reads the other queued records it shows and a record
+ * the list moved is on a page read anyway; further down the record is looked up. `skip` are
+ * pages not to read again (read already in this run).
+ */
+function coverByPages<T>(
+  placed: ReadonlyArray<{ record: T; pages: ReadonlyArray<{ list: ListRead['list']; page: number }> }>,
+  skip: (list: ListRead['list'], page: number) => boolean,
+): { pages: Array<{ list: ListRead['list']; page: number }>; rest: T[] } {
+  const dense = greedyCover(placed, skip, 2);
+  const deepest = (list: ListRead['list']) =>
+    Math.max(0, ...dense.pages.filter((p) => p.list === list).map((p) => p.page));
+  const left = new Set(dense.rest);
+  const near = placed.filter((p) => left.has(p.record));
+  const single = greedyCover(near, (list, page) => skip(list, page) || page > deepest(list) + 1, 1);
+  return { pages: [...dense.pages, ...single.pages], rest: single.rest };
+}
+
+function greedyCover<T>(
+  placed: ReadonlyArray<{ record: T; pages: ReadonlyArray<{ list: ListRead['list']; page: number }> }>,
+  skip: (list: ListRead['list'], page: number) => boolean,
+  minOnPage: number,
+): { pages: Array<{ list: ListRead['list']; page: number }>; rest: T[] } {
+  const key = (list: string, page: number) => `${list}:${page}`;
+  const uncovered = new Set(placed.map((_, i) => i));
+  const chosen: Array<{ list: ListRead['list']; page: number }> = [];
+  for (;;) {
+    const counts = new Map<string, { list: ListRead['list']; page: number; n: number }>();
+    for (const i of uncovered) {
+      for (const at of placed[i]!.pages) {
+        if (skip(at.list, at.page)) continue;
+        const entry = counts.get(key(at.list, at.page)) ?? { ...at, n: 0 };
+        entry.n++;
+        counts.set(key(at.list, at.page), entry);
+      }
+    }
+    let best: { list: ListRead['list']; page: number; n: number } | null = null;
+    for (const entry of counts.values()) {
+      if (
+        best === null ||
+        entry.n > best.n ||
+        (entry.n === best.n &&
+          (entry.list < best.list || (entry.list === best.list && entry.page < best.page)))
+      )
+        best = entry;
+    }
+    if (best === null || best.n < minOnPage) break;
+    chosen.push({ list: best.list, page: best.page });
+    for (const i of [...uncovered])
+      if (placed[i]!.pages.some((at) => at.list === best.list && at.page === best.page)) uncovered.delete(i);
+  }
+  return { pages: chosen, rest: [...uncovered].map((i) => placed[i]!.record) };
+}
+
+/** Pages of one list as runs of consecutive pages. */
+function asReads(pages: ReadonlyArray<{ list: ListRead['list']; page: number }>): ListRead[] {
+  const reads: ListRead[] = [];
+  const sorted = [...pages].sort((a, b) => (a.list === b.list ? a.page - b.page : a.list < b.list ? 1 : -1));
+  for (const { list, page } of sorted) {
+    const last = reads[reads.length - 1];
+    if (last && last.list === list && last.toPage === page - 1) last.toPage = page;
+    else reads.push({ list, spec: REREAD_LISTS[list], fromPage: page, toPage: page });
+  }
+  return reads;
+}
+
+/**
+ * The plan: the pages of the global list and of the burn list that show the due records (a page
+ * for each, chosen by most records shown; the pages between them are skipped, their records
+ * read recently), and look-ups for records whose place is unknown or deeper than `maxPages`.
  */
 export function planRereads<T extends RereadCandidate>(
   due: readonly T[],
   lists: RereadLists = {},
 ): RereadPlan<T> {
-  const read = Math.max(0, lists.globalPagesRead ?? 0);
-  const maxPages = lists.maxPages ?? 50;
-  const placed = due.map((record) => ({
-    record,
-    global: record.listRank === null ? Number.POSITIVE_INFINITY : Math.max(read + 1, pageOf(record.listRank)),
-    burn: record.burnRank === null ? Number.POSITIVE_INFINITY : pageOf(record.burnRank),
-  }));
-  const depths = (pages: number[], floor: number): number[] =>
-    [...new Set([floor, ...pages.filter((p) => p <= maxPages)])].sort((a, b) => a - b);
-  const globalDepths = depths(
-    placed.map((p) => p.global),
-    read,
-  );
-  const burnDepths = depths(
-    placed.map((p) => p.burn),
-    0,
-  );
-  let best = { global: read, burns: 0, requests: Number.POSITIVE_INFINITY, pages: 0 };
-  for (const g of globalDepths) {
-    for (const b of burnDepths) {
-      const pages = g - read + b;
-      if (pages >= best.requests) break;
-      let lookups = 0;
-      for (const p of placed) if (p.global > g && p.burn > b) lookups++;
-      const requests = pages + lookups;
-      if (requests < best.requests || (requests === best.requests && pages < best.pages))
-        best = { global: g, burns: b, requests, pages };
-    }
+  return placeOnPages(due, {
+    globalPagesRead: Math.max(0, lists.globalPagesRead ?? 0),
+    maxPages: lists.maxPages ?? 50,
+    shifts: NO_SHIFT,
+    skip: () => false,
+  });
+}
+
+/**
+ * Plans the records again once pages showed how far the lists moved (`shifts`); `skip` tells the
+ * pages read already in this run, which are not read again (a record placed only there is
+ * looked up).
+ */
+export function placeOnPages<T extends RereadCandidate>(
+  records: readonly T[],
+  input: {
+    globalPagesRead: number;
+    maxPages: number;
+    shifts: ListShifts;
+    skip: (list: ListRead['list'], page: number) => boolean;
+  },
+): RereadPlan<T> {
+  const placed = records.map((record) => ({ record, pages: pagesOf(record, input) }));
+  const { pages, rest } = coverByPages(placed, input.skip);
+  return { reads: asReads(pages), lookups: rest, requests: pages.length + rest.length };
+}
+
+/**
+ * How far a list moved down since the ranks were counted, from a page of it read since: the
+ * offset of the due records it shows (arrivals push every record down alike), else the least
+ * offset that explains why the records expected on it are not there. `null`: nothing to tell.
+ */
+export function listShift(
+  read: { page: number; rawIds: readonly number[] },
+  expected: ReadonlyArray<{ rawId: number; rank: number }>,
+): number | null {
+  const first = (read.page - 1) * PAGE_SIZE;
+  const shifts: number[] = [];
+  let below = Number.NEGATIVE_INFINITY;
+  let above = Number.POSITIVE_INFINITY;
+  const lowest = read.rawIds[read.rawIds.length - 1];
+  const highest = read.rawIds[0];
+  for (const record of expected) {
+    const at = read.rawIds.indexOf(record.rawId);
+    if (at >= 0) shifts.push(first + at - record.rank);
+    else if (lowest !== undefined && record.rawId < lowest)
+      below = Math.max(below, first + read.rawIds.length - record.rank);
+    else if (highest !== undefined && record.rawId > highest)
+      above = Math.min(above, first - 1 - record.rank);
   }
-  const reads: ListRead[] = [];
-  if (best.global > read) reads.push({ list: 'global', spec: {}, fromPage: read + 1, toPage: best.global });
-  if (best.burns > 0) reads.push({ list: 'burns', spec: BURN_LIST, fromPage: 1, toPage: best.burns });
-  const lookups = placed.filter((p) => p.global > best.global && p.burn > best.burns).map((p) => p.record);
-  return { reads, lookups, requests: best.requests === Number.POSITIVE_INFINITY ? 0 : best.requests };
+  if (shifts.length > 0) return Math.max(...shifts);
+  if (Number.isFinite(below)) return below;
+  return Number.isFinite(above) ? above : null;
 }

@@ -6,6 +6,7 @@ import { ConfigError, HttpError, LeaseLostError, NetworkError, UsageError } from
 import { jobFailure, throttlePauseMs } from '../../src/queue/job-errors.js';
 import { parseJobPayload } from '../../src/queue/jobs.js';
 import { wantedSchedules } from '../../src/queue/schedules.js';
+import { plannedStart } from '../../src/queue/worker-deps.js';
 
 describe('job payloads', () => {
   it('reads a range job and keeps what a retry needs to resume', () => {
@@ -39,7 +40,7 @@ describe('job payloads', () => {
   });
 
   it('fills the defaults of optional fields', () => {
-    assert.deepEqual(parseJobPayload('reconcile', {}), { limit: 500, lists: false });
+    assert.deepEqual(parseJobPayload('reconcile', {}), { limit: 500, lists: false, overdueMs: 0 });
     assert.deepEqual(parseJobPayload('sync-stream', { stream: { account: 'eid1', action: null } }), {
       stream: { account: 'eid1' },
     });
@@ -83,9 +84,27 @@ describe('re-read schedule', () => {
   it('re-reads through list pages only when the global list is among the streams kept in sync', () => {
     const reconcileData = (streams: Parameters<typeof wantedSchedules>[0]['streams']) =>
       wantedSchedules({ everyMs: 1000, streams }).find((s) => s.id === 'reconcile')?.data;
-    assert.deepEqual(reconcileData([]), { limit: 500, lists: true });
-    assert.deepEqual(reconcileData([{ account: '0xabc' }, {}]), { limit: 500, lists: true });
+    assert.deepEqual(reconcileData([]), { limit: 500, lists: true, overdueMs: 3000 });
+    assert.deepEqual(reconcileData([{ account: '0xabc' }, {}]), { limit: 500, lists: true, overdueMs: 3000 });
     assert.deepEqual(reconcileData([{ account: '0xabc' }]), { limit: 500, lists: false });
     assert.deepEqual(reconcileData([{ action: 'burn' }]), { limit: 500, lists: false });
+  });
+});
+
+describe('plannedStart', () => {
+  const job = { name: 'sync-stream', data: {}, attemptsMade: 0, updateData: async () => {} };
+
+  it("takes a scheduler's planned time, not the time the job was picked up", () => {
+    // A scheduler adds the next run when this one starts, delayed to its planned time.
+    const planned = plannedStart({ ...job, timestamp: 10_000, opts: { delay: 990 } }, 11_030);
+    assert.equal(planned.getTime(), 10_990);
+  });
+
+  it('is now for a job without a timestamp, and never later than now', () => {
+    assert.equal(plannedStart(job, 5_000).getTime(), 5_000);
+    assert.equal(
+      plannedStart({ ...job, timestamp: 9_000, opts: { delay: 2_000 } }, 10_000).getTime(),
+      10_000,
+    );
   });
 });

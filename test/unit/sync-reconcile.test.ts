@@ -109,6 +109,58 @@ describe('reconcilePending', () => {
     assert.equal(store.rows.get(12)?.status, 'packaged');
   });
 
+  it('follows the list as it moves: pages placed by the shift the first page showed, no look-ups', async () => {
+    const store = new MemoryStore();
+    for (let id = 1; id <= 200; id++) store.rows.set(id, makeTx(id));
+    // Twenty due records at ranks 60..79 (pages 7 and 8 when the ranks were counted).
+    for (let id = 140; id >= 121; id--) store.queueReread(id);
+    const pages: number[] = [];
+    const lookups: string[] = [];
+    const result = await reconcilePending({
+      store,
+      lists: { globalPagesRead: 2 },
+      // Two records arrived since: every record sits two places lower.
+      fetchPage: async (_spec, page) => {
+        pages.push(page);
+        const ids = Array.from({ length: 10 }, (_, i) => 202 - (page - 1) * 10 - i);
+        return {
+          txs: ids.map((id) => makeTx(id, { status: 'packaged', id: 'b' })),
+          currentPage: page,
+          totalPages: 21,
+          rejected: [],
+        };
+      },
+      fetchByHash: async (hash) => {
+        lookups.push(hash);
+        return null;
+      },
+    });
+    assert.deepEqual(pages, [7, 8, 9], 'page 7 first, then the two pages the records moved onto');
+    assert.deepEqual(lookups, []);
+    assert.deepEqual([result.checked, result.viaPages, result.requests], [20, 20, 3]);
+  });
+
+  it('re-reads only what was due when the run began, not what fell due during it', async () => {
+    const store = new MemoryStore();
+    const began = new Date(Date.now() - 1_000);
+    for (const id of [1, 2]) store.rows.set(id, makeTx(id));
+    store.queueReread(1, { dueAt: new Date(began.getTime() - 500) });
+    // Read by this run's own walk half a second after it began: due by now, not by its start.
+    store.queueReread(2, { dueAt: new Date(began.getTime() + 500) });
+    const looked: string[] = [];
+    const result = await reconcilePending({
+      store,
+      dueBy: began,
+      fetchByHash: async (hash) => {
+        looked.push(hash);
+        return makeTx(Number(hash.slice(6)), { status: 'packaged', id: 'b' });
+      },
+    });
+    assert.deepEqual(looked, ['0xhash1']);
+    assert.equal(result.checked, 1);
+    assert.ok(store.rechecks.has(2), 'left for the next run');
+  });
+
   it('leaves a record whose look-up fails for a later run, without asking again in the same run', async () => {
     const store = new MemoryStore();
     store.rows.set(7, makeTx(7));

@@ -1,6 +1,12 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { BURN_LIST, planRereads, type RereadCandidate } from '../../src/sync/reread-plan.js';
+import {
+  BURN_LIST,
+  listShift,
+  placeOnPages,
+  planRereads,
+  type RereadCandidate,
+} from '../../src/sync/reread-plan.js';
 
 const at = (rawId: number, listRank: number | null, burnRank: number | null = null): RereadCandidate => ({
   rawId,
@@ -70,5 +76,67 @@ describe('planRereads', () => {
       plan.requests,
       plan.reads.reduce((n, r) => n + r.toPage - r.fromPage + 1, 0) + plan.lookups.length,
     );
+  });
+
+  it('skips the pages between the due records: their records were read recently', () => {
+    // A cohort read three runs ago now at ranks 62..79, and two burns far below.
+    const cohort = Array.from({ length: 18 }, (_, i) => at(2000 - i, 62 + i));
+    const plan = planRereads(cohort, { globalPagesRead: 2 });
+    assert.deepEqual(plan.reads, [{ list: 'global', spec: {}, fromPage: 7, toPage: 8 }]);
+    assert.equal(plan.requests, 2);
+  });
+
+  it('covers both lists greedily: the burn list where burns are denser, global pages for the rest', () => {
+    const cohort = Array.from({ length: 10 }, (_, i) => at(3000 - i, 70 + i));
+    // Burns spread one per global page (ranks 150, 160, ...), four to a burn-list page.
+    const burns = Array.from({ length: 8 }, (_, i) => at(2900 - i * 10, 150 + i * 10, 12 + i));
+    const plan = planRereads([...cohort, ...burns], { globalPagesRead: 2 });
+    assert.deepEqual(plan.reads, [
+      { list: 'global', spec: {}, fromPage: 8, toPage: 8 },
+      { list: 'burns', spec: BURN_LIST, fromPage: 2, toPage: 2 },
+    ]);
+    assert.deepEqual(plan.lookups, []);
+  });
+
+  it('reads a page for one record next to the pages read, and looks one up far below them', () => {
+    const cohort = [...Array.from({ length: 9 }, (_, i) => at(1000 - i, 61 + i)), at(990, 70)];
+    const plan = planRereads([...cohort, at(500, 300)], { globalPagesRead: 2 });
+    assert.deepEqual(plan.reads, [{ list: 'global', spec: {}, fromPage: 7, toPage: 8 }]);
+    assert.deepEqual(
+      plan.lookups.map((r) => r.rawId),
+      [500],
+    );
+  });
+});
+
+describe('listShift', () => {
+  it('reads how far arrivals moved the list from where a page shows the due records', () => {
+    // Page 7 (ranks 60..69) now starts with rawId 102: two records arrived since ranks were counted.
+    const rawIds = Array.from({ length: 10 }, (_, i) => 102 - i);
+    const expected = [
+      { rawId: 100, rank: 60 },
+      { rawId: 95, rank: 65 },
+    ];
+    assert.equal(listShift({ page: 7, rawIds }, expected), 2);
+  });
+
+  it('bounds the shift when the page shows none of them', () => {
+    const rawIds = Array.from({ length: 10 }, (_, i) => 120 - i);
+    // rawId 100 was expected at rank 68 on page 7, but the page ends at 111: now at rank 70 or below.
+    assert.equal(listShift({ page: 7, rawIds }, [{ rawId: 100, rank: 68 }]), 2);
+    assert.equal(listShift({ page: 7, rawIds: [] }, [{ rawId: 100, rank: 68 }]), null);
+    assert.equal(listShift({ page: 7, rawIds }, []), null);
+  });
+
+  it('places the records again by the shift, not on pages read already', () => {
+    const records = [at(100, 58), at(99, 59), at(98, 60)];
+    const plan = placeOnPages(records, {
+      globalPagesRead: 2,
+      maxPages: 50,
+      shifts: { global: 2, burns: 0 },
+      skip: (list, page) => list === 'global' && page === 6,
+    });
+    assert.deepEqual(plan.reads, [{ list: 'global', spec: {}, fromPage: 7, toPage: 7 }]);
+    assert.deepEqual(plan.lookups, []);
   });
 });

@@ -4,13 +4,14 @@ import { reconcilePending } from '../../sync/reconcile.js';
 
 /** Re-reads stored records that are not final yet (status changes, late fields). */
 export const reconcile: JobProcessor = async (job, deps) => {
-  const { limit, lists } = parseJobPayload('reconcile', job.data);
+  const { limit, lists, overdueMs } = parseJobPayload('reconcile', job.data);
   const result = await reconcilePending({
     store: deps.syncStore,
     fetchByHash: deps.fetchByHash,
     fetchPage: deps.fetchPage,
     lists: lists ? {} : undefined,
     maxRecords: limit,
+    dueBy: new Date(Date.now() - (overdueMs ?? 0)),
     concurrency: deps.concurrency,
     signal: deps.signal,
     logger: deps.logger,

@@ -2,7 +2,7 @@ import { RECONCILE_LIMIT } from '../../defaults.js';
 import { LeaseLostError } from '../../errors.js';
 import { startBackfillIfNeeded } from '../../queue/backfill-flow.js';
 import { parseJobPayload } from '../../queue/jobs.js';
-import type { JobProcessor } from '../../queue/worker-deps.js';
+import { type JobProcessor, plannedStart } from '../../queue/worker-deps.js';
 import { supportsParallelBackfill } from '../../sync/parallel-backfill.js';
 import { reconcilePending } from '../../sync/reconcile.js';
 import { isGlobalList, listsAfterWalk } from '../../sync/reread-plan.js';
@@ -15,6 +15,9 @@ import { walkStream } from '../../sync/walk-stream.js';
  */
 export const syncStream: JobProcessor = async (job, deps) => {
   const { stream } = parseJobPayload('sync-stream', job.data);
+  // Records due by the run's planned start are re-read: one read in a run is then due again
+  // exactly as many runs later as the re-read delay spans, not one run early by the jitter.
+  const startedAt = plannedStart(job);
   try {
     if (deps.parallelBackfill && supportsParallelBackfill(stream)) {
       const backfill = await startBackfillIfNeeded(deps, stream);
@@ -41,6 +44,7 @@ export const syncStream: JobProcessor = async (job, deps) => {
             fetchPage: deps.fetchPage,
             lists: listsAfterWalk(result),
             maxRecords: RECONCILE_LIMIT,
+            dueBy: startedAt,
             concurrency: deps.concurrency,
             signal: deps.signal,
             logger: deps.logger,
