@@ -51,8 +51,8 @@ export interface Config {
   hedgeMinMs: number;
   /**
    * `LEDGER_RECHECK_AFTER_MS`: a record not final yet (not `packaged`, or a recent burn without its
-   * target-chain hash) is read again by a run once its last read is older than this, 0 to
-   * 3600000. Default 2000.
+   * target-chain hash) is read again by a run that begins more than this after its last read, 0
+   * to 3600000. Default 2000.
    */
   recheckAfterMs: number;
   /**

@@ -6,7 +6,7 @@ import { type HttpSurface, jsonReply, type Reply, type Routes, startHttpSurface 
 import { renderStatusPage, renderUnavailablePage } from '../http/status-page.js';
 import type { Logger } from '../logger.js';
 import type { Metrics, QueueGaugeValues } from '../metrics/index.js';
-import { createHeadProbe } from './service-heads.js';
+import { createHeadProbe, type HeadReadClient } from './service-heads.js';
 import { PAGE_REFRESH_SECONDS, readStatusPage } from './status-page.js';
 import { buildStatusReport, type QueueReport, statusJson } from './status-report.js';
 import { notMigratedLine, readReadiness, readStateSnapshot } from './stream-health.js';
@@ -24,16 +24,19 @@ export interface RouteSources {
   readQueues?: (() => Promise<QueueReport>) | undefined;
   /** Aborted when the process stops: a `/status` in flight gives up its requests. */
   signal: AbortSignal;
+  /** What the service head reads share with the process's client: a worker's budget, the request metrics. */
+  shared?: HeadReadClient | undefined;
 }
 
 /** The HTTP surface's routes over the database (and a worker's queues). */
 export function createRoutes(sources: RouteSources): Routes {
   const { database, logger, metrics } = sources;
-  // The lag gauges need the service's head: asked here only when no process saw it recently.
+  // The lag gauges, `/status` and the page need the service's head: asked here only when no
+  // process saw it recently.
   const heads = createHeadProbe(sources);
   return {
     async page() {
-      const data = await guarded(() => readStatusPage(sources));
+      const data = await guarded(() => readStatusPage(sources, { heads }));
       if ('failure' in data) {
         const reason = data.failure;
         return htmlReply(
@@ -59,7 +62,8 @@ export function createRoutes(sources: RouteSources): Routes {
         const behind = await notMigratedLine(database);
         if (behind !== null) throw new LedgerIndexerError(behind);
         const { config, signal, readQueues } = sources;
-        return buildStatusReport({ config, database, logger, signal, readQueues });
+        await heads.refresh(signal);
+        return buildStatusReport({ config, database, logger, signal, readQueues, askHeads: false });
       });
       if ('failure' in report) return jsonReply(503, { error: report.failure });
       return jsonReply(200, statusJson(report));

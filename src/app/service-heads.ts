@@ -3,12 +3,24 @@
  * kept in `sync_streams`, so every process reports the same lag: `status` and `/status` ask once
  * per call, `/metrics` through a probe that asks only when no process or walk saw it recently.
  */
+import type { ClientObserver } from '../client/observer.js';
+import type { RequestBudget } from '../client/request-budget.js';
 import type { Config } from '../config.js';
 import type { Database } from '../db/connect.js';
 import { type HeadSighting, recordStreamHeads } from '../db/stream-heads.js';
 import { listStreams, type StreamStatus } from '../db/stream-queries.js';
 import { HEAD_PROBE_MAX_AGE_MS, HEAD_PROBE_TIMEOUT_MS } from '../defaults.js';
 import type { Logger } from '../logger.js';
+
+/**
+ * What the head reads share with the process's own client: a worker's request budget (kept in
+ * Redis for every worker, so a scrape or a status page takes from it like a job) and the request
+ * metrics.
+ */
+export interface HeadReadClient {
+  budget?: RequestBudget | undefined;
+  observer?: ClientObserver | undefined;
+}
 
 /** A stream's head at the service, or why it could not be read. */
 export type ServiceHead = { rawId: number | null; error: string | null };
@@ -18,11 +30,17 @@ export async function readServiceHeads(
   config: Config,
   streams: ReadonlyArray<Pick<StreamStatus, 'key' | 'spec'>>,
   signal: AbortSignal,
+  shared: HeadReadClient = {},
 ): Promise<Map<string, ServiceHead>> {
   const { createLedgerClient } = await import('../client/ledger-client.js');
   const { clientOptionsFromConfig } = await import('../client/options.js');
   const { createFetchPage } = await import('./sync-adapters.js');
-  const client = createLedgerClient({ ...clientOptionsFromConfig(config), retries: 1 });
+  const client = createLedgerClient({
+    ...clientOptionsFromConfig(config),
+    retries: 1,
+    budget: shared.budget,
+    observer: shared.observer,
+  });
   const fetchPage = createFetchPage(client, signal);
   const heads = new Map<string, ServiceHead>();
   try {
@@ -87,6 +105,7 @@ export function createHeadProbe(input: {
   maxAgeMs?: number | undefined;
   timeoutMs?: number | undefined;
   now?: (() => Date) | undefined;
+  shared?: HeadReadClient | undefined;
 }): HeadProbe {
   const { config, database, logger } = input;
   const maxAgeMs = input.maxAgeMs ?? HEAD_PROBE_MAX_AGE_MS;
@@ -103,7 +122,7 @@ export function createHeadProbe(input: {
     );
     if (stale.length === 0) return;
     const bounded = AbortSignal.any([signal, AbortSignal.timeout(timeoutMs)]);
-    const heads = await readServiceHeads(config, stale, bounded);
+    const heads = await readServiceHeads(config, stale, bounded, input.shared);
     for (const [key, head] of heads) {
       if (head.error !== null) logger.debug({ stream: key, err: head.error }, 'head probe failed');
     }

@@ -6,6 +6,7 @@ import { LedgerIndexerError } from '../errors.js';
 import type { StatusPageData, StreamRow } from '../http/status-page.js';
 import { minuteSeries } from '../http/throughput-chart.js';
 import type { RouteSources } from './http-routes.js';
+import type { HeadProbe } from './service-heads.js';
 import { buildStatusReport, type StatusReport } from './status-report.js';
 import { type HealthSnapshot, notMigratedLine, snapshotOfStatus } from './stream-health.js';
 
@@ -22,13 +23,25 @@ const CHART_MINUTES = 60;
  */
 export async function readStatusPage(
   sources: Omit<RouteSources, 'metrics'>,
-  now: Date = new Date(),
+  options: { now?: Date | undefined; heads?: HeadProbe | undefined } = {},
 ): Promise<StatusPageData> {
   const { config, database, logger, signal, readQueues } = sources;
+  const now = options.now ?? new Date();
   const behind = await notMigratedLine(database);
   if (behind !== null) throw new LedgerIndexerError(behind);
+  // With a probe, the heads shown are the stored ones, asked again only once they are old.
+  if (options.heads) await options.heads.refresh(signal);
   const status = await readSyncStatus(database.db, now);
-  const report = await buildStatusReport({ config, database, logger, signal, readQueues, status });
+  const report = await buildStatusReport({
+    config,
+    database,
+    logger,
+    signal,
+    readQueues,
+    status,
+    askHeads: options.heads === undefined,
+    shared: sources.shared,
+  });
   const snapshot = await snapshotOfStatus(database, status, now);
   const currentMinute = Math.floor(now.getTime() / 60_000) * 60_000;
   const counts = await readRecordsPerMinute(database.db, {

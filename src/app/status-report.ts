@@ -4,7 +4,12 @@ import { readSyncStatus, type SyncStatus } from '../db/status.js';
 import type { StreamStatus } from '../db/stream-queries.js';
 import type { Logger } from '../logger.js';
 import type { QueueCounts } from '../queue/queue-status.js';
-import { readServiceHeads, type ServiceHead, storeServiceHeads } from './service-heads.js';
+import {
+  type HeadReadClient,
+  readServiceHeads,
+  type ServiceHead,
+  storeServiceHeads,
+} from './service-heads.js';
 import { knownHead, lagRawIds } from './stream-head.js';
 
 /** One stream as `status --json` prints it. */
@@ -52,7 +57,7 @@ export interface StatusReport {
 
 /**
  * Builds `status`'s report: the database's state, the service's head of each stream (one request
- * to page 1 each, when `LEDGER_BASE_URL` is set) and the queues (when `REDIS_URL` is set; a
+ * to page 1 each, when `LEDGER_BASE_URL` is set; else, or not asked, the head last seen) and the queues (when `REDIS_URL` is set; a
  * worker passes its own `readQueues`).
  */
 export async function buildStatusReport(input: {
@@ -63,12 +68,22 @@ export async function buildStatusReport(input: {
   readQueues?: (() => Promise<QueueReport>) | undefined;
   /** The database's state when already read (the status page reads it once for two uses). */
   status?: SyncStatus | undefined;
+  /**
+   * Ask the service for each stream's head now. Default true (`status`); the HTTP surface keeps
+   * the heads fresh through its probe instead, so a page reloaded every few seconds does not
+   * ask the service each time.
+   */
+  askHeads?: boolean | undefined;
+  /** What the head reads share with the process's client (budget, metrics). */
+  shared?: HeadReadClient | undefined;
 }): Promise<StatusReport> {
   const { config, database, logger, signal } = input;
   const status = input.status ?? (await readSyncStatus(database.db));
   const seenAt = new Date();
   const heads =
-    config.ledgerBaseUrl === undefined ? null : await readServiceHeads(config, status.streams, signal);
+    config.ledgerBaseUrl === undefined || input.askHeads === false
+      ? null
+      : await readServiceHeads(config, status.streams, signal, input.shared);
   signal.throwIfAborted();
   if (heads !== null) await storeServiceHeads({ database, heads, seenAt, logger });
   const streams = status.streams.map((stream) => streamReport(stream, heads?.get(stream.key), seenAt));

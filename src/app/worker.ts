@@ -1,4 +1,5 @@
 import { anySignal, settlesWithin, untilAborted, whenAborted } from '../abort.js';
+import type { RequestBudget } from '../client/request-budget.js';
 import type { Config } from '../config.js';
 import { loadSchedules } from '../db/schedules.js';
 import type { HttpSurface } from '../http/server.js';
@@ -73,7 +74,8 @@ export async function runWorker(options: RunWorkerOptions): Promise<void> {
   const opened: { queues?: LedgerQueues } = {};
   let surface: HttpSurface | undefined;
   try {
-    if (metrics) surface = await startSurface({ app, metrics, port: config.httpPort ?? 0, opened, stop });
+    if (metrics)
+      surface = await startSurface({ app, metrics, budget, port: config.httpPort ?? 0, opened, stop });
     const connected = await redis.ready(stop).then(
       () => true,
       (error: unknown) => {
@@ -163,6 +165,8 @@ async function runJobs(input: {
 function startSurface(input: {
   app: AppContext;
   metrics: Metrics;
+  /** The shared budget: the surface's head reads take from it like the jobs' requests. */
+  budget: RequestBudget;
   port: number;
   opened: { queues?: LedgerQueues };
   stop: AbortSignal;
@@ -175,6 +179,7 @@ function startSurface(input: {
     metrics: input.metrics,
     port: input.port,
     signal: input.stop,
+    shared: { budget: input.budget, observer: input.metrics.client },
     readQueues: async () => {
       if (opened.queues === undefined) return { error: 'the worker is not connected to Redis yet' };
       // While Redis reconnects its commands wait: a scrape does not wait with them.

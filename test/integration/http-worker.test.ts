@@ -114,6 +114,29 @@ describe('worker --http-port', () => {
       (sampleSum(after, 'ledger_indexer_service_requests_total', { outcome: 'rate_limited' }) ?? 0) > 0,
     );
   });
+
+  it('asks the service for the heads once per probe age however often /status and / are read, counted in its metrics', async () => {
+    const current = setup;
+    assert.ok(current, 'runs after the sync above');
+    const base = `http://127.0.0.1:${await portOf(current)}`;
+    current.sim.setFaults({});
+    const listPages = () =>
+      Object.values(current.sim.stats()['GET /txs'] ?? {}).reduce((sum, n) => sum + n, 0);
+    const headReads = (s: Sample[]) =>
+      sampleSum(s, 'ledger_indexer_service_requests_total', { endpoint: 'txs' }) ?? 0;
+    const before = { pages: listPages(), counted: headReads(await scrape(base)) };
+    for (let i = 0; i < 5; i++) {
+      assert.equal((await fetchText(`${base}/status`)).status, 200);
+      assert.equal((await fetchText(`${base}/`)).status, 200);
+    }
+    const asked = listPages() - before.pages;
+    assert.ok(asked <= 1, `${asked} page-1 reads for ten reloads within the probe's age`);
+    assert.equal(
+      headReads(await scrape(base)) - before.counted,
+      asked,
+      'each counted as a request of the worker',
+    );
+  });
 });
 
 /** The port the first worker was started with. */

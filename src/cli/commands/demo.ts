@@ -149,6 +149,7 @@ async function serveDemo(input: {
     metrics,
     port,
     signal: io.signal,
+    shared: { observer: metrics.client },
   });
   input.onClose(() => surface.close());
   const lines = statusPageLines({ serving: surface.url, port, syncEverySeconds: SYNC_EVERY_MS / 1000 });

@@ -49,13 +49,15 @@ export const command = defineCommand({
     const { whenAborted } = await import('../../abort.js');
     const database = await openDatabase({ databaseUrl: config.databaseUrl, logger, maxConnections: 4 });
     onClose(() => database.close());
+    const metrics = createMetrics();
     const surface = await openHttpSurface({
       config,
       database,
       logger,
-      metrics: createMetrics(),
+      metrics,
       port,
       signal: io.signal,
+      shared: { observer: metrics.client },
     });
     onClose(() => surface.close());
     io.stdout.write(`ledger-indexer serve: listening on ${surface.url}\n`);

@@ -24,8 +24,8 @@ Options:
   --action ACTION         only records of this action (mint, transfer, burn, bundle, ...)
   --without-action ACTION leave out records of this action
   --full                  walk every page again instead of stopping at the watermark
-  --recheck-after-ms MS   re-read records not final yet whose last read is older than
-                          this (default: $${ENV.recheckAfterMs}, else 2000)
+  --recheck-after-ms MS   re-read records not final yet last read longer than this
+                          before the run begins (default: $${ENV.recheckAfterMs}, else 2000)
   --check-signatures      also recover each EVM sender's signature to its from address
                           (default: $${ENV.checkSignatures}, else false; the hash is always checked)
   --writers N             batches written at once, one database connection each

@@ -23,8 +23,8 @@ Options:
   --lock-ms MS            job lock; a killed worker's jobs are picked up within about this,
                           1000..3600000 (default ${JOB_LOCK_MS})
   --lease-ms MS           stream lease length, 1000..3600000 (default ${LEASE_MS.worker})
-  --recheck-after-ms MS   re-read records not final yet whose last read is older than
-                          this (default: $LEDGER_RECHECK_AFTER_MS, else 2000)
+  --recheck-after-ms MS   re-read records not final yet last read longer than this
+                          before the run begins (default: $LEDGER_RECHECK_AFTER_MS, else 2000)
   --check-signatures      also recover each EVM sender's signature to its from address
                           (default: $LEDGER_CHECK_SIGNATURES, else false; the hash is always checked)
   --queue-prefix P        Redis key prefix of the queues (default ledger-indexer)
