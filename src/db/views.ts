@@ -69,7 +69,11 @@ export const ledgerMovements = pgView('ledger_movements', {
   ledgerTime: timestamp('ledger_time', { withTimezone: true }),
 }).as(MOVEMENTS);
 
-/** Per day (UTC, of `ledger_time`; packaged records only), token and action: count, volume and fees. */
+/**
+ * Per day (UTC, of `ledger_time`; packaged records only), token and action: count and volume of
+ * the movements, and the fees charged, failed bundles' included (their items never moved, but
+ * the service took the fee, as `ledger_account_balances` counts it).
+ */
 export const ledgerDailyVolume = pgView('ledger_daily_volume', {
   day: date('day').notNull(),
   tokenTag: text('token_tag').notNull(),
@@ -82,9 +86,16 @@ export const ledgerDailyVolume = pgView('ledger_daily_volume', {
   feesUnits: numeric('fees_units').notNull(),
 }).as(sql`
   SELECT (m.ledger_time AT TIME ZONE 'UTC')::date AS day, m.token_tag, m.symbol, m.action,
-         count(*) AS movements, sum(m.amount) AS volume, sum(m.amount_units) AS volume_units,
-         sum(m.fee) AS fees, sum(m.fee_units) AS fees_units
-  FROM (${MOVEMENTS}) m
+         count(*) FILTER (WHERE m.moved) AS movements, sum(m.amount) AS volume,
+         sum(m.amount_units) AS volume_units, sum(m.fee) AS fees, sum(m.fee_units) AS fees_units
+  FROM (
+    SELECT token_tag, symbol, action, amount, amount_units, fee, fee_units, ledger_time, true AS moved
+    FROM (${MOVEMENTS}) movements
+    UNION ALL
+    SELECT t.token_tag, k.symbol, t.action, 0, 0, t.fee, ${units('t.fee', 'k.decimals')}, t.ledger_time, false
+    FROM ledger_transactions t LEFT JOIN ledger_tokens k ON k.tag = t.token_tag
+    WHERE t.action = 'bundle' AND t.internal_status_code IS DISTINCT FROM 'success' AND t.fee <> 0
+  ) m
   WHERE m.ledger_time IS NOT NULL
   GROUP BY 1, m.token_tag, m.symbol, m.action`);
 

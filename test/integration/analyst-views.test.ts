@@ -38,13 +38,14 @@ function internalCode(internalStatus: string): string {
 /**
  * What `ledger_daily_volume` should hold, from the simulator's records, summed as BigInt: per
  * day of `timestamp`, token and action, the movements (a record, or each item of a successful
- * bundle, under the item's token), their amounts, and their fees (a bundle's on its first item).
+ * bundle, under the item's token), their amounts, and their fees (a bundle's on its first item;
+ * a failed bundle's, which moved nothing, under the bundle's token).
  */
 function expectedDailyVolume(truth: readonly TruthRecord[]): Map<string, string> {
   const sums = new Map<string, { movements: number; volume: bigint; fees: bigint }>();
-  const add = (key: string, amount: string, fee: string) => {
+  const add = (key: string, amount: string, fee: string, moved = true) => {
     const sum = sums.get(key) ?? { movements: 0, volume: 0n, fees: 0n };
-    sum.movements += 1;
+    if (moved) sum.movements += 1;
     sum.volume += BigInt(amount);
     sum.fees += BigInt(fee);
     sums.set(key, sum);
@@ -56,8 +57,11 @@ function expectedDailyVolume(truth: readonly TruthRecord[]): Map<string, string>
       add(`${day} ${r.tokenTag} ${r.action}`, r.amount, r.fee);
       continue;
     }
-    // A failed bundle moved nothing.
-    if (internalCode(r.internalStatus) !== 'success') continue;
+    // A failed bundle moved nothing, but its fee was taken.
+    if (internalCode(r.internalStatus) !== 'success') {
+      if (BigInt(r.fee) !== 0n) add(`${day} ${r.tokenTag} bundle`, '0', r.fee, false);
+      continue;
+    }
     const { items } = (JSON.parse(r.data) as { bundle: { items: Array<{ tag: string; amount: string }> } })
       .bundle;
     for (const [i, item] of items.entries())
@@ -174,6 +178,10 @@ describe('analyst views against the simulator', () => {
     const fees = (action: string) =>
       [...expected].filter(([key, sums]) => key.endsWith(` ${action}`) && !sums.endsWith(' 0')).length;
     assert.ok(fees('transfer') > 0 && fees('bundle') > 0, 'fees of transfers and bundles compared');
+    const failedWithFee = truth.filter(
+      (r) => r.action === 'bundle' && r.timestamp !== 0 && internalCode(r.internalStatus) !== 'success' && r.fee !== '0',
+    );
+    assert.ok(failedWithFee.length > 0, "failed bundles' fees compared");
   });
 
   it("the README's account examples find an EVM address in any case and an Arweave id exactly", async () => {
