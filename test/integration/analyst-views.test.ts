@@ -179,7 +179,11 @@ describe('analyst views against the simulator', () => {
       [...expected].filter(([key, sums]) => key.endsWith(` ${action}`) && !sums.endsWith(' 0')).length;
     assert.ok(fees('transfer') > 0 && fees('bundle') > 0, 'fees of transfers and bundles compared');
     const failedWithFee = truth.filter(
-      (r) => r.action === 'bundle' && r.timestamp !== 0 && internalCode(r.internalStatus) !== 'success' && r.fee !== '0',
+      (r) =>
+        r.action === 'bundle' &&
+        r.timestamp !== 0 &&
+        internalCode(r.internalStatus) !== 'success' &&
+        r.fee !== '0',
     );
     assert.ok(failedWithFee.length > 0, "failed bundles' fees compared");
   });
