@@ -4,7 +4,7 @@
  * within one run hold). Writes a table to the terminal and `bench/results/latest.json`.
  */
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -139,10 +139,16 @@ function writeResults(results: BenchResults, options: BenchOptions): void {
   } else {
     writeFileSync(join(folder, 'latest.json'), text);
   }
-  if (options.keep) {
-    const date = results.generatedAt.slice(0, 10);
-    writeFileSync(join(folder, `${date}-${cpus().length}core.json`), text);
+  if (options.keep) writeFileSync(keptName(folder, results.generatedAt.slice(0, 10)), text);
+}
+
+/** `<date>-<cores>core.json`, or with `b`, `c`… after the date: a later run of the day keeps the earlier. */
+function keptName(folder: string, date: string): string {
+  for (const suffix of ['', ...'bcdefghijklmnopqrstuvwxyz']) {
+    const path = join(folder, `${date}${suffix}-${cpus().length}core.json`);
+    if (!existsSync(path)) return path;
   }
+  throw new Error(`bench --keep: every name for ${date} is taken in ${folder}`);
 }
 
 function gitState(): { commit: string | null; dirty: boolean } {
