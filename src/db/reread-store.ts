@@ -54,8 +54,14 @@ export function createRereadStore(
       }));
     },
 
-    claimDue: (limit: number, at: Date, claim: { rankLimit?: number } = {}) =>
-      claimDue(database, { limit, at, rankLimit: claim.rankLimit ?? 0, claimMs: policy.claimMs }),
+    claimDue: (limit: number, at: Date, claim: { rankLimit?: number; dueBy?: Date | undefined } = {}) =>
+      claimDue(database, {
+        limit,
+        at,
+        dueBy: claim.dueBy ?? at,
+        rankLimit: claim.rankLimit ?? 0,
+        claimMs: policy.claimMs,
+      }),
 
     async commitReread(input: {
       records: LedgerTx[];
@@ -110,10 +116,11 @@ export function createRereadStore(
  */
 async function claimDue(
   database: Database,
-  input: { limit: number; at: Date; rankLimit: number; claimMs: number },
+  input: { limit: number; at: Date; dueBy: Date; rankLimit: number; claimMs: number },
 ): Promise<ClaimedRecord[]> {
   const { limit, at, rankLimit, claimMs } = input;
   const nowIso = at.toISOString();
+  const dueIso = input.dueBy.toISOString();
   // Rank subqueries stop at the limit: a straggler far down costs at most that many index entries.
   const rows = await queryRows<{
     raw_id: string;
@@ -126,7 +133,7 @@ async function claimDue(
     sql`
         WITH picked AS (
           SELECT raw_id FROM ledger_tx_rechecks
-          WHERE due_at <= ${nowIso}::timestamptz
+          WHERE due_at <= ${dueIso}::timestamptz
           ORDER BY due_at, raw_id
           LIMIT ${limit}::int
           FOR UPDATE SKIP LOCKED

@@ -150,8 +150,13 @@ export interface SyncStore {
    * Claims up to `limit` due records for a re-read: they are not due again for the store's claim
    * length, so runners working at once read each record once; `commitReread` then schedules the
    * next read. With `rankLimit`, each comes with its ranks in the global and the burn list.
+   * `dueBy`: records due by this time (default `now`); the claim runs from `now`.
    */
-  claimDue(limit: number, now: Date, options?: { rankLimit?: number }): Promise<ClaimedRecord[]>;
+  claimDue(
+    limit: number,
+    now: Date,
+    options?: { rankLimit?: number; dueBy?: Date | undefined },
+  ): Promise<ClaimedRecord[]>;
   /**
    * Stores re-read records (status history included) and schedules the next re-read of those
    * still not final; `missing` are hashes the service no longer knows (404). `seen` are other

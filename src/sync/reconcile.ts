@@ -97,7 +97,12 @@ export async function reconcilePending(input: ReconcileInput): Promise<Reconcile
   while (!input.signal?.aborted && (input.maxRecords === undefined || result.checked < input.maxRecords)) {
     const room =
       input.maxRecords === undefined ? batchSize : Math.min(batchSize, input.maxRecords - result.checked);
-    const due = await input.store.claimDue(room, dueBy, useLists ? { rankLimit: RANK_LIMIT } : {});
+    // Claimed from now: a run that began long ago (a long backfill) still keeps others off them.
+    const due = await input.store.claimDue(
+      room,
+      now(),
+      useLists ? { rankLimit: RANK_LIMIT, dueBy } : { dueBy },
+    );
     if (due.length === 0) break;
     const plan = useLists
       ? planRereads(due, { ...input.lists, globalPagesRead })

@@ -195,9 +195,13 @@ export class MemoryStore extends MemoryRecords implements SyncStore, BackfillSto
   }
 
   /** Claims due records as the PostgreSQL store does; ranks count the stored records above. */
-  async claimDue(limit: number, now: Date, options: { rankLimit?: number } = {}): Promise<ClaimedRecord[]> {
+  async claimDue(
+    limit: number,
+    now: Date,
+    options: { rankLimit?: number; dueBy?: Date | undefined } = {},
+  ): Promise<ClaimedRecord[]> {
     const rankLimit = options.rankLimit ?? 0;
-    const claimed = this.dueAt(now).slice(0, limit);
+    const claimed = this.dueAt(options.dueBy ?? now).slice(0, limit);
     const ids = [...this.rows.keys()];
     const rank = (rawId: number, burnsOnly: boolean): number | null => {
       if (rankLimit === 0) return null;

@@ -109,6 +109,25 @@ function rereadConformance(c: ConformanceContext): void {
       assert.deepEqual(await due(2 * SECOND, 1), [[1, '0xhash1', 0]]);
     });
 
+    it("claims only what was due by the run's start, and holds the claim from now", async () => {
+      const a = await c.acquire('runner-a');
+      const written = c.at.getTime();
+      await c.sync.commitPage(c.page(a, [makeLedgerTx({ rawId: 3 }), burn(), confirmed]));
+      c.advance(2 * SECOND);
+      // Due now, but not by the start of a run that began a second after the page was written.
+      assert.deepEqual(await c.sync.claimDue(10, c.at, { dueBy: new Date(written + SECOND) }), []);
+      // A run that began long ago (a long walk) claims what was due by its start...
+      c.advance(18 * SECOND);
+      const claimed = await c.sync.claimDue(10, c.at, { dueBy: new Date(written + 3 * SECOND) });
+      assert.deepEqual(
+        claimed.map((p) => p.rawId),
+        [2, 1],
+      );
+      // ...and holds them for the claim's length from now, not from its start.
+      c.advance(10 * SECOND);
+      assert.deepEqual(await c.sync.claimDue(10, c.at), [], 'still claimed');
+    });
+
     it('claims due records once, newest first, with their ranks in the global and the burn list', async () => {
       const a = await c.acquire('runner-a');
       await c.sync.commitPage(c.page(a, [makeLedgerTx({ rawId: 3 }), burn(), confirmed]));
