@@ -45,6 +45,11 @@ export const BACKOFF_SHARE_OF_AGE = 0.25;
  * After a re-read: re-schedules the re-read records still not final (and the `missing` ones,
  * which the service answered 404 for: kept, reported, and read again like the others), and
  * drops from the queue those final or given up on.
+ *
+ * A record still not packaged at its first re-read, made when it was due, is due again at once,
+ * that is in the next run: records are packaged after about the same delay, so one that missed
+ * it at its first re-read (read just before it) is about to be, and the next run finds it beside
+ * the records of its age that it re-reads anyway, where 2 s later it would sit alone on a page.
  */
 export async function rescheduleRechecks(
   executor: Executor,
@@ -73,6 +78,7 @@ export async function rescheduleRechecks(
     next AS (
       SELECT r.raw_id, x.pending,
         CASE WHEN r.pending = x.pending THEN r.unchanged + 1 ELSE 0 END AS unchanged,
+        r.attempts = 0 AND r.pending = 'status' AND x.pending = 'status' AS just_missed,
         extract(epoch FROM ${now}::timestamptz - t.first_seen_at) * 1000 AS age_ms
       FROM ledger_tx_rechecks r JOIN reread x ON x.raw_id = r.raw_id JOIN ledger_transactions t ON t.raw_id = r.raw_id
       WHERE r.raw_id NOT IN (SELECT raw_id FROM gone)
@@ -82,6 +88,7 @@ export async function rescheduleRechecks(
         pending = n.pending,
         unchanged = n.unchanged,
         due_at = ${now}::timestamptz + interval '1 millisecond' * round(CASE
+          WHEN n.just_missed AND n.age_ms >= ${recheckAfterMs}::float8 THEN 0
           WHEN n.age_ms < ${stragglerAgeMs}::float8 OR n.unchanged < ${fastReads}::int THEN ${recheckAfterMs}::float8
           ELSE least(${maxMs}::float8, greatest(${recheckAfterMs}::float8, n.age_ms * ${BACKOFF_SHARE_OF_AGE}::float8))
         END)
@@ -91,7 +98,11 @@ export async function rescheduleRechecks(
 }
 
 /** The delay before the next re-read, as {@link rescheduleRechecks} computes it (for stores without SQL). */
-export function nextRereadDelay(policy: RecheckPolicy, input: { ageMs: number; unchanged: number }): number {
+export function nextRereadDelay(
+  policy: RecheckPolicy,
+  input: { ageMs: number; unchanged: number; justMissed?: boolean },
+): number {
+  if (input.justMissed && input.ageMs >= policy.recheckAfterMs) return 0;
   if (input.ageMs < policy.stragglerAgeMs || input.unchanged < policy.fastReads) return policy.recheckAfterMs;
   return Math.round(
     Math.min(policy.maxMs, Math.max(policy.recheckAfterMs, input.ageMs * BACKOFF_SHARE_OF_AGE)),

@@ -149,11 +149,13 @@ export class MemoryRecords {
         continue;
       }
       const unchanged = entry.pending === pending ? (entry.unchanged ?? 0) + 1 : 0;
+      const justMissed = entry.attempts === 0 && entry.pending === 'status' && pending === 'status';
       entry.attempts++;
       entry.pending = pending ?? 'missing';
       entry.unchanged = unchanged;
       entry.dueAt =
-        now.getTime() + nextRereadDelay(this.policy, { ageMs: now.getTime() - firstSeen, unchanged });
+        now.getTime() +
+        nextRereadDelay(this.policy, { ageMs: now.getTime() - firstSeen, unchanged, justMissed });
     }
   }
 
