@@ -100,9 +100,17 @@ export async function rescheduleRechecks(
 /** The delay before the next re-read, as {@link rescheduleRechecks} computes it (for stores without SQL). */
 export function nextRereadDelay(
   policy: RecheckPolicy,
-  input: { ageMs: number; unchanged: number; justMissed?: boolean },
+  input: {
+    ageMs: number;
+    unchanged: number;
+    /** Reads before this one, and why the record was pending before it and is now. */
+    attempts: number;
+    before: string | null;
+    after: string | null;
+  },
 ): number {
-  if (input.justMissed && input.ageMs >= policy.recheckAfterMs) return 0;
+  const justMissed = input.attempts === 0 && input.before === 'status' && input.after === 'status';
+  if (justMissed && input.ageMs >= policy.recheckAfterMs) return 0;
   if (input.ageMs < policy.stragglerAgeMs || input.unchanged < policy.fastReads) return policy.recheckAfterMs;
   return Math.round(
     Math.min(policy.maxMs, Math.max(policy.recheckAfterMs, input.ageMs * BACKOFF_SHARE_OF_AGE)),

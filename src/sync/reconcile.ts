@@ -1,4 +1,3 @@
-import { PAGE_SIZE } from '../defaults.js';
 import type { LedgerTx } from './model.js';
 import type {
   ClaimedRecord,
@@ -9,8 +8,10 @@ import type {
   WriteCounts,
 } from './ports.js';
 import {
+  LIST_NAMES,
   type ListRead,
   listShift,
+  pageOf,
   placeOnPages,
   planRereads,
   REREAD_LISTS,
@@ -98,11 +99,7 @@ export async function reconcilePending(input: ReconcileInput): Promise<Reconcile
     const room =
       input.maxRecords === undefined ? batchSize : Math.min(batchSize, input.maxRecords - result.checked);
     // Claimed from now: a run that began long ago (a long backfill) still keeps others off them.
-    const due = await input.store.claimDue(
-      room,
-      now(),
-      useLists ? { rankLimit: RANK_LIMIT, dueBy } : { dueBy },
-    );
+    const due = await input.store.claimDue(room, now(), { rankLimit: useLists ? RANK_LIMIT : 0, dueBy });
     if (due.length === 0) break;
     const plan = useLists
       ? planRereads(due, { ...input.lists, globalPagesRead })
@@ -158,6 +155,7 @@ async function readLists(
   const found = new Map<number, LedgerTx>();
   const others = new Map<number, LedgerTx>();
   const read = new Set<string>();
+  const globalPages: number[] = [];
   const readPage = async ({
     list,
     page,
@@ -168,6 +166,7 @@ async function readLists(
     if (input.signal?.aborted) return null;
     result.requests++;
     read.add(`${list}:${page}`);
+    if (list === 'global') globalPages.push(page);
     try {
       const served = await fetchPage(REREAD_LISTS[list], page);
       for (const tx of served.txs) (wanted.has(tx.rawId) ? found : others).set(tx.rawId, tx);
@@ -181,7 +180,7 @@ async function readLists(
     }
   };
   const shifts = { global: 0, burns: 0 };
-  const firsts = (['global', 'burns'] as const).flatMap((list) => {
+  const firsts = LIST_NAMES.flatMap((list) => {
     const first = plan.reads.find((r) => r.list === list);
     return first ? [{ list, page: first.fromPage }] : [];
   });
@@ -190,9 +189,7 @@ async function readLists(
       const rawIds = await readPage(first);
       const expected = due.flatMap((record) => {
         const rank = rankIn(record, first.list);
-        return rank !== null && Math.floor(rank / PAGE_SIZE) + 1 === first.page
-          ? [{ rawId: record.rawId, rank }]
-          : [];
+        return rank !== null && pageOf(rank) === first.page ? [{ rawId: record.rawId, rank }] : [];
       });
       const shift = rawIds === null ? null : listShift({ page: first.page, rawIds }, expected);
       if (shift !== null) shifts[first.list] = shift;
@@ -219,7 +216,6 @@ async function readLists(
     { due: due.length, pages: [...read], shifts, found: found.size, planned_lookups: plan.lookups.length },
     'list pages re-read',
   );
-  const globalPages = [...read].filter((k) => k.startsWith('global:')).map((k) => Number(k.slice(7)));
   return { found, seen: [...others.values()], globalPages };
 }
 

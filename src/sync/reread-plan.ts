@@ -64,11 +64,12 @@ export function isGlobalList(spec: StreamSpec): boolean {
   );
 }
 
-const pageOf = (rank: number): number => Math.floor(rank / PAGE_SIZE) + 1;
+/** The page (1-based) holding the record `rank` records below the head. */
+export const pageOf = (rank: number): number => Math.floor(rank / PAGE_SIZE) + 1;
 
 /** The lists a re-read reads, by name. */
 export const REREAD_LISTS: Readonly<Record<ListRead['list'], StreamSpec>> = { global: {}, burns: BURN_LIST };
-const LIST_NAMES = Object.keys(REREAD_LISTS) as ListRead['list'][];
+export const LIST_NAMES = Object.keys(REREAD_LISTS) as ListRead['list'][];
 
 /** How far each list moved down (records arrived) since the ranks were counted. */
 export type ListShifts = Readonly<Record<ListRead['list'], number>>;

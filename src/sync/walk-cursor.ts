@@ -40,18 +40,16 @@ export function afterPage(
   const ids = pageRawIds(served);
   const totalPages = Math.max(walk.totalPages, served.totalPages);
   const headRawId = walk.headRawId ?? (page === 1 && ids.length > 0 ? Math.max(...ids) : null);
+  const lowest = ids.length > 0 ? Math.min(...ids) : null;
   // Reached when the page shows the watermark's record or an older one, or joins it: a lowest
   // rawId right above the watermark leaves no rawId between them (a page less to fetch when
   // exactly a page's worth of records arrived).
   const reachedWatermark =
-    walk.mode === 'tail' &&
-    watermark !== null &&
-    ids.length > 0 &&
-    (ids.some((id) => id <= watermark) || Math.min(...ids) === watermark + 1);
+    walk.mode === 'tail' && watermark !== null && lowest !== null && lowest <= watermark + 1;
   return {
     cursor: {
       walk: { mode: walk.mode, nextPage: page + 1, headRawId, totalPages },
-      previousMin: ids.length > 0 ? Math.min(...ids) : null,
+      previousMin: lowest,
     },
     finished: reachedWatermark || page + 1 > totalPages,
   };

@@ -149,13 +149,17 @@ export class MemoryRecords {
         continue;
       }
       const unchanged = entry.pending === pending ? (entry.unchanged ?? 0) + 1 : 0;
-      const justMissed = entry.attempts === 0 && entry.pending === 'status' && pending === 'status';
+      const delay = nextRereadDelay(this.policy, {
+        ageMs: now.getTime() - firstSeen,
+        unchanged,
+        attempts: entry.attempts,
+        before: entry.pending ?? null,
+        after: pending,
+      });
       entry.attempts++;
       entry.pending = pending ?? 'missing';
       entry.unchanged = unchanged;
-      entry.dueAt =
-        now.getTime() +
-        nextRereadDelay(this.policy, { ageMs: now.getTime() - firstSeen, unchanged, justMissed });
+      entry.dueAt = now.getTime() + delay;
     }
   }
 
