@@ -9,6 +9,7 @@ import {
   countStoredAbove,
   insertBackfillRun,
   insertProvenRanges,
+  renewBackfillLease,
   selectBackfillRun,
   selectProvenRanges,
   selectRunningBackfill,
@@ -75,11 +76,7 @@ export function createProofStore(options: {
         rejectedCount += rejected.length;
         await writeRejected(tx, { rejected, streamKey: input.key, page: page.page, now: at });
       }
-      // The backfill holds the stream's lease while its ranges make progress.
-      await tx.execute(sql`
-        UPDATE sync_streams SET
-          lease_expires_at = greatest(lease_expires_at, ${at.toISOString()}::timestamptz + lease_ms * interval '1 millisecond')
-        WHERE key = ${input.key} AND lease_owner = ${backfillOwner(input.backfillId)} AND lease_ms IS NOT NULL`);
+      await renewBackfillLease(tx, { key: input.key, owner: backfillOwner(input.backfillId), now: at });
       await insertProvenRanges(tx, {
         key: input.key,
         backfillId: input.backfillId,

@@ -64,6 +64,23 @@ export async function selectBackfillRun(db: Executor, id: string): Promise<Backf
   return rows[0] ? toRun(rows[0]) : null;
 }
 
+/**
+ * Extends the stream lease a parallel backfill holds while its ranges make progress, once a third
+ * of it has passed. Extended by every range commit, the stream's one row would stay locked by
+ * each commit until it ends, and the other workers' commits would queue behind it.
+ */
+export async function renewBackfillLease(
+  db: Executor,
+  input: { key: string; owner: string; now: Date },
+): Promise<void> {
+  const at = input.now.toISOString();
+  await db.execute(sql`
+    UPDATE sync_streams SET
+      lease_expires_at = greatest(lease_expires_at, ${at}::timestamptz + lease_ms * interval '1 millisecond')
+    WHERE key = ${input.key} AND lease_owner = ${input.owner} AND lease_ms IS NOT NULL
+      AND lease_expires_at < ${at}::timestamptz + lease_ms * interval '1 millisecond' * 2 / 3`);
+}
+
 /** The stream's running run, if any. */
 export async function selectRunningBackfill(db: Executor, key: string): Promise<BackfillRun | null> {
   const rows = await queryRows<RunRow>(

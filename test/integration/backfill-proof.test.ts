@@ -1,14 +1,16 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { sql } from 'drizzle-orm';
+import pg from 'pg';
 import { createFetchPage } from '../../src/app/sync-adapters.js';
 import { createLedgerClient, type LedgerClient } from '../../src/client/ledger-client.js';
 import { createProofStore } from '../../src/db/proof-store.js';
 import { queryRows } from '../../src/db/rows.js';
 import { createPgStore } from '../../src/db/store.js';
 import { createSimulator, type Simulator } from '../../src/simulator/index.js';
-import { checkBackfill, fetchRange, planBackfill } from '../../src/sync/parallel-backfill.js';
+import { backfillOwner, checkBackfill, fetchRange, planBackfill } from '../../src/sync/parallel-backfill.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
+import { makeLedgerTx } from '../helpers/ledger-tx.js';
 
 const RECORDS = 1000;
 
@@ -59,5 +61,67 @@ describe('a parallel backfill proven complete in PostgreSQL', () => {
     // Moving the watermark is not a page of the stream's run.
     assert.equal(await count(sql`select sum(pages)::text as n from sync_runs where stream_key = 'txs'`), 0);
     assert.equal(await count(sql`select watermark::text as n from sync_streams where key = 'txs'`), RECORDS);
+  });
+});
+
+describe("a parallel backfill's range commits and the stream lease", () => {
+  let t: TestDatabase;
+  before(async () => {
+    t = await createTestDatabase();
+  });
+  after(async () => {
+    await t?.drop();
+  });
+
+  it('renew the lease once a third of it has passed, and meanwhile never wait for the stream row', async () => {
+    const leaseMs = 60_000;
+    const start = new Date('2026-11-25T12:00:00.000Z');
+    let clock = start;
+    const syncStore = createPgStore({ database: t.database, now: () => clock });
+    const store = createProofStore({ database: t.database, now: () => clock });
+    await syncStore.acquireStream({}, backfillOwner('b2'), leaseMs);
+    const expiresAt = async () =>
+      (
+        await queryRows<{ at: string }>(
+          t.database.db,
+          sql`select to_json(lease_expires_at)#>>'{}' as at from sync_streams where key = 'txs'`,
+        )
+      )[0]?.at;
+    let page = 0;
+    const commit = () => {
+      page += 1;
+      const record = makeLedgerTx({ rawId: page });
+      return store.commitRangePage({
+        key: 'txs',
+        backfillId: 'b2',
+        page,
+        records: [record],
+        rejected: [],
+        proven: [{ lo: page, hi: page }],
+      });
+    };
+
+    // Another session holds the stream row (as a range commit renewing the lease would until it
+    // ends): a commit 19 s into the lease neither renews it nor waits for that session.
+    const holder = new pg.Client({ connectionString: t.url });
+    await holder.connect();
+    try {
+      await holder.query('BEGIN');
+      await holder.query("SELECT 1 FROM sync_streams WHERE key = 'txs' FOR UPDATE");
+      clock = new Date(start.getTime() + 19_000);
+      const outcome = await Promise.race([
+        commit().then(() => 'committed'),
+        new Promise((resolve) => setTimeout(resolve, 5_000, 'waited for the stream row')),
+      ]);
+      assert.equal(outcome, 'committed');
+    } finally {
+      await holder.query('ROLLBACK');
+      await holder.end();
+    }
+    assert.equal(await expiresAt(), '2026-11-25T12:01:00+00:00', 'not renewed before a third of it passed');
+
+    clock = new Date(start.getTime() + 21_000);
+    await commit();
+    assert.equal(await expiresAt(), '2026-11-25T12:01:21+00:00', 'renewed once a third of it passed');
   });
 });
