@@ -60,7 +60,6 @@ export type SignedRecord = {
 const EVM_ADDRESS = /^0x[0-9a-fA-F]{40}$/;
 /** r (32 bytes), s (32 bytes) and v (1 byte) as hex, with or without `0x`. */
 const SIGNATURE_HEX = /^(?:0x)?([0-9a-fA-F]{128})([0-9a-fA-F]{2})$/;
-const encoder = new TextEncoder();
 
 /** Whether an account id is an EVM address (`0x` and 40 hex digits, any case). */
 export function isEvmAddress(account: string): boolean {
@@ -84,14 +83,17 @@ export function signedMessage(tx: SignedRecord): string | undefined {
   return lines.join('\n');
 }
 
+/** The bytes of the message being hashed: reused by every record (the hash runs for each one written). */
+let scratch = Buffer.allocUnsafe(4096);
+
 /** The EIP-191 personal-message hash: keccak256 of `"\x19Ethereum Signed Message:\n" + byteLength + message`. */
 export function personalMessageDigest(message: string): Uint8Array {
-  const body = encoder.encode(message);
-  const prefix = encoder.encode(`\x19Ethereum Signed Message:\n${body.length}`);
-  const all = new Uint8Array(prefix.length + body.length);
-  all.set(prefix);
-  all.set(body, prefix.length);
-  return keccak256(all);
+  const length = Buffer.byteLength(message);
+  const prefix = `\x19Ethereum Signed Message:\n${length}`;
+  if (scratch.length < prefix.length + length) scratch = Buffer.allocUnsafe(2 * (prefix.length + length));
+  const start = scratch.write(prefix, 0, 'latin1');
+  const end = start + scratch.write(message, start, 'utf8');
+  return keccak256(scratch.subarray(0, end));
 }
 
 /** The `ledgerHash` the record should carry (`0x` and lower-case hex); undefined when a signed field is missing. */
