@@ -125,3 +125,77 @@ describe("a parallel backfill's range commits and the stream lease", () => {
     assert.equal(await expiresAt(), '2026-11-25T12:01:21+00:00', 'renewed once a third of it passed');
   });
 });
+
+describe('a range job retried after its last commit was lost in a crash', () => {
+  let t: TestDatabase;
+  let sim: Simulator;
+  let client: LedgerClient;
+  before(async () => {
+    t = await createTestDatabase();
+    sim = createSimulator({ records: 100, seed: 5, holeRate: 0 });
+    client = createLedgerClient({ baseUrl: (await sim.listen()).url, requestsPerSecond: 0 });
+  });
+  after(async () => {
+    await client?.close();
+    await sim?.close();
+    await t?.drop();
+  });
+
+  it('proves only what it stored: the check repairs what the lost commit held, and every record ends stored', async () => {
+    const store = createProofStore({ database: t.database });
+    const syncStore = createPgStore({ database: t.database });
+    const fetchPage = createFetchPage(client);
+    const plan = await planBackfill({ store, fetchPage, spec: {}, id: 'b3', pagesPerRange: 100 });
+    assert.ok(plan);
+    const [task] = plan.tasks;
+    assert.ok(task);
+    // The first attempt commits two pages at a time. Its third commit is acknowledged but never
+    // becomes durable (an asynchronous commit lost when PostgreSQL crashed), and its fourth fails
+    // with the database gone; the progress it saved in the job after the third stays.
+    let commits = 0;
+    const crashing: typeof store = {
+      ...store,
+      commitRangePages: async (input) => {
+        commits += 1;
+        if (commits === 3) return { inserted: 0, updated: 0, unchanged: 0, rejected: 0, conflicts: 0 };
+        if (commits === 4) throw new Error('the database went away');
+        return store.commitRangePages!(input);
+      },
+    };
+    let resume = task;
+    await assert.rejects(
+      fetchRange({
+        store: crashing,
+        fetchPage,
+        spec: {},
+        backfillId: 'b3',
+        task,
+        pagesPerCommit: 2,
+        commitLingerMs: 60_000,
+        onProgress: async (next) => {
+          resume = next;
+        },
+      }),
+      /the database went away/,
+    );
+    assert.equal(resume.fromPage, 7, 'the job resumes after the page of the lost commit');
+
+    // The retry, then checks and repair walks until the run is done.
+    await fetchRange({ store, fetchPage, spec: {}, backfillId: 'b3', task: resume, pagesPerCommit: 2 });
+    let outcome = await checkBackfill({ store, syncStore, spec: {}, backfillId: 'b3', round: 0 });
+    for (let round = 1; outcome.status === 'repair'; round++) {
+      for (const repair of outcome.tasks)
+        await fetchRange({ store, fetchPage, spec: {}, backfillId: 'b3', task: repair });
+      outcome = await checkBackfill({ store, syncStore, spec: {}, backfillId: 'b3', round });
+    }
+    assert.equal(outcome.status, 'done');
+    const stored = await queryRows<{ raw_id: string }>(
+      t.database.db,
+      sql`select raw_id::text from ledger_transactions order by raw_id`,
+    );
+    const missing = [...sim.records()]
+      .map((r) => r.rawId)
+      .filter((id) => !stored.some((s) => Number(s.raw_id) === id));
+    assert.deepEqual(missing, [], 'no record the service listed is missing once the backfill is proven');
+  });
+});
