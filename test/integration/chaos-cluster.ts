@@ -232,3 +232,43 @@ export function pickAccounts(sim: Simulator, rng: Rng): string[] {
   const second = rng.pick(ordinary.filter((account) => account !== first));
   return [first, second];
 }
+
+/**
+ * What the database says about the records the mirror lacks, for a failure's report: the
+ * backfill runs, the proven ranges around each missing rawId, and any rejected or conflicting
+ * sighting of it. Empty when nothing is missing.
+ */
+export async function missingRecordsReport(database: Database, sim: Simulator): Promise<string> {
+  const stored = await tryQuery<{ raw_id: string }>(
+    database,
+    sql`SELECT raw_id::text FROM ledger_transactions`,
+  );
+  if (!stored) return 'the database did not answer';
+  const have = new Set(stored.map((r) => Number(r.raw_id)));
+  const missing = [...sim.records()]
+    .filter((r) => r.malformed === undefined && !have.has(r.rawId))
+    .map((r) => r.rawId)
+    .slice(0, 20);
+  if (missing.length === 0) return '';
+  const around = (table: string) =>
+    tryQuery(
+      database,
+      sql`SELECT * FROM ${sql.raw(table)} WHERE raw_id = ANY(${`{${missing.join(',')}}`}::bigint[])`,
+    );
+  const sections = {
+    missing,
+    backfill_runs: await tryQuery(database, sql`SELECT * FROM backfill_runs ORDER BY created_at`),
+    proven_ranges_near: await tryQuery(
+      database,
+      sql`SELECT * FROM backfill_proven_ranges
+          WHERE hi >= ${Math.min(...missing) - 50} AND lo <= ${Math.max(...missing) + 50} ORDER BY lo`,
+    ),
+    rejected: await around('rejected_records'),
+    conflicts: await around('ledger_tx_conflicts'),
+    streams: await tryQuery(
+      database,
+      sql`SELECT key, watermark, walk, lease_owner, lease_fence FROM sync_streams`,
+    ),
+  };
+  return JSON.stringify(sections, null, 1);
+}

@@ -13,6 +13,7 @@ import { waitFor } from '../helpers/wait-for.js';
 import {
   type Cluster,
   globalListState,
+  missingRecordsReport,
   pickAccounts,
   type SyncCron,
   startCluster,
@@ -87,7 +88,10 @@ describe('chaos', () => {
         try {
           await chaosRun({ cluster: current, rng, mark });
         } catch (error) {
-          process.stderr.write(`${current.logs()}\n--- timeline:\n${timeline.join('\n')}\n`);
+          const missing = await missingRecordsReport(current.database, current.sim);
+          process.stderr.write(
+            `${current.logs()}\n--- timeline:\n${timeline.join('\n')}\n${missing ? `--- missing records:\n${missing}\n` : ''}`,
+          );
           throw error;
         }
         t.diagnostic(`seed ${seed}: ${timeline.join(', ')}`);
