@@ -85,8 +85,9 @@ export interface RangeTask {
 
 /**
  * The lease owner of a parallel backfill on its stream. The backfill holds the stream's lease from
- * its start to its last check (every range commit extends it), so a one-shot `sync` or a stream
- * walk leaves the stream alone meanwhile instead of walking it a second time.
+ * its start to its last check (range commits extend it once a third of it has passed), so a
+ * one-shot `sync` or a stream walk leaves the stream alone meanwhile instead of walking it a
+ * second time.
  */
 export function backfillOwner(backfillId: string): string {
   return `backfill:${backfillId}`;
@@ -306,7 +307,7 @@ export async function checkBackfill(input: {
   spec: StreamSpec;
   backfillId: string;
   round: number;
-  /** Lease length, extended by every range commit. Default 60000 ms. */
+  /** Lease length, extended by the range commits once a third of it has passed. Default 60000 ms. */
   leaseMs?: number | undefined;
   maxRounds?: number;
   pageSize?: number;
