@@ -46,6 +46,24 @@ export function throughput(input: Omit<ThroughputRun, 'rowsPerSecond' | 'rowsMat
   };
 }
 
+/**
+ * Runs `measure` `times` times, one after the other, and returns the run of median wall time,
+ * every run's wall time in its note.
+ */
+export async function medianRun<T extends ThroughputRun>(
+  times: number,
+  measure: () => Promise<T>,
+): Promise<T> {
+  const runs: T[] = [];
+  for (let i = 0; i < times; i++) runs.push(await measure());
+  if (runs.length === 1) return runs[0]!;
+  const sorted = [...runs].sort((a, b) => a.wallMs - b.wallMs);
+  const median = sorted[Math.floor((sorted.length - 1) / 2)]!;
+  const walls = runs.map((r) => (r.wallMs / 1000).toFixed(1)).join(', ');
+  const note = `median of ${runs.length} runs (${walls} s)`;
+  return { ...median, note: median.note ? `${median.note}; ${note}` : note };
+}
+
 export function round(value: number, digits = 3): number {
   const f = 10 ** digits;
   return Math.round(value * f) / f;

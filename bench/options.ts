@@ -22,6 +22,11 @@ export interface BenchOptions {
   freshnessEvery: string;
   /** Longest the hand-written baseline may run before its rate is taken from the leading slice, ms. */
   baselineBudgetMs: number;
+  /**
+   * Times the backfill's `sync` and batch script each run; the run of median wall time is
+   * reported (one run of either moved by a third from one bench run to the next here).
+   */
+  repeats: number;
   /** Worker processes of the workers scenarios. */
   workerProcesses: number;
   /** Pages the indexer fetches at once (`LEDGER_CONCURRENCY`); the HTTP ceiling uses the same. */
@@ -69,6 +74,7 @@ export const USAGE = `Usage: npm run bench -- [options]
   --seed S           simulator seed (default 42)
   --workers N        worker processes (default 4)
   --concurrency N    pages fetched at once by the indexer and by the HTTP ceiling (default 8)
+  --repeats N        runs of the backfill's sync and batch script, the median reported (default 3; --quick 1)
 `;
 
 /** Parses the benchmark's command line. Throws with one line on a bad flag. */
@@ -88,6 +94,7 @@ export function parseBenchOptions(argv: string[]): BenchOptions {
       seed: { type: 'string' },
       workers: { type: 'string' },
       concurrency: { type: 'string' },
+      repeats: { type: 'string' },
       help: { type: 'boolean', short: 'h', default: false },
     },
     strict: true,
@@ -115,6 +122,7 @@ export function parseBenchOptions(argv: string[]): BenchOptions {
     freshnessDurationMs: quick ? 6_000 : 30_000,
     freshnessEvery: '1s',
     baselineBudgetMs: quick ? 3_000 : 20_000,
+    repeats: whole('repeats', values.repeats, 1) ?? (quick ? 1 : 3),
     workerProcesses: whole('workers', values.workers, 1) ?? 4,
     concurrency: whole('concurrency', values.concurrency, 1) ?? 8,
     seed: whole('seed', values.seed, 0) ?? 42,
