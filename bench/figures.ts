@@ -47,8 +47,9 @@ export function throughput(input: Omit<ThroughputRun, 'rowsPerSecond' | 'rowsMat
 }
 
 /**
- * Runs `measure` `times` times, one after the other, and returns the run of median wall time,
- * every run's wall time in its note.
+ * Runs `measure` `times` times, one after the other, and returns the run of median wall time
+ * with the median CPU time and peak memory of all the runs (each varies on its own), every run's
+ * wall time in its note.
  */
 export async function medianRun<T extends ThroughputRun>(
   times: number,
@@ -57,11 +58,21 @@ export async function medianRun<T extends ThroughputRun>(
   const runs: T[] = [];
   for (let i = 0; i < times; i++) runs.push(await measure());
   if (runs.length === 1) return runs[0]!;
-  const sorted = [...runs].sort((a, b) => a.wallMs - b.wallMs);
-  const median = sorted[Math.floor((sorted.length - 1) / 2)]!;
+  const median = [...runs].sort((a, b) => a.wallMs - b.wallMs)[Math.floor((runs.length - 1) / 2)]!;
   const walls = runs.map((r) => (r.wallMs / 1000).toFixed(1)).join(', ');
   const note = `median of ${runs.length} runs (${walls} s)`;
-  return { ...median, note: median.note ? `${median.note}; ${note}` : note };
+  return {
+    ...median,
+    cpuMs: medianOf(runs.map((r) => r.cpuMs)) ?? median.cpuMs,
+    peakRssBytes: medianOf(runs.map((r) => r.peakRssBytes)) ?? median.peakRssBytes,
+    note: median.note ? `${median.note}; ${note}` : note,
+  };
+}
+
+/** The median of the values present; null when none is. */
+function medianOf(values: ReadonlyArray<number | null | undefined>): number | null {
+  const present = values.filter((v): v is number => typeof v === 'number').sort((a, b) => a - b);
+  return present.length === 0 ? null : present[Math.floor((present.length - 1) / 2)]!;
 }
 
 export function round(value: number, digits = 3): number {

@@ -255,7 +255,7 @@ export async function runLatencyScenario(context: BenchContext): Promise<Latency
   }
 }
 
-/** Scenario 5, small point: peak memory of a backfill of `memorySmallRecords`. */
+/** Scenario 5, small point: peak memory of a backfill of `memorySmallRecords` (median of the repeats). */
 export async function runMemorySmall(context: BenchContext): Promise<MemoryPoint> {
   const { options, setup } = context;
   const records = options.memorySmallRecords;
@@ -263,8 +263,10 @@ export async function runMemorySmall(context: BenchContext): Promise<MemoryPoint
   const simulator = await startSimulatorProcess({ records, ...simulatorBase(options) }, setup.root);
   try {
     const expectedRows = await simulator.dump(join(context.tmpDir, 'memory.ndjson'));
-    const run = await usingDatabase(await freshDatabase(context, 'memory'), (database) =>
-      runIndexerSync(setup, { label: 'ledger-indexer sync (memory)', simulator, database, expectedRows }),
+    const run = await medianRun(options.repeats, async () =>
+      usingDatabase(await freshDatabase(context, 'memory'), (database) =>
+        runIndexerSync(setup, { label: 'ledger-indexer sync (memory)', simulator, database, expectedRows }),
+      ),
     );
     if (run.rowsMatch !== true) throw new Error(`memory run stored ${run.rows} rows of ${expectedRows}`);
     return {

@@ -13,11 +13,17 @@ describe("the bench's repeated runs", () => {
       peakRssBytes: null,
     });
 
-  it('report the run of median wall time, every run listed in its note', async () => {
-    const walls = [9600, 7300, 8100];
-    const median = await medianRun(3, async () => run(walls.shift()!));
+  it('report the run of median wall time with the median CPU and peak memory, every run in the note', async () => {
+    const runs = [
+      { ...run(9600), cpuMs: 5000, peakRssBytes: 190 },
+      { ...run(7300), cpuMs: 4000, peakRssBytes: 210 },
+      { ...run(8100), cpuMs: 6000, peakRssBytes: 200 },
+    ];
+    const median = await medianRun(3, async () => runs.shift()!);
     assert.equal(median.wallMs, 8100);
     assert.equal(median.rowsPerSecond, 123.5);
+    assert.equal(median.cpuMs, 5000);
+    assert.equal(median.peakRssBytes, 200);
     assert.equal(median.note, 'median of 3 runs (9.6, 7.3, 8.1 s)');
   });
 
