@@ -1,7 +1,7 @@
 /** Read-only queries over `ledger_account_balances` for `verify --balances`. */
 import { sql } from 'drizzle-orm';
 import { type Executor, queryRows } from './rows.js';
-import { textArray } from './upsert-sql.js';
+import { textArray } from './text-array.js';
 
 /** The `limit` accounts with the most records sent or received (keys as the balances view has them). */
 export async function selectMostActiveAccounts(db: Executor, limit: number): Promise<string[]> {

@@ -1,6 +1,7 @@
-import { sql } from 'drizzle-orm';
 import type { Logger } from '../logger.js';
+import type { RejectedRecord } from '../sync/model.js';
 import { type BackfillStore, backfillOwner } from '../sync/parallel-backfill.js';
+import type { RangePage } from '../sync/range-commits.js';
 import type { Database } from './connect.js';
 import { nameOperations } from './database-errors.js';
 import { warnIntegrityMismatches } from './integrity-log.js';
@@ -8,15 +9,14 @@ import {
   compactProvenRanges,
   countStoredAbove,
   insertBackfillRun,
-  insertProvenRanges,
-  renewBackfillLease,
   selectBackfillRun,
   selectProvenRanges,
   selectRunningBackfill,
   selectStreamStarted,
   updateBackfillCheck,
 } from './proof.js';
-import { writeRejected } from './write-rejected.js';
+import { type RejectedRow, toPagedRejectedRows } from './write-rejected.js';
+import { withRetries } from './write-retries.js';
 import { DEFAULT_RECHECK_POLICY, prepareBatch, writeTransactions } from './write-transactions.js';
 
 /**
@@ -35,8 +35,6 @@ export function createProofStore(options: {
   const now = options.now ?? (() => new Date());
   const commitRangePages: NonNullable<BackfillStore['commitRangePages']> = async (input) => {
     const at = now();
-    const pageOf = new Map<number, number>();
-    for (const page of input.pages) for (const tx of page.records) pageOf.set(tx.rawId, page.page);
     const prepared = prepareBatch(
       input.pages.flatMap((page) => page.records),
       {
@@ -46,51 +44,43 @@ export function createProofStore(options: {
         checkSignatures: options.checkSignatures === true,
       },
     );
-    return database.db.transaction(async (tx) => {
-      // Records and proof commit together, so losing the last commits in a crash only leaves
-      // a gap for the check to repair: no need to wait for the disk flush.
-      await tx.execute(sql`select set_config('synchronous_commit', 'off', true)`);
-      const written = await writeTransactions(tx, {
-        records: prepared.records,
-        divergent: prepared.divergent,
-        origin: { streamKey: input.key, backfillId: input.backfillId },
-        now: at,
-        queueRechecks: DEFAULT_RECHECK_POLICY,
-        // Parsed once per connection, not per commit (connections plan it afresh each time).
-        prepared: true,
-      });
-      warnIntegrityMismatches(
-        options.logger,
-        { stream: input.key, pages: `${input.pages[0]?.page}-${input.pages.at(-1)?.page}` },
-        prepared.records,
-      );
-      // Each rejected record is reported with the page it was served on.
-      const refused = [...prepared.rejected, ...written.clashes];
-      const lastPage = input.pages[input.pages.length - 1]?.page ?? null;
-      let rejectedCount = 0;
-      for (const page of input.pages) {
-        const rejected = [
-          ...page.rejected,
-          ...refused.filter((r) => (r.rawId === undefined ? lastPage : pageOf.get(r.rawId)) === page.page),
-        ];
-        rejectedCount += rejected.length;
-        await writeRejected(tx, { rejected, streamKey: input.key, page: page.page, now: at });
-      }
-      await renewBackfillLease(tx, { key: input.key, owner: backfillOwner(input.backfillId), now: at });
-      await insertProvenRanges(tx, {
-        key: input.key,
-        backfillId: input.backfillId,
-        ranges: input.proven,
-        now: at,
-      });
-      return {
-        inserted: written.inserted,
-        updated: written.updated,
-        unchanged: written.unchanged,
-        rejected: rejectedCount,
-        conflicts: written.conflicts,
-      };
-    });
+    // Records, rejected records, proof and lease in one statement, one round trip: committed
+    // asynchronously, since losing the last commits in a crash only leaves a gap for the check
+    // to repair.
+    const written = await withRetries(
+      'range-write',
+      () =>
+        writeTransactions(database.db, {
+          records: prepared.records,
+          divergent: prepared.divergent,
+          origin: { streamKey: input.key, backfillId: input.backfillId },
+          now: at,
+          queueRechecks: DEFAULT_RECHECK_POLICY,
+          // Parsed once per connection, not per commit (connections plan it afresh each time).
+          prepared: true,
+          range: {
+            streamKey: input.key,
+            backfillId: input.backfillId,
+            owner: backfillOwner(input.backfillId),
+            rejected: rejectedWithPages(input.pages, prepared.rejected),
+            proven: input.proven,
+          },
+        }),
+      options.logger,
+    );
+    warnIntegrityMismatches(
+      options.logger,
+      { stream: input.key, pages: `${input.pages[0]?.page}-${input.pages.at(-1)?.page}` },
+      prepared.records,
+    );
+    const early = input.pages.reduce((n, page) => n + page.rejected.length, 0) + prepared.rejected.length;
+    return {
+      inserted: written.inserted,
+      updated: written.updated,
+      unchanged: written.unchanged,
+      rejected: early + written.clashes.length,
+      conflicts: written.conflicts,
+    };
   };
   const store: BackfillStore = {
     startRun: (run) => insertBackfillRun(database.db, { ...run, now: now() }),
@@ -118,4 +108,22 @@ export function createProofStore(options: {
     compactProvenRanges: 'proof-compact',
     recordCheck: 'backfill-check-write',
   });
+}
+
+/**
+ * The records a range's pages set aside, each with the page that served it: those rejected while
+ * reading a page with it, those refused while encoding with the page of their rawId (the last
+ * page when they have none), grouped as stored.
+ */
+function rejectedWithPages(pages: readonly RangePage[], refused: readonly RejectedRecord[]): RejectedRow[] {
+  const pageOf = new Map<number, number>();
+  for (const page of pages) for (const tx of page.records) pageOf.set(tx.rawId, page.page);
+  const lastPage = pages.at(-1)?.page ?? null;
+  return toPagedRejectedRows([
+    ...pages.flatMap((page) => page.rejected.map((record) => ({ record, page: page.page }))),
+    ...refused.map((record) => ({
+      record,
+      page: (record.rawId === undefined ? undefined : pageOf.get(record.rawId)) ?? lastPage,
+    })),
+  ]);
 }

@@ -1,12 +1,12 @@
 /** SQL of the parallel backfill's proof: runs, proven ranges, and the rawId questions `verify` asks. */
 
-import { sql } from 'drizzle-orm';
+import { type SQL, sql } from 'drizzle-orm';
 import type { RawIdRange } from '../sync/completeness.js';
 import { mergeRanges } from '../sync/completeness.js';
 import type { BackfillRun } from '../sync/parallel-backfill.js';
 import { type Executor, queryRows, toNumber } from './rows.js';
 import { headAssignments } from './stream-heads.js';
-import { textArray } from './upsert-sql.js';
+import { textArray } from './text-array.js';
 
 /** Every rawId the mirror holds: stored transactions, and records kept aside as rejected. */
 const STORED_IDS = sql`select raw_id from ledger_transactions
@@ -65,20 +65,18 @@ export async function selectBackfillRun(db: Executor, id: string): Promise<Backf
 }
 
 /**
- * Extends the stream lease a parallel backfill holds while its ranges make progress, once a third
- * of it has passed. Extended by every range commit, the stream's one row would stay locked by
- * each commit until it ends, and the other workers' commits would queue behind it.
+ * The update that extends the stream lease a parallel backfill holds while its ranges make
+ * progress, once a third of it has passed (`at`: the commit's time, ISO). Extended by every range
+ * commit, the stream's one row would stay locked by each commit until it ends, and the other
+ * workers' commits would queue behind it.
  */
-export async function renewBackfillLease(
-  db: Executor,
-  input: { key: string; owner: string; now: Date },
-): Promise<void> {
-  const at = input.now.toISOString();
-  await db.execute(sql`
+export function backfillLeaseRenewal(input: { key: string; owner: string; at: string }): SQL {
+  const { at } = input;
+  return sql`
     UPDATE sync_streams SET
       lease_expires_at = greatest(lease_expires_at, ${at}::timestamptz + lease_ms * interval '1 millisecond')
     WHERE key = ${input.key} AND lease_owner = ${input.owner} AND lease_ms IS NOT NULL
-      AND lease_expires_at < ${at}::timestamptz + lease_ms * interval '1 millisecond' * 2 / 3`);
+      AND lease_expires_at < ${at}::timestamptz + lease_ms * interval '1 millisecond' * 2 / 3`;
 }
 
 /** The stream's running run, if any. */

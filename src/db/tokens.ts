@@ -2,7 +2,7 @@ import { sql } from 'drizzle-orm';
 import type { LedgerToken } from '../sync/model.js';
 import type { Database } from './connect.js';
 import { queryOne } from './rows.js';
-import { textArray } from './upsert-sql.js';
+import { textArray } from './text-array.js';
 
 /** What {@link upsertTokens} changed. */
 export interface TokenWriteCounts {

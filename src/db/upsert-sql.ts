@@ -6,8 +6,10 @@
 import { type SQL, sql } from 'drizzle-orm';
 import { conflictCtes, immutableTuple } from './conflict-sql.js';
 import type { EncodedTransaction } from './encode.js';
+import { backfillLeaseRenewal } from './proof.js';
 import type { RecheckPolicy } from './rechecks.js';
 import { headAssignments } from './stream-heads.js';
+import { textArray } from './text-array.js';
 import { BUNDLE_ITEM_COLUMNS, RECORD_COLUMNS, type WrittenColumn } from './transaction-columns.js';
 import { type RejectedRow, rejectedSource, upsertRejectedSql } from './write-rejected.js';
 
@@ -71,6 +73,18 @@ export interface PageWrite {
   lane?: { fromPage: number; attempt: string } | undefined;
 }
 
+/** The backfill side of a range commit (see {@link UpsertInput.range}). */
+export interface RangeWrite {
+  streamKey: string;
+  backfillId: string;
+  /** The backfill's owner of the stream lease (`backfillOwner`). */
+  owner: string;
+  /** Records set aside before the write, grouped, each with its page (`toPagedRejectedRows`). */
+  rejected: readonly RejectedRow[];
+  /** The ranges of rawIds the pages prove. */
+  proven: ReadonlyArray<{ lo: number; hi: number; loPage?: number | undefined }>;
+}
+
 /** Input of {@link writeTransactions}. */
 export interface UpsertInput {
   /** One per rawId. */
@@ -88,6 +102,13 @@ export interface UpsertInput {
    * stored, and the stream's run is credited. Run it outside a transaction: it is one.
    */
   page?: PageWrite | undefined;
+  /**
+   * Makes the statement a parallel backfill's range commit on its own: the pages' records, their
+   * rejected ones, the ranges they prove and the lease's extension, committed asynchronously (a
+   * commit lost in a crash only leaves a gap for the check to repair). Run it outside a
+   * transaction: it is one.
+   */
+  range?: RangeWrite | undefined;
   /**
    * Run as a named prepared statement (parsed once per connection). Only over connections with
    * `plan_cache_mode = force_custom_plan`, as `openDatabase` makes them: a generic plan made
@@ -115,8 +136,8 @@ export function buildUpsertQuery(input: UpsertInput): SQL {
     ${conflicts},
     ${rowWriteCtes(now)},
     ${historyCte(now)},
-    ${bundleItemCtes(input.records)}${policy ? recheckCtes(policy, now) : sql``}${page ? pageCtes(page, input.records.length, now) : sql``}
-    ${resultSelect(page)}
+    ${bundleItemCtes(input.records)}${policy ? recheckCtes(policy, now) : sql``}${page ? pageCtes(page, input.records.length, now) : sql``}${input.range ? rangeCtes(input.range, now) : sql``}
+    ${resultSelect(page ?? (input.range ? { synchronousCommit: 'off' } : undefined))}
   `;
 }
 
@@ -211,9 +232,11 @@ function historyCte(now: string): SQL {
 }
 
 /** The statement's one result row (see {@link buildUpsertQuery}). */
-function resultSelect(page: PageWrite | undefined): SQL {
+function resultSelect(commit: Pick<PageWrite, 'synchronousCommit'> | PageWrite | undefined): SQL {
+  const fenced = commit && 'fence' in commit ? sql`(SELECT count(*)::int FROM fenced)` : sql`1`;
   return sql`SELECT
-      ${page ? sql`(SELECT count(*)::int FROM fenced) AS fenced, set_config('synchronous_commit', ${page.synchronousCommit}, true) AS commit_mode,` : sql`1 AS fenced,`}
+      ${fenced} AS fenced,
+      ${commit ? sql`set_config('synchronous_commit', ${commit.synchronousCommit}, true) AS commit_mode,` : sql``}
       (SELECT count(*)::int FROM fresh) AS inserted,
       (SELECT count(*)::int FROM upserted) AS written,
       (SELECT count(*)::int FROM conflict) AS conflicts,
@@ -315,22 +338,7 @@ function fencedCte(page: PageWrite, now: string): SQL {
 /** Stores the page's rejected records (those set aside before and those refused for a taken hash) and credits the run. */
 function pageCtes(page: PageWrite, records: number, now: string): SQL {
   const early = page.rejected.reduce((n, r) => n + r.seenCount, 0);
-  const source = sql`(
-      SELECT fingerprint, sum(seen_count)::int AS seen_count, min(reason) AS reason, min(raw_text) AS raw_text,
-             min(raw_id) AS raw_id, min(ledger_hash) AS ledger_hash
-      FROM (
-        SELECT r.* FROM ${rejectedSource(page.rejected)} WHERE EXISTS (SELECT 1 FROM fenced)
-        UNION ALL
-        SELECT encode(sha256(convert_to(x.reason || E'\n' || x.raw_text, 'UTF8')), 'hex'), 1, x.reason, x.raw_text,
-               x.raw_id, x.ledger_hash
-        FROM (
-          SELECT 'ledgerHash ' || c.ledger_hash || ' is already stored under rawId ' || c.other_raw_id AS reason,
-                 row_to_json(i)::text AS raw_text, c.raw_id, c.ledger_hash
-          FROM clash c JOIN input i ON i.raw_id = c.raw_id
-        ) x
-      ) all_rejected
-      GROUP BY fingerprint
-    ) s`;
+  const source = rejectedWithClashes(page.rejected, sql`WHERE EXISTS (SELECT 1 FROM fenced)`);
   const pages = page.pages ?? 1;
   const inserted = sql`(SELECT count(*)::int FROM fresh)`;
   const updated = sql`(SELECT count(*)::int FROM changed)`;
@@ -358,6 +366,54 @@ function pageCtes(page: PageWrite, records: number, now: string): SQL {
     run AS (${credit})`;
 }
 
+/**
+ * The rejected rows a commit writes, as the source `s` of `upsertRejectedSql`: those set aside
+ * before the write (kept when `gate` holds) and those the statement refused for a `ledgerHash`
+ * stored under another rawId (`clash`), grouped by fingerprint; `s.page` is the latest page.
+ */
+function rejectedWithClashes(early: readonly RejectedRow[], gate: SQL): SQL {
+  return sql`(
+      SELECT fingerprint, sum(seen_count)::int AS seen_count, min(reason) AS reason, min(raw_text) AS raw_text,
+             min(raw_id) AS raw_id, min(ledger_hash) AS ledger_hash, max(page) AS page
+      FROM (
+        SELECT r.fingerprint, r.seen_count, r.reason, r.raw_text, r.raw_id, r.ledger_hash, r.page
+        FROM ${rejectedSource(early)} ${gate}
+        UNION ALL
+        SELECT encode(sha256(convert_to(x.reason || E'\n' || x.raw_text, 'UTF8')), 'hex'), 1, x.reason, x.raw_text,
+               x.raw_id, x.ledger_hash, x.page
+        FROM (
+          SELECT 'ledgerHash ' || c.ledger_hash || ' is already stored under rawId ' || c.other_raw_id AS reason,
+                 row_to_json(i)::text AS raw_text, c.raw_id, c.ledger_hash,
+                 (SELECT min(v.page) FROM served v WHERE v.raw_id = c.raw_id) AS page
+          FROM clash c JOIN input i ON i.raw_id = c.raw_id
+        ) x
+      ) all_rejected
+      GROUP BY fingerprint
+    ) s`;
+}
+
+/**
+ * Stores a parallel backfill range's rejected records (with their pages), extends the backfill's
+ * lease on the stream once a third of it has passed, and records the ranges the pages prove: with
+ * the records, in the one statement, so a proof never exists without them.
+ */
+function rangeCtes(range: RangeWrite, now: string): SQL {
+  const proven = [
+    range.proven.map((r) => String(r.lo)),
+    range.proven.map((r) => String(r.hi)),
+    range.proven.map((r) => (r.loPage === undefined ? null : String(r.loPage))),
+  ].map((values) => textArray(values));
+  const source = rejectedWithClashes(range.rejected, sql``);
+  return sql`,
+    rejected_written AS (${upsertRejectedSql({ source, streamKey: range.streamKey, page: sql`s.page`, now })}),
+    lease_renewed AS (${backfillLeaseRenewal({ key: range.streamKey, owner: range.owner, at: now })}),
+    proven_written AS (
+      INSERT INTO backfill_proven_ranges (stream_key, lo, hi, lo_page, backfill_id, proven_at)
+      SELECT ${range.streamKey}, p.lo, p.hi, p.lo_page, ${range.backfillId}, ${now}::timestamptz
+      FROM unnest(${proven[0]}::bigint[], ${proven[1]}::bigint[], ${proven[2]}::integer[]) AS p(lo, hi, lo_page)
+    )`;
+}
+
 const ITEM_COLUMNS = BUNDLE_ITEM_COLUMNS.map((c) => c.name);
 const ITEM_CAST_LIST = sql.raw(BUNDLE_ITEM_COLUMNS.map(castTo).join(', '));
 const ITEM_COLUMN_LIST = sql.raw(ITEM_COLUMNS.join(', '));
@@ -371,25 +427,4 @@ function cell(value: string | number | Record<string, unknown> | null): string |
   if (value === null) return null;
   if (typeof value === 'object') return JSON.stringify(value);
   return String(value);
-}
-
-const NEEDS_ESCAPE = /[\\"]/g;
-
-/**
- * A PostgreSQL array literal of text values (NULL for null), passed as one parameter. On the
- * write's hot path (a batch sends some forty, one per column): a column with nothing to escape,
- * the usual case, is joined in one allocation rather than concatenated value by value.
- */
-export function textArray(values: ReadonlyArray<string | null>): string {
-  if (values.every(isPlain)) return values.length === 0 ? '{}' : `{"${values.join('","')}"}`;
-  const quoted = values.map((value) => {
-    if (value === null) return 'NULL';
-    return isPlain(value) ? `"${value}"` : `"${value.replace(NEEDS_ESCAPE, '\\$&')}"`;
-  });
-  return `{${quoted.join(',')}}`;
-}
-
-/** Whether a value goes into an array literal as it is, between quotes. */
-function isPlain(value: string | null): boolean {
-  return value !== null && value.indexOf('"') === -1 && value.indexOf('\\') === -1;
 }

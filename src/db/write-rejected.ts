@@ -13,18 +13,32 @@ export interface RejectedRow {
   rawText: string;
   rawId: number | null;
   ledgerHash: string | null;
+  /** The page that served it, when the rows of several pages are written at once. */
+  page?: number | null | undefined;
 }
 
 /** Groups rejected records by fingerprint (pure): the same bad record twice is one row seen twice. */
 export function toRejectedRows(rejected: readonly RejectedRecord[]): RejectedRow[] {
+  return toPagedRejectedRows(rejected.map((record) => ({ record, page: null })));
+}
+
+/**
+ * Like {@link toRejectedRows} for the records of several pages, each with its page: a record seen
+ * on several pages keeps the last (highest) one, as writing the pages one by one would.
+ */
+export function toPagedRejectedRows(
+  rejected: ReadonlyArray<{ record: RejectedRecord; page: number | null }>,
+): RejectedRow[] {
   const byFingerprint = new Map<string, RejectedRow>();
-  for (const record of rejected) {
+  for (const { record, page } of rejected) {
     const reason = toStorableText(record.reason);
     const rawText = toStorableText(record.raw);
     const fingerprint = createHash('sha256').update(reason).update('\n').update(rawText).digest('hex');
     const seen = byFingerprint.get(fingerprint);
     if (seen) {
       seen.seenCount += 1;
+      if (page !== null && (seen.page === null || seen.page === undefined || page > seen.page))
+        seen.page = page;
       continue;
     }
     byFingerprint.set(fingerprint, {
@@ -34,12 +48,13 @@ export function toRejectedRows(rejected: readonly RejectedRecord[]): RejectedRow
       rawText,
       rawId: record.rawId !== undefined && Number.isSafeInteger(record.rawId) ? record.rawId : null,
       ledgerHash: record.ledgerHash === undefined ? null : toStorableText(record.ledgerHash),
+      page,
     });
   }
   return [...byFingerprint.values()];
 }
 
-/** The rows as a `json_to_recordset` source with the columns of {@link RejectedRow} in snake_case. */
+/** The rows as a `json_to_recordset` source with the columns of {@link RejectedRow} in snake_case (`page` null when absent). */
 export function rejectedSource(rows: readonly RejectedRow[]): SQL {
   const json = JSON.stringify(
     rows.map((r) => ({
@@ -49,20 +64,23 @@ export function rejectedSource(rows: readonly RejectedRow[]): SQL {
       raw_text: r.rawText,
       raw_id: r.rawId,
       ledger_hash: r.ledgerHash,
+      page: r.page ?? null,
     })),
   );
   return sql`json_to_recordset(${json}::json)
-    AS r(fingerprint text, seen_count integer, reason text, raw_text text, raw_id bigint, ledger_hash text)`;
+    AS r(fingerprint text, seen_count integer, reason text, raw_text text, raw_id bigint, ledger_hash text, page integer)`;
 }
 
 /**
  * The upsert of rejected rows selected by `source` (columns as in {@link rejectedSource}):
  * seeing a record again bumps `seen_count` and `seen_at` and notes the latest stream and page.
+ * `page` is one page for every row, or an expression over `s` (`s.page`) when the rows of
+ * several pages are written at once.
  */
 export function upsertRejectedSql(input: {
   source: SQL;
   streamKey: string | null;
-  page: number | null;
+  page: number | null | SQL;
   now: string;
 }): SQL {
   return sql`

@@ -12,7 +12,7 @@ import { type Executor, queryRows, queryRowsPrepared } from './rows.js';
 import { buildUpsertQuery, type ServedRecord, type UpsertInput } from './upsert-sql.js';
 
 export { DEFAULT_RECHECK_POLICY, type RecheckPolicy, rescheduleRechecks } from './rechecks.js';
-export { buildUpsertQuery, type ServedRecord, textArray, type UpsertInput } from './upsert-sql.js';
+export { buildUpsertQuery, type ServedRecord, type UpsertInput } from './upsert-sql.js';
 
 /**
  * A batch ready to write: one encoded record per `rawId`, sorted by it, the later sightings whose
@@ -120,7 +120,7 @@ export async function writeTransactions(
   executor: Executor,
   input: UpsertInput,
 ): Promise<TransactionWriteResult> {
-  if (input.records.length === 0 && !input.page) {
+  if (input.records.length === 0 && !input.page && !input.range) {
     return { fenced: true, inserted: 0, updated: 0, unchanged: 0, conflicts: 0, conflicted: [], clashes: [] };
   }
   const query = buildUpsertQuery(input);

@@ -126,6 +126,97 @@ describe("a parallel backfill's range commits and the stream lease", () => {
   });
 });
 
+describe('a range commit in PostgreSQL', () => {
+  let t: TestDatabase;
+  before(async () => {
+    t = await createTestDatabase();
+  });
+  after(async () => {
+    await t?.drop();
+  });
+
+  it('is one statement: records, rejected records with the page of each, and the proof', async () => {
+    const store = createProofStore({ database: t.database });
+    await store.commitRangePage({
+      key: 'txs',
+      backfillId: 'b1',
+      page: 9,
+      records: [makeLedgerTx({ rawId: 100, ledgerHash: '0xtaken' })],
+      rejected: [],
+      proven: [{ lo: 100, hi: 100, loPage: 9 }],
+    });
+    const pages = [
+      // Refused while encoding: reported with its own page.
+      {
+        page: 4,
+        records: [makeLedgerTx({ rawId: 43 }), makeLedgerTx({ rawId: 42, amount: '1.5' })],
+        rejected: [],
+      },
+      // Set aside while the page was read.
+      {
+        page: 5,
+        records: [makeLedgerTx({ rawId: 33 })],
+        rejected: [{ reason: 'bad', raw: '{"rawId":32}', rawId: 32 }],
+      },
+      // Its ledgerHash is stored under rawId 100: refused by the statement, with this page.
+      {
+        page: 6,
+        records: [makeLedgerTx({ rawId: 23, ledgerHash: '0xtaken' }), makeLedgerTx({ rawId: 22 })],
+        rejected: [],
+      },
+    ];
+    const sent: string[] = [];
+    const query = pg.Client.prototype.query;
+    pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
+      const config = args[0] as string | { text?: string; name?: string };
+      sent.push(typeof config === 'string' ? config : (config.text ?? config.name ?? '?'));
+      return (query as (...a: unknown[]) => unknown).apply(this, args);
+    } as typeof query;
+    let counts: Awaited<ReturnType<NonNullable<typeof store.commitRangePages>>> | undefined;
+    try {
+      counts = await store.commitRangePages?.({
+        key: 'txs',
+        backfillId: 'b1',
+        pages,
+        proven: [{ lo: 22, hi: 43, loPage: 6 }],
+      });
+    } finally {
+      pg.Client.prototype.query = query;
+    }
+    assert.equal(
+      sent.length,
+      1,
+      `one statement, one round trip: ${sent.map((s) => s.slice(0, 40)).join(' | ')}`,
+    );
+    assert.deepEqual(counts, { inserted: 3, updated: 0, unchanged: 0, rejected: 3, conflicts: 0 });
+    const rejected = await queryRows<{ raw_id: string; page: number; reason: string }>(
+      t.database.db,
+      sql`select raw_id::text as raw_id, page, reason from rejected_records r order by r.raw_id`,
+    );
+    assert.deepEqual(
+      rejected.map((r) => [r.raw_id, r.page]),
+      [
+        ['23', 6],
+        ['32', 5],
+        ['42', 4],
+      ],
+    );
+    assert.match(rejected[0]?.reason ?? '', /already stored under rawId 100/);
+    const stored = await queryRows<{ raw_id: string }>(
+      t.database.db,
+      sql`select raw_id::text as raw_id from ledger_transactions t order by t.raw_id`,
+    );
+    assert.deepEqual(
+      stored.map((r) => r.raw_id),
+      ['22', '33', '43', '100'],
+    );
+    assert.deepEqual(await store.provenRanges('txs'), [
+      { lo: 22, hi: 43, loPage: 6 },
+      { lo: 100, hi: 100, loPage: 9 },
+    ]);
+  });
+});
+
 describe('a range job retried after its last commit was lost in a crash', () => {
   let t: TestDatabase;
   let sim: Simulator;
@@ -191,7 +282,7 @@ describe('a range job retried after its last commit was lost in a crash', () => 
     assert.equal(outcome.status, 'done');
     const stored = await queryRows<{ raw_id: string }>(
       t.database.db,
-      sql`select raw_id::text from ledger_transactions order by raw_id`,
+      sql`select raw_id::text as raw_id from ledger_transactions t order by t.raw_id`,
     );
     const missing = [...sim.records()]
       .map((r) => r.rawId)

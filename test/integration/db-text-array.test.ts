@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import pg from 'pg';
-import { textArray } from '../../src/db/upsert-sql.js';
+import { textArray } from '../../src/db/text-array.js';
 import { adminUrl } from '../helpers/database.js';
 
 describe('text array literals (how every written column travels)', () => {
