@@ -2,12 +2,13 @@
 // each request delayed by a fixed latency, against the ideal pages × latency ÷ total concurrency.
 //
 //   node --import tsx bench/worker-scaling.ts [--records 100000] [--latency-ms 50]
-//        [--workers 1,4] [--concurrency 4] [--pages-per-range 20]
+//        [--workers 1,4] [--concurrency 4] [--pages-per-range 32]
 //
 // Needs PostgreSQL (DATABASE_URL, default local) and Redis (REDIS_URL, default local).
 import { parseArgs } from 'node:util';
 import { sql } from 'drizzle-orm';
 import { queryRows } from '../src/db/rows.js';
+import { PAGES_PER_RANGE } from '../src/defaults.js';
 import { createRedisConnection } from '../src/queue/connection.js';
 import { createLedgerQueues } from '../src/queue/queues.js';
 import { createSimulator } from '../src/simulator/index.js';
@@ -21,7 +22,7 @@ const { values } = parseArgs({
     'latency-ms': { type: 'string', default: '50' },
     workers: { type: 'string', default: '1,4' },
     concurrency: { type: 'string', default: '4' },
-    'pages-per-range': { type: 'string', default: '20' },
+    'pages-per-range': { type: 'string', default: String(PAGES_PER_RANGE) },
   },
 });
 const records = Number(values.records);

@@ -1,6 +1,6 @@
 import { hostname } from 'node:os';
 import { createProofStore } from '../db/proof-store.js';
-import { LEASE_MS, leaseOwnerName } from '../defaults.js';
+import { LEASE_MS, leaseOwnerName, PAGES_PER_RANGE } from '../defaults.js';
 import type { LedgerQueues } from '../queue/queues.js';
 import type { SharedRequestBudget } from '../queue/request-budget.js';
 import type { WorkerDeps } from '../queue/worker-deps.js';
@@ -58,7 +58,7 @@ export function createWorkerDeps(input: {
     concurrency: app.config.concurrency,
     writers: app.config.writers,
     owner: leaseOwnerName('worker', hostname(), process.pid),
-    pagesPerRange: tuning.pagesPerRange ?? 20,
+    pagesPerRange: tuning.pagesPerRange ?? PAGES_PER_RANGE,
     parallelBackfill: tuning.parallelBackfill ?? true,
     leaseMs: tuning.leaseMs ?? LEASE_MS.worker,
     signal,

@@ -4,7 +4,7 @@ import type { LedgerTx, RejectedRecord } from './model.js';
 import type { WriteCounts } from './ports.js';
 import { addCounts, zeroCounts } from './write-counts.js';
 
-/** Defaults of a range task's commits: a default range of 20 pages commits in one go. */
+/** Defaults of a range task's commits: a default range (`PAGES_PER_RANGE`) commits in one go. */
 export const RANGE_COMMIT_DEFAULTS = {
   /** Most pages in one transaction. */
   maxPages: 32,

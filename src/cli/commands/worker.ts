@@ -1,5 +1,5 @@
 import { type Config, ENV } from '../../config.js';
-import { JOB_LOCK_MS, LEASE_MS } from '../../defaults.js';
+import { JOB_LOCK_MS, LEASE_MS, PAGES_PER_RANGE } from '../../defaults.js';
 import { ConfigError } from '../../errors.js';
 import { intFlag } from '../command.js';
 import { defineCommand } from '../define-command.js';
@@ -18,7 +18,7 @@ credentials of ${ENV.redisUrl} it exits 1 with one line.
 Options:
   --base-url URL          the ledger service (default: $${ENV.ledgerBaseUrl})
   --concurrency N         jobs at once per queue in this process, 1..256 (default 4)
-  --pages-per-range N     pages per backfill range job, 1..10000 (default 20)
+  --pages-per-range N     pages per backfill range job, 1..10000 (default ${PAGES_PER_RANGE})
   --sequential-backfill   backfill the global list with one stream walk instead of range jobs
   --lock-ms MS            job lock; a killed worker's jobs are picked up within about this,
                           1000..3600000 (default ${JOB_LOCK_MS})
