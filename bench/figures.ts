@@ -57,14 +57,27 @@ export async function medianRun<T extends ThroughputRun>(
 ): Promise<T> {
   const runs: T[] = [];
   for (let i = 0; i < times; i++) runs.push(await measure());
-  if (runs.length === 1) return runs[0]!;
-  const median = [...runs].sort((a, b) => a.wallMs - b.wallMs)[Math.floor((runs.length - 1) / 2)]!;
-  const walls = runs.map((r) => (r.wallMs / 1000).toFixed(1)).join(', ');
-  const note = `median of ${runs.length} runs (${walls} s)`;
+  return medianOfRuns(runs);
+}
+
+/**
+ * The run of median wall time among `runs`, with the median CPU time and peak memory, every run's
+ * time in its note; a single run as it is. A run that did not happen makes the whole not run.
+ */
+export function medianOfRuns<T extends ThroughputRun>(runs: readonly T[]): T;
+export function medianOfRuns<T extends ThroughputRun>(runs: ReadonlyArray<Maybe<T>>): Maybe<T>;
+export function medianOfRuns<T extends ThroughputRun>(runs: ReadonlyArray<Maybe<T>>): Maybe<T> {
+  const failed = runs.find(isNotRun);
+  if (failed) return failed;
+  const done = runs as readonly T[];
+  if (done.length === 1) return done[0]!;
+  const median = [...done].sort((a, b) => a.wallMs - b.wallMs)[Math.floor((done.length - 1) / 2)]!;
+  const walls = done.map((r) => (r.wallMs / 1000).toFixed(1)).join(', ');
+  const note = `median of ${done.length} runs (${walls} s)`;
   return {
     ...median,
-    cpuMs: medianOf(runs.map((r) => r.cpuMs)) ?? median.cpuMs,
-    peakRssBytes: medianOf(runs.map((r) => r.peakRssBytes)) ?? median.peakRssBytes,
+    cpuMs: medianOf(done.map((r) => r.cpuMs)) ?? median.cpuMs,
+    peakRssBytes: medianOf(done.map((r) => r.peakRssBytes)) ?? median.peakRssBytes,
     note: median.note ? `${median.note}; ${note}` : note,
   };
 }

@@ -44,6 +44,9 @@ export function logFileOf(setup: IndexerSetup, label: string): string | null {
   return setup.logDir === null ? null : join(setup.logDir, `${label.replace(/[^\w.-]+/g, '_')}.log`);
 }
 
+/** One measured `sync`, with what it printed. */
+export type SyncRun = ThroughputRun & { stdout: string };
+
 /** Runs `ledger-indexer sync` once as a child process and measures it. */
 export async function runIndexerSync(
   setup: IndexerSetup,
@@ -55,7 +58,7 @@ export async function runIndexerSync(
     /** More flags of `sync` (e.g. `--check-signatures`). */
     extraArgs?: string[];
   },
-): Promise<ThroughputRun & { stdout: string }> {
+): Promise<SyncRun> {
   if (!setup.runner.hasCommand('sync')) throw new Error('the sync command has not landed');
   const before = listPagesServed(await input.simulator.stats());
   const child = spawnMeasured({

@@ -4,9 +4,9 @@ import { runBatchBaseline } from './baseline-batch.js';
 import { type BenchContext, freshDatabase, usingDatabase } from './context.js';
 import type { ScenarioDatabase } from './databases.js';
 import { runDbCeiling } from './db-ceiling.js';
-import { type Maybe, medianRun, reason, type ThroughputRun } from './figures.js';
+import { type Maybe, medianOfRuns, medianRun, reason, type ThroughputRun } from './figures.js';
 import { runHttpCeiling } from './http-ceiling.js';
-import { runIndexerSync } from './indexer-sync.js';
+import { runIndexerSync, type SyncRun } from './indexer-sync.js';
 import { runIndexerWorkers } from './indexer-workers.js';
 import { simulatorBase } from './options.js';
 import { startPrivateRedis } from './redis-server.js';
@@ -92,11 +92,12 @@ export async function runHistoryScenarios(
     await runHttpCeiling({ baseUrl: simulator.url, concurrency: options.concurrency, expectedRows });
     const syncDatabase = await freshDatabase(context, 'backfill_sync');
     try {
-      // The backfill's headline runs are repeated; the earlier runs get databases of their own,
-      // and the last one's history stays for the tail scenario.
+      // The backfill's headline runs are repeated, in rounds of `sync`, the workers and the batch
+      // script: the shared machine's speed drifts during a bench (a batch script run took 15.3 s
+      // in one round and 11.4 s two rounds later), and alternating lets the drift reach all three
+      // alike instead of whichever ran while it was slow. The earlier `sync` runs get databases of
+      // their own; the last one's history stays for the tail scenario.
       const repeats = wanted.backfill ? options.repeats : 1;
-      context.log(`backfill: ledger-indexer sync${repeats > 1 ? ` (${repeats} runs)` : ''}`);
-      let syncRunsLeft = repeats;
       const syncInto = (database: ScenarioDatabase) =>
         runIndexerSync(setup, {
           label: 'ledger-indexer sync (one process)',
@@ -104,13 +105,51 @@ export async function runHistoryScenarios(
           database,
           expectedRows,
         });
-      const sync = await attempt(() =>
-        medianRun(repeats, async () =>
-          --syncRunsLeft === 0
-            ? syncInto(syncDatabase)
-            : usingDatabase(await freshDatabase(context, 'backfill_sync_repeat'), syncInto),
-        ),
-      );
+      const runs = {
+        sync: [] as Maybe<SyncRun>[],
+        workers: [] as Maybe<ThroughputRun>[],
+        script: [] as Maybe<ThroughputRun>[],
+      };
+      for (let round = 1; round <= repeats; round++) {
+        const of = repeats > 1 ? ` (round ${round} of ${repeats})` : '';
+        context.log(`backfill: ledger-indexer sync${of}`);
+        runs.sync.push(
+          await attempt(async () =>
+            round === repeats
+              ? syncInto(syncDatabase)
+              : usingDatabase(await freshDatabase(context, 'backfill_sync_repeat'), syncInto),
+          ),
+        );
+        if (!wanted.backfill) continue;
+        context.log(`backfill: ledger-indexer workers (${options.workerProcesses} processes)${of}`);
+        runs.workers.push(
+          await attempt(async () => {
+            const redis = await startPrivateRedis();
+            try {
+              return await usingDatabase(await freshDatabase(context, 'backfill_workers'), (database) =>
+                runIndexerWorkers(setup, {
+                  simulator,
+                  database,
+                  expectedRows,
+                  processes: options.workerProcesses,
+                  redisUrl: redis.url,
+                }),
+              );
+            } finally {
+              await redis.stop();
+            }
+          }),
+        );
+        context.log(`backfill: hand-written batch script${of}`);
+        runs.script.push(
+          await attempt(async () =>
+            usingDatabase(await freshDatabase(context, 'backfill_script', { migrate: true }), (database) =>
+              runBatchBaseline({ baseUrl: simulator.url, databaseUrl: database.url, expectedRows }),
+            ),
+          ),
+        );
+      }
+      const sync = medianOfRuns(runs.sync);
       const indexerSync = 'notRun' in sync ? sync : stripStdout(sync);
       const memoryLarge = wanted.memoryLarge
         ? 'notRun' in indexerSync
@@ -124,23 +163,8 @@ export async function runHistoryScenarios(
         : null;
       let backfill: BackfillFigures | null = null;
       if (wanted.backfill) {
-        context.log(`backfill: ledger-indexer workers (${options.workerProcesses} processes)`);
-        const indexerWorkers = await attempt(async () => {
-          const redis = await startPrivateRedis();
-          try {
-            return await usingDatabase(await freshDatabase(context, 'backfill_workers'), (database) =>
-              runIndexerWorkers(setup, {
-                simulator,
-                database,
-                expectedRows,
-                processes: options.workerProcesses,
-                redisUrl: redis.url,
-              }),
-            );
-          } finally {
-            await redis.stop();
-          }
-        });
+        const indexerWorkers = medianOfRuns(runs.workers);
+        const batchBaseline = medianOfRuns(runs.script);
         context.log('backfill: hand-written baseline');
         const baseline = await attempt(async () =>
           usingDatabase(await freshDatabase(context, 'backfill_baseline', { migrate: true }), (database) =>
@@ -150,14 +174,6 @@ export async function runHistoryScenarios(
               budgetMs: options.baselineBudgetMs,
               expectedRows,
             }),
-          ),
-        );
-        context.log(`backfill: hand-written batch script${repeats > 1 ? ` (${repeats} runs)` : ''}`);
-        const batchBaseline = await attempt(() =>
-          medianRun(repeats, async () =>
-            usingDatabase(await freshDatabase(context, 'backfill_script', { migrate: true }), (database) =>
-              runBatchBaseline({ baseUrl: simulator.url, databaseUrl: database.url, expectedRows }),
-            ),
           ),
         );
         context.log('backfill: HTTP ceiling');

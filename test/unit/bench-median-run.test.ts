@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { medianRun, type ThroughputRun, throughput } from '../../bench/figures.js';
+import { medianOfRuns, medianRun, type ThroughputRun, throughput } from '../../bench/figures.js';
 
 describe("the bench's repeated runs", () => {
   const run = (wallMs: number): ThroughputRun =>
@@ -29,5 +29,12 @@ describe("the bench's repeated runs", () => {
 
   it('report a single run as it is', async () => {
     assert.deepEqual(await medianRun(1, async () => run(5000)), run(5000));
+  });
+
+  it('of interleaved rounds: the median of each side, and not run when one of its runs failed', () => {
+    const sync = [run(12_000), run(9_000), run(10_000)];
+    const script = [run(15_300), { notRun: 'the script stored 0 rows' }, run(11_400)];
+    assert.equal(medianOfRuns(sync).wallMs, 10_000);
+    assert.deepEqual(medianOfRuns(script), { notRun: 'the script stored 0 rows' });
   });
 });
