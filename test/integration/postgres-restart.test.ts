@@ -1,7 +1,7 @@
 /**
- * PostgreSQL restarting while a range job's transaction is in flight: the worker must outlive the
- * dropped connection (the transaction fails and the job runs again), never crash. The restart is
- * timed by holding a lock the transaction waits on, so it is in flight for sure.
+ * PostgreSQL restarting while a range job's commit is in flight: the worker must outlive the
+ * dropped connection (the commit fails and the job runs again), never crash. The restart is
+ * timed by holding a lock the commit waits on, so it is in flight for sure.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
@@ -31,8 +31,9 @@ after(async () => {
 });
 
 /**
- * Blocks every write to the records until the restart, then restarts the server as soon as a
- * transaction of the indexer waits on that lock in the middle of its statements.
+ * Blocks every write to the records until the restart (reads go on), then restarts the server as
+ * soon as a write of the indexer (a range commit: one statement, its own transaction) waits on
+ * that lock.
  */
 async function restartUnderTransaction(): Promise<void> {
   const blocker = new pg.Client({ connectionString: server.url });
@@ -41,13 +42,13 @@ async function restartUnderTransaction(): Promise<void> {
   await blocker.query('BEGIN');
   await blocker.query('LOCK TABLE ledger_transactions IN EXCLUSIVE MODE');
   await waitFor(
-    'a transaction of the indexer to wait on the lock',
+    'a write of the indexer to wait on the lock',
     async () => {
       const rows = await queryRows<{ n: number }>(
         database.db,
         sql`SELECT count(*)::int AS n FROM pg_stat_activity
             WHERE application_name = 'ledger-indexer' AND pid <> pg_backend_pid()
-              AND wait_event_type = 'Lock' AND xact_start < query_start`,
+              AND wait_event_type = 'Lock'`,
       );
       return (rows[0]?.n ?? 0) > 0;
     },
