@@ -24,6 +24,12 @@ export interface ObservedPage {
   page: number;
   rawIds: readonly number[];
   totalPages: number;
+  /**
+   * A page fetched by an earlier attempt, known only by its lowest rawId (a resumed range job):
+   * the next page joins to it, but its records are not claimed, since the commit that stored them
+   * may have been lost in a crash after the attempt saved its progress.
+   */
+  anchor?: boolean | undefined;
 }
 
 /** Where a page range of the list stands. */
@@ -58,16 +64,23 @@ export function provenByRun(pages: readonly ObservedPage[]): RawIdRange[] {
   for (const observed of pages) {
     const span = spanOf(observed.rawIds);
     const follows = previousPage !== null && observed.page === previousPage + 1;
+    if (observed.anchor) {
+      previousLow = span?.lo ?? null;
+      previousPage = observed.page;
+      continue;
+    }
+    // The joins stop short of the previous page's oldest record: its own span proves it, where
+    // its commit held (an anchor's may not have).
     if (span) {
       ranges.push({ ...span, loPage: observed.page });
-      if (follows && previousLow !== null && span.hi < previousLow) {
-        ranges.push({ lo: span.hi, hi: previousLow, loPage: observed.page });
+      if (follows && previousLow !== null && span.hi < previousLow - 1) {
+        ranges.push({ lo: span.hi, hi: previousLow - 1, loPage: observed.page });
       }
     }
     if (observed.page >= observed.totalPages || observed.rawIds.length === 0) {
       // The end of the list: nothing older than what this run saw last.
-      const bottomOf = span?.lo ?? (follows ? previousLow : null);
-      if (bottomOf !== null) ranges.push({ lo: 0, hi: bottomOf });
+      const bottomOf = span?.lo ?? (follows && previousLow !== null ? previousLow - 1 : null);
+      if (bottomOf !== null && bottomOf >= 0) ranges.push({ lo: 0, hi: bottomOf });
     }
     previousLow = span?.lo ?? previousLow;
     previousPage = observed.page;

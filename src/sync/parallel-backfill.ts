@@ -194,7 +194,12 @@ export async function fetchRange(input: FetchRangeInput): Promise<RangeResult> {
   const previous: ObservedPage | null =
     task.previousLow === null || task.previousLow === undefined || task.fromPage < 2
       ? null
-      : { page: task.fromPage - 1, rawIds: [task.previousLow], totalPages: Number.MAX_SAFE_INTEGER };
+      : {
+          page: task.fromPage - 1,
+          rawIds: [task.previousLow],
+          totalPages: Number.MAX_SAFE_INTEGER,
+          anchor: true,
+        };
   let finished = false;
   let lastPage = startPage;
   const committer = createRangeCommitter({

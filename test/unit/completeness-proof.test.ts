@@ -33,6 +33,21 @@ describe('completeness proof', () => {
     assert.equal(report.watermark, 35);
   });
 
+  it('a resumed walk joins to the page its earlier attempt saved, without claiming that page', () => {
+    // rawIds with holes: 50, 48, 46 … 2. The earlier attempt saved page 2's lowest rawId (12) as
+    // its progress; the commit that stored page 2 may have been lost, so 12 is not claimed.
+    const ids = range(1, 25).map((i) => i * 2);
+    const anchor: ObservedPage = { page: 2, rawIds: [12], totalPages: Number.MAX_SAFE_INTEGER, anchor: true };
+    const resumed = provenByRun([anchor, pageOf(ids, 3)]); // 10..2, the last page
+    assert.deepEqual(resumed, [{ lo: 0, hi: 11 }]);
+    // When the earlier commit held, its own span (page 2: 30..12) meets the join.
+    const earlier = provenByRun([pageOf(ids, 1), pageOf(ids, 2)]);
+    assert.equal(judgeCompleteness([...earlier, ...resumed], 50).complete, true);
+    // Joins between pages of one walk stop short of the older page's oldest record too; merged,
+    // the walk proves what it did before.
+    assert.deepEqual(provenByRun([pageOf(ids, 1), pageOf(ids, 2), pageOf(ids, 3)]), [{ lo: 0, hi: 50 }]);
+  });
+
   it('pages fetched out of order while records arrive leave a gap exactly where records were skipped', () => {
     let ids = range(1, 40);
     const page3First = pageOf(ids, 3); // rawIds 20..11
