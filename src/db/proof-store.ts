@@ -116,8 +116,10 @@ export function createProofStore(options: {
  * page when they have none), grouped as stored.
  */
 function rejectedWithPages(pages: readonly RangePage[], refused: readonly RejectedRecord[]): RejectedRow[] {
+  // Built only for the rare commit that refused a record, not for every commit's records.
   const pageOf = new Map<number, number>();
-  for (const page of pages) for (const tx of page.records) pageOf.set(tx.rawId, page.page);
+  if (refused.length > 0)
+    for (const page of pages) for (const tx of page.records) pageOf.set(tx.rawId, page.page);
   const lastPage = pages.at(-1)?.page ?? null;
   return toPagedRejectedRows([
     ...pages.flatMap((page) => page.rejected.map((record) => ({ record, page: page.page }))),

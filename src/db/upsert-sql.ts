@@ -137,7 +137,7 @@ export function buildUpsertQuery(input: UpsertInput): SQL {
     ${rowWriteCtes(now)},
     ${historyCte(now)},
     ${bundleItemCtes(input.records)}${policy ? recheckCtes(policy, now) : sql``}${page ? pageCtes(page, input.records.length, now) : sql``}${input.range ? rangeCtes(input.range, now) : sql``}
-    ${resultSelect(page ?? (input.range ? { synchronousCommit: 'off' } : undefined))}
+    ${resultSelect({ fenced: page !== undefined, synchronousCommit: page?.synchronousCommit ?? (input.range ? 'off' : null) })}
   `;
 }
 
@@ -232,11 +232,11 @@ function historyCte(now: string): SQL {
 }
 
 /** The statement's one result row (see {@link buildUpsertQuery}). */
-function resultSelect(commit: Pick<PageWrite, 'synchronousCommit'> | PageWrite | undefined): SQL {
-  const fenced = commit && 'fence' in commit ? sql`(SELECT count(*)::int FROM fenced)` : sql`1`;
+function resultSelect(commit: { fenced: boolean; synchronousCommit: 'on' | 'off' | null }): SQL {
+  const { synchronousCommit } = commit;
   return sql`SELECT
-      ${fenced} AS fenced,
-      ${commit ? sql`set_config('synchronous_commit', ${commit.synchronousCommit}, true) AS commit_mode,` : sql``}
+      ${commit.fenced ? sql`(SELECT count(*)::int FROM fenced)` : sql`1`} AS fenced,
+      ${synchronousCommit ? sql`set_config('synchronous_commit', ${synchronousCommit}, true) AS commit_mode,` : sql``}
       (SELECT count(*)::int FROM fresh) AS inserted,
       (SELECT count(*)::int FROM upserted) AS written,
       (SELECT count(*)::int FROM conflict) AS conflicts,
