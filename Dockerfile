@@ -31,10 +31,10 @@ RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund \
     && npm cache clean --force \
     && mkdir -p /app/.ledger-indexer \
     && chown node:node /app/.ledger-indexer
-# What the command reads at run time: its compiled code, package.json (the package root and
-# --version) and the migrations. The embedded database folder is the one writable place.
-COPY --from=build /app/dist/src ./dist/src
-COPY --from=build /app/dist/workers ./dist/workers
+# What the command reads at run time: its bundle (dist/cli: the command and the worker entry
+# point, with their dependencies but the embedded database's), package.json (the package root
+# and --version) and the migrations. The embedded database folder is the one writable place.
+COPY --from=build /app/dist/cli ./dist/cli
 COPY migrations ./migrations
 
 USER node
@@ -43,5 +43,5 @@ EXPOSE 9464
 # Slim images have no curl: node's own fetch asks /health (the process runs, PostgreSQL answers).
 HEALTHCHECK --interval=30s --timeout=5s --start-period=30s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:'+(process.env.LEDGER_HTTP_PORT||9464)+'/health',{signal:AbortSignal.timeout(4000)}).then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
-ENTRYPOINT ["node", "dist/src/cli/bin.js"]
+ENTRYPOINT ["node", "dist/cli/ledger-indexer.js"]
 CMD ["--help"]

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 
 /** How the benchmark starts ledger-indexer's command line as a child process. */
 export interface IndexerRunner {
-  /** `dist`: the compiled CLI (`npm run build`); `tsx`: the TypeScript sources through tsx. */
+  /** `dist`: the bundled CLI (`npm run build`, dist/cli); `tsx`: the TypeScript sources through tsx. */
   kind: 'dist' | 'tsx';
   /** Node arguments that run `ledger-indexer <args>`. */
   nodeArgs(args: string[]): string[];
@@ -13,13 +13,13 @@ export interface IndexerRunner {
 }
 
 /**
- * Builds the CLI (`npm run build`) so the measured processes run compiled JavaScript, as users
- * run it; falls back to tsx when the build leaves no `dist/src/cli/bin.js`. TypeScript emits
- * even with type errors elsewhere in the tree, so a colleague's half-written file does not stop
- * the benchmark.
+ * Builds the CLI (`npm run build`) so the measured processes run the bundle users run
+ * (package.json's `bin`); falls back to tsx when the build leaves no `dist/cli/ledger-indexer.js`.
+ * TypeScript emits even with type errors elsewhere in the tree, and the bundler does not
+ * type-check, so a colleague's half-written file does not stop the benchmark.
  */
 export function prepareIndexerRunner(root: string, prefer: 'dist' | 'tsx' = 'dist'): IndexerRunner {
-  const bin = join(root, 'dist', 'src', 'cli', 'bin.js');
+  const bin = join(root, 'dist', 'cli', 'ledger-indexer.js');
   let kind: 'dist' | 'tsx' = 'tsx';
   if (prefer === 'dist') {
     const started = Date.now();

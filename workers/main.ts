@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * The worker process entry point: `node dist/workers/main.js [flags]` runs what
+ * The worker process entry point: `node dist/cli/worker.js [flags]` (its bundle) runs what
  * `ledger-indexer worker [flags]` runs, for images and process managers that start a script.
  * The runtime is src/app/worker.ts and the job processors are src/app/jobs/.
  */

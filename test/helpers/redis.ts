@@ -99,10 +99,15 @@ export interface WorkerProcess {
 const repoRoot = new URL('../..', import.meta.url).pathname;
 
 /** Starts `ledger-indexer worker` in its own process, the way production runs it. */
-export function spawnWorker(input: { env: Record<string, string>; args?: string[] }): WorkerProcess {
+export function spawnWorker(input: {
+  env: Record<string, string>;
+  args?: string[];
+  /** How node runs the command: the sources through tsx unless given. */
+  entry?: string[];
+}): WorkerProcess {
   const child = spawn(
     process.execPath,
-    ['--import', 'tsx', 'src/cli/bin.ts', 'worker', ...(input.args ?? [])],
+    [...(input.entry ?? ['--import', 'tsx', 'src/cli/bin.ts']), 'worker', ...(input.args ?? [])],
     {
       cwd: repoRoot,
       env: { ...process.env, LOG_LEVEL: 'info', ...input.env },
@@ -143,7 +148,7 @@ export interface Setup {
 export async function setUp(
   name: string,
   simOptions: Parameters<typeof createSimulator>[0],
-  options: { redisUrl?: string; env?: Record<string, string> } = {},
+  options: { redisUrl?: string; env?: Record<string, string>; entry?: string[] } = {},
 ): Promise<Setup> {
   const redisUrl = options.redisUrl ?? TEST_REDIS_URL;
   const db = await createTestDatabase();
@@ -174,6 +179,7 @@ export async function setUp(
     start(args = []) {
       const worker = spawnWorker({
         env,
+        entry: options.entry,
         args: [
           '--queue-prefix',
           prefix,

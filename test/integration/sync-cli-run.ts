@@ -17,15 +17,21 @@ export interface CliRun {
   stdout(): string;
 }
 
-/** Spawns `node --import tsx src/cli/bin.ts <args>` with `env` on top of a clean environment. */
-export function runCli(args: string[], env: Record<string, string>): CliRun {
+/** The command from its TypeScript sources, as the tests run it unless they say otherwise. */
+export const SOURCE_ENTRY = ['--import', 'tsx', join('src', 'cli', 'bin.ts')];
+
+/**
+ * Spawns `node <entry> <args>` (the sources through tsx unless `entry` says otherwise) with
+ * `env` on top of a clean environment.
+ */
+export function runCli(args: string[], env: Record<string, string>, entry: string[] = SOURCE_ENTRY): CliRun {
   const base: Record<string, string> = {};
   for (const [key, value] of Object.entries(process.env)) {
     if (value !== undefined && !key.startsWith('LEDGER_') && key !== 'DATABASE_URL' && key !== 'LOG_LEVEL') {
       base[key] = value;
     }
   }
-  const child = spawn(process.execPath, ['--import', 'tsx', join('src', 'cli', 'bin.ts'), ...args], {
+  const child = spawn(process.execPath, [...entry, ...args], {
     cwd: packageRoot,
     env: { ...base, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

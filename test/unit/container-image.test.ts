@@ -70,18 +70,14 @@ describe('the production image (Dockerfile)', () => {
     );
   });
 
-  it('installs the runtime dependencies only, and copies dist and the migrations', () => {
+  it('installs the runtime dependencies only, and copies the bundle and the migrations', () => {
     const installs = all(runtime, 'RUN').filter((i) => /\bnpm (ci|install|i)\b/.test(i.args));
     assert.ok(installs.length > 0, 'the runtime stage installs its dependencies');
     for (const install of installs) assert.match(install.args, /--omit=dev\b/, install.args);
     const copies = all(runtime, 'COPY').map((i) => i.args);
     assert.ok(
-      copies.some((c) => /^--from=\S+\s+\S*\/dist\/src\s/.test(c)),
-      'dist/src comes from the build stage',
-    );
-    assert.ok(
-      copies.some((c) => /^--from=\S+\s+\S*\/dist\/workers\s/.test(c)),
-      'dist/workers too',
+      copies.some((c) => /^--from=\S+\s+\S*\/dist\/cli\s/.test(c)),
+      'the bundled command (dist/cli) comes from the build stage',
     );
     assert.ok(
       copies.some((c) => /(^|\s)migrations\s/.test(c)),
@@ -99,7 +95,7 @@ describe('the production image (Dockerfile)', () => {
     assert.ok(last !== undefined, 'the runtime stage sets USER');
     assert.doesNotMatch(last, /^(root|0)(:|$)/);
     const entrypoint = JSON.parse(all(runtime, 'ENTRYPOINT').at(-1)?.args ?? '[]') as string[];
-    assert.deepEqual(entrypoint, ['node', 'dist/src/cli/bin.js']);
+    assert.deepEqual(entrypoint, ['node', 'dist/cli/ledger-indexer.js']);
   });
 
   it('checks /health of the HTTP surface it exposes, with node itself', () => {
