@@ -54,9 +54,10 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
 }
 
 function openPostgres(url: string, options: OpenDatabaseOptions): Database {
+  const session = withSessionOptions(url, options.readOnly === true);
   const pool = new pg.Pool({
-    connectionString: url,
-    options: withSessionOptions(url, options.readOnly === true),
+    connectionString: session.connectionString,
+    options: session.options,
     max: options.maxConnections ?? 10,
     connectionTimeoutMillis: 10_000,
     application_name: 'ledger-indexer',
@@ -110,17 +111,27 @@ function openPostgres(url: string, options: OpenDatabaseOptions): Database {
  * The connection's `options` startup parameter, plus `plan_cache_mode=force_custom_plan`: page
  * writes are named prepared statements, and a generic plan made while a table was nearly empty
  * would keep scanning it whole once it is large. Custom plans are re-costed on every call and
- * still skip the parsing. Options already in the URL are kept.
+ * still skip the parsing. Options already in the URL are kept: they move from the URL into the
+ * parameter, since `pg` lets a URL's own `options` replace the parameter (and ours with it).
  */
-function withSessionOptions(url: string, readOnly: boolean): string {
+function withSessionOptions(url: string, readOnly: boolean): { connectionString: string; options: string } {
   let existing = '';
+  let connectionString = url;
   try {
-    existing = new URL(url).searchParams.get('options') ?? '';
+    const parsed = new URL(url);
+    existing = parsed.searchParams.get('options') ?? '';
+    if (parsed.searchParams.has('options')) {
+      parsed.searchParams.delete('options');
+      connectionString = parsed.toString();
+    }
   } catch {
     // Not a URL (a key=value string): pg reads its own options from it; ours are added alone.
   }
   const readOnlyOption = readOnly ? ' -c default_transaction_read_only=on' : '';
-  return `${existing} -c plan_cache_mode=force_custom_plan${readOnlyOption}`.trim();
+  return {
+    connectionString,
+    options: `${existing} -c plan_cache_mode=force_custom_plan${readOnlyOption}`.trim(),
+  };
 }
 
 async function openPglite(dataDir: string, options: OpenDatabaseOptions): Promise<Database> {
