@@ -111,7 +111,10 @@ function openPostgres(url: string, options: OpenDatabaseOptions): Database {
  * The connection's `options` startup parameter, plus `plan_cache_mode=force_custom_plan`: page
  * writes are named prepared statements, and a generic plan made while a table was nearly empty
  * would keep scanning it whole once it is large. Custom plans are re-costed on every call and
- * still skip the parsing. Options already in the URL are kept: they move from the URL into the
+ * still skip the parsing. And `jit=off`: the indexer's statements are short, and the planner's
+ * estimate for some (the re-read queue's claim, whose rank subqueries it prices as table scans)
+ * crosses `jit_above_cost` on a large table, so that every run compiled it, for 30–40 ms of JIT
+ * and over 100 ms in all, to claim nothing. Options already in the URL are kept: they move from the URL into the
  * parameter, since `pg` lets a URL's own `options` replace the parameter (and ours with it).
  */
 function withSessionOptions(url: string, readOnly: boolean): { connectionString: string; options: string } {
@@ -130,7 +133,7 @@ function withSessionOptions(url: string, readOnly: boolean): { connectionString:
   const readOnlyOption = readOnly ? ' -c default_transaction_read_only=on' : '';
   return {
     connectionString,
-    options: `${existing} -c plan_cache_mode=force_custom_plan${readOnlyOption}`.trim(),
+    options: `${existing} -c plan_cache_mode=force_custom_plan -c jit=off${readOnlyOption}`.trim(),
   };
 }
 

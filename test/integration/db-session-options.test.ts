@@ -9,9 +9,9 @@ import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 async function sessionSettings(url: string, readOnly = false) {
   const database = await openDatabase({ databaseUrl: url, maxConnections: 1, readOnly });
   try {
-    const [row] = await queryRows<{ plan: string; timeout: string; read_only: string }>(
+    const [row] = await queryRows<{ plan: string; jit: string; timeout: string; read_only: string }>(
       database.db,
-      sql`SELECT current_setting('plan_cache_mode') AS plan,
+      sql`SELECT current_setting('plan_cache_mode') AS plan, current_setting('jit') AS jit,
         current_setting('statement_timeout') AS timeout,
         current_setting('default_transaction_read_only') AS read_only`,
     );
@@ -28,9 +28,10 @@ describe("the indexer's PostgreSQL sessions", () => {
   });
   after(() => db.drop());
 
-  it('plan every statement for its own parameters', async () => {
+  it('plan every statement for its own parameters, and compile none', async () => {
     assert.deepEqual(await sessionSettings(db.url), {
       plan: 'force_custom_plan',
+      jit: 'off',
       timeout: '0',
       read_only: 'off',
     });
@@ -41,11 +42,13 @@ describe("the indexer's PostgreSQL sessions", () => {
     url.searchParams.set('options', '-c statement_timeout=12345');
     assert.deepEqual(await sessionSettings(url.toString()), {
       plan: 'force_custom_plan',
+      jit: 'off',
       timeout: '12345ms',
       read_only: 'off',
     });
     assert.deepEqual(await sessionSettings(url.toString(), true), {
       plan: 'force_custom_plan',
+      jit: 'off',
       timeout: '12345ms',
       read_only: 'on',
     });
