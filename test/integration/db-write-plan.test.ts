@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { sql } from 'drizzle-orm';
+import { claimDueQuery } from '../../src/db/reread-store.js';
 import { queryRows } from '../../src/db/rows.js';
 import { buildUpsertQuery, DEFAULT_RECHECK_POLICY, prepareBatch } from '../../src/db/write-transactions.js';
 import { createTestDatabase, makeLedgerTx, type TestDatabase } from '../helpers/database.js';
@@ -43,5 +44,33 @@ describe('page write plan', () => {
       .join('\n');
     assert.match(plan, /ledger_bundle_items/);
     assert.doesNotMatch(plan, /Seq Scan on ledger_bundle_items/, plan);
+  });
+
+  it('ranks the re-reads it claims along the primary key before the table has statistics', async () => {
+    // As after a first backfill, before autovacuum's first ANALYZE: 30,000 records, 50 of them
+    // waiting for a re-read. Planned as a scan that stops after the rank limit, each rank read
+    // the table from its start, where a backfill leaves the newest records, as here.
+    await t.database.db.execute(sql`ALTER TABLE ledger_transactions SET (autovacuum_enabled = false)`);
+    const now = new Date('2026-03-01T12:00:00Z');
+    const seed = prepareBatch([makeLedgerTx({ rawId: 30_001 })], { now, burnWindowMs: 0 });
+    await t.database.db.execute(buildUpsertQuery({ records: seed.records, now, queueRechecks: null }));
+    await t.database.db.execute(sql`
+      INSERT INTO ledger_transactions
+      SELECT (jsonb_populate_record(t, jsonb_build_object(
+        'raw_id', n, 'record_id', 'r' || n, 'ledger_hash', 'h' || n,
+        'action', CASE WHEN n % 20 = 0 THEN 'burn' ELSE 'transfer' END))).*
+      FROM ledger_transactions t, generate_series(30000, 1, -1) AS n
+      WHERE t.raw_id = 30001 ORDER BY n DESC
+    `);
+    await t.database.db.execute(sql`
+      INSERT INTO ledger_tx_rechecks (raw_id, due_at) SELECT n, ${now.toISOString()}::timestamptz
+      FROM generate_series(29951, 30000) AS n
+    `);
+    const query = claimDueQuery({ limit: 1000, at: now, dueBy: now, rankLimit: 500, claimMs: 15_000 });
+    const plan = (await queryRows<{ 'QUERY PLAN': string }>(t.database.db, sql`EXPLAIN ${query}`))
+      .map((row) => row['QUERY PLAN'])
+      .join('\n');
+    assert.match(plan, /ledger_transactions_pkey/);
+    assert.doesNotMatch(plan, /Seq Scan on ledger_transactions/, plan);
   });
 });
