@@ -86,6 +86,9 @@ export const ledgerTransactions = pgTable(
     index('ledger_transactions_action_time_idx').on(t.action, t.ledgerTime),
     index('ledger_transactions_time_idx').on(t.ledgerTime),
     index('ledger_transactions_non_final_idx').on(t.rawId).where(sql`${t.status} <> 'packaged'`),
+    // A pending burn's rank in the burn list (the re-read claim): the burns above it, walked in
+    // order from it and stopped at the rank limit, rather than every burn of the action index.
+    index('ledger_transactions_burn_idx').on(t.rawId).where(sql`${t.action} = 'burn'`),
     // The status page counts the last hour's new records per minute: a range scan of this index
     // is exact (each record counted once, when first stored) and reads only that hour's entries.
     index('ledger_transactions_first_seen_idx').on(t.firstSeenAt),

@@ -46,7 +46,7 @@ describe('page write plan', () => {
     assert.doesNotMatch(plan, /Seq Scan on ledger_bundle_items/, plan);
   });
 
-  it('ranks the re-reads it claims along the primary key before the table has statistics', async () => {
+  it('ranks the re-reads it claims along the keys before the table has statistics', async () => {
     // As after a first backfill, before autovacuum's first ANALYZE: 30,000 records, 50 of them
     // waiting for a re-read. Planned as a scan that stops after the rank limit, each rank read
     // the table from its start, where a backfill leaves the newest records, as here.
@@ -72,5 +72,8 @@ describe('page write plan', () => {
       .join('\n');
     assert.match(plan, /ledger_transactions_pkey/);
     assert.doesNotMatch(plan, /Seq Scan on ledger_transactions/, plan);
+    // A burn's rank walks the burns above it, not every burn of the action index.
+    assert.match(plan, /ledger_transactions_burn_idx/, plan);
+    assert.doesNotMatch(plan, /ledger_transactions_action_time_idx/, plan);
   });
 });

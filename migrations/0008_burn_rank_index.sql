@@ -1,0 +1,1 @@
+CREATE INDEX "ledger_transactions_burn_idx" ON "ledger_transactions" USING btree ("raw_id") WHERE "ledger_transactions"."action" = 'burn';
