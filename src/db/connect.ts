@@ -111,11 +111,11 @@ function openPostgres(url: string, options: OpenDatabaseOptions): Database {
  * The connection's `options` startup parameter, plus `plan_cache_mode=force_custom_plan`: page
  * writes are named prepared statements, and a generic plan made while a table was nearly empty
  * would keep scanning it whole once it is large. Custom plans are re-costed on every call and
- * still skip the parsing. And `jit=off`: the indexer's statements are short, and the planner's
- * estimate for some (the re-read queue's claim, whose rank subqueries it prices as table scans)
- * crosses `jit_above_cost` on a large table, so that every run compiled it, for 30–40 ms of JIT
- * and over 100 ms in all, to claim nothing. Options already in the URL are kept: they move from the URL into the
- * parameter, since `pg` lets a URL's own `options` replace the parameter (and ours with it).
+ * still skip the parsing. And `jit=off`: the indexer's statements are short, but the planner's
+ * estimate for some (the re-read queue's claim, with a subquery per claimed record) crosses
+ * `jit_above_cost` on a large table, and every run then compiled it: over 100 ms a run on 100,000
+ * records, to claim nothing. Options already in the URL are kept: they move from the URL into
+ * the parameter, since `pg` lets a URL's own `options` replace the parameter (and ours with it).
  */
 function withSessionOptions(url: string, readOnly: boolean): { connectionString: string; options: string } {
   let existing = '';

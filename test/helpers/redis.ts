@@ -10,6 +10,7 @@ import { createLedgerQueues, type LedgerQueues } from '../../src/queue/queues.js
 import { createSimulator, type Simulator } from '../../src/simulator/index.js';
 import { createTestDatabase, type TestDatabase } from './database.js';
 import { freePort } from './free-port.js';
+import { SOURCE_ENTRY } from './source-entry.js';
 import { waitFor } from './wait-for.js';
 
 /** The shared Redis of the test run. */
@@ -105,15 +106,11 @@ export function spawnWorker(input: {
   /** How node runs the command: the sources through tsx unless given. */
   entry?: string[];
 }): WorkerProcess {
-  const child = spawn(
-    process.execPath,
-    [...(input.entry ?? ['--import', 'tsx', 'src/cli/bin.ts']), 'worker', ...(input.args ?? [])],
-    {
-      cwd: repoRoot,
-      env: { ...process.env, LOG_LEVEL: 'info', ...input.env },
-      stdio: ['ignore', 'ignore', 'pipe'],
-    },
-  );
+  const child = spawn(process.execPath, [...(input.entry ?? SOURCE_ENTRY), 'worker', ...(input.args ?? [])], {
+    cwd: repoRoot,
+    env: { ...process.env, LOG_LEVEL: 'info', ...input.env },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
   let log = '';
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
     child.once('exit', (code, signal) => resolve({ code, signal }));

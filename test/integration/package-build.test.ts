@@ -23,10 +23,11 @@ describe('npm run build', { timeout: 120_000 }, () => {
   before(() => {
     // The build's two steps, each into this file's folder rather than dist/ (which other tests
     // and the benchmark run from): the compiler's, then the bundle's (`--outdir` given last wins).
-    const steps = /^tsc -p tsconfig\.build\.json && (.+) && npm run --silent bundle$/.exec(
+    assert.match(
       pkg.scripts.build ?? '',
+      /^tsc -p tsconfig\.build\.json && .+ && npm run --silent bundle$/,
+      'the build compiles, then bundles',
     );
-    assert.ok(steps, `the build compiles, then bundles: ${pkg.scripts.build}`);
     for (const [command, args] of [
       [join(root, 'node_modules', '.bin', 'tsc'), ['-p', 'tsconfig.build.json', '--outDir', out]],
       ['npm', ['run', '--silent', 'bundle', '--', `--outdir=${join(out, 'cli')}`]],

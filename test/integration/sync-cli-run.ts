@@ -2,11 +2,11 @@
  * Running the real command line in a child process, for the sync tests that kill or signal it.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { join } from 'node:path';
 import { sql } from 'drizzle-orm';
 import type { Database } from '../../src/db/connect.js';
 import { queryRows } from '../../src/db/rows.js';
 import { packageRoot } from '../../src/paths.js';
+import { SOURCE_ENTRY } from '../helpers/source-entry.js';
 
 export interface CliRun {
   child: ChildProcess;
@@ -16,9 +16,6 @@ export interface CliRun {
   /** What it printed on stdout so far. */
   stdout(): string;
 }
-
-/** The command from its TypeScript sources, as the tests run it unless they say otherwise. */
-export const SOURCE_ENTRY = ['--import', 'tsx', join('src', 'cli', 'bin.ts')];
 
 /**
  * Spawns `node <entry> <args>` (the sources through tsx unless `entry` says otherwise) with
