@@ -63,6 +63,7 @@ export function renderTable(results: BenchResults): string {
     addRun(label, 'batch script (hand-written)', b.batchBaseline);
     addRun(label, 'HTTP ceiling', b.httpCeiling);
     addRun(label, 'database ceiling (COPY)', b.dbCeiling);
+    if (b.pipelineCeiling) addRun(label, 'fetch-and-store ceiling', b.pipelineCeiling);
   }
   if (isNotRun(s.latency)) rows.push(['latency', '', '', '', '', '', '', '', `not run: ${s.latency.notRun}`]);
   else {
@@ -161,6 +162,9 @@ export function renderTable(results: BenchResults): string {
   );
   lines.push(
     `  indexer ÷ min(ceilings)       sync ${fmt(r.indexerVsCeiling.sync)}, workers ${fmt(r.indexerVsCeiling.workers)} (lower ceiling: ${r.indexerVsCeiling.limitedBy ?? '—'})`,
+  );
+  lines.push(
+    `  sync ÷ fetch-and-store ceiling ${fmt(r.syncVsPipelineCeiling)}; 2 × batch script ÷ it ${fmt(r.twiceScriptVsPipelineCeiling)}`,
   );
   lines.push(`  latency ÷ ideal               ${fmt(r.latencyVsIdeal)}`);
   lines.push(`  tail pages ÷ ideal            ${fmt(r.tailPagesVsIdeal)}`);

@@ -46,6 +46,13 @@ export interface Ratios {
     /** Which ceiling is the lower one. */
     limitedBy: 'http' | 'database' | null;
   };
+  /**
+   * Twice the batch script's rows/s ÷ the fetch-and-store ceiling's: above 1, the target of twice
+   * the script is beyond what any program fetching and storing the records reaches on this machine.
+   */
+  twiceScriptVsPipelineCeiling: Maybe<number>;
+  /** `sync`'s rows/s ÷ the fetch-and-store ceiling's. */
+  syncVsPipelineCeiling: Maybe<number>;
   /** Rows/s with added latency ÷ `concurrency × 10 ÷ latency`. */
   latencyVsIdeal: Maybe<number>;
   /** Pages the tail sync requested ÷ `ceil(new / 10) + 1`. */
@@ -91,6 +98,7 @@ export function computeRatios(scenarios: BenchResults['scenarios']): Ratios {
   const script = backfill ? rate(backfill.batchBaseline) : why;
   const http = backfill ? rate(backfill.httpCeiling) : why;
   const database = backfill ? rate(backfill.dbCeiling) : why;
+  const pipeline = backfill?.pipelineCeiling ? rate(backfill.pipelineCeiling) : why;
   let ceiling: Maybe<number> = notRun('no ceiling measured');
   let limitedBy: 'http' | 'database' | null = null;
   if (!isNotRun(http) && !isNotRun(database)) {
@@ -120,6 +128,8 @@ export function computeRatios(scenarios: BenchResults['scenarios']): Ratios {
     workersVsSync: divide(workers, sync),
     indexerVsCopy: { sync: divide(sync, database), workers: divide(workers, database) },
     indexerVsCeiling: { sync: divide(sync, ceiling), workers: divide(workers, ceiling), limitedBy },
+    twiceScriptVsPipelineCeiling: divide(isNotRun(script) ? script : 2 * script, pipeline),
+    syncVsPipelineCeiling: divide(sync, pipeline),
     latencyVsIdeal: isNotRun(latency) ? latency : divide(rate(latency.run), latency.idealRowsPerSecond),
     tailPagesVsIdeal: isNotRun(tail) ? tail : round(tail.pagesRequested / tail.idealPages),
     peakRss1mVs100k: memory,

@@ -9,6 +9,7 @@ import { runHttpCeiling } from './http-ceiling.js';
 import { runIndexerSync, type SyncRun } from './indexer-sync.js';
 import { runIndexerWorkers } from './indexer-workers.js';
 import { simulatorBase } from './options.js';
+import { runPipelineCeiling } from './pipeline-ceiling.js';
 import { startPrivateRedis } from './redis-server.js';
 import { listPagesServed, requestsServed, startSimulatorProcess } from './simulator-process.js';
 
@@ -22,6 +23,8 @@ export interface BackfillFigures {
   batchBaseline: Maybe<ThroughputRun>;
   httpCeiling: Maybe<ThroughputRun>;
   dbCeiling: Maybe<ThroughputRun>;
+  /** Fetch and `COPY` into a table without indexes, together (`bench/pipeline-ceiling.ts`). */
+  pipelineCeiling: Maybe<ThroughputRun>;
 }
 
 /** Scenario 3: new records on top of a synced history. */
@@ -186,7 +189,27 @@ export async function runHistoryScenarios(
             runDbCeiling({ truthFile, databaseUrl: database.url, expectedRows }),
           ),
         );
-        backfill = { records, indexerSync, indexerWorkers, baseline, batchBaseline, httpCeiling, dbCeiling };
+        context.log('backfill: fetch-and-store ceiling (fetch, then COPY into a table without indexes)');
+        const pipelineCeiling = await attempt(async () =>
+          usingDatabase(await freshDatabase(context, 'backfill_pipeline', { migrate: true }), (database) =>
+            runPipelineCeiling({
+              baseUrl: simulator.url,
+              databaseUrl: database.url,
+              concurrency: options.concurrency,
+              expectedRows,
+            }),
+          ),
+        );
+        backfill = {
+          records,
+          indexerSync,
+          indexerWorkers,
+          baseline,
+          batchBaseline,
+          httpCeiling,
+          dbCeiling,
+          pipelineCeiling,
+        };
       }
       let tail: Maybe<TailFigures> | null = null;
       if (wanted.tail) {

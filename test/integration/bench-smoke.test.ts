@@ -72,6 +72,7 @@ describe('npm run bench --quick', () => {
       'batchBaseline',
       'httpCeiling',
       'dbCeiling',
+      'pipelineCeiling',
     ]) {
       const run = backfill[name];
       assert.ok(isRun(run), `backfill.${name} was measured: ${JSON.stringify(run)}`);
@@ -146,6 +147,7 @@ describe('npm run bench --quick', () => {
     );
     assert.ok(integrity.signaturesVsPlain > 0 && integrity.evmShare > 0);
     assert.match(stdout, /--check-signatures ÷ sync +\d/);
+    assert.match(stdout, /fetch-and-store ceiling/);
 
     const ratios = results.ratios;
     for (const value of [
@@ -158,6 +160,8 @@ describe('npm run bench --quick', () => {
       ratios.indexerVsCopy.workers,
       ratios.indexerVsCeiling.sync,
       ratios.indexerVsCeiling.workers,
+      ratios.syncVsPipelineCeiling,
+      ratios.twiceScriptVsPipelineCeiling,
       ratios.latencyVsIdeal,
       ratios.tailPagesVsIdeal,
       ratios.peakRss1mVs100k.value,
