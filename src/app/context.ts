@@ -3,6 +3,7 @@ import { clientOptionsFromConfig } from '../client/options.js';
 import type { RequestBudget } from '../client/request-budget.js';
 import type { Config } from '../config.js';
 import { type Database, openDatabase } from '../db/connect.js';
+import { createDeferredIndexes } from '../db/deferred-indexes.js';
 import { migrateDatabase } from '../db/migrate.js';
 import { createPgStore, type PgStoreOptions } from '../db/store.js';
 import { tokensListedAt, upsertTokens } from '../db/tokens.js';
@@ -10,7 +11,7 @@ import type { Logger } from '../logger.js';
 import type { Metrics, WriteObserver } from '../metrics/index.js';
 import { loadFastKeccak } from '../sync/keccak.js';
 import type { LedgerToken } from '../sync/model.js';
-import type { SyncStore } from '../sync/ports.js';
+import type { DeferredIndexes, SyncStore } from '../sync/ports.js';
 import { observeSyncStore } from './instrumented-store.js';
 
 /**
@@ -23,6 +24,8 @@ export interface AppContext {
   client: LedgerClient;
   database: Database;
   store: SyncStore;
+  /** The read-side indexes a first backfill builds at its end. */
+  indexes: DeferredIndexes;
   /** Told what each commit wrote, when metrics are kept (the worker wraps its backfill store with it). */
   writes: WriteObserver | undefined;
   /** Stores the tokens of `/info` (tags, symbols, decimals). */
@@ -95,6 +98,7 @@ export async function createContext(options: CreateContextOptions): Promise<AppC
     client,
     database,
     store,
+    indexes: createDeferredIndexes({ database, logger }),
     writes,
     saveTokens: async (tokens) => {
       return upsertTokens(database, tokens);

@@ -2,7 +2,7 @@ import { hostname } from 'node:os';
 import type { LedgerClient } from '../client/ledger-client.js';
 import { leaseOwnerName, REFERENCE_REFRESH_MS } from '../defaults.js';
 import type { LedgerToken, TxListFilter } from '../sync/model.js';
-import type { StreamSpec, SyncStore } from '../sync/ports.js';
+import type { DeferredIndexes, StreamSpec, SyncStore } from '../sync/ports.js';
 import { type ReconcileResult, reconcilePending } from '../sync/reconcile.js';
 import { isGlobalList, listsAfterWalk } from '../sync/reread-plan.js';
 import type { SyncLogger } from '../sync/sync-logger.js';
@@ -18,6 +18,8 @@ export interface SyncContext {
   logger: SyncLogger;
   client: LedgerClient;
   store: SyncStore;
+  /** Defers the read-side indexes of a first backfill; without it they are kept up throughout. */
+  indexes?: DeferredIndexes | undefined;
   /** Stores the tokens of `/info`; token refresh is skipped without it. */
   saveTokens?: ((tokens: LedgerToken[]) => Promise<unknown>) | undefined;
   /** When `/info` was last stored; without it, every run refreshes the tokens. */
@@ -76,7 +78,8 @@ export function streamSpecs(options: SyncOptions): StreamSpec[] {
 
 /**
  * The one-shot sync: refreshes tokens, walks each stream (backfill where never synced, else tail)
- * one after another, then re-reads the non-final records that are due. Throws on the first
+ * one after another, then re-reads the non-final records that are due. Into an empty mirror the
+ * read-side indexes are dropped first and built after the walks. Throws on the first
  * stream that fails; streams already walked keep what they committed.
  */
 export async function syncOnce(ctx: SyncContext, options: SyncOptions = {}): Promise<SyncResult> {
@@ -91,6 +94,8 @@ export async function syncOnce(ctx: SyncContext, options: SyncOptions = {}): Pro
   }
   const fetchPage = createFetchPage(ctx.client, options.requestSignal);
   const specs = streamSpecs(options);
+  // Into an empty mirror, the read-side indexes are built once the walks are done.
+  await ctx.indexes?.defer();
   for (const spec of specs) {
     if (options.signal?.aborted) break;
     options.onStream?.(spec);
@@ -107,6 +112,11 @@ export async function syncOnce(ctx: SyncContext, options: SyncOptions = {}): Pro
       logger: ctx.logger,
     });
     result.streams.push(walked);
+  }
+  // A run stopped before its walks finished leaves them deferred: the run that ends the backfill
+  // builds them (and `verify`, `digest` or a pending migration, if one comes first).
+  if (!options.signal?.aborted && result.streams.every((walk) => walk.finished)) {
+    await ctx.indexes?.restore({ whenIdle: true });
   }
   if (options.reconcile !== false && !options.signal?.aborted) {
     // Through list pages only when the global list is mirrored whole: a record's rank among the

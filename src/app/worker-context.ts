@@ -42,6 +42,7 @@ export function createWorkerDeps(input: {
   });
   return {
     syncStore: app.store,
+    indexes: app.indexes,
     backfillStore: app.writes === undefined ? proofStore : observeBackfillStore(proofStore, app.writes),
     fetchPage: createFetchPage(app.client, requestSignal),
     fetchByHash: createFetchByHash(app.client, requestSignal),

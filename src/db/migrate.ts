@@ -5,6 +5,7 @@ import { migrate as migrateWithDrizzle } from 'drizzle-orm/node-postgres/migrato
 import { migrationsFolder as defaultMigrationsFolder } from '../paths.js';
 import type { Database } from './connect.js';
 import { databaseOperation } from './database-errors.js';
+import { createDeferredIndexes } from './deferred-indexes.js';
 import { queryRows } from './rows.js';
 
 /** Advisory-lock key held while migrating (any constant unique to this app). */
@@ -20,6 +21,8 @@ export async function migrateDatabase(
   options: { migrationsFolder?: string } = {},
 ): Promise<void> {
   const folder = options.migrationsFolder ?? defaultMigrationsFolder;
+  // Before the lock: the builds take connections of their own (a pool of one would wait on it).
+  await restoreBeforeMigrating(database, folder);
   await databaseOperation('migrate', () => migrateLocked(database, folder));
 }
 
@@ -33,6 +36,20 @@ async function migrateLocked(database: Database, folder: string): Promise<void> 
       await db.execute(sql`select pg_advisory_unlock(${MIGRATION_LOCK_KEY})`);
     }
   });
+}
+
+/**
+ * A pending migration may alter or drop an index that a first backfill deferred (see
+ * `deferred-indexes.ts`): those are built again before any migration runs.
+ */
+async function restoreBeforeMigrating(database: Database, folder: string): Promise<void> {
+  const state = await readMigrationState(database, { migrationsFolder: folder });
+  if (state.applied === 0 || state.applied >= state.expected) return;
+  const [table] = await queryRows<{ found: boolean }>(
+    database.db,
+    sql`SELECT to_regclass('deferred_indexes') IS NOT NULL AS found`,
+  );
+  if (table?.found) await createDeferredIndexes({ database }).restore();
 }
 
 /** How many of the migrations of `migrations/` the database has applied. */

@@ -393,3 +393,15 @@ export const syncSchedules = pgTable(
   },
   (t) => [primaryKey({ columns: [t.queuePrefix, t.schedulerId] })],
 );
+
+/**
+ * Read-side indexes dropped for a first backfill into an empty mirror (see
+ * `src/db/deferred-indexes.ts`), with the definition each is built from again at its end. Empty
+ * the rest of the time.
+ */
+export const deferredIndexes = pgTable('deferred_indexes', {
+  name: text('name').primaryKey(),
+  /** `pg_indexes.indexdef` as it was before the drop. */
+  definition: text('definition').notNull(),
+  deferredAt: tstz('deferred_at').notNull(),
+});

@@ -27,6 +27,11 @@ export interface SyncStatus {
    * served version, over all streams and re-reads); the stored records were kept.
    */
   conflicts: number;
+  /**
+   * Read-side indexes dropped for a first backfill and not built yet (see
+   * `deferred-indexes.ts`): reports run slower until the backfill ends or `migrate` builds them.
+   */
+  deferredIndexes: string[];
 }
 
 /** Reads what `status` reports from the database (no request to the service). */
@@ -58,6 +63,9 @@ export async function readSyncStatus(executor: Executor, now: Date = new Date())
     nonFinal: await countNonFinal(executor, now),
     rejected: (await countRejected(executor)).distinct,
     conflicts: [...conflicts.values()].reduce((sum, n) => sum + n, 0),
+    deferredIndexes: (
+      await queryRows<{ name: string }>(executor, sql`SELECT name FROM deferred_indexes ORDER BY name`)
+    ).map((r) => r.name),
   };
 }
 

@@ -50,7 +50,7 @@ export async function enqueueBackfillRound(
 export async function startBackfillIfNeeded(
   deps: Pick<
     WorkerDeps,
-    'queues' | 'backfillStore' | 'syncStore' | 'fetchPage' | 'pagesPerRange' | 'leaseMs'
+    'queues' | 'backfillStore' | 'syncStore' | 'fetchPage' | 'pagesPerRange' | 'leaseMs' | 'indexes'
   >,
   stream: StreamSpec,
 ): Promise<{ backfill: string; state: 'started' | 'running' | 'revived'; ranges: number } | null> {
@@ -64,16 +64,18 @@ export async function startBackfillIfNeeded(
   const { lease, state } = await deps.syncStore.acquireStream(stream, backfillOwner(id), deps.leaseMs);
   try {
     // Synced by another runner since the look above: tail it instead.
-    const plan =
-      state.watermark === null && state.walk === null
-        ? await planBackfill({
-            store: deps.backfillStore,
-            fetchPage: deps.fetchPage,
-            spec: stream,
-            id,
-            pagesPerRange: deps.pagesPerRange,
-          })
-        : null;
+    const fresh = state.watermark === null && state.walk === null;
+    // Into an empty mirror, the read-side indexes are built when the check proves the backfill.
+    if (fresh) await deps.indexes?.defer();
+    const plan = fresh
+      ? await planBackfill({
+          store: deps.backfillStore,
+          fetchPage: deps.fetchPage,
+          spec: stream,
+          id,
+          pagesPerRange: deps.pagesPerRange,
+        })
+      : null;
     if (!plan) {
       await deps.syncStore.releaseStream(lease, { ok: true });
       return null;

@@ -1,6 +1,6 @@
 import type { Logger } from '../logger.js';
 import type { BackfillStore } from '../sync/parallel-backfill.js';
-import type { FetchByHash, FetchPage, SyncStore } from '../sync/ports.js';
+import type { DeferredIndexes, FetchByHash, FetchPage, SyncStore } from '../sync/ports.js';
 import type { LedgerQueues } from './queues.js';
 import type { SharedRequestBudget } from './request-budget.js';
 
@@ -8,6 +8,8 @@ import type { SharedRequestBudget } from './request-budget.js';
 export interface WorkerDeps {
   syncStore: SyncStore;
   backfillStore: BackfillStore;
+  /** Defers the read-side indexes of a first backfill; without it they are kept up throughout. */
+  indexes?: DeferredIndexes | undefined;
   /** Pages of the service; every request, retries included, takes from the budget shared by all workers. */
   fetchPage: FetchPage;
   fetchByHash: FetchByHash;

@@ -1,5 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
+import { sql } from 'drizzle-orm';
+import { DEFERRABLE_INDEXES } from '../../src/db/deferred-indexes.js';
+import { queryRows } from '../../src/db/rows.js';
 import { provenCount, type Setup, setUp, syncToTruth } from '../helpers/redis.js';
 
 describe('workers backfill in parallel', () => {
@@ -13,6 +16,21 @@ describe('workers backfill in parallel', () => {
     await Promise.all([setup.start(), setup.start(), setup.start()].map((w) => w.ready));
     await syncToTruth(setup, 40_000);
     assert.ok((await provenCount(setup.db)) > 0);
+    // The read-side indexes were dropped for the backfill and built once it was proven.
+    const logs = setup.workers.map((w) => w.log()).join('');
+    assert.match(logs, /read-side indexes deferred to the end of the first backfill/);
+    assert.match(logs, /deferred indexes built/);
+    const present = await queryRows<{ name: string }>(
+      setup.db.database.db,
+      sql`SELECT indexname AS name FROM pg_indexes WHERE tablename IN ('ledger_transactions', 'ledger_bundle_items')`,
+    );
+    for (const name of DEFERRABLE_INDEXES)
+      assert.ok(
+        present.some((p) => p.name === name),
+        `${name} is built`,
+      );
+    const left = await queryRows(setup.db.database.db, sql`SELECT name FROM deferred_indexes`);
+    assert.equal(left.length, 0);
     await setup.close();
     setup = undefined;
   });

@@ -22,5 +22,8 @@ export const backfillCheck: JobProcessor = async (job, deps) => {
     await enqueueBackfillRound(deps, { stream, backfillId, round: round + 1, tasks: outcome.tasks });
     return { status: 'repair', gaps: outcome.gaps.length };
   }
-  return outcome.status === 'done' ? outcome : { status: 'failed', gaps: outcome.gaps.length };
+  if (outcome.status === 'failed') return { status: 'failed', gaps: outcome.gaps.length };
+  // The backfill is proven: the read-side indexes it deferred are built now.
+  const indexes = await deps.indexes?.restore({ whenIdle: true });
+  return indexes && indexes.length > 0 ? { ...outcome, indexesBuilt: indexes.length } : outcome;
 };

@@ -23,6 +23,8 @@ export const syncStream: JobProcessor = async (job, deps) => {
       const backfill = await startBackfillIfNeeded(deps, stream);
       if (backfill) return backfill;
     }
+    // A first walk into an empty mirror (`--sequential-backfill`) builds the read-side indexes at its end.
+    await deps.indexes?.defer();
     const result = await walkStream({
       store: deps.syncStore,
       fetchPage: deps.fetchPage,
@@ -34,6 +36,7 @@ export const syncStream: JobProcessor = async (job, deps) => {
       signal: deps.signal,
       logger: deps.logger,
     });
+    if (result.finished && !deps.signal.aborted) await deps.indexes?.restore({ whenIdle: true });
     // Records not final yet are re-read right after the walk of the global list, which read the
     // head pages already; the scheduled re-read job picks up the rest.
     const reread =

@@ -1,11 +1,13 @@
 import { openDatabase } from '../../db/connect.js';
+import { createDeferredIndexes } from '../../db/deferred-indexes.js';
 import { migrateDatabase } from '../../db/migrate.js';
 import { DatabaseError } from '../../errors.js';
 import { defineCommand } from '../define-command.js';
 
 const usage = `Usage: ledger-indexer migrate
 
-Applies the database migrations that are not applied yet, then exits. Safe to run from several
+Applies the database migrations that are not applied yet, and builds the read-side indexes a
+first backfill deferred if one was stopped before its end, then exits. Safe to run from several
 processes at once (they take turns on a PostgreSQL advisory lock).
 
 Environment:
@@ -27,7 +29,9 @@ export const command = defineCommand({
       const started = Date.now();
       await migrateDatabase(database);
       logger().debug({ duration_ms: Date.now() - started }, 'migrations applied');
+      const built = await createDeferredIndexes({ database, logger: logger() }).restore();
       io.stdout.write(`migrated ${target}\n`);
+      if (built.length > 0) io.stdout.write(`built ${built.length} deferred indexes: ${built.join(', ')}\n`);
       return 0;
     } catch (error) {
       io.stderr.write(`ledger-indexer migrate: cannot migrate ${target}: ${describeError(error)}\n`);

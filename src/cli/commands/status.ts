@@ -78,6 +78,10 @@ function renderTable(streams: StreamReport[], status: SyncStatus, database: stri
     lines.push(formatTable(rows, [false, true, false, true, false, true, true, true, true]));
     for (const s of streams)
       if (s.lastError && s.errorStreak > 0) lines.push(`${s.key}: last error: ${s.lastError}`);
+    if (status.deferredIndexes.length > 0)
+      lines.push(
+        `${status.deferredIndexes.length} read-side indexes deferred until the first backfill ends (\`ledger-indexer migrate\` builds them now)`,
+      );
   }
   lines.push(
     `records stored: ${status.records} (newest rawId ${status.newestRawId ?? '-'})`,

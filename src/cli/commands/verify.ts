@@ -137,6 +137,8 @@ async function completeness(
   const { verifyStreams } = await import('../../app/verify-streams.js');
   const app = await createContext({ config: config(), logger: logger() });
   onClose(() => app.close());
+  // A first backfill stopped before its end left the read-side indexes deferred: built first.
+  await app.indexes.restore();
   const streams = await verifyStreams({ app, walkLimit, signal: io.signal });
   const { readConflicts } = await import('../../db/conflicts.js');
   const conflicts = await readConflicts(app.database.db, CONFLICTS_LISTED);

@@ -1,0 +1,166 @@
+import assert from 'node:assert/strict';
+import { after, describe, it } from 'node:test';
+import { sql } from 'drizzle-orm';
+import pg from 'pg';
+import { createContext } from '../../src/app/context.js';
+import { type SyncOptions, syncOnce } from '../../src/app/sync-once.js';
+import { loadConfig } from '../../src/config.js';
+import type { Database } from '../../src/db/connect.js';
+import { createDeferredIndexes, DEFERRABLE_INDEXES } from '../../src/db/deferred-indexes.js';
+import { queryRows } from '../../src/db/rows.js';
+import { silentLogger } from '../../src/logger.js';
+import { createSimulator, type Simulator } from '../../src/simulator/index.js';
+import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
+import { runMain } from '../helpers/run-main.js';
+import { assertMirrorsTruth } from './sync-truth.js';
+
+const databases: TestDatabase[] = [];
+const simulators: Simulator[] = [];
+
+after(async () => {
+  for (const simulator of simulators) await simulator.close();
+  for (const db of databases) await db.drop();
+});
+
+async function setup(records: number) {
+  const simulator = createSimulator({ records, seed: 21, arrivalsPerSecond: 0 });
+  simulators.push(simulator);
+  const { url } = await simulator.listen();
+  const testDb = await createTestDatabase();
+  databases.push(testDb);
+  return { simulator, url, testDb, database: testDb.database };
+}
+
+function configFor(url: string) {
+  return loadConfig({ LEDGER_BASE_URL: url, LEDGER_REQUESTS_PER_SECOND: '0', LEDGER_CONCURRENCY: '4' });
+}
+
+async function sync(url: string, database: Database, options: SyncOptions = {}) {
+  const ctx = await createContext({ config: configFor(url), logger: silentLogger(), database });
+  try {
+    return await syncOnce(ctx, options);
+  } finally {
+    await ctx.close();
+  }
+}
+
+/** A first sync stopped after its first commit: the backfill is under way, not finished. */
+async function stoppedBackfill(url: string, database: Database) {
+  const stop = new AbortController();
+  const result = await sync(url, database, { signal: stop.signal, onPage: () => stop.abort() });
+  assert.equal(result.streams[0]?.mode, 'backfill');
+  assert.equal(result.streams[0]?.finished, false, 'the backfill was stopped before its end');
+  return result;
+}
+
+/** The mirror's indexes of the two tables, name to definition. */
+async function indexes(database: Database): Promise<Map<string, string>> {
+  const rows = await queryRows<{ name: string; definition: string }>(
+    database.db,
+    sql`SELECT indexname AS name, indexdef AS definition FROM pg_indexes
+        WHERE tablename IN ('ledger_transactions', 'ledger_bundle_items') ORDER BY indexname`,
+  );
+  return new Map(rows.map((r) => [r.name, r.definition]));
+}
+
+const deferredNames = async (database: Database) =>
+  (await queryRows<{ name: string }>(database.db, sql`SELECT name FROM deferred_indexes ORDER BY name`)).map(
+    (r) => r.name,
+  );
+
+const sorted = (names: readonly string[]) => [...names].sort();
+
+describe('read-side indexes during a first backfill', () => {
+  it('are dropped while a first backfill runs and built as the migrations made them when it ends', async () => {
+    const { simulator, url, database } = await setup(400);
+    const migrated = await indexes(database);
+    for (const name of DEFERRABLE_INDEXES) assert.ok(migrated.has(name), `${name} is made by the migrations`);
+
+    await stoppedBackfill(url, database);
+    const during = await indexes(database);
+    for (const name of DEFERRABLE_INDEXES) assert.ok(!during.has(name), `${name} is not kept up meanwhile`);
+    for (const kept of ['ledger_transactions_pkey', 'ledger_transactions_ledger_hash_key'])
+      assert.ok(during.has(kept), `${kept} stays: the page write needs it`);
+    assert.deepEqual(await deferredNames(database), sorted(DEFERRABLE_INDEXES));
+    const rows = await queryRows<{ n: string }>(
+      database.db,
+      sql`SELECT count(*)::text AS n FROM ledger_transactions`,
+    );
+    assert.ok(Number(rows[0]?.n) > 0, 'the stopped run committed pages');
+
+    const finished = await sync(url, database);
+    assert.equal(finished.streams[0]?.finished, true);
+    assert.deepEqual(await indexes(database), migrated, 'the same indexes, defined the same way');
+    assert.deepEqual(await deferredNames(database), []);
+    await assertMirrorsTruth(database.db, simulator);
+  });
+
+  it('stay in place for a mirror that already holds records', async () => {
+    const { url, database } = await setup(60);
+    await sync(url, database);
+    const before = await indexes(database);
+    const deferred = createDeferredIndexes({ database });
+    assert.deepEqual(await deferred.defer(), []);
+    assert.deepEqual(await indexes(database), before);
+  });
+
+  it('stay in place when a reader holds the table: the deferral gives up rather than wait', async () => {
+    const { testDb, database } = await setup(10);
+    const before = await indexes(database);
+    const reader = new pg.Client({ connectionString: testDb.url });
+    await reader.connect();
+    try {
+      await reader.query('BEGIN');
+      await reader.query('SELECT count(*) FROM ledger_transactions');
+      assert.deepEqual(await createDeferredIndexes({ database }).defer(), []);
+    } finally {
+      await reader.end();
+    }
+    assert.deepEqual(await indexes(database), before);
+    assert.deepEqual(await deferredNames(database), []);
+  });
+
+  it('wait for the backfill while it is under way, unless a reader asks for them', async () => {
+    const { url, database } = await setup(400);
+    await stoppedBackfill(url, database);
+    const deferred = createDeferredIndexes({ database });
+    assert.deepEqual(await deferred.restore({ whenIdle: true }), [], 'the backfill builds them at its end');
+    assert.equal((await deferred.pending()).length, DEFERRABLE_INDEXES.length);
+    // Two readers at once: each index is built once, and neither fails.
+    const [a, b] = await Promise.all([deferred.restore(), deferred.restore()]);
+    assert.deepEqual(sorted([...a, ...b]), sorted(DEFERRABLE_INDEXES));
+    assert.deepEqual(await deferredNames(database), []);
+    for (const name of DEFERRABLE_INDEXES) assert.ok((await indexes(database)).has(name));
+  });
+
+  it('are built by the migrate command after a backfill that was stopped', async () => {
+    const { url, testDb, database } = await setup(400);
+    await stoppedBackfill(url, database);
+    const status = await runMain(['status'], { DATABASE_URL: testDb.url, LOG_LEVEL: 'silent' });
+    assert.match(status.out, new RegExp(`${DEFERRABLE_INDEXES.length} read-side indexes deferred`));
+    const run = await runMain(['migrate'], { DATABASE_URL: testDb.url, LOG_LEVEL: 'silent' });
+    assert.equal(run.code, 0, run.err);
+    assert.match(run.out, new RegExp(`built ${DEFERRABLE_INDEXES.length} deferred indexes`));
+    assert.deepEqual(await deferredNames(database), []);
+    for (const name of DEFERRABLE_INDEXES) assert.ok((await indexes(database)).has(name));
+    // The backfill then goes on with them and ends as any other.
+    assert.equal((await sync(url, database)).streams[0]?.finished, true);
+  });
+
+  it('are built before verify reads the mirror', async () => {
+    const { url, testDb, database } = await setup(400);
+    await stoppedBackfill(url, database);
+    const env = {
+      DATABASE_URL: testDb.url,
+      LEDGER_BASE_URL: url,
+      LEDGER_REQUESTS_PER_SECOND: '0',
+      LOG_LEVEL: 'silent',
+    };
+    const run = await runMain(['verify', '--json'], env);
+    assert.equal(run.code, 1, 'the stopped backfill is reported incomplete');
+    assert.deepEqual(await deferredNames(database), []);
+    for (const name of DEFERRABLE_INDEXES) assert.ok((await indexes(database)).has(name));
+    const status = await runMain(['status'], { DATABASE_URL: testDb.url, LOG_LEVEL: 'silent' });
+    assert.doesNotMatch(status.out, /indexes deferred/);
+  });
+});
