@@ -114,7 +114,7 @@ export async function syncOnce(ctx: SyncContext, options: SyncOptions = {}): Pro
     result.streams.push(walked);
   }
   // A run stopped before its walks finished leaves them deferred: the run that ends the backfill
-  // builds them (and `verify`, `digest` or a pending migration, if one comes first).
+  // builds them (and `verify`, `migrate` or a pending migration, if one comes first).
   if (!options.signal?.aborted && result.streams.every((walk) => walk.finished)) {
     await ctx.indexes?.restore({ whenIdle: true });
   }
