@@ -163,6 +163,7 @@ export async function snapshotOfStatus(
     nonFinalDue: status.nonFinal.due,
     rejected: status.rejected,
     conflicts: status.conflicts,
+    deferredIndexes: status.deferredIndexes.length,
   };
 }
 

@@ -30,6 +30,8 @@ export interface StateSnapshot {
   nonFinalDue: number;
   rejected: number;
   conflicts: number;
+  /** Read-side indexes a first backfill dropped and has not built yet. */
+  deferredIndexes: number;
 }
 
 /** Depth of one BullMQ queue. */
@@ -100,6 +102,10 @@ export function registerStateMetrics(registry: Registry): StateMetrics {
       'conflicts',
       'Record versions served with immutable fields different from the stored ones.',
     ),
+    deferredIndexes: gauge(
+      'deferred_indexes',
+      'Read-side indexes dropped for a first backfill and not built yet (reports run slower meanwhile).',
+    ),
   };
   const queueJobs = gauge('queue_jobs', 'BullMQ jobs by queue and state (on worker).', ['queue', 'state']);
   const all = [...Object.values(stream), ...Object.values(totals)];
@@ -127,6 +133,7 @@ export function registerStateMetrics(registry: Registry): StateMetrics {
       totals.nonFinalDue.set(snapshot.nonFinalDue);
       totals.rejected.set(snapshot.rejected);
       totals.conflicts.set(snapshot.conflicts);
+      totals.deferredIndexes.set(snapshot.deferredIndexes);
     },
     setQueues(queues) {
       queueJobs.reset();

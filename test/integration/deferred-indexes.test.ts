@@ -3,6 +3,7 @@ import { after, describe, it } from 'node:test';
 import { sql } from 'drizzle-orm';
 import pg from 'pg';
 import { createContext } from '../../src/app/context.js';
+import { readStateSnapshot } from '../../src/app/stream-health.js';
 import { type SyncOptions, syncOnce } from '../../src/app/sync-once.js';
 import { loadConfig } from '../../src/config.js';
 import type { Database } from '../../src/db/connect.js';
@@ -138,6 +139,7 @@ describe('read-side indexes during a first backfill', () => {
     await stoppedBackfill(url, database);
     const status = await runMain(['status'], { DATABASE_URL: testDb.url, LOG_LEVEL: 'silent' });
     assert.match(status.out, new RegExp(`${DEFERRABLE_INDEXES.length} read-side indexes deferred`));
+    assert.equal((await readStateSnapshot(database)).deferredIndexes, DEFERRABLE_INDEXES.length, 'the gauge');
     const run = await runMain(['migrate'], { DATABASE_URL: testDb.url, LOG_LEVEL: 'silent' });
     assert.equal(run.code, 0, run.err);
     assert.match(run.out, new RegExp(`built ${DEFERRABLE_INDEXES.length} deferred indexes`));

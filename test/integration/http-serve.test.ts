@@ -107,6 +107,11 @@ describe('serve: the HTTP surface from the database alone', () => {
     const samples = parseSamples(metrics.body);
     assert.equal(sampleSum(samples, 'ledger_indexer_database_up'), 1);
     assert.equal(sampleSum(samples, 'ledger_indexer_records_stored'), Number(records));
+    assert.equal(
+      sampleSum(samples, 'ledger_indexer_deferred_indexes'),
+      0,
+      'built at the end of the backfill',
+    );
     assert.equal(sampleSum(samples, 'ledger_indexer_stream_complete', { stream: 'txs' }), 1);
     assert.equal(sampleSum(samples, 'ledger_indexer_stream_backfill_progress_ratio', { stream: 'txs' }), 1);
     assert.equal(

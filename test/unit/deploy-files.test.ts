@@ -66,6 +66,7 @@ describe('the dashboard and alert rules in deploy/', () => {
       'LedgerIndexerErrorStreak',
       'LedgerIndexerRejectedRecordsRising',
       'LedgerIndexerBackfillIncomplete',
+      'LedgerIndexerIndexesDeferred',
       'LedgerIndexerRateLimited',
       'LedgerIndexerRequestBudgetExhausted',
     ]) {
