@@ -7,8 +7,8 @@
  * product.
  */
 import pg from 'pg';
-import { Pool } from 'undici';
 import { type ThroughputRun, throughput } from './figures.js';
+import { listPages } from './list-pages.js';
 import { encodeRow, TX_COLUMNS, type WireRecord } from './row-encoding.js';
 
 const PAGES_IN_FLIGHT = 8;
@@ -21,21 +21,13 @@ export async function runBatchBaseline(input: {
   databaseUrl: string;
   expectedRows: number;
 }): Promise<ThroughputRun> {
-  const origin = new URL(input.baseUrl);
-  const prefix = origin.pathname.replace(/\/$/, '');
-  const http = new Pool(origin.origin, { connections: PAGES_IN_FLIGHT, keepAliveTimeout: 30_000 });
+  const http = listPages(input.baseUrl, PAGES_IN_FLIGHT, 'batch script');
   const db = new pg.Client({ connectionString: input.databaseUrl });
   db.on('error', () => undefined);
   await db.connect();
   try {
     const insert = await prepareTable(db);
-    const fetchPage = async (page: number): Promise<{ totalPages: number; txs: WireRecord[] }> => {
-      const response = await http.request({ method: 'GET', path: `${prefix}/txs?page=${page}` });
-      if (response.statusCode !== 200)
-        throw new Error(`batch script: HTTP ${response.statusCode} on page ${page}`);
-      const body = JSON.parse(await response.body.text()) as { totalPages: number; txs: WireRecord[] | null };
-      return { totalPages: body.totalPages, txs: body.txs ?? [] };
-    };
+    const { fetchPage } = http;
     const fetchBatch = async (from: number, to: number): Promise<WireRecord[]> => {
       const pages: WireRecord[][] = [];
       let next = from;

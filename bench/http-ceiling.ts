@@ -2,23 +2,19 @@
  * The HTTP ceiling: every page fetched and parsed at the indexer's concurrency, the records
  * thrown away. No database, no validation: the most any indexer could get out of the service.
  */
-import { Pool } from 'undici';
+
 import { type ThroughputRun, throughput } from './figures.js';
+import { listPages } from './list-pages.js';
 
 export async function runHttpCeiling(input: {
   baseUrl: string;
   concurrency: number;
   expectedRows: number;
 }): Promise<ThroughputRun> {
-  const origin = new URL(input.baseUrl);
-  const prefix = origin.pathname.replace(/\/$/, '');
-  const pool = new Pool(origin.origin, { connections: input.concurrency, keepAliveTimeout: 30_000 });
+  const pool = listPages(input.baseUrl, input.concurrency, 'HTTP ceiling');
   const fetchPage = async (page: number): Promise<{ totalPages: number; records: number }> => {
-    const response = await pool.request({ method: 'GET', path: `${prefix}/txs?page=${page}` });
-    if (response.statusCode !== 200)
-      throw new Error(`HTTP ceiling: HTTP ${response.statusCode} on page ${page}`);
-    const body = JSON.parse(await response.body.text()) as { totalPages: number; txs: unknown[] | null };
-    return { totalPages: body.totalPages, records: body.txs?.length ?? 0 };
+    const { totalPages, txs } = await pool.fetchPage(page);
+    return { totalPages, records: txs.length };
   };
   const started = performance.now();
   let pages = 0;

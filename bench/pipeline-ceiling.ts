@@ -11,8 +11,8 @@
 import { once } from 'node:events';
 import pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
-import { Pool } from 'undici';
 import { type ThroughputRun, throughput } from './figures.js';
+import { listPages } from './list-pages.js';
 import { copyLine, encodeRow, TX_COLUMNS, type WireRecord } from './row-encoding.js';
 
 const TABLE = 'ceiling_transactions';
@@ -24,21 +24,13 @@ export async function runPipelineCeiling(input: {
   concurrency: number;
   expectedRows: number;
 }): Promise<ThroughputRun> {
-  const origin = new URL(input.baseUrl);
-  const prefix = origin.pathname.replace(/\/$/, '');
-  const http = new Pool(origin.origin, { connections: input.concurrency, keepAliveTimeout: 30_000 });
+  const http = listPages(input.baseUrl, input.concurrency, 'fetch-and-store ceiling');
   const db = new pg.Client({ connectionString: input.databaseUrl });
   db.on('error', () => undefined);
   await db.connect();
   try {
     await db.query(`CREATE TABLE ${TABLE} (LIKE ledger_transactions INCLUDING DEFAULTS)`);
-    const fetchPage = async (page: number): Promise<{ totalPages: number; txs: WireRecord[] }> => {
-      const response = await http.request({ method: 'GET', path: `${prefix}/txs?page=${page}` });
-      if (response.statusCode !== 200)
-        throw new Error(`fetch-and-store ceiling: HTTP ${response.statusCode} on page ${page}`);
-      const body = JSON.parse(await response.body.text()) as { totalPages: number; txs: WireRecord[] | null };
-      return { totalPages: body.totalPages, txs: body.txs ?? [] };
-    };
+    const { fetchPage } = http;
     const started = performance.now();
     const sink = db.query(copyFrom(`COPY ${TABLE} (${TX_COLUMNS.join(', ')}) FROM STDIN`));
     const done = once(sink, 'finish');

@@ -178,12 +178,17 @@ async function deferrable(executor: Executor): Promise<boolean> {
   return row?.yes === true;
 }
 
-async function pendingIndexes(database: Database): Promise<string[]> {
+/** The names of the indexes deferred now (what `status` and the gauge report too). */
+export async function deferredIndexNames(executor: Executor): Promise<string[]> {
   const rows = await queryRows<{ name: string }>(
-    database.db,
+    executor,
     sql`SELECT name FROM deferred_indexes ORDER BY name`,
   );
   return rows.map((r) => r.name);
+}
+
+function pendingIndexes(database: Database): Promise<string[]> {
+  return deferredIndexNames(database.db);
 }
 
 /** Whether a backfill is under way: a stream's walk in backfill mode, or a parallel backfill running. */

@@ -1,6 +1,7 @@
 import { sql } from 'drizzle-orm';
 import type { StreamSpec } from '../sync/ports.js';
 import { countConflictsByStream } from './conflicts.js';
+import { deferredIndexNames } from './deferred-indexes.js';
 import type { Executor } from './rows.js';
 import { queryOne, queryRows } from './rows.js';
 import {
@@ -63,9 +64,7 @@ export async function readSyncStatus(executor: Executor, now: Date = new Date())
     nonFinal: await countNonFinal(executor, now),
     rejected: (await countRejected(executor)).distinct,
     conflicts: [...conflicts.values()].reduce((sum, n) => sum + n, 0),
-    deferredIndexes: (
-      await queryRows<{ name: string }>(executor, sql`SELECT name FROM deferred_indexes ORDER BY name`)
-    ).map((r) => r.name),
+    deferredIndexes: await deferredIndexNames(executor),
   };
 }
 

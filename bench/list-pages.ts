@@ -1,0 +1,28 @@
+/**
+ * The global list's pages over a keep-alive pool, as the hand-written baselines and the ceilings
+ * fetch them: one GET per page, the body parsed whole. Not the indexer's client (that one is
+ * measured).
+ */
+import { Pool } from 'undici';
+import type { WireRecord } from './row-encoding.js';
+
+export interface ListPages {
+  fetchPage(page: number): Promise<{ totalPages: number; txs: WireRecord[] }>;
+  close(): Promise<void>;
+}
+
+/** `connections` kept-alive connections to `baseUrl`; a non-200 answer throws, named after `who`. */
+export function listPages(baseUrl: string, connections: number, who: string): ListPages {
+  const origin = new URL(baseUrl);
+  const prefix = origin.pathname.replace(/\/$/, '');
+  const pool = new Pool(origin.origin, { connections, keepAliveTimeout: 30_000 });
+  return {
+    async fetchPage(page) {
+      const response = await pool.request({ method: 'GET', path: `${prefix}/txs?page=${page}` });
+      if (response.statusCode !== 200) throw new Error(`${who}: HTTP ${response.statusCode} on page ${page}`);
+      const body = JSON.parse(await response.body.text()) as { totalPages: number; txs: WireRecord[] | null };
+      return { totalPages: body.totalPages, txs: body.txs ?? [] };
+    },
+    close: () => pool.close(),
+  };
+}
