@@ -349,3 +349,22 @@ export class ListenError extends LedgerIndexerError {
     this.code = init.code;
   }
 }
+
+/**
+ * A commit this run made, and built on, is no longer in the database: the server crashed and came
+ * back without it (commits wait for the disk only where it matters). The run stops before anything
+ * moves past the records that commit held; the next run resumes from what the database kept.
+ * Retryable, like a lost connection.
+ */
+export class CommitLostError extends DatabaseError {
+  readonly stream: string;
+
+  constructor(stream: string, detail: string, operation: string) {
+    super({
+      kind: 'connection',
+      words: `a commit of this run on stream ${stream} is no longer in the database (${detail}): the server restarted and lost it`,
+      operation,
+    });
+    this.stream = stream;
+  }
+}

@@ -1,10 +1,13 @@
 /** Page commits on PostgreSQL/PGlite: a stream walk's pages, written with its checkpoint. */
+import { sql } from 'drizzle-orm';
+import { CommitLostError, type LeaseLostError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { PageCommit, SyncStore, WriteCounts } from '../sync/ports.js';
-import type { Database } from './connect.js';
+import type { Database, Db } from './connect.js';
 import { warnIntegrityMismatches } from './integrity-log.js';
 import { leaseLost } from './lease-store.js';
 import type { RecheckPolicy } from './rechecks.js';
+import { queryRows } from './rows.js';
 import { toRejectedRows } from './write-rejected.js';
 import { withRetries } from './write-retries.js';
 import { prepareBatch, writeTransactions } from './write-transactions.js';
@@ -58,14 +61,15 @@ export function createPageCommits(options: PageCommitOptions): Pick<SyncStore, '
               watermark: commit.watermark,
               head: pageOneHead(pages),
               rejected: toRejectedRows(early),
-              synchronousCommit,
+              synchronousCommit: commit.durable === true ? 'on' : synchronousCommit,
+              fromPage: commit.lane ? undefined : commit.fromPage,
               pages: pages.length,
               lane: commit.lane && { ...commit.lane, attempt: commit.walk?.attempt ?? '' },
             },
           }),
         logger,
       );
-      if (!written.fenced) throw await leaseLost(database.db, lease);
+      if (!written.fenced) throw await refusedCommit(database.db, commit);
       warnIntegrityMismatches(logger, { stream: lease.key, page: commit.page }, prepared.records);
       if (written.conflicts > 0) {
         logger?.warn(
@@ -91,4 +95,25 @@ function pageOneHead(
   const first = pages.find((p) => p.page === 1);
   if (first === undefined || first.records.length === 0) return null;
   return first.records.reduce((max, r) => Math.max(max, r.rawId), Number.NEGATIVE_INFINITY);
+}
+
+/**
+ * Why a page commit wrote nothing: a stale fence (another runner took the lease), else a
+ * checkpoint that does not lead to the commit's first page, which only a lost earlier commit of
+ * the same lease explains.
+ */
+async function refusedCommit(db: Db, commit: PageCommit): Promise<LeaseLostError | CommitLostError> {
+  const { lease } = commit;
+  const [row] = await queryRows<{ fence: string; next_page: number | null }>(
+    db,
+    sql`SELECT lease_fence::text AS fence, (walk->>'nextPage')::int AS next_page FROM sync_streams WHERE key = ${lease.key}`,
+  );
+  if (row === undefined || Number(row.fence) > lease.fence || commit.fromPage === undefined || commit.lane)
+    return leaseLost(db, lease);
+  const stored = row.next_page ?? 1;
+  return new CommitLostError(
+    lease.key,
+    `its checkpoint leads to page ${stored}, where this commit follows on from page ${commit.fromPage}`,
+    'page-write',
+  );
 }

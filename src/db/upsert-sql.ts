@@ -62,6 +62,11 @@ export interface PageWrite {
   rejected: readonly RejectedRow[];
   /** PostgreSQL `synchronous_commit` for this commit. */
   synchronousCommit: 'on' | 'off';
+  /**
+   * The commit's first page: the stored checkpoint must lead there (`PageCommit.fromPage`), else
+   * nothing is written and `fenced` is 0, as for a stale fence. Absent, or on a lane: not checked.
+   */
+  fromPage?: number | undefined;
   /** Pages the commit holds, for the run's count. Default 1. */
   pages?: number | undefined;
   /**
@@ -330,6 +335,7 @@ function fencedCte(page: PageWrite, now: string): SQL {
           ELSE lease_expires_at END,
         updated_at = ${now}::timestamptz
       WHERE key = ${page.streamKey} AND lease_fence <= ${page.fence}::bigint
+        ${page.fromPage === undefined ? sql`` : sql`AND coalesce((walk->>'nextPage')::int, 1) = ${page.fromPage}::int`}
       RETURNING key
     ),
     `;

@@ -55,6 +55,20 @@ export interface PageCommit {
   lease: StreamLease;
   /** The page number fetched (for rejected-record reports); the last one when the commit spans several. */
   page: number;
+  /**
+   * The commit's first page, which a walk always gives. Unless it is a lane commit, the stored
+   * checkpoint must then lead there (its `nextPage`; page 1 when no walk is stored): otherwise the
+   * commit before it is not in the database (lost when the server crashed and came back) and the
+   * commit is refused with `CommitLostError`, so the checkpoint never moves past records that are
+   * not stored. Absent: not checked.
+   */
+  fromPage?: number | undefined;
+  /**
+   * Wait for this commit to reach the disk, and with it every commit before it (PostgreSQL
+   * `synchronous_commit`): the walk's last commit, so a run reports only what a crash cannot take
+   * back. Default: the store's setting.
+   */
+  durable?: boolean | undefined;
   records: LedgerTx[];
   /**
    * The commit's pages in the order they were fetched, each with the records it served (repeats

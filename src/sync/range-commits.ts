@@ -57,9 +57,9 @@ export interface RangeCommitter {
 /**
  * Creates the committer of one range task. Pages arrive in ascending order; each batch commits
  * its records with the ranges they prove (joined to the page before the batch, which was fetched
- * just before it) in one transaction. A batch starts only after the one before it committed, so a
- * proven join never reaches past records that are not stored; `onCommitted` runs after each
- * commit, in order, with the last page it stored.
+ * just before it) in one transaction. The join proves only the space between the two pages: the
+ * page before keeps the proof its own commit stored, which a database crash can take back with its
+ * records. `onCommitted` runs after each commit, in order, with the last page it stored.
  */
 export function createRangeCommitter(input: {
   writer: RangePageWriter;
@@ -111,15 +111,24 @@ async function writeRangePages(
   const { writer, key, backfillId } = target;
   if (writer.commitRangePages) {
     const observed = pages.map((p) => p.observed);
-    const proven = provenByRun(joinTo ? [joinTo, ...observed] : observed);
+    const proven = provenByRun(joinTo ? [asAnchor(joinTo), ...observed] : observed);
     return writer.commitRangePages({ key, backfillId, pages: pages.map((p) => p.page), proven });
   }
   const total = zeroCounts();
   let previous = joinTo;
   for (const { observed, page } of pages) {
-    const proven = provenByRun(previous ? [previous, observed] : [observed]);
+    const proven = provenByRun(previous ? [asAnchor(previous), observed] : [observed]);
     addCounts(total, await writer.commitRangePage({ key, backfillId, ...page, proven }));
     previous = observed;
   }
   return total;
+}
+
+/**
+ * The page before a commit, as what the commit may join to: its records were stored by an earlier
+ * commit, which a crash may have taken back after it returned (range commits do not wait for the
+ * disk), so only the space between the two pages is proven here, never the earlier page's span.
+ */
+function asAnchor(page: ObservedPage): ObservedPage {
+  return page.anchor ? page : { ...page, anchor: true };
 }

@@ -89,6 +89,10 @@ export function createWalkCommits(input: {
     const counts = await store.commitPage({
       lease,
       page: last.page,
+      fromPage: pages[0]!.page,
+      // The last commit waits for the disk, and with it every commit before it: what the run
+      // reports as stored, a crash cannot take back.
+      durable: last.finished,
       records: distinctByRawId(pages.flatMap((p) => p.served.txs)),
       pages: pages.map((p) => ({ page: p.page, records: p.served.txs })),
       rejected: last.served.rejected,

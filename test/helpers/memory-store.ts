@@ -9,7 +9,7 @@
 import type { LedgerTx } from '../../src/client/types.js';
 import type { RecheckPolicy } from '../../src/db/rechecks.js';
 import { normaliseSpec } from '../../src/db/stream-key.js';
-import { LeaseLostError } from '../../src/errors.js';
+import { CommitLostError, LeaseLostError } from '../../src/errors.js';
 import { mergeRanges, type RawIdRange } from '../../src/sync/completeness.js';
 import type { BackfillRun, BackfillStore } from '../../src/sync/parallel-backfill.js';
 import type {
@@ -127,6 +127,11 @@ export class MemoryStore extends MemoryRecords implements SyncStore, BackfillSto
       throw new Error('process killed');
     }
     const { lease } = commit;
+    const storedNext = row.walk?.nextPage ?? 1;
+    if (!commit.lane && commit.fromPage !== undefined && storedNext !== commit.fromPage) {
+      const detail = `its checkpoint leads to page ${storedNext}, where this commit follows on from page ${commit.fromPage}`;
+      throw new CommitLostError(lease.key, detail, 'page-write');
+    }
     if (commit.lane && commit.walk) {
       const lanes = this.laneCommits.get(lease.key) ?? [];
       lanes.push({ fence: lease.fence, fromPage: commit.lane.fromPage, walk: structuredClone(commit.walk) });

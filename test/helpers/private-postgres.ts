@@ -73,8 +73,12 @@ function asPostgres(): { prefix: string[]; uid: number; gid: number } | null {
   };
 }
 
-/** Creates a fresh cluster in a temporary folder and starts it on a free port. */
-export async function startPrivatePostgres(): Promise<PrivatePostgres> {
+/**
+ * Creates a fresh cluster in a temporary folder and starts it on a free port. `settings`: more
+ * server settings (`name=value`), e.g. `wal_writer_delay=10s` so that an asynchronous commit
+ * stays off the disk long enough for a crash to take it back.
+ */
+export async function startPrivatePostgres(options: { settings?: string[] } = {}): Promise<PrivatePostgres> {
   const bin = postgresBinDir();
   const user = asPostgres();
   const dir = mkdtempSync(join(tmpdir(), 'ledger-pg-'));
@@ -106,6 +110,7 @@ export async function startPrivatePostgres(): Promise<PrivatePostgres> {
     '-c full_page_writes=off',
     '-c shared_buffers=32MB',
     '-c max_connections=100',
+    ...(options.settings ?? []).map((setting) => `-c ${setting}`),
   ].join(' ');
   const start = async (): Promise<void> => {
     await pgCtl(['start', '-w', '-t', '60', '-l', logFile, '-o', settings]);

@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { beforeEach, describe, it } from 'node:test';
 import type { LedgerTx } from '../../src/client/types.js';
-import { LeaseLostError } from '../../src/errors.js';
+import { CommitLostError, LeaseLostError } from '../../src/errors.js';
 import type { BackfillStore } from '../../src/sync/parallel-backfill.js';
 import type { PageCommit, StreamLease, StreamSpec, SyncStore, WalkCheckpoint } from '../../src/sync/ports.js';
 import { makeLedgerTx } from './ledger-tx.js';
@@ -226,6 +226,27 @@ function checkpointConformance(c: ConformanceContext): void {
       await c.sync.releaseStream(a, { ok: false, error: 'stopped' });
       const { state } = await c.sync.acquireStream({}, 'runner-b', MINUTE);
       assert.deepEqual([state.walk, state.watermark], [walkAt(4), null]);
+    });
+
+    it('refuses a commit whose predecessor is not stored (lost in a crash), and keeps the checkpoint', async () => {
+      const a = await c.acquire('runner-a');
+      await c.sync.commitPage(c.page(a, [makeLedgerTx({ rawId: 90 })], { fromPage: 1, walk: walkAt(4) }));
+      // The commit of pages 4-6 never reached the database; the walk goes on at page 7.
+      const next = c.page(a, [makeLedgerTx({ rawId: 60 })], { fromPage: 7, page: 9, walk: walkAt(10) });
+      await assert.rejects(c.sync.commitPage(next), CommitLostError);
+      const last = c.page(a, [makeLedgerTx({ rawId: 1 })], {
+        fromPage: 7,
+        page: 9,
+        walk: null,
+        watermark: 99,
+      });
+      await assert.rejects(c.sync.commitPage(last), CommitLostError);
+      assert.deepEqual(await c.state('runner-a'), { watermark: null, walk: walkAt(4) });
+      assert.equal(await c.stored(), 1, 'the refused commits stored nothing');
+      await c.sync.commitPage(
+        c.page(a, [makeLedgerTx({ rawId: 60 })], { fromPage: 4, page: 6, walk: walkAt(7) }),
+      );
+      assert.deepEqual((await c.state('runner-a')).walk, walkAt(7), 'the commit that follows on is taken');
     });
 
     it('ends a walk with the page that clears it and sets the watermark', async () => {

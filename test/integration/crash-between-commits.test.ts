@@ -1,0 +1,250 @@
+/**
+ * PostgreSQL crashing between two commits of one run, the commit before the crash acknowledged but
+ * not yet on disk (page and range commits do not wait for the disk): the pool reconnects without
+ * an error, and the run must not carry on from memory past what the database lost. It ends
+ * complete or fails with one line, and the next run leaves the mirror equal to the service.
+ *
+ * Deterministic: a private PostgreSQL whose WAL writer waits 10 s (so an acknowledged
+ * asynchronous commit is still in memory), and a proxy in front of the simulator that, before
+ * answering a chosen page, waits for the walk's checkpoint to move, then crashes and restarts the
+ * server. Each test first checks that the crash really took a commit back.
+ */
+import assert from 'node:assert/strict';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { after, before, describe, it } from 'node:test';
+import { sql } from 'drizzle-orm';
+import { createContext } from '../../src/app/context.js';
+import { createFetchPage } from '../../src/app/sync-adapters.js';
+import { syncOnce } from '../../src/app/sync-once.js';
+import { createLedgerClient } from '../../src/client/index.js';
+import { loadConfig } from '../../src/config.js';
+import { type Database, openDatabase } from '../../src/db/connect.js';
+import { migrateDatabase } from '../../src/db/migrate.js';
+import { createProofStore } from '../../src/db/proof-store.js';
+import { queryRows } from '../../src/db/rows.js';
+import { createPgStore } from '../../src/db/store.js';
+import { DatabaseError } from '../../src/errors.js';
+import { silentLogger } from '../../src/logger.js';
+import { createSimulator, type Simulator } from '../../src/simulator/index.js';
+import { checkBackfill, fetchRange, planBackfill } from '../../src/sync/parallel-backfill.js';
+import { type PrivatePostgres, startPrivatePostgres } from '../helpers/private-postgres.js';
+import { waitFor } from '../helpers/wait-for.js';
+import { assertMirrorsTruth } from './sync-truth.js';
+
+let server: PrivatePostgres;
+
+before(async () => {
+  server = await startPrivatePostgres({
+    settings: ['wal_writer_delay=10s', 'wal_writer_flush_after=64MB', 'wal_buffers=16MB'],
+  });
+});
+
+after(async () => {
+  await server?.destroy();
+});
+
+/** A fresh database on the private server, migrated. */
+async function freshDatabase(name: string): Promise<{ url: string; database: Database }> {
+  const admin = await openDatabase({ databaseUrl: server.url, maxConnections: 1 });
+  await admin.db.execute(sql.raw(`DROP DATABASE IF EXISTS ${name}`));
+  await admin.db.execute(sql.raw(`CREATE DATABASE ${name}`));
+  await admin.close();
+  const url = server.url.replace(/\/postgres$/, `/${name}`);
+  const database = await openDatabase({ databaseUrl: url, maxConnections: 4 });
+  await migrateDatabase(database);
+  return { url, database };
+}
+
+/**
+ * A proxy to the simulator that runs `beforePage` before answering each list page: the test's
+ * hook waits there for the commits it wants, and crashes the server.
+ */
+async function hookedProxy(
+  target: string,
+  beforePage: (page: number) => Promise<void>,
+): Promise<{ url: string; close: () => Promise<void> }> {
+  const proxy: Server = createServer((req, res) => {
+    void (async () => {
+      const url = new URL(req.url ?? '/', target);
+      const page = url.searchParams.get('page');
+      if (page !== null) await beforePage(Number(page));
+      const upstream = await fetch(url);
+      res.writeHead(upstream.status, {
+        'content-type': upstream.headers.get('content-type') ?? 'application/json',
+      });
+      res.end(Buffer.from(await upstream.arrayBuffer()));
+    })().catch((error: unknown) => {
+      res.writeHead(500);
+      res.end(String(error));
+    });
+  });
+  await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+  const { port } = proxy.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    close: () => new Promise((resolve) => proxy.close(() => resolve())),
+  };
+}
+
+/** Waits until the mirror holds at least `n` records. */
+async function storedAtLeast(database: Database, n: number): Promise<void> {
+  await waitFor(`${n} records stored`, async () => (await storedCount(database)) >= n, {
+    timeoutMs: 30_000,
+    everyMs: 20,
+  });
+}
+
+/** How many records the mirror holds (0 while the server is away). */
+async function storedCount(database: Database): Promise<number> {
+  const rows = await queryRows<{ n: number }>(
+    database.db,
+    sql`SELECT count(*)::int AS n FROM ledger_transactions`,
+  ).catch(() => []);
+  return rows[0]?.n ?? 0;
+}
+
+/** Crashes the server and starts it again; returns the records stored before and after. */
+async function crashCounting(database: Database): Promise<{ before: number; after: number }> {
+  const before = await storedCount(database);
+  await server.restart('immediate');
+  return { before, after: await storedCount(database) };
+}
+
+async function runSync(url: string, database: Database, writers: number) {
+  const config = loadConfig({
+    LEDGER_BASE_URL: url,
+    LEDGER_REQUESTS_PER_SECOND: '0',
+    LEDGER_RETRY_MIN_MS: '10',
+    LEDGER_CONCURRENCY: '1',
+    LEDGER_WRITERS: String(writers),
+  });
+  const ctx = await createContext({
+    config,
+    logger: silentLogger(),
+    database,
+    recheck: { recheckAfterMs: 0 },
+  });
+  try {
+    return await syncOnce(ctx, { reconcile: false });
+  } finally {
+    await ctx.close();
+  }
+}
+
+describe('a database crash between two commits of a sync', () => {
+  let sim: Simulator;
+  let simUrl: string;
+  before(async () => {
+    // Slow pages: a walk with one request in flight commits page after page as they come.
+    sim = createSimulator({ records: 400, seed: 83, holeRate: 0, faults: { latencyMs: 40 } });
+    simUrl = (await sim.listen()).url;
+  });
+  after(async () => {
+    await sim?.close();
+  });
+
+  for (const writers of [1, 3]) {
+    it(`never reports up to date with records missing, and the next run repairs (${writers} writer${writers > 1 ? 's' : ''})`, async () => {
+      const { database } = await freshDatabase(`crash_walk_${writers}`);
+      // Once 40 records are in, the crash takes back what is not on disk yet: at least the last
+      // commit, acknowledged a moment ago.
+      let counts = null as { before: number; after: number } | null;
+      const proxy = await hookedProxy(simUrl, async (page) => {
+        if (page !== 20 || counts) return;
+        await storedAtLeast(database, 40);
+        counts = await crashCounting(database);
+      });
+      try {
+        let firstRun: unknown;
+        try {
+          const result = await runSync(proxy.url, database, writers);
+          firstRun = result.streams[0]?.finished === true ? 'complete' : 'unfinished';
+        } catch (error) {
+          firstRun = error;
+        }
+        assert.ok(counts, 'the proxy crashed the server');
+        if (firstRun === 'complete') {
+          // Ending complete is allowed only with everything stored.
+          await assertMirrorsTruth(database.db, sim);
+        } else {
+          assert.ok(
+            firstRun instanceof DatabaseError,
+            `the run fails with the database's line: ${String(firstRun)}`,
+          );
+          assert.match(firstRun.message, /no longer in the database|connection|server/);
+        }
+        assert.ok(
+          counts.after < counts.before,
+          `the crash took a commit back (${counts.before} stored, ${counts.after} kept)`,
+        );
+        const second = await runSync(simUrl, database, writers);
+        assert.equal(second.streams[0]?.finished, true);
+        await assertMirrorsTruth(database.db, sim);
+      } finally {
+        await proxy.close();
+        await database.close();
+      }
+    });
+  }
+});
+
+describe('a database crash between two commits of a range job', () => {
+  it('proves only what the database kept: the check repairs the lost commit and the mirror ends equal', async () => {
+    const sim = createSimulator({ records: 300, seed: 84, holeRate: 0 });
+    const simUrl = (await sim.listen()).url;
+    const { database } = await freshDatabase('crash_range');
+    const store = createProofStore({ database });
+    const syncStore = createPgStore({ database });
+    // One page a commit. Pages 1-7 are made durable (a checkpoint writes the WAL out) before page
+    // 8 is answered; page 8's commit is acknowledged, and the crash takes it back before page 9 is
+    // answered: page 9's commit is the first to build on a commit the database lost.
+    let counts = null as { before: number; after: number } | null;
+    const proxy = await hookedProxy(simUrl, async (page) => {
+      if (page === 8) {
+        await storedAtLeast(database, 70);
+        await database.db.execute(sql`CHECKPOINT`);
+      } else if (page === 9 && !counts) {
+        await storedAtLeast(database, 80);
+        counts = await crashCounting(database);
+      }
+    });
+    const client = createLedgerClient({ baseUrl: proxy.url, requestsPerSecond: 0, retryMinMs: 10 });
+    const fetchPage = createFetchPage(client);
+    try {
+      const plan = await planBackfill({ store, fetchPage, spec: {}, id: 'crash', pagesPerRange: 100 });
+      assert.ok(plan);
+      const [task] = plan.tasks;
+      assert.ok(task);
+      await fetchRange({
+        store,
+        fetchPage,
+        spec: {},
+        backfillId: 'crash',
+        task,
+        pagesPerCommit: 1,
+        commitLingerMs: 0,
+      }).catch(() => undefined);
+      assert.ok(counts, 'the proxy crashed the server');
+      const { before, after } = counts;
+      assert.equal(
+        before - after,
+        10,
+        `the crash took page 8's commit back (${before} stored, ${after} kept)`,
+      );
+      let outcome = await checkBackfill({ store, syncStore, spec: {}, backfillId: 'crash', round: 0 });
+      for (let round = 1; outcome.status === 'repair' && round < 6; round++) {
+        for (const repair of outcome.tasks)
+          await fetchRange({ store, fetchPage, spec: {}, backfillId: 'crash', task: repair });
+        outcome = await checkBackfill({ store, syncStore, spec: {}, backfillId: 'crash', round });
+      }
+      assert.equal(outcome.status, 'done');
+      await assertMirrorsTruth(database.db, sim);
+    } finally {
+      await client.close();
+      await proxy.close();
+      await database.close();
+      await sim.close();
+    }
+  });
+});
