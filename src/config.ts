@@ -1,4 +1,4 @@
-import { RECHECK_DEFAULTS, REQUEST_DEFAULTS } from './defaults.js';
+import { RECHECK_DEFAULTS, REQUEST_DEFAULTS, SETTLE_MS } from './defaults.js';
 import { ConfigError } from './errors.js';
 
 /**
@@ -56,6 +56,12 @@ export interface Config {
    */
   recheckAfterMs: number;
   /**
+   * `LEDGER_SETTLE_MS`: how long after a record with a higher rawId a record may still become
+   * visible (a service whose writes commit out of order), 0 to 600000. Tails read again down to
+   * the span last read at least this long after its head was seen. Default 3000.
+   */
+  settleMs: number;
+  /**
    * `LEDGER_STRAGGLER_AGE_MS`: past this age since first sight, a record that reads keep finding
    * unchanged is read with a delay growing with its age (a quarter of it, at most an hour),
    * 0 to 86400000. Default 120000.
@@ -99,6 +105,7 @@ export const ENV = {
   hedgeAfter: 'LEDGER_HEDGE_AFTER',
   hedgeMinMs: 'LEDGER_HEDGE_MIN_MS',
   recheckAfterMs: 'LEDGER_RECHECK_AFTER_MS',
+  settleMs: 'LEDGER_SETTLE_MS',
   stragglerAgeMs: 'LEDGER_STRAGGLER_AGE_MS',
   checkSignatures: 'LEDGER_CHECK_SIGNATURES',
   httpHost: 'LEDGER_HTTP_HOST',
@@ -124,6 +131,7 @@ export const LIMITS = {
   maxBodyBytes: { min: 1, max: 1_073_741_824 },
   hedgeMinMs: { min: 0, max: 600_000 },
   recheckAfterMs: { min: 0, max: 3_600_000 },
+  settleMs: { min: 0, max: 600_000 },
   stragglerAgeMs: { min: 0, max: 86_400_000 },
   httpPort: { min: 0, max: 65_535 },
 } as const satisfies Partial<Record<keyof Config, { min: number; max: number }>>;
@@ -215,6 +223,7 @@ export function loadConfig(
     hedgeAfter: multiple('hedgeAfter', REQUEST_DEFAULTS.hedgeAfter),
     hedgeMinMs: int('hedgeMinMs', REQUEST_DEFAULTS.hedgeMinMs, LIMITS.hedgeMinMs),
     recheckAfterMs: int('recheckAfterMs', RECHECK_DEFAULTS.recheckAfterMs, LIMITS.recheckAfterMs),
+    settleMs: int('settleMs', SETTLE_MS, LIMITS.settleMs),
     stragglerAgeMs: int('stragglerAgeMs', RECHECK_DEFAULTS.stragglerAgeMs, LIMITS.stragglerAgeMs),
     checkSignatures: bool('checkSignatures', false),
     httpHost: parseHost(raw('httpHost'), name('httpHost')) ?? '127.0.0.1',

@@ -31,6 +31,13 @@ export const RECHECK_DEFAULTS = {
   stragglerAgeMs: 2 * 60_000,
 } as const;
 
+/**
+ * The settling window, ms (`LEDGER_SETTLE_MS`): a record may become visible this long after a
+ * record with a higher rawId was. Spans of the list read sooner after their head was seen are read
+ * again by the next tails (see `sync/settle.ts`).
+ */
+export const SETTLE_MS = 3_000;
+
 /** How old the stored token list (`/info`) may be before a run reads it again, ms. */
 export const REFERENCE_REFRESH_MS = 10 * 60_000;
 

@@ -14,7 +14,7 @@ import { createFetchByHash, createFetchPage } from './sync-adapters.js';
  * queue job can hand over the same object.
  */
 export interface SyncContext {
-  config: { concurrency: number; writers?: number | undefined };
+  config: { concurrency: number; writers?: number | undefined; settleMs?: number | undefined };
   logger: SyncLogger;
   client: LedgerClient;
   store: SyncStore;
@@ -107,6 +107,7 @@ export async function syncOnce(ctx: SyncContext, options: SyncOptions = {}): Pro
       full: options.full,
       concurrency: ctx.config.concurrency,
       writers: ctx.config.writers,
+      settleMs: ctx.config.settleMs,
       signal: options.signal,
       onPage: options.onPage,
       logger: ctx.logger,

@@ -58,6 +58,7 @@ export function createWorkerDeps(input: {
     logger: app.logger,
     concurrency: app.config.concurrency,
     writers: app.config.writers,
+    settleMs: app.config.settleMs,
     owner: leaseOwnerName('worker', hostname(), process.pid),
     pagesPerRange: tuning.pagesPerRange ?? PAGES_PER_RANGE,
     parallelBackfill: tuning.parallelBackfill ?? true,

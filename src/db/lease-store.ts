@@ -103,6 +103,9 @@ async function acquireStream(
     watermark: string | null;
     walk: string | null;
     spec: string;
+    settled: string | null;
+    pending: string | null;
+    pending_at: number | string | null;
   }>(
     db,
     sql`
@@ -121,7 +124,8 @@ async function acquireStream(
              OR s.lease_expires_at IS NULL
              OR s.lease_expires_at <= ${nowIso}::timestamptz
              OR s.lease_owner = excluded.lease_owner
-          RETURNING s.key, s.lease_fence, s.watermark, s.walk, s.spec
+          RETURNING s.key, s.lease_fence, s.watermark, s.walk, s.spec, s.settled_raw_id, s.settle_pending_raw_id,
+                    s.settle_pending_at
         ),
         abandoned AS (
           UPDATE sync_runs r SET outcome = 'error', error = 'lease expired before the run ended',
@@ -133,7 +137,10 @@ async function acquireStream(
           SELECT s.key, s.lease_fence, ${owner}, ${nowIso}::timestamptz, 'running' FROM s
           ON CONFLICT (stream_key, fence) DO NOTHING
         )
-        SELECT lease_fence::text AS fence, watermark::text AS watermark, walk::text AS walk, spec::text AS spec FROM s
+        SELECT lease_fence::text AS fence, watermark::text AS watermark, walk::text AS walk, spec::text AS spec,
+               settled_raw_id::text AS settled, settle_pending_raw_id::text AS pending,
+               (extract(epoch FROM settle_pending_at) * 1000)::float8 AS pending_at
+        FROM s
         `,
   );
   const row = rows[0];
@@ -159,6 +166,13 @@ async function acquireStream(
     spec: JSON.parse(row.spec) as StreamSpec,
     watermark: row.watermark === null ? null : Number(row.watermark),
     walk: walk === null ? null : (JSON.parse(walk) as WalkCheckpoint),
+    settle: {
+      settled: row.settled === null ? null : Number(row.settled),
+      pending:
+        row.pending === null || row.pending_at === null
+          ? null
+          : { rawId: Number(row.pending), at: Number(row.pending_at) },
+    },
   };
   return { lease, state };
 }

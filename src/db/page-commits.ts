@@ -59,6 +59,7 @@ export function createPageCommits(options: PageCommitOptions): Pick<SyncStore, '
               page: commit.page,
               walk: commit.walk,
               watermark: commit.watermark,
+              settle: commit.settle,
               head: pageOneHead(pages),
               rejected: toRejectedRows(early),
               synchronousCommit: commit.durable === true ? 'on' : synchronousCommit,

@@ -198,6 +198,14 @@ export const syncStreams = pgTable('sync_streams', {
   headSeenAt: tstz('head_seen_at'),
   /** When the stream's latest backfill ended (its watermark set): older `verify` runs no longer judge it. */
   backfilledAt: tstz('backfilled_at'),
+  /**
+   * Every record of the stream at or below it is stored, records that became visible late
+   * included: where a tail stops reading (`SettleState.settled`). Null: the watermark is trusted.
+   */
+  settledRawId: bigint('settled_raw_id', { mode: 'number' }),
+  /** A walk's head waiting to settle (`SettleState.pending`), and when it was seen. */
+  settlePendingRawId: bigint('settle_pending_raw_id', { mode: 'number' }),
+  settlePendingAt: tstz('settle_pending_at'),
   createdAt: tstz('created_at').notNull(),
   updatedAt: tstz('updated_at').notNull(),
 });

@@ -4,6 +4,7 @@
  * bundle items and queues or clears re-reads.
  */
 import { type SQL, sql } from 'drizzle-orm';
+import type { SettleState } from '../sync/settle.js';
 import { conflictCtes, immutableTuple } from './conflict-sql.js';
 import type { EncodedTransaction } from './encode.js';
 import { backfillLeaseRenewal } from './proof.js';
@@ -56,6 +57,8 @@ export interface PageWrite {
   /** The new walk checkpoint (JSON-able), null when the walk is finished. */
   walk: unknown;
   watermark: number | null;
+  /** The stream's settling state after the walk (`PageCommit.settle`); absent: unchanged. */
+  settle?: SettleState | undefined;
   /** The newest rawId of page 1 when the commit holds page 1 (the service's head), else null. */
   head: number | null;
   /** Records set aside before the write (already grouped). */
@@ -324,7 +327,7 @@ function fencedCte(page: PageWrite, now: string): SQL {
       UPDATE sync_streams SET
         walk = ${walkJson}::jsonb,
         watermark = ${page.watermark}::bigint,
-        ${headAssignments(page.head, new Date(now))},
+        ${headAssignments(page.head, new Date(now))},${settleAssignments(page.settle)}
         backfilled_at = CASE
           WHEN ${walkJson}::jsonb IS NULL AND ${page.watermark}::bigint IS NOT NULL
                AND (watermark IS NULL OR walk->>'mode' = 'backfill')
@@ -339,6 +342,16 @@ function fencedCte(page: PageWrite, now: string): SQL {
       RETURNING key
     ),
     `;
+}
+
+/** The settling columns a walk's last commit writes; nothing when it leaves them. */
+function settleAssignments(settle: SettleState | undefined): SQL {
+  if (settle === undefined) return sql``;
+  const pendingAt = settle.pending === null ? null : new Date(settle.pending.at).toISOString();
+  return sql`
+        settled_raw_id = ${settle.settled}::bigint,
+        settle_pending_raw_id = ${settle.pending?.rawId ?? null}::bigint,
+        settle_pending_at = ${pendingAt}::timestamptz,`;
 }
 
 /** Stores the page's rejected records (those set aside before and those refused for a taken hash) and credits the run. */

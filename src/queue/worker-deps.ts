@@ -22,6 +22,8 @@ export interface WorkerDeps {
   concurrency: number;
   /** Batches a stream job's walk writes at once (`LEDGER_WRITERS`). Default 1. */
   writers?: number | undefined;
+  /** The settling window of late arrivals, ms (`LEDGER_SETTLE_MS`). Default 3000. */
+  settleMs?: number | undefined;
   /** This process, as shown in stream leases: `host:pid:random`. */
   owner: string;
   /** Pages per backfill range job. Default 20. */

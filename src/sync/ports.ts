@@ -6,6 +6,7 @@
  * Nothing in `src/sync` imports pg, drizzle, bullmq or pino.
  */
 import type { LedgerTx, RejectedRecord, TxListFilter, TxPage } from './model.js';
+import type { SettleState } from './settle.js';
 
 /** Which list a stream follows: the global `/txs` (no account) or one account's, optionally filtered. */
 export interface StreamSpec extends TxListFilter {
@@ -22,6 +23,11 @@ export interface WalkCheckpoint {
   headRawId: number | null;
   /** The largest `totalPages` seen during this walk (it grows while walking). */
   totalPages: number;
+  /**
+   * When page 1 was read (ms since the epoch): records below the head are settled once read a
+   * settling window after it (see `settle.ts`). Absent on checkpoints written before it was kept.
+   */
+  headAt?: number | undefined;
   /**
    * Which run of the walk wrote it, on the checkpoints of lane commits: the stream's checkpoint
    * moves over one run's batches only, one after the other (see `SyncStore.consolidateWalk`).
@@ -40,6 +46,8 @@ export interface StreamState {
   watermark: number | null;
   /** The walk in progress, or `null` when none is. */
   walk: WalkCheckpoint | null;
+  /** Where late arrivals have settled: how far down a tail reads again. */
+  settle: SettleState;
 }
 
 /** Proof of the right to write a stream's checkpoint: the lease's fencing number. */
@@ -81,6 +89,8 @@ export interface PageCommit {
   walk: WalkCheckpoint | null;
   /** The stream's watermark after this page (unchanged unless the walk finished). */
   watermark: number | null;
+  /** The stream's settling state after the walk, on its last commit; absent: unchanged. */
+  settle?: SettleState | undefined;
   /**
    * A commit among several running at once, its batch starting at `fromPage`: its checkpoint is
    * kept beside the stream's and counts once every batch before it is in (see

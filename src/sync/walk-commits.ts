@@ -1,6 +1,7 @@
 import { type CommitPipeline, createCommitPipeline } from './commit-pipeline.js';
 import type { LedgerTx, TxPage } from './model.js';
 import type { StreamLease, StreamSpec, SyncStore, WalkCheckpoint } from './ports.js';
+import type { SettleState } from './settle.js';
 import type { WalkResult, WalkStreamInput } from './walk-types.js';
 import { addCounts } from './write-counts.js';
 
@@ -53,6 +54,8 @@ export function createWalkCommits(input: {
   lingerMs: number;
   /** Batches written at once. Default 1. */
   writers?: number | undefined;
+  /** The stream's settling state once the walk ends with a watermark, written by its last commit. */
+  settle?: ((watermark: number | null) => SettleState) | undefined;
   now: () => number;
 }): WalkCommits {
   const { store, result, now } = input;
@@ -98,6 +101,7 @@ export function createWalkCommits(input: {
       rejected: last.served.rejected,
       walk: last.finished ? null : laned ? { ...last.walk, attempt } : last.walk,
       watermark,
+      settle: last.finished ? input.settle?.(watermark) : undefined,
       ...(laned ? { lane: { fromPage: pages[0]!.page } } : {}),
     });
     result.watermark = watermark;

@@ -48,7 +48,13 @@ export function afterPage(
     walk.mode === 'tail' && watermark !== null && lowest !== null && lowest <= watermark + 1;
   return {
     cursor: {
-      walk: { mode: walk.mode, nextPage: page + 1, headRawId, totalPages },
+      walk: {
+        mode: walk.mode,
+        nextPage: page + 1,
+        headRawId,
+        totalPages,
+        ...(walk.headAt === undefined ? {} : { headAt: walk.headAt }),
+      },
       previousMin: lowest,
     },
     finished: reachedWatermark || page + 1 > totalPages,

@@ -1,10 +1,17 @@
-import { LEASE_MS } from '../defaults.js';
+import { LEASE_MS, SETTLE_MS } from '../defaults.js';
 import { MalformedResponseError } from '../errors.js';
 import { judgePage } from './judge-page.js';
 import type { TxPage } from './model.js';
 import { pageRawIds, sameIds } from './page-links.js';
 import { createPageWindow, type PageWindow } from './page-window.js';
-import type { ReleaseOutcome, StreamLease, SyncStore } from './ports.js';
+import type { ReleaseOutcome, StreamLease, StreamState, SyncStore } from './ports.js';
+import {
+  createSettleTracker,
+  type SettleState,
+  type SettleTracker,
+  settleAfterWalk,
+  tailStop,
+} from './settle.js';
 import { delay, errorText, quietLogger, type SyncLogger } from './sync-logger.js';
 import { createWalkCommits, type WalkCommits } from './walk-commits.js';
 import { afterPage, requestBounds, startCursor, type WalkCursor } from './walk-cursor.js';
@@ -15,6 +22,7 @@ export type { PageEvent, WalkResult, WalkStreamInput } from './walk-types.js';
 
 const DEFAULTS = {
   leaseMs: LEASE_MS.walk,
+  settleMs: SETTLE_MS,
   concurrency: 4,
   pagesPerCommit: 32,
   commitLingerMs: 200,
@@ -30,6 +38,10 @@ interface WalkRun {
   cursor: WalkCursor;
   window: PageWindow;
   commits: WalkCommits;
+  /** Where a tail stops reading: the stream's settled mark (see `settle.ts`). */
+  stop: number | null;
+  settle: SettleTracker;
+  now: () => number;
 }
 
 /**
@@ -50,6 +62,18 @@ export async function walkStream(input: WalkStreamInput): Promise<WalkResult> {
   const { key, watermark } = acquired.state;
   const cursor = startCursor(acquired.state, input.full ?? false);
   const { walk } = cursor;
+  const now = input.now ?? Date.now;
+  const width = Math.max(1, input.concurrency ?? DEFAULTS.concurrency);
+  const settleMs = input.settleMs ?? DEFAULTS.settleMs;
+  const stop = tailStop({ watermark, settled: acquired.state.settle.settled });
+  const settle = createSettleTracker({
+    windowMs: settleMs,
+    width,
+    firstPage: walk.nextPage,
+    startedAt: now(),
+    headAt: walk.headAt,
+  });
+  const settleAtEnd = settleEnd({ state: acquired.state, walk, settle, settleMs, startedAt: now(), now });
   const result: WalkResult = {
     key,
     mode: walk.mode,
@@ -61,7 +85,7 @@ export async function walkStream(input: WalkStreamInput): Promise<WalkResult> {
     finished: false,
   };
   logger.info(
-    { stream: key, mode: walk.mode, next_page: walk.nextPage, watermark, total_pages: walk.totalPages },
+    { stream: key, mode: walk.mode, next_page: walk.nextPage, watermark, stop, total_pages: walk.totalPages },
     'walk starts',
   );
   const commits = createWalkCommits({
@@ -75,15 +99,15 @@ export async function walkStream(input: WalkStreamInput): Promise<WalkResult> {
     maxPages: Math.max(1, input.pagesPerCommit ?? DEFAULTS.pagesPerCommit),
     lingerMs: input.commitLingerMs ?? DEFAULTS.commitLingerMs,
     writers: input.writers,
-    now: input.now ?? Date.now,
+    settle: settleAtEnd,
+    now,
   });
   const window = createPageWindow({
     fetchPage: (page) => input.fetchPage(spec, page),
-    maxWidth: Math.max(1, input.concurrency ?? DEFAULTS.concurrency),
-    // The watermark moves only with the walk's last commit.
-    bounds: () => requestBounds(run.cursor, result.watermark),
+    maxWidth: width,
+    bounds: () => requestBounds(run.cursor, stop),
   });
-  const run: WalkRun = { input, logger, result, cursor, window, commits };
+  const run: WalkRun = { input, logger, result, cursor, window, commits, stop, settle, now };
   try {
     await walkBatches(run);
   } catch (error) {
@@ -146,7 +170,10 @@ async function gatherBatch(run: WalkRun): Promise<{ finished: boolean; failure: 
     } catch (error) {
       return { finished: false, failure: { error } };
     }
-    const next = afterPage(run.cursor, page, served, run.result.watermark);
+    const next = afterPage(run.cursor, page, served, run.stop);
+    run.settle.accepted(page, pageRawIds(served), run.now());
+    const headAt = run.settle.headAt();
+    if (next.cursor.walk.headAt === undefined && headAt !== undefined) next.cursor.walk.headAt = headAt;
     run.cursor = next.cursor;
     const { finished } = next;
     pipeline.add({ page, served, walk: run.cursor.walk, finished });
@@ -212,6 +239,30 @@ async function acceptPage(run: WalkRun, page: number): Promise<TxPage> {
     window.fill();
     fetched = await window.take(page);
   }
+}
+
+/** The stream's settling state once the walk ends with `watermark`, from what its run read. */
+function settleEnd(input: {
+  state: StreamState;
+  walk: { mode: 'backfill' | 'tail'; nextPage: number };
+  settle: SettleTracker;
+  settleMs: number;
+  startedAt: number;
+  now: () => number;
+}): (watermark: number | null) => SettleState {
+  const { state, walk, settle } = input;
+  return (watermark) =>
+    settleAfterWalk({
+      state: { ...state.settle, watermark: state.watermark },
+      mode: walk.mode,
+      settledBelow: settle.settledBelow(walk.mode === 'backfill'),
+      fromPageOne: walk.nextPage === 1,
+      startedAt: input.startedAt,
+      windowMs: input.settleMs,
+      watermark,
+      headAt: settle.headAt(),
+      now: input.now(),
+    });
 }
 
 function walkSummary(result: WalkResult): object {

@@ -25,6 +25,11 @@ export interface WalkStreamInput {
    * page order whatever order they end in (see `createWalkCommits`). Default 1.
    */
   writers?: number | undefined;
+  /**
+   * The settling window, ms: a tail reads again down to the stream's settled mark, and a span
+   * counts as settled only when read this long after its head was seen. Default 3000.
+   */
+  settleMs?: number | undefined;
   /** Pause before refetching an empty page, doubled each time. Default 250. */
   emptyPageDelayMs?: number;
   /** Once aborted, the walk stops after the page in flight, checkpoint committed. */

@@ -85,6 +85,7 @@ export class MemoryStore extends MemoryRecords implements SyncStore, BackfillSto
         spec: normaliseSpec(spec),
         watermark: null,
         walk: null,
+        settle: { settled: null, pending: null },
         fence: 1,
         owner,
         expiresAt: null,
@@ -113,6 +114,7 @@ export class MemoryStore extends MemoryRecords implements SyncStore, BackfillSto
       spec: row.spec,
       watermark: row.watermark,
       walk: row.walk,
+      settle: row.settle,
     });
     return { lease, state };
   }
@@ -142,6 +144,7 @@ export class MemoryStore extends MemoryRecords implements SyncStore, BackfillSto
       }
       row.walk = structuredClone(commit.walk);
       row.watermark = commit.watermark;
+      if (commit.settle) row.settle = structuredClone(commit.settle);
     }
     const written = this.writeBatch(commit.records, at, true);
     const rejected = [...commit.rejected, ...written.refused];

@@ -101,6 +101,7 @@ function leaseConformance(c: ConformanceContext): void {
         spec: { account: 'acc', action: 'burn' },
         watermark: null,
         walk: null,
+        settle: { settled: null, pending: null },
       });
     });
 
@@ -247,6 +248,15 @@ function checkpointConformance(c: ConformanceContext): void {
         c.page(a, [makeLedgerTx({ rawId: 60 })], { fromPage: 4, page: 6, walk: walkAt(7) }),
       );
       assert.deepEqual((await c.state('runner-a')).walk, walkAt(7), 'the commit that follows on is taken');
+    });
+
+    it('keeps the settling state the last commit of a walk writes, and leaves it on other commits', async () => {
+      const a = await c.acquire('runner-a');
+      const settle = { settled: 90, pending: { rawId: 100, at: Date.parse('2026-01-02T03:04:05.678Z') } };
+      await c.sync.commitPage(c.page(a, [], { walk: null, watermark: 100, settle }));
+      await c.sync.commitPage(c.page(a, [], { walk: walkAt(2), watermark: 100 }));
+      const { state } = await c.sync.acquireStream({}, 'runner-a', MINUTE);
+      assert.deepEqual(state.settle, settle);
     });
 
     it('ends a walk with the page that clears it and sets the watermark', async () => {

@@ -24,7 +24,10 @@ function arrayStore() {
       fence++;
       acquired.push(fence);
       const lease = { key: 'txs', fence, owner: 'o' };
-      return { lease, state: { key: 'txs', spec, watermark: null, walk: null } };
+      return {
+        lease,
+        state: { key: 'txs', spec, watermark: null, walk: null, settle: { settled: null, pending: null } },
+      };
     },
     async commitPage(commit) {
       written.push(commit);

@@ -8,6 +8,8 @@ import { LiveList, MemoryStore, storedIds } from './sync-fakes.js';
 
 const spec = {};
 const owner = 'test-runner';
+// These tests follow the walk's paging, so records settle at once (`settleMs: 0`); the settling
+// window has tests of its own (sync-settle.test.ts, sync-late-arrivals.test.ts).
 const range = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => from + i);
 
 /** A list whose rawIds skip one number after the record with the given index (oldest first, from 0). */
@@ -18,7 +20,7 @@ function listWithHoleAfter(count: number, index: number): LiveList {
 
 async function backfilled(list: LiveList): Promise<MemoryStore> {
   const store = new MemoryStore();
-  await walkStream({ store, fetchPage: list.fetchPage, spec, owner });
+  await walkStream({ settleMs: 0, store, fetchPage: list.fetchPage, spec, owner });
   list.served.length = 0;
   return store;
 }
@@ -28,7 +30,14 @@ describe('walkStream: pages fetched', () => {
     // 120 records; the hole lies between pages 2 and 3 (newest first).
     const list = listWithHoleAfter(120, 99);
     const store = new MemoryStore();
-    const result = await walkStream({ store, fetchPage: list.fetchPage, spec, owner, concurrency: 8 });
+    const result = await walkStream({
+      settleMs: 0,
+      store,
+      fetchPage: list.fetchPage,
+      spec,
+      owner,
+      concurrency: 8,
+    });
     assert.equal(result.refetched, 1);
     assert.equal(list.served.filter((page) => page === 3).length, 2, 'page 3 fetched twice');
     assert.equal(list.served.length, 13, `12 pages and one fetched again (${list.served.join(' ')})`);
@@ -39,7 +48,14 @@ describe('walkStream: pages fetched', () => {
     const list = new LiveList({ count: 300 });
     const store = await backfilled(list);
     list.add(95);
-    const result = await walkStream({ store, fetchPage: list.fetchPage, spec, owner, concurrency: 8 });
+    const result = await walkStream({
+      settleMs: 0,
+      store,
+      fetchPage: list.fetchPage,
+      spec,
+      owner,
+      concurrency: 8,
+    });
     assert.equal(result.mode, 'tail');
     assert.deepEqual(
       [...list.served].sort((a, b) => a - b),
@@ -53,7 +69,7 @@ describe('walkStream: pages fetched', () => {
     const list = new LiveList({ count: 300 });
     const store = await backfilled(list);
     list.add(20);
-    await walkStream({ store, fetchPage: list.fetchPage, spec, owner, concurrency: 8 });
+    await walkStream({ settleMs: 0, store, fetchPage: list.fetchPage, spec, owner, concurrency: 8 });
     assert.deepEqual(
       [...list.served].sort((a, b) => a - b),
       [1, 2],
@@ -68,7 +84,7 @@ describe('walkStream: pages fetched', () => {
     const store = await backfilled(list);
     // 19 records over rawIds 301..320: the watermark's record is the 20th, on page 2.
     list.add(19);
-    await walkStream({ store, fetchPage: list.fetchPage, spec, owner, concurrency: 8 });
+    await walkStream({ settleMs: 0, store, fetchPage: list.fetchPage, spec, owner, concurrency: 8 });
     assert.deepEqual(
       [...list.served].sort((a, b) => a - b),
       [1, 2],
@@ -82,7 +98,14 @@ describe('walkStream: pages fetched', () => {
     const store = await backfilled(list);
     list.add(60);
     list.afterServe = () => list.add(4);
-    const result = await walkStream({ store, fetchPage: list.fetchPage, spec, owner, concurrency: 8 });
+    const result = await walkStream({
+      settleMs: 0,
+      store,
+      fetchPage: list.fetchPage,
+      spec,
+      owner,
+      concurrency: 8,
+    });
     assert.equal(result.finished, true);
     for (const id of range(1, 360)) assert.ok(store.rows.has(id), `record ${id} stored`);
   });
@@ -104,7 +127,7 @@ describe('walkStream: pages fetched', () => {
           }
         };
         const store = new MemoryStore();
-        await walkStream({ store, fetchPage, spec, owner, concurrency });
+        await walkStream({ settleMs: 0, store, fetchPage, spec, owner, concurrency });
         assert.ok(most <= concurrency, `${most} requests at once with concurrency ${concurrency}`);
         assert.ok(store.rows.size >= 400);
       }

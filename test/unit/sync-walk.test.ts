@@ -8,13 +8,22 @@ import { LiveList, MemoryStore, makeTx, storedIds } from './sync-fakes.js';
 
 const spec = {};
 const owner = 'test-runner';
+// These tests follow the walk's paging, so records settle at once (`settleMs: 0`); the settling
+// window has tests of its own (sync-settle.test.ts, sync-late-arrivals.test.ts).
 const range = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => from + i);
 
 describe('walkStream: backfill', () => {
   it('stores every record of a 95-record list and sets the watermark to the newest', async () => {
     const list = new LiveList({ count: 95 });
     const store = new MemoryStore();
-    const result = await walkStream({ store, fetchPage: list.fetchPage, spec, owner, concurrency: 4 });
+    const result = await walkStream({
+      settleMs: 0,
+      store,
+      fetchPage: list.fetchPage,
+      spec,
+      owner,
+      concurrency: 4,
+    });
     assert.deepEqual(storedIds(store), range(1, 95));
     assert.equal(result.finished, true);
     assert.equal(result.mode, 'backfill');
@@ -37,7 +46,7 @@ describe('walkStream: backfill', () => {
     const store = new MemoryStore();
     store.failCommitAtPage = 4;
     await assert.rejects(
-      walkStream({ store, fetchPage: list.fetchPage, spec, owner, concurrency: 1 }),
+      walkStream({ settleMs: 0, store, fetchPage: list.fetchPage, spec, owner, concurrency: 1 }),
       /killed/,
     );
     const stream = store.streams.get('txs');
@@ -46,7 +55,14 @@ describe('walkStream: backfill', () => {
     assert.deepEqual(storedIds(store), range(66, 95));
 
     list.served.length = 0;
-    const result = await walkStream({ store, fetchPage: list.fetchPage, spec, owner, concurrency: 1 });
+    const result = await walkStream({
+      settleMs: 0,
+      store,
+      fetchPage: list.fetchPage,
+      spec,
+      owner,
+      concurrency: 1,
+    });
     assert.equal(list.served[0], 4, 'the second run starts at the checkpoint');
     assert.deepEqual(storedIds(store), range(1, 95));
     assert.equal(result.watermark, 95);
@@ -56,7 +72,14 @@ describe('walkStream: backfill', () => {
     const list = new LiveList({ count: 50 });
     list.afterServe = () => list.add(7);
     const store = new MemoryStore();
-    const result = await walkStream({ store, fetchPage: list.fetchPage, spec, owner, concurrency: 1 });
+    const result = await walkStream({
+      settleMs: 0,
+      store,
+      fetchPage: list.fetchPage,
+      spec,
+      owner,
+      concurrency: 1,
+    });
     const ids = storedIds(store);
     for (const id of range(1, 50)) assert.ok(ids.includes(id), `record ${id} stored`);
     assert.ok(result.pages > 5, `walked past the first totalPages (${result.pages} pages)`);
@@ -71,7 +94,7 @@ describe('walkStream: backfill', () => {
       return { ...full, txs: full.txs.slice(0, 4) };
     };
     const store = new MemoryStore();
-    await walkStream({ store, fetchPage: list.fetchPage, spec, owner, concurrency: 1 });
+    await walkStream({ settleMs: 0, store, fetchPage: list.fetchPage, spec, owner, concurrency: 1 });
     assert.ok(list.served.includes(6), 'page 6 fetched');
     assert.ok(store.rows.has(1), 'the oldest record stored');
   });
@@ -82,6 +105,7 @@ describe('walkStream: backfill', () => {
       page === 3 && attempt <= 2 ? { ...list.page(3), txs: [] } : undefined;
     const store = new MemoryStore();
     const result = await walkStream({
+      settleMs: 0,
       store,
       fetchPage: list.fetchPage,
       spec,
@@ -99,7 +123,15 @@ describe('walkStream: backfill', () => {
     list.override = (page) => (page === 3 ? { ...list.page(3), txs: [] } : undefined);
     const store = new MemoryStore();
     await assert.rejects(
-      walkStream({ store, fetchPage: list.fetchPage, spec, owner, concurrency: 2, emptyPageDelayMs: 1 }),
+      walkStream({
+        settleMs: 0,
+        store,
+        fetchPage: list.fetchPage,
+        spec,
+        owner,
+        concurrency: 2,
+        emptyPageDelayMs: 1,
+      }),
       MalformedResponseError,
     );
     const stream = store.streams.get('txs');
@@ -115,7 +147,7 @@ describe('walkStream: backfill', () => {
       if (page === 4) throw new Error('HTTP 503');
       return list.fetchPage(s, page);
     };
-    await assert.rejects(walkStream({ store, fetchPage, spec, owner, concurrency: 4 }), /503/);
+    await assert.rejects(walkStream({ settleMs: 0, store, fetchPage, spec, owner, concurrency: 4 }), /503/);
     assert.equal(store.streams.get('txs')?.walk?.nextPage, 4);
     assert.deepEqual(storedIds(store), range(31, 60));
   });
@@ -132,7 +164,7 @@ describe('walkStream: backfill', () => {
       };
     };
     const store = new MemoryStore();
-    const result = await walkStream({ store, fetchPage: list.fetchPage, spec, owner });
+    const result = await walkStream({ settleMs: 0, store, fetchPage: list.fetchPage, spec, owner });
     assert.equal(store.rows.size, 24);
     assert.equal(store.rejected.length, 1);
     assert.equal(store.rejected[0]?.page, 2);
@@ -144,10 +176,17 @@ describe('walkStream: tail', () => {
   it('walks from page 1 only down to the watermark and moves it to the new head', async () => {
     const list = new LiveList({ count: 200 });
     const store = new MemoryStore();
-    await walkStream({ store, fetchPage: list.fetchPage, spec, owner });
+    await walkStream({ settleMs: 0, store, fetchPage: list.fetchPage, spec, owner });
     list.add(15);
     list.served.length = 0;
-    const result = await walkStream({ store, fetchPage: list.fetchPage, spec, owner, concurrency: 1 });
+    const result = await walkStream({
+      settleMs: 0,
+      store,
+      fetchPage: list.fetchPage,
+      spec,
+      owner,
+      concurrency: 1,
+    });
     assert.equal(result.mode, 'tail');
     assert.deepEqual(list.served, [1, 2], 'stops at the page holding the watermark');
     assert.equal(result.watermark, 215);
@@ -157,8 +196,8 @@ describe('walkStream: tail', () => {
   it('writes nothing new when the service has not changed', async () => {
     const list = new LiveList({ count: 40 });
     const store = new MemoryStore();
-    await walkStream({ store, fetchPage: list.fetchPage, spec, owner });
-    const result = await walkStream({ store, fetchPage: list.fetchPage, spec, owner });
+    await walkStream({ settleMs: 0, store, fetchPage: list.fetchPage, spec, owner });
+    const result = await walkStream({ settleMs: 0, store, fetchPage: list.fetchPage, spec, owner });
     assert.equal(result.counts.inserted, 0);
     assert.equal(result.counts.updated, 0);
     assert.equal(result.pages, 1);
@@ -167,8 +206,15 @@ describe('walkStream: tail', () => {
   it('re-walks everything with full', async () => {
     const list = new LiveList({ count: 40 });
     const store = new MemoryStore();
-    await walkStream({ store, fetchPage: list.fetchPage, spec, owner });
-    const result = await walkStream({ store, fetchPage: list.fetchPage, spec, owner, full: true });
+    await walkStream({ settleMs: 0, store, fetchPage: list.fetchPage, spec, owner });
+    const result = await walkStream({
+      settleMs: 0,
+      store,
+      fetchPage: list.fetchPage,
+      spec,
+      owner,
+      full: true,
+    });
     assert.equal(result.mode, 'backfill');
     assert.equal(result.pages, 4);
   });
@@ -176,10 +222,10 @@ describe('walkStream: tail', () => {
   it('completes an empty stream and later picks up its first records', async () => {
     const list = new LiveList({ count: 0 });
     const store = new MemoryStore();
-    const first = await walkStream({ store, fetchPage: list.fetchPage, spec, owner });
+    const first = await walkStream({ settleMs: 0, store, fetchPage: list.fetchPage, spec, owner });
     assert.equal(first.finished, true);
     list.add(3);
-    const second = await walkStream({ store, fetchPage: list.fetchPage, spec, owner });
+    const second = await walkStream({ settleMs: 0, store, fetchPage: list.fetchPage, spec, owner });
     assert.equal(second.mode, 'tail');
     assert.deepEqual(storedIds(store), [1, 2, 3]);
   });
@@ -189,6 +235,7 @@ describe('walkStream: tail', () => {
     const store = new MemoryStore();
     const controller = new AbortController();
     const result = await walkStream({
+      settleMs: 0,
       store,
       fetchPage: list.fetchPage,
       spec,
@@ -224,7 +271,7 @@ describe('walkStream over a list that shifts while pages are fetched in parallel
           list.jitterMs = 4;
           list.afterServe = () => list.add(rng.int(0, 3));
           const store = new MemoryStore();
-          await walkStream({ store, fetchPage: list.fetchPage, spec, owner, concurrency: 6 });
+          await walkStream({ settleMs: 0, store, fetchPage: list.fetchPage, spec, owner, concurrency: 6 });
           const missing = before.filter((id) => !store.rows.has(id));
           assert.deepEqual(missing, [], `round ${round}: records skipped`);
         }
@@ -241,6 +288,7 @@ describe('walkStream over a list that shifts while pages are fetched in parallel
         const store = new MemoryStore();
         store.commitDelayMs = () => rng.int(0, 12);
         const result = await walkStream({
+          settleMs: 0,
           store,
           fetchPage: list.fetchPage,
           spec,
@@ -285,13 +333,13 @@ describe('walkStream over a list that shifts while pages are fetched in parallel
       writers: 2,
       pagesPerCommit: 2,
     };
-    await assert.rejects(walkStream({ ...walk, commitLingerMs: 0 }), /killed/);
+    await assert.rejects(walkStream({ settleMs: 0, ...walk, commitLingerMs: 0 }), /killed/);
     assert.ok(failedFrom !== null && failedFrom <= 6, 'a lane commit failed');
     assert.ok(storedIds(store).includes(200 - 80), 'a batch after the failed one was written');
     assert.equal(store.streams.get('txs')?.walk?.nextPage, failedFrom, 'the checkpoint stops at the gap');
     store.commitPage = commit;
     list.served.length = 0;
-    const result = await walkStream({ ...walk, owner: 'another-run', commitLingerMs: 0 });
+    const result = await walkStream({ settleMs: 0, ...walk, owner: 'another-run', commitLingerMs: 0 });
     assert.equal(list.served[0], failedFrom, 'the next run starts at the gap');
     assert.deepEqual(storedIds(store), range(1, 200));
     assert.equal(result.watermark, 200);
@@ -315,7 +363,7 @@ describe('walkStream over a list that shifts while pages are fetched in parallel
     };
     const store = new MemoryStore();
     // Page 1 alone, then a window of two (pages 2 and 3 together).
-    const result = await walkStream({ store, fetchPage, spec, owner, concurrency: 2 });
+    const result = await walkStream({ settleMs: 0, store, fetchPage, spec, owner, concurrency: 2 });
     assert.ok(result.refetched >= 1, 'the unproven page was fetched again');
     for (const id of range(1, 60)) assert.ok(store.rows.has(id), `record ${id} stored`);
   });

@@ -33,6 +33,7 @@ export const syncStream: JobProcessor = async (job, deps) => {
       leaseMs: deps.leaseMs,
       concurrency: deps.concurrency,
       writers: deps.writers,
+      settleMs: deps.settleMs,
       signal: deps.signal,
       logger: deps.logger,
     });

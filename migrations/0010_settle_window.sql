@@ -1,0 +1,3 @@
+ALTER TABLE "sync_streams" ADD COLUMN "settled_raw_id" bigint;--> statement-breakpoint
+ALTER TABLE "sync_streams" ADD COLUMN "settle_pending_raw_id" bigint;--> statement-breakpoint
+ALTER TABLE "sync_streams" ADD COLUMN "settle_pending_at" timestamp with time zone;
