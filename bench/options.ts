@@ -1,4 +1,5 @@
 import { parseArgs } from 'node:util';
+import type { SimulatorOptions } from '../src/simulator/types.js';
 
 /** Sizes and switches of one benchmark run. */
 export interface BenchOptions {
@@ -33,6 +34,10 @@ export interface BenchOptions {
   concurrency: number;
   /** Share of rawIds the simulators never publish (holes); null = the simulator's default. */
   holeRate: number | null;
+  /** Share of arriving records the simulators make visible late; null = the simulator's default (0). */
+  lateRate: number | null;
+  /** How long a late record stays invisible, ms; null = the simulator's default (1500). */
+  lateMs: number | null;
   /** Seed of every simulator. */
   seed: number;
   quick: boolean;
@@ -68,6 +73,8 @@ export const USAGE = `Usage: npm run bench -- [options]
   --out PATH         also write the JSON here
   --keep             also write bench/results/<date>-<cores>core.json
   --hole-rate R      share of rawIds the simulators never publish (default: the simulator's, 0.01)
+  --late-rate R      share of arriving records the simulators show late (default: the simulator's, 0)
+  --late-ms MS       how long such a record stays invisible (default: the simulator's, 1500)
   --runner dist|tsx  run the indexer compiled (npm run build first; default) or through tsx
   --cpu-prof DIR     write CPU profiles of every indexer process into DIR (node --cpu-prof)
   --log-dir DIR      append each indexer process's log, at debug level, to DIR/<process>.log
@@ -91,6 +98,8 @@ export function parseBenchOptions(argv: string[]): BenchOptions {
       'log-dir': { type: 'string' },
       runner: { type: 'string' },
       'hole-rate': { type: 'string' },
+      'late-rate': { type: 'string' },
+      'late-ms': { type: 'string' },
       seed: { type: 'string' },
       workers: { type: 'string' },
       concurrency: { type: 'string' },
@@ -133,6 +142,8 @@ export function parseBenchOptions(argv: string[]): BenchOptions {
     logDir: values['log-dir'] ?? null,
     runner: runnerKind(values.runner),
     holeRate: fraction('hole-rate', values['hole-rate']),
+    lateRate: fraction('late-rate', values['late-rate']),
+    lateMs: whole('late-ms', values['late-ms'], 0) ?? null,
     only,
   };
 }
@@ -160,9 +171,14 @@ function whole(name: string, value: string | undefined, min: number): number | u
   return Number(value);
 }
 
-/** What every simulator of a run shares: the seed, and the hole rate when one was asked for. */
-export function simulatorBase(options: BenchOptions): { seed: number; holeRate?: number } {
-  return options.holeRate === null
-    ? { seed: options.seed }
-    : { seed: options.seed, holeRate: options.holeRate };
+/** What every simulator of a run shares: the seed, and the hole and late settings asked for. */
+export function simulatorBase(
+  options: BenchOptions,
+): Pick<SimulatorOptions, 'seed' | 'holeRate' | 'lateRate' | 'lateMs'> {
+  return {
+    seed: options.seed,
+    ...(options.holeRate === null ? {} : { holeRate: options.holeRate }),
+    ...(options.lateRate === null ? {} : { lateRate: options.lateRate }),
+    ...(options.lateMs === null ? {} : { lateMs: options.lateMs }),
+  };
 }

@@ -3,7 +3,10 @@
 type TypedArray = Float64Array | Uint32Array | Uint8Array;
 type TypedArrayCtor<T extends TypedArray> = new (length: number) => T;
 
-/** An append-only column of numbers backed by a typed array that doubles when full. */
+/**
+ * A column of numbers backed by a typed array that doubles when full. Columns grow by appending;
+ * an ascending one may also take a value in its sorted place ({@link Column.insertSorted}).
+ */
 export class Column<T extends TypedArray> {
   private data: T;
   length = 0;
@@ -22,6 +25,17 @@ export class Column<T extends TypedArray> {
       this.data = bigger;
     }
     this.data[this.length++] = value;
+  }
+
+  /**
+   * Inserts `value` at its place in an ascending column. The entries above it move up one, so
+   * this is cheap only near the end (a record made visible late sits just below the head).
+   */
+  insertSorted(value: number): void {
+    const at = lastAtMost(this.length, (i) => this.data[i] as number, value) + 1;
+    this.push(value);
+    this.data.copyWithin(at + 1, at, this.length - 1);
+    this.data[at] = value;
   }
 
   get(index: number): number {

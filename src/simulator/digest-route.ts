@@ -1,8 +1,9 @@
 /**
  * `GET /_sim/digest?from=&to=&rangeSize=&lines=1`: the digest of the ground truth, computed by the
  * same function as a mirror's (`src/digest`), so a mirror synced from the simulator and the
- * simulator agree exactly. Every record the simulator holds is in it, those it serves malformed
- * included: a mirror rejected them, and the comparison says it lacks them.
+ * simulator agree exactly. Every record the simulator shows is in it (a late one once visible),
+ * those it serves malformed included: a mirror rejected them, and the comparison says it lacks
+ * them.
  */
 import type { DigestRecord } from '../digest/canonical-line.js';
 import { createDigestBuilder } from '../digest/range-digest.js';

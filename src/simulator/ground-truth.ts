@@ -3,7 +3,10 @@ import type { FaultInjector } from './faults.js';
 import type { SimulatedLedger } from './ledger.js';
 import type { GroundTruthRecord } from './types.js';
 
-/** Every record as the service holds it now, in rawId order, as objects or as JSON lines. */
+/**
+ * Every record the service shows now, in rawId order, as objects or as JSON lines: a late record
+ * is left out until it is visible (the caller first makes visible those due).
+ */
 export interface GroundTruth {
   records(opts?: { afterRawId?: number }): IterableIterator<GroundTruthRecord>;
   recordLines(afterRawId: number | undefined): IterableIterator<string>;
@@ -18,12 +21,13 @@ export function groundTruthOf(ledger: SimulatedLedger, injector: FaultInjector):
       const end = ledger.table.count;
       const faults = injector.faults;
       for (let pos = firstAfter(end, opts.afterRawId); pos < end; pos++)
-        yield ledger.groundTruth(pos, faults);
+        if (ledger.isVisible(pos)) yield ledger.groundTruth(pos, faults);
     },
     *recordLines(afterRawId) {
       const end = ledger.table.count;
       const faults = injector.faults;
-      for (let pos = firstAfter(end, afterRawId); pos < end; pos++) yield ledger.groundTruthText(pos, faults);
+      for (let pos = firstAfter(end, afterRawId); pos < end; pos++)
+        if (ledger.isVisible(pos)) yield ledger.groundTruthText(pos, faults);
     },
   };
 }

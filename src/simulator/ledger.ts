@@ -10,6 +10,7 @@ import { lastAtMost } from './columns.js';
 import { EvmKeyring } from './evm-keys.js';
 import type { RecordFaults } from './faults.js';
 import { LedgerHashIndex } from './hash-index.js';
+import { LateRecords } from './late-records.js';
 import { LedgerBook } from './ledger-book.js';
 import { type ListFilter, ListIndex, type ListView } from './list-index.js';
 import { createRng, type Rng } from './random.js';
@@ -38,6 +39,8 @@ export interface LedgerSettings {
   burnTargetDelayMs: number;
   jsonCacheSize: number;
   historyEndMs: number;
+  /** Share of arriving records visible only `delayMs` after their arrival. Default none. */
+  late?: { rate: number; delayMs: number };
 }
 
 /** One page of a list, ready to serialise. */
@@ -58,6 +61,8 @@ export class SimulatedLedger {
   readonly table = new RecordTable();
   readonly book: LedgerBook;
   readonly lists: ListIndex;
+  /** Arrived records not visible yet: in no list and no look-up, nor in the ground truth. */
+  private readonly late: LateRecords;
   private readonly generator: RecordGenerator;
   private readonly holes: Rng;
   private readonly ctx: RenderContext;
@@ -86,7 +91,12 @@ export class SimulatedLedger {
     const marketMaker = this.table.account(this.wellKnown.marketMaker);
     const owner = this.table.account(this.wellKnown.owner);
     this.book = new LedgerBook(this.tokens, feeRecipient);
-    this.lists = new ListIndex(this.table);
+    this.late = new LateRecords({
+      seed,
+      rate: settings.late?.rate ?? 0,
+      delayMs: settings.late?.delayMs ?? 0,
+    });
+    this.lists = new ListIndex(this.table, this.late);
     const accountRng = createRng(seed, 0xacc);
     const poolSize = Math.min(5000, Math.max(40, Math.floor(settings.records / 100)));
     const accounts: number[] = [];
@@ -127,7 +137,7 @@ export class SimulatedLedger {
       }
       left--;
       const record = this.generator.next(timestamp, timestamp);
-      this.table.append(record, this.takeRawId(), { batch: this.batchCounter, timestamp });
+      this.table.append(record, this.takeRawId(), { packaged: { batch: this.batchCounter, timestamp } });
       this.cache.push(undefined);
     }
     const lastLegacy = Math.floor(n * 0.03) - 1;
@@ -148,33 +158,75 @@ export class SimulatedLedger {
     return this.nextRawId++;
   }
 
-  /** Appends `n` generated records as `confirmed`; returns the head rawId. */
+  /**
+   * Appends `n` generated records as `confirmed`, some of them hidden for a while when late
+   * records are asked for; returns the highest rawId given out (visible or not).
+   */
   arrive(n: number, now: number): number {
-    for (let i = 0; i < n; i++) this.appendLive(this.generator.next(now, now));
-    return this.headRawId();
+    for (let i = 0; i < n; i++) {
+      const record = this.generator.next(now, now);
+      const rawId = this.takeRawId();
+      const late = this.late.isLate(rawId);
+      const pos = this.appendLive(record, rawId, late);
+      if (late) this.late.hide(pos, now);
+    }
+    const count = this.table.count;
+    return count === 0 ? 0 : this.table.rawId.get(count - 1);
   }
 
-  /** Appends a record submitted through `POST /tx` (its movements already checked). */
+  /** Appends a record submitted through `POST /tx` (its movements already checked); never late. */
   appendSubmitted(record: NewRecord): number {
     this.book.apply(record);
-    return this.appendLive(record);
+    return this.appendLive(record, this.takeRawId(), false);
   }
 
-  private appendLive(record: NewRecord): number {
-    const pos = this.table.append(record, this.takeRawId());
+  private appendLive(record: NewRecord, rawId: number, hidden: boolean): number {
+    const pos = this.table.append(record, rawId, { listed: !hidden });
     // Pushing keeps the cache array densely packed; writing far past its end would not.
     this.cache.push(undefined);
     this.pendingPackage.push(pos);
     return pos;
   }
 
+  /** The highest visible rawId, or 0. */
   headRawId(): number {
-    const count = this.table.count;
-    return count === 0 ? 0 : this.table.rawId.get(count - 1);
+    const visible = this.visibleCount();
+    return visible === 0 ? 0 : this.table.rawId.get(this.late.visiblePosition(visible - 1));
   }
 
-  /** Moves time forward: packages due records (one storage batch per call) and lands due burns. */
+  /** Number of records visible now (every record but the late ones still hidden). */
+  visibleCount(): number {
+    return this.table.count - this.late.count;
+  }
+
+  /** Number of late records still hidden. */
+  hiddenCount(): number {
+    return this.late.count;
+  }
+
+  /** Whether the record at `pos` is visible now. */
+  isVisible(pos: number): boolean {
+    return !this.late.isHidden(pos);
+  }
+
+  /**
+   * Makes the late records due by `now` (all of them when `all`) visible: each goes into its
+   * accounts' lists and the filtered lists already built, in its rawId place.
+   */
+  reveal(now: number, all = false): void {
+    if (this.late.count === 0) return;
+    for (const pos of this.late.release(now, all)) {
+      this.table.listInAccounts(pos);
+      this.lists.reveal(pos);
+    }
+  }
+
+  /**
+   * Moves time forward: makes due late records visible, packages due records (one storage batch
+   * per call) and lands due burns; `settle` does all of it at once, whatever is due.
+   */
   advance(now: number, settle = false): void {
+    this.reveal(now, settle);
     const table = this.table;
     let batch = 0;
     while (this.pendingHead < this.pendingPackage.length) {
@@ -367,14 +419,20 @@ export class SimulatedLedger {
   }
 
   /**
-   * Table position of the record with this ledgerHash (any case), or undefined. Records served
-   * or read before are found at once; the first look-up of one never rendered hashes the rest.
+   * Table position of the record with this ledgerHash (any case), or undefined (also while the
+   * record is hidden). Records served or read before are found at once; the first look-up of one
+   * never rendered hashes the rest.
    */
   byLedgerHash(hash: string): number | undefined {
     const wanted = hash.toLowerCase();
     const find = () => this.hashes.candidates(wanted).find((pos) => this.renderAt(pos).ledgerHash === wanted);
-    const found = find();
-    if (found !== undefined || this.hashedUpTo === this.table.count) return found;
+    const found = find() ?? this.hashRest(find);
+    return found !== undefined && this.isVisible(found) ? found : undefined;
+  }
+
+  /** Hashes the records never rendered, then looks again. */
+  private hashRest(find: () => number | undefined): number | undefined {
+    if (this.hashedUpTo === this.table.count) return undefined;
     while (this.hashedUpTo < this.table.count) this.renderAt(this.hashedUpTo++);
     return find();
   }
@@ -384,7 +442,7 @@ export class SimulatedLedger {
     if (!bytes) return undefined;
     const rawId = rawIdFromHashBytes(this.settings.seed, bytes);
     const pos = this.positionOf(rawId);
-    if (pos === undefined || this.table.action.get(pos) !== MINT) return undefined;
+    if (pos === undefined || !this.isVisible(pos) || this.table.action.get(pos) !== MINT) return undefined;
     const chain = CHAINS[this.table.chain.get(pos)] ?? 'ethereum';
     const expected = mintChainHashOf(this.settings.seed, rawId, chain);
     const matches = hash.startsWith('0x') ? expected === hash.toLowerCase() : expected === hash;

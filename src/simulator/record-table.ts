@@ -64,7 +64,8 @@ const TARGET_LANDED = 2;
 
 /**
  * Every record of the simulated ledger in compact columns, indexed by position (records are
- * appended in rawId order, so position order is rawId order). Text that can be derived from the
+ * appended in rawId order, so position order is rawId order; a record visible late still takes
+ * its position at arrival). Text that can be derived from the
  * seed and the rawId is not stored here; see `record-json.ts`.
  */
 export class RecordTable {
@@ -115,8 +116,17 @@ export class RecordTable {
     return this.byAccount[account];
   }
 
-  /** Appends a record; returns its position. */
-  append(record: NewRecord, rawId: number, packaged?: { batch: number; timestamp: number }): number {
+  /**
+   * Appends a record; returns its position. `packaged`: already stored (the initial history).
+   * `listed` false leaves it out of its accounts' lists until {@link RecordTable.listInAccounts}
+   * (a record visible late). Default true.
+   */
+  append(
+    record: NewRecord,
+    rawId: number,
+    options: { packaged?: { batch: number; timestamp: number }; listed?: boolean } = {},
+  ): number {
+    const { packaged, listed = true } = options;
     const pos = this.count;
     this.rawId.push(rawId);
     this.action.push(record.action);
@@ -133,9 +143,19 @@ export class RecordTable {
     this.chain.push(Math.max(0, CHAINS.indexOf((targetChain ?? 'ethereum') as (typeof CHAINS)[number])));
     // Only bundles, fast withdrawals and submitted records keep an object; the chain is a number.
     if (rest.bundle || rest.express || rest.posted) this.extras.set(pos, rest);
-    this.byAccount[record.from]?.push(pos);
-    if (record.to !== record.from) this.byAccount[record.to]?.push(pos);
+    if (listed) {
+      this.byAccount[record.from]?.push(pos);
+      if (record.to !== record.from) this.byAccount[record.to]?.push(pos);
+    }
     return pos;
+  }
+
+  /** Puts a record appended unlisted into its accounts' lists, in its rawId place. */
+  listInAccounts(pos: number): void {
+    const from = this.from.get(pos);
+    const to = this.to.get(pos);
+    this.byAccount[from]?.insertSorted(pos);
+    if (to !== from) this.byAccount[to]?.insertSorted(pos);
   }
 
   isPackaged(pos: number): boolean {

@@ -21,6 +21,7 @@ function checkOptions(options: SimulatorOptions): void {
     'packageDelayMs',
     'burnTargetDelayMs',
     'jsonCacheSize',
+    'lateMs',
   ] as const;
   for (const key of nonNegative) {
     const value = options[key];
@@ -31,6 +32,8 @@ function checkOptions(options: SimulatorOptions): void {
     throw new RangeError('records must be whole');
   const hole = options.holeRate;
   if (hole !== undefined && !(hole >= 0 && hole < 1)) throw new RangeError('holeRate must be in [0, 1)');
+  const late = options.lateRate;
+  if (late !== undefined && !(late >= 0 && late <= 1)) throw new RangeError('lateRate must be in [0, 1]');
 }
 
 /**
@@ -50,6 +53,7 @@ export function createSimulator(options: SimulatorOptions = {}): Simulator {
     burnTargetDelayMs: options.burnTargetDelayMs ?? 5000,
     jsonCacheSize: options.jsonCacheSize ?? 300_000,
     historyEndMs: options.historyEndMs ?? DEFAULT_HISTORY_END_MS,
+    late: { rate: options.lateRate ?? 0, delayMs: options.lateMs ?? 1500 },
   });
   // Without a packaging delay, records are packaged as soon as they are added.
   const settleAtOnce = (options.packageDelayMs ?? 2000) === 0;
@@ -96,16 +100,29 @@ export function createSimulator(options: SimulatorOptions = {}): Simulator {
     },
     setFaults: (partial: Partial<SimulatorFaults>) => injector.update(partial),
     faults: () => injector.faults,
-    records: truth.records,
-    recordLines: truth.recordLines,
-    count: () => ledger.table.count,
-    headRawId: () => ledger.headRawId(),
+    records(opts) {
+      ledger.reveal(now());
+      return truth.records(opts);
+    },
+    recordLines(afterRawId) {
+      ledger.reveal(now());
+      return truth.recordLines(afterRawId);
+    },
+    count() {
+      ledger.reveal(now());
+      return ledger.visibleCount();
+    },
+    headRawId() {
+      ledger.reveal(now());
+      return ledger.headRawId();
+    },
     stats: () => stats.snapshot(),
     arrivalState: () => arrivals.state(),
     setArrivalRate: (rate) => arrivals.setRate(rate),
     resetStats: () => stats.reset(),
     details: () => ({
-      records: ledger.table.count,
+      records: ledger.visibleCount(),
+      hiddenLate: ledger.hiddenCount(),
       headRawId: ledger.headRawId(),
       pending: ledger.pendingCount(),
       cachedRecords: ledger.cacheSize(),

@@ -47,6 +47,18 @@ export interface SimulatorOptions {
   burnTargetDelayMs?: number;
   /** Chance, per record, that rawIds are skipped before it (never published). Default 0.01. */
   holeRate?: number;
+  /**
+   * Share of arriving records (added by arrivals or {@link Simulator.addRecords}; never the
+   * initial history nor `POST /tx`) that become visible late, as on a service whose writes commit
+   * out of order, 0..1. Chosen by rawId from the seed. Default 0.
+   */
+  lateRate?: number;
+  /**
+   * How long a late record stays invisible after its arrival, ms: absent from every list, page
+   * count, look-up and the ground truth while records with higher rawIds are listed; then in
+   * its rawId place. Its status still changes counting from arrival. Default 1500.
+   */
+  lateMs?: number;
   /** Serve `GET /txs?cursor=<rawId>&order=asc|desc&count=<n>` key paging. Default false. */
   keyPaging?: boolean;
   /** Cached JSON texts of records kept at most (oldest cached evicted first). Default 300000. */
@@ -119,20 +131,23 @@ export interface Simulator {
   listen(options?: { host?: string; port?: number }): Promise<{ url: string }>;
   /** Stops arrivals, drops hanging requests and closes the server. */
   close(): Promise<void>;
-  /** Appends `n` new records at the head (as `confirmed`); returns the highest rawId. */
+  /**
+   * Appends `n` new records at the head (as `confirmed`); returns the highest rawId given out,
+   * which may belong to a late record not visible yet.
+   */
   addRecords(n: number): number;
   pauseArrivals(): void;
   resumeArrivals(): void;
-  /** Packages every `confirmed` record and lands every burn's target hash now. */
+  /** Packages every `confirmed` record, lands every burn's target hash and shows every late record now. */
   settleAll(): void;
   /** Changes some faults; returns the faults now in force. */
   setFaults(partial: Partial<SimulatorFaults>): SimulatorFaults;
   faults(): SimulatorFaults;
-  /** Every record as the service holds it now, in rawId order. */
+  /** Every record the service shows now, in rawId order (late records only once visible). */
   records(options?: { afterRawId?: number }): IterableIterator<GroundTruthRecord>;
-  /** Number of records held (malformed ones included). */
+  /** Number of records visible now (malformed ones included, late ones still hidden not). */
   count(): number;
-  /** The highest rawId held, or 0. */
+  /** The highest visible rawId, or 0. */
   headRawId(): number;
   /** Requests served by route and status. */
   stats(): SimulatorStats;

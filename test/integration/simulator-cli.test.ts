@@ -3,6 +3,7 @@ import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { waitFor } from '../helpers/wait-for.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -24,13 +25,34 @@ async function finish(
   return { code, stdout, stderr };
 }
 
+/** The simulator's address, once it says it listens. */
+function listening(child: ReturnType<typeof run>): Promise<string> {
+  let out = '';
+  return new Promise<string>((resolve, reject) => {
+    child.stdout.on('data', (chunk) => {
+      out += chunk;
+      const match = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(out);
+      if (match) resolve(match[1]!);
+    });
+    child.once('close', () => reject(new Error(`exited before listening: ${out}`)));
+  });
+}
+
 describe('ledger-indexer simulate', () => {
   it('exits 2 with one line on a bad option', async () => {
-    for (const args of [['--bogus'], ['--error-rate', '2'], ['--records', 'many'], ['--port', '70000']]) {
+    for (const args of [
+      ['--bogus'],
+      ['--error-rate', '2'],
+      ['--records', 'many'],
+      ['--port', '70000'],
+      ['--late-rate', '2'],
+      ['--late-ms', 'soon'],
+    ]) {
       const { code, stdout, stderr } = await finish(run(args));
       assert.equal(code, 2, args.join(' '));
       assert.equal(stdout, '');
       assert.equal(stderr.trimEnd().split('\n').length, 1, stderr);
+      assert.ok(stderr.includes(args[0]!), stderr);
     }
   });
 
@@ -46,6 +68,8 @@ describe('ledger-indexer simulate', () => {
       '--hang-rate',
       '--tampered-rate',
       '--request-budget',
+      '--late-rate',
+      '--late-ms',
     ]) {
       assert.ok(stdout.includes(flag), flag);
     }
@@ -54,15 +78,7 @@ describe('ledger-indexer simulate', () => {
   it('starts on the given port, serves, and stops on SIGTERM', async () => {
     const child = run(['--port', '0', '--records', '1000', '--seed', '3', '--tampered-rate', '0.25']);
     const done = finish(child);
-    let out = '';
-    const url = await new Promise<string>((resolve, reject) => {
-      child.stdout.on('data', (chunk) => {
-        out += chunk;
-        const match = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(out);
-        if (match) resolve(match[1]!);
-      });
-      child.once('close', () => reject(new Error(`exited before listening: ${out}`)));
-    });
+    const url = await listening(child);
     const page = (await (await fetch(`${url}/txs`)).json()) as { totalPages: number; txs: unknown[] };
     assert.ok(page.totalPages >= 100);
     assert.equal(page.txs.length, 10);
@@ -71,5 +87,37 @@ describe('ledger-indexer simulate', () => {
     child.kill('SIGTERM');
     const { code } = await done;
     assert.equal(code, 0);
+  });
+
+  it('makes arriving records visible late with --late-rate and --late-ms', async () => {
+    const args = [
+      '--port',
+      '0',
+      '--records',
+      '100',
+      '--arrivals',
+      '0',
+      '--late-rate',
+      '1',
+      '--late-ms',
+      '600',
+    ];
+    const child = run(args);
+    const done = finish(child);
+    const url = await listening(child);
+    const head = ((await (await fetch(`${url}/txs`)).json()) as { txs: Array<{ rawId: number }> }).txs[0]!
+      .rawId;
+    const added = (await (await fetch(`${url}/_sim/records?count=3`, { method: 'POST' })).json()) as {
+      headRawId: number;
+      records: number;
+    };
+    assert.ok(added.headRawId > head);
+    assert.equal(added.records, 100, 'the three added are not visible yet');
+    const first = async () =>
+      ((await (await fetch(`${url}/txs`)).json()) as { txs: Array<{ rawId: number }> }).txs[0]!.rawId;
+    assert.equal(await first(), head);
+    await waitFor('the late records', async () => (await first()) === added.headRawId, { timeoutMs: 10_000 });
+    child.kill('SIGTERM');
+    assert.equal((await done).code, 0);
   });
 });

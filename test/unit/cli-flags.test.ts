@@ -117,6 +117,10 @@ describe('flag errors on the command line', () => {
       [['simulate', '--port', '70000'], /--port must be a whole number from 0 to 65535/],
       [['simulate', '--latency-ms', '1e9'], /--latency-ms must be a number between 0 and 600000/],
       [['simulate', '--arrivals', '-1'], /--arrivals must be a number between 0 and 100000 \(got '-1'\)/],
+      [['simulate', '--late-rate', '1.5'], /--late-rate must be a number between 0 and 1 \(got '1.5'\)/],
+      [['simulate', '--late-rate', 'some'], /--late-rate must be a number between 0 and 1/],
+      [['simulate', '--late-ms', '-5'], /--late-ms must be a whole number from 0 to 86400000 \(got '-5'\)/],
+      [['simulate', '--late-ms', '1.5'], /--late-ms must be a whole number from 0 to 86400000/],
       [['demo', '--records', '5000000'], /--records must be a whole number from 1 to 1000000/],
       [['verify', '--base-url', 'http://127.0.0.1:1', '--walk-limit', '1000000000'], /--walk-limit must be/],
     ];

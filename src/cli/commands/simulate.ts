@@ -20,6 +20,10 @@ Data:
   --package-delay-ms MS      confirmed -> packaged delay (default 2000)
   --burn-target-delay-ms MS  packaged burn -> targetChainTxHash delay (default 5000)
   --hole-rate R              share of rawIds never published, 0..1 (default 0.01)
+  --late-rate R              share of arriving records that become visible late, 0..1
+                             (rawIds above them listed first; default 0)
+  --late-ms MS               how long a late record stays invisible after arriving
+                             (default 1500)
   --key-paging               also serve /txs?cursor=&order=&count= key paging
 
 Faults (all default 0; change them at run time with POST /_sim/faults):
@@ -37,8 +41,8 @@ Faults (all default 0; change them at run time with POST /_sim/faults):
 
   -h, --help                 this text
 
-Maxima: --port 65535, --records 20000000, --arrivals 100000, delays 86400000 ms (a day),
-latencies 600000 ms, --retry-after-s 3600, --request-budget 1000000, --hole-rate 0.99.
+Maxima: --port 65535, --records 20000000, --arrivals 100000, delays and --late-ms 86400000 ms
+(a day), latencies 600000 ms, --retry-after-s 3600, --request-budget 1000000, --hole-rate 0.99.
 `;
 
 const DAY_MS = 86_400_000;
@@ -65,6 +69,8 @@ export const command = defineCommand({
     'package-delay-ms': { type: 'string' },
     'burn-target-delay-ms': { type: 'string' },
     'hole-rate': { type: 'string' },
+    'late-rate': { type: 'string' },
+    'late-ms': { type: 'string' },
     'key-paging': { type: 'boolean' },
     'latency-ms': { type: 'string' },
     'latency-jitter-ms': { type: 'string' },
@@ -81,6 +87,8 @@ export const command = defineCommand({
     const port = intFlag('port', values.port, 0, 65_535) ?? 8740;
     const records = intFlag('records', values.records, 0, 20_000_000) ?? 10_000;
     const holeRate = numberFlag('hole-rate', values['hole-rate'], 0.99);
+    const lateRate = numberFlag('late-rate', values['late-rate'], 1);
+    const lateMs = intFlag('late-ms', values['late-ms'], 0, DAY_MS);
     const faults: Partial<SimulatorFaults> = {};
     const fault = (key: keyof SimulatorFaults, flag: string, max: number) => {
       const value = numberFlag(flag, values[flag as keyof typeof values] as string | undefined, max);
@@ -105,6 +113,8 @@ export const command = defineCommand({
       packageDelayMs: intFlag('package-delay-ms', values['package-delay-ms'], 0, DAY_MS) ?? 2000,
       burnTargetDelayMs: intFlag('burn-target-delay-ms', values['burn-target-delay-ms'], 0, DAY_MS) ?? 5000,
       ...(holeRate !== undefined ? { holeRate } : {}),
+      ...(lateRate !== undefined ? { lateRate } : {}),
+      ...(lateMs !== undefined ? { lateMs } : {}),
       keyPaging: values['key-paging'] ?? false,
       faults,
     });
