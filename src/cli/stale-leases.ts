@@ -1,50 +1,86 @@
 import { hostname } from 'node:os';
-import type { StreamStatus } from '../db/stream-queries.js';
+import type { Database } from '../db/connect.js';
+import { isRunnerGone } from '../db/runner-lock.js';
+import { listStreams } from '../db/stream-queries.js';
 import { leaseOwnerName } from '../defaults.js';
 import type { Logger } from '../logger.js';
 import type { SyncStore } from '../sync/ports.js';
+import { processEnds } from './process-liveness.js';
 
-/** The lease owner of a one-shot sync: `sync:<host>:<pid>:<random>`, so a later run can tell a dead one. */
+/**
+ * How long a lease holder that still looks alive gets to turn out gone, ms: a process being
+ * killed keeps its pid and its database connection for a moment.
+ */
+const DEAD_OWNER_GRACE_MS = 2_000;
+
+/**
+ * The lease owner of a one-shot sync: `sync:<host>:<pid>:<random>`. On PostgreSQL the run holds
+ * the owner's liveness lock (`holdRunnerLock`) for its whole life, so a later run can tell a dead one.
+ */
 export function syncOwner(): string {
   return leaseOwnerName('sync', hostname(), process.pid);
 }
 
-/** Whether `owner` is a one-shot sync of this host whose process no longer runs. */
-export function isDeadLocalOwner(owner: string, isAlive: (pid: number) => boolean = processAlive): boolean {
+/** The parts of an owner name `<role>:<host>:<pid>:<random>`; `undefined` for a name of another form. */
+export function parseOwner(owner: string): { role: string; host: string; pid: number } | undefined {
   const [role, host, pid] = owner.split(':');
-  if (role !== 'sync' || host !== hostname() || !pid || !/^\d+$/.test(pid)) return false;
-  return Number(pid) !== process.pid && !isAlive(Number(pid));
+  if (!role || !host || !pid || !/^\d+$/.test(pid)) return undefined;
+  return { role, host, pid: Number(pid) };
 }
 
-function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    // EPERM: the process exists but belongs to someone else.
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
+/** The pid of `owner` when it is a one-shot sync of this host other than this very process. */
+export function localSyncPid(owner: string): number | undefined {
+  const parsed = parseOwner(owner);
+  if (parsed?.role !== 'sync' || parsed.host !== hostname() || parsed.pid === process.pid) return undefined;
+  return parsed.pid;
+}
+
+/** Whether the runner named `owner` (a lease owner) is gone. */
+export type OwnerGoneCheck = (owner: string) => Promise<boolean>;
+
+/**
+ * How a new run tells that a one-shot sync holding a lease is gone. On PostgreSQL: its liveness
+ * lock is free (the server let go of it with the session), on any host. On the embedded
+ * database, which lives in a folder of this host: its process no longer runs (a zombie counts
+ * as ended). Either waits up to `graceMs` for a holder that still looks alive. Other runners
+ * (workers, parallel backfills) are never judged gone: their leases expire.
+ */
+export function createOwnerGoneCheck(database: Database, graceMs = DEAD_OWNER_GRACE_MS): OwnerGoneCheck {
+  if (database.kind === 'postgres') {
+    return async (owner) => parseOwner(owner)?.role === 'sync' && isRunnerGone(database, owner, graceMs);
   }
+  return async (owner) => {
+    const pid = localSyncPid(owner);
+    return pid !== undefined && processEnds(pid, graceMs);
+  };
 }
 
 /**
- * Ends the leases still held by one-shot syncs of this host that were killed (SIGKILL, power
- * loss), so the next run resumes at once instead of waiting for the lease to expire. Each lease is
- * released with its own fencing number; a lease taken over meanwhile is left alone.
+ * Ends the leases still held by one-shot syncs that are gone (killed, power loss), so the next
+ * run resumes at once instead of waiting for the lease to expire. Each lease is released with
+ * its own fencing number; a lease taken over meanwhile is left alone. Call it before this run
+ * takes a lease. Resolves to the number of leases released.
  */
 export async function releaseDeadLeases(input: {
+  database: Database;
   store: SyncStore;
-  streams: readonly StreamStatus[];
   logger: Logger;
+  /** Default: {@link createOwnerGoneCheck} of the database. */
+  isGone?: OwnerGoneCheck | undefined;
 }): Promise<number> {
+  const isGone = input.isGone ?? createOwnerGoneCheck(input.database);
+  const verdicts = new Map<string, Promise<boolean>>();
   let released = 0;
-  for (const stream of input.streams) {
+  for (const stream of await listStreams(input.database.db)) {
     const owner = stream.leaseOwner;
-    if (owner === null || !isDeadLocalOwner(owner)) continue;
+    if (owner === null) continue;
+    if (!verdicts.has(owner)) verdicts.set(owner, isGone(owner));
+    if (!(await verdicts.get(owner))) continue;
     await input.store.releaseStream(
       { key: stream.key, fence: stream.leaseFence, owner },
-      { ok: false, error: `the sync process holding the lease (${owner}) died` },
+      { ok: false, error: `the sync process holding the lease (${owner}) ended without releasing it` },
     );
-    input.logger.warn({ stream: stream.key, owner }, 'lease of a dead sync process released');
+    input.logger.warn({ stream: stream.key, owner }, 'lease of an ended sync process released');
     released++;
   }
   return released;

@@ -22,17 +22,56 @@ export interface CliRun {
  * `env` on top of a clean environment.
  */
 export function runCli(args: string[], env: Record<string, string>, entry: string[] = SOURCE_ENTRY): CliRun {
+  const child = spawn(process.execPath, [...entry, ...args], {
+    cwd: packageRoot,
+    env: cliEnv(env),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  return watch(child);
+}
+
+/** A command run whose process, once it ends, stays a zombie until `close()`: its parent never collects it. */
+export interface UncollectedCliRun {
+  /** The command's own pid (not its parent's). */
+  pid: Promise<number>;
+  /** Ends the parent, and with it the zombie. */
+  close(): void;
+}
+
+/**
+ * Spawns the command under a parent that never collects it (`sh` starting it in the background,
+ * then becoming `sleep`), as a busy supervisor or a container's first process may: killed, the
+ * command's pid stays there as a zombie.
+ */
+export function runCliUncollected(args: string[], env: Record<string, string>): UncollectedCliRun {
+  const parent = spawn(
+    'sh',
+    ['-c', '"$0" "$@" >/dev/null 2>&1 & echo $!; exec sleep 600', process.execPath, ...SOURCE_ENTRY, ...args],
+    {
+      cwd: packageRoot,
+      env: cliEnv(env),
+      stdio: ['ignore', 'pipe', 'ignore'],
+    },
+  );
+  const pid = new Promise<number>((resolve, reject) => {
+    parent.stdout.once('data', (chunk: Buffer) => resolve(Number(chunk.toString().trim())));
+    parent.once('error', reject);
+  });
+  return { pid, close: () => parent.kill('SIGKILL') };
+}
+
+/** `env` on top of this process's environment without the settings of ledger-indexer. */
+function cliEnv(env: Record<string, string>): Record<string, string> {
   const base: Record<string, string> = {};
   for (const [key, value] of Object.entries(process.env)) {
     if (value !== undefined && !key.startsWith('LEDGER_') && key !== 'DATABASE_URL' && key !== 'LOG_LEVEL') {
       base[key] = value;
     }
   }
-  const child = spawn(process.execPath, [...entry, ...args], {
-    cwd: packageRoot,
-    env: { ...base, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  return { ...base, ...env };
+}
+
+function watch(child: ChildProcess): CliRun {
   let stdout = '';
   let stderr = '';
   child.stdout?.on('data', (chunk: Buffer) => {

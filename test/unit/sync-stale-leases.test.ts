@@ -1,32 +1,51 @@
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { hostname } from 'node:os';
 import { describe, it } from 'node:test';
-import { isDeadLocalOwner, syncOwner } from '../../src/cli/stale-leases.js';
+import { processEnds, processRunning } from '../../src/cli/process-liveness.js';
+import { localSyncPid, parseOwner, syncOwner } from '../../src/cli/stale-leases.js';
 
-describe('isDeadLocalOwner', () => {
-  it('recognises a one-shot sync of this host whose process is gone', () => {
-    assert.equal(
-      isDeadLocalOwner(`sync:${hostname()}:4242:abc`, () => false),
-      true,
-    );
-    assert.equal(
-      isDeadLocalOwner(`sync:${hostname()}:4242:abc`, () => true),
-      false,
-    );
+describe('localSyncPid', () => {
+  it('names the pid of a one-shot sync of this host', () => {
+    assert.equal(localSyncPid(`sync:${hostname()}:4242:abc`), 4242);
   });
 
-  it('never judges other hosts, other runners or this very process', () => {
-    assert.equal(
-      isDeadLocalOwner('sync:elsewhere:4242:abc', () => false),
-      false,
-    );
-    assert.equal(
-      isDeadLocalOwner(`worker:${hostname()}:4242:abc`, () => false),
-      false,
-    );
-    assert.equal(
-      isDeadLocalOwner(syncOwner(), () => false),
-      false,
-    );
+  it('never judges other hosts, other runners, other names or this very process', () => {
+    assert.equal(localSyncPid('sync:elsewhere:4242:abc'), undefined);
+    assert.equal(localSyncPid(`worker:${hostname()}:4242:abc`), undefined);
+    assert.equal(localSyncPid('runner-a'), undefined);
+    assert.equal(localSyncPid(syncOwner()), undefined);
+  });
+
+  it('reads the role, host and pid of an owner name', () => {
+    assert.deepEqual(parseOwner('backfill:h:12:x'), { role: 'backfill', host: 'h', pid: 12 });
+    assert.equal(parseOwner('backfill:abc'), undefined);
+  });
+});
+
+describe('processRunning', () => {
+  it('is true for this process and false for one that ended', async () => {
+    assert.equal(processRunning(process.pid), true);
+    const child = spawn(process.execPath, ['-e', '']);
+    await once(child, 'close');
+    assert.equal(processRunning(child.pid ?? 0), false);
+  });
+
+  it('takes a killed process its parent has not collected yet (a zombie) for ended', async () => {
+    // `sh` starts `sleep` in the background, then becomes a `sleep` itself: a parent that never collects it.
+    const parent = spawn('sh', ['-c', 'sleep 30 & echo $!; exec sleep 30'], {
+      stdio: ['ignore', 'pipe', 'ignore'],
+    });
+    try {
+      const [line] = (await once(parent.stdout, 'data')) as [Buffer];
+      const pid = Number(line.toString().trim());
+      assert.equal(processRunning(pid), true);
+      process.kill(pid, 'SIGKILL');
+      assert.equal(await processEnds(pid, 5_000), true);
+      assert.doesNotThrow(() => process.kill(pid, 0), 'the pid is still there');
+    } finally {
+      parent.kill('SIGKILL');
+    }
   });
 });

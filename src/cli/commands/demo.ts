@@ -80,6 +80,9 @@ export const command = defineCommand({
     const metrics = serve ? (await import('../../metrics/index.js')).createMetrics() : undefined;
     const ctx = await createContext({ config, logger: log, metrics });
     onClose(() => ctx.close());
+    // A demo killed in a kept folder left its lease behind: this run takes over at once.
+    const { releaseDeadLeases } = await import('../stale-leases.js');
+    await releaseDeadLeases({ database: ctx.database, store: ctx.store, logger: log });
     const stopped = await syncAndReport(ctx, io, (Date.now() - started) / 1000);
     if (stopped !== undefined) return stopped;
     if (keptDir) io.stdout.write(`database kept in ${keptDir}\n`);

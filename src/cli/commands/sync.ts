@@ -6,7 +6,6 @@ import type { CommandIo } from '../command.js';
 import { defineCommand } from '../define-command.js';
 import { createProgress } from '../progress.js';
 import { failureLine, signalExitCode, stoppedLine } from '../run-outcome.js';
-import { releaseDeadLeases, syncOwner } from '../stale-leases.js';
 
 /** After SIGINT/SIGTERM, how long the pages in flight get to arrive before their requests are abandoned. */
 const REQUEST_GRACE_MS = 2000;
@@ -69,8 +68,15 @@ export const command = defineCommand({
     const started = Date.now();
     const ctx = await createContext({ config, logger });
     onClose(() => ctx.close());
-    const { listStreams } = await import('../../db/stream-queries.js');
-    await releaseDeadLeases({ store: ctx.store, streams: await listStreams(ctx.database.db), logger });
+    const { holdRunnerLock } = await import('../../db/runner-lock.js');
+    const { releaseDeadLeases, syncOwner } = await import('../stale-leases.js');
+    // Held before the first lease and until the end: while this run lives, no other takes its leases.
+    const owner = syncOwner();
+    const runnerLock = await holdRunnerLock(ctx.database, owner);
+    onClose(() => runnerLock.release());
+    if (ctx.database.kind === 'postgres' && !runnerLock.held)
+      logger.warn({ owner }, 'liveness lock not taken: a run started later may take this one for dead');
+    await releaseDeadLeases({ database: ctx.database, store: ctx.store, logger });
     const progress = createProgress({ out: io.stderr, tty: io.stderr.isTTY === true });
     const result = await syncOnce(ctx, {
       accounts: values.account,
@@ -78,7 +84,7 @@ export const command = defineCommand({
       action: values.action,
       withoutAction: values['without-action'],
       full: values.full,
-      owner: syncOwner(),
+      owner,
       signal: io.signal,
       requestSignal: delayedSignal(io.signal, REQUEST_GRACE_MS),
       onPage: (event) => progress.page(event),

@@ -1,0 +1,102 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { sql } from 'drizzle-orm';
+import { queryRows } from '../../src/db/rows.js';
+import { listStreams } from '../../src/db/stream-queries.js';
+import { createSimulator, type Simulator } from '../../src/simulator/index.js';
+import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
+import { waitFor } from '../helpers/wait-for.js';
+import { pagesCommitted } from '../helpers/walk-progress.js';
+import { runCli, runCliUncollected } from './sync-cli-run.js';
+import { assertMirrorsTruth } from './sync-truth.js';
+
+let simulator: Simulator;
+let testDb: TestDatabase;
+let env: Record<string, string>;
+
+before(async () => {
+  simulator = createSimulator({ records: 4000, seed: 24, faults: { latencyMs: 8 } });
+  const { url } = await simulator.listen();
+  testDb = await createTestDatabase();
+  env = {
+    LEDGER_BASE_URL: url,
+    DATABASE_URL: testDb.url,
+    LEDGER_REQUESTS_PER_SECOND: '0',
+    LEDGER_CONCURRENCY: '4',
+    LOG_LEVEL: 'warn',
+  };
+});
+
+after(async () => {
+  await simulator.close();
+  await testDb.drop();
+});
+
+async function leaseOwner(): Promise<string | null> {
+  const streams = await listStreams(testDb.database.db);
+  return streams.find((s) => s.key === 'txs')?.leaseOwner ?? null;
+}
+
+describe('a sync started after another', () => {
+  it('takes over at once from a sync killed mid-backfill whose process has not vanished yet', async () => {
+    const killed = runCliUncollected(['sync'], env);
+    try {
+      const pid = await killed.pid;
+      await waitFor(
+        'the first sync to commit pages',
+        async () => (await pagesCommitted(testDb.database.db)) >= 40,
+      );
+      process.kill(pid, 'SIGKILL');
+      // What the next run finds: the killed process's pid still there, and its lease on the stream.
+      assert.doesNotThrow(() => process.kill(pid, 0), 'the killed process has not been collected');
+      assert.match((await leaseOwner()) ?? '', new RegExp(`^sync:[^:]+:${pid}:`));
+
+      const next = await runCli(['sync'], env).done;
+      assert.equal(next.code, 0, next.stderr.slice(-800));
+      assert.match(next.stdout, /^txs: backfill, \d+ pages, .*up to date/m);
+      assert.equal(await leaseOwner(), null, 'the lease is released at the end');
+      await assertMirrorsTruth(testDb.database.db, simulator);
+      const runs = await queryRows<{ owner: string; outcome: string; error: string | null }>(
+        testDb.database.db,
+        sql`SELECT owner, outcome, error FROM sync_runs WHERE stream_key = 'txs' ORDER BY fence`,
+      );
+      assert.equal(runs.length, 2, JSON.stringify(runs));
+      assert.equal(runs[0]?.outcome, 'error');
+      assert.match(runs[0]?.error ?? '', /ended without releasing it/);
+      assert.equal(runs[1]?.outcome, 'ok');
+    } finally {
+      killed.close();
+    }
+  });
+
+  it('is still refused while the one holding the stream runs', async () => {
+    simulator.setFaults({ latencyMs: 200 });
+    const holder = runCli(['sync', '--full'], env);
+    try {
+      const pid = holder.child.pid;
+      await waitFor('the first sync to hold the stream', async () =>
+        new RegExp(`^sync:[^:]+:${pid}:`).test((await leaseOwner()) ?? ''),
+      );
+      const refused = await runCli(['sync'], env).done;
+      assert.equal(refused.code, 1, refused.stdout);
+      assert.match(
+        refused.stderr,
+        new RegExp(
+          `lease on stream txs lost: held by sync:[^:]+:${pid}:\\S+ until .*another sync or a worker`,
+        ),
+      );
+      assert.match(
+        (await leaseOwner()) ?? '',
+        new RegExp(`^sync:[^:]+:${pid}:`),
+        'the holder keeps its lease',
+      );
+      simulator.setFaults({ latencyMs: 8 });
+      const held = await holder.done;
+      assert.equal(held.code, 0, held.stderr.slice(-800));
+      assert.match(held.stdout, /^txs: backfill, \d+ pages, .*up to date/m);
+    } finally {
+      simulator.setFaults({ latencyMs: 8 });
+      if (holder.child.exitCode === null) holder.child.kill('SIGKILL');
+    }
+  });
+});
