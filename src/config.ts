@@ -231,6 +231,37 @@ export function loadConfig(
   };
 }
 
+/**
+ * The longest account accepted where one is given (`--account` of `sync` and `schedule`, a job's
+ * stream): far above any real one (an EVM address is 42 characters, an Arweave address 43, an
+ * `eid…` id fewer), low enough that a stream's key stays printable.
+ */
+export const ACCOUNT_MAX_LENGTH = 128;
+
+/**
+ * Why `value` cannot be an account, or `null` when it can: it must be 1 to
+ * {@link ACCOUNT_MAX_LENGTH} characters, none of them whitespace or control characters (an
+ * account never holds one; a pasted newline or space would make a stream of its own, for good).
+ */
+export function accountProblem(value: string): string | null {
+  const shown = `${JSON.stringify(value.slice(0, 24))}${value.length > 24 ? '…' : ''}`;
+  if (value.length === 0) return 'must not be empty';
+  if (value.length > ACCOUNT_MAX_LENGTH) {
+    return `must be at most ${ACCOUNT_MAX_LENGTH} characters (got ${value.length}: ${shown})`;
+  }
+  if (/[\s\p{C}]/u.test(value)) return `must not contain spaces or control characters (got ${shown})`;
+  return null;
+}
+
+/** The accounts given in `setting` (a repeated flag), each checked by {@link accountProblem}. */
+export function parseAccounts(values: readonly string[] | undefined, setting: string): string[] {
+  for (const value of values ?? []) {
+    const problem = accountProblem(value);
+    if (problem !== null) throw new ConfigError(setting, problem);
+  }
+  return [...(values ?? [])];
+}
+
 /** The command-line flag that overrides a setting, e.g. `--base-url` for `ledgerBaseUrl`. */
 export function flagName(key: keyof Config): string {
   if (key === 'ledgerBaseUrl') return '--base-url';

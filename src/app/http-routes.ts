@@ -7,12 +7,33 @@ import { renderStatusPage, renderUnavailablePage } from '../http/status-page.js'
 import type { Logger } from '../logger.js';
 import type { Metrics, QueueGaugeValues } from '../metrics/index.js';
 import { createHeadProbe, type HeadReadClient } from './service-heads.js';
+import { sharedRead, withinDeadline } from './shared-read.js';
 import { PAGE_REFRESH_SECONDS, readStatusPage } from './status-page.js';
 import { buildStatusReport, type QueueReport, statusJson } from './status-report.js';
 import { notMigratedLine, readReadiness, readStateSnapshot } from './stream-health.js';
 
 /** How long `/health` waits for `select 1` before it calls the database unavailable. */
 export const HEALTH_TIMEOUT_MS = 2000;
+
+/**
+ * The longest `/metrics`, `/status`, `/ready` and `/` wait for the database: past it they answer
+ * without it (`/metrics` with `database_up 0`, the others 503), within the 5 s a scraper or a
+ * probe usually allows.
+ */
+export const SURFACE_DEADLINE_MS = 4000;
+
+/**
+ * How long one computation of `/metrics` or `/status` answers requests again once done, so a
+ * burst of them costs the database one read per path per second at most: their values may be
+ * that much older than the database. (`/ready` and `/` share only the computation in flight.)
+ */
+export const SURFACE_REUSE_MS = 1000;
+
+/**
+ * The surface's own pool: a few connections whose connects and statements give up well within
+ * {@link SURFACE_DEADLINE_MS}, apart from the pool the process syncs with.
+ */
+export const SURFACE_DATABASE = { connectMs: 2000, statementMs: 3000, maxConnections: 3 } as const;
 
 /** What the routes read from: the database, and on a worker its queues. */
 export interface RouteSources {
@@ -34,9 +55,34 @@ export function createRoutes(sources: RouteSources): Routes {
   // The lag gauges, `/status` and the page need the service's head: asked here only when no
   // process saw it recently.
   const heads = createHeadProbe(sources);
+  // Concurrent requests of a path share one read, bounded by the deadline; /status and /metrics
+  // reuse it briefly after.
+  const shared = <T>(read: () => Promise<T>, reuseMs = SURFACE_REUSE_MS) =>
+    sharedRead(() => guarded(() => withinDeadline(read(), SURFACE_DEADLINE_MS)), { reuseMs });
+  const readPage = shared(() => readStatusPage(sources, { heads }), 0);
+  const readReady = shared(() => readReadiness(database), 0);
+  const readStatus = shared(async () => {
+    const behind = await notMigratedLine(database);
+    if (behind !== null) throw new LedgerIndexerError(behind);
+    const { config, signal, readQueues } = sources;
+    await heads.refresh(signal);
+    return buildStatusReport({ config, database, logger, signal, readQueues, askHeads: false });
+  });
+  const readState = shared(async () => {
+    await heads.refresh(sources.signal);
+    return readStateSnapshot(database);
+  });
+  const readMetrics = sharedRead(
+    async () => {
+      const [snapshot, queues] = await Promise.all([readState(), sources.readQueues?.()]);
+      if ('failure' in snapshot) logger.warn({ reason: snapshot.failure }, 'metrics: the database failed');
+      return { snapshot, queues };
+    },
+    { reuseMs: SURFACE_REUSE_MS },
+  );
   return {
     async page() {
-      const data = await guarded(() => readStatusPage(sources, { heads }));
+      const data = await readPage();
       if ('failure' in data) {
         const reason = data.failure;
         return htmlReply(
@@ -53,27 +99,19 @@ export function createRoutes(sources: RouteSources): Routes {
         : jsonReply(503, { status: 'unavailable', reason: `the database failed: ${failure}` });
     },
     async ready() {
-      const readiness = await guarded(() => readReadiness(database));
+      const readiness = await readReady();
       if ('failure' in readiness) return jsonReply(503, { ready: false, reason: readiness.failure });
       return jsonReply(readiness.ready ? 200 : 503, readiness);
     },
     async status() {
-      const report = await guarded(async () => {
-        const behind = await notMigratedLine(database);
-        if (behind !== null) throw new LedgerIndexerError(behind);
-        const { config, signal, readQueues } = sources;
-        await heads.refresh(signal);
-        return buildStatusReport({ config, database, logger, signal, readQueues, askHeads: false });
-      });
+      const report = await readStatus();
       if ('failure' in report) return jsonReply(503, { error: report.failure });
       return jsonReply(200, statusJson(report));
     },
     async metrics() {
-      await heads.refresh(sources.signal);
-      const snapshot = await guarded(() => readStateSnapshot(database));
-      if ('failure' in snapshot) logger.warn({ reason: snapshot.failure }, 'metrics: the database failed');
+      const { snapshot, queues } = await readMetrics();
       metrics.state.setDatabase('failure' in snapshot ? null : snapshot);
-      if (sources.readQueues) metrics.state.setQueues(queueGauges(await sources.readQueues()));
+      if (queues !== undefined) metrics.state.setQueues(queueGauges(queues));
       const text = await metrics.text();
       return { status: 200, contentType: metrics.contentType, body: text } satisfies Reply;
     },
@@ -82,14 +120,29 @@ export function createRoutes(sources: RouteSources): Routes {
 
 /** Starts the HTTP surface on `LEDGER_HTTP_HOST` and `port` with the routes over `sources`. */
 export async function openHttpSurface(sources: RouteSources & { port: number }): Promise<HttpSurface> {
-  const surface = await startHttpSurface({
-    host: sources.config.httpHost,
-    port: sources.port,
-    routes: createRoutes(sources),
-    logger: sources.logger,
-  });
+  // Reads of its own, bounded: a frozen database costs a request seconds, and the sync's pool
+  // is neither slowed nor filled by scrapes.
+  const database = sources.database.bounded(SURFACE_DATABASE);
+  let surface: HttpSurface;
+  try {
+    surface = await startHttpSurface({
+      host: sources.config.httpHost,
+      port: sources.port,
+      routes: createRoutes({ ...sources, database }),
+      logger: sources.logger,
+    });
+  } catch (error) {
+    await database.close();
+    throw error;
+  }
   sources.logger.info({ url: surface.url }, 'http surface listening');
-  return surface;
+  return {
+    ...surface,
+    async close() {
+      await surface.close();
+      await database.close();
+    },
+  };
 }
 
 function htmlReply(status: number, body: string): Reply {

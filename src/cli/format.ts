@@ -29,6 +29,20 @@ export function formatDuration(seconds: number): string {
   return `${s}s`;
 }
 
+/**
+ * `text` fit for one table cell of at most `max` characters: control characters and line breaks
+ * shown as escapes (`\n`, `\u0007`), and a longer text cut in the middle with `…`, so its
+ * beginning and its end (a stream key's account and its filters) both stay in view.
+ */
+export function shortenMiddle(text: string, max: number): string {
+  const visible = text.replace(/[\p{C}\n\r\t\v\f\u2028\u2029]/gu, (c) => JSON.stringify(c).slice(1, -1));
+  const chars = [...visible];
+  if (chars.length <= max) return visible;
+  const head = Math.ceil((max - 1) * 0.6);
+  const tail = max - 1 - head;
+  return `${chars.slice(0, head).join('')}…${tail > 0 ? chars.slice(-tail).join('') : ''}`;
+}
+
 /** Rows of cells as left-aligned columns (right-aligned where `right[i]`). */
 export function formatTable(rows: readonly (readonly string[])[], right: readonly boolean[] = []): string {
   const widths: number[] = [];

@@ -4,10 +4,10 @@ import { PGlite } from '@electric-sql/pglite';
 import { drizzle as drizzlePg } from 'drizzle-orm/node-postgres';
 import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
 import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
-import pg from 'pg';
 import { redactUrl } from '../config.js';
 import type { Logger } from '../logger.js';
 import { toDatabaseError, translateDbErrors } from './database-errors.js';
+import { ConnectingPool } from './pool.js';
 
 /** A Drizzle database usable over both drivers; every query of `src/db` is written once for both. */
 export type Db = PgDatabase<PgQueryResultHKT>;
@@ -26,7 +26,26 @@ export interface Database {
   withConnection<T>(fn: (db: Db) => Promise<T>): Promise<T>;
   /** A description safe to print: the URL without its password, or the data folder. */
   describe(): string;
+  /**
+   * A second handle on the same database for readers that must answer in time (the HTTP
+   * surface): a small pool of its own whose connects and statements give up after `deadlines`,
+   * so a frozen server costs them seconds, and the process's own pool (its writes) is left
+   * alone. PGlite runs in the process and has one connection: the handle is this one, and
+   * closing it closes nothing.
+   */
+  bounded(deadlines: DatabaseDeadlines & { maxConnections: number }): Database;
   close(): Promise<void>;
+}
+
+/** How long a bounded pool waits (see {@link Database.bounded}). */
+export interface DatabaseDeadlines {
+  /** For a connection (a new one, or a free one of a full pool). */
+  connectMs: number;
+  /**
+   * For a statement: the server cancels it past this (`statement_timeout`), and a server that
+   * does not answer at all (frozen) has its connection dropped a little later.
+   */
+  statementMs: number;
 }
 
 /** Options of {@link openDatabase}. */
@@ -40,7 +59,12 @@ export interface OpenDatabaseOptions {
   maxConnections?: number | undefined;
   /** Every transaction read-only (`default_transaction_read_only`), for commands that only look. Default false. */
   readOnly?: boolean | undefined;
+  /** Deadlines of connects and statements. Default: 10 s to connect, statements unbounded. */
+  deadlines?: DatabaseDeadlines | undefined;
 }
+
+/** How much later than `statement_timeout` a server that does not answer has its connection dropped. */
+const FROZEN_GRACE_MS = 500;
 
 /**
  * Opens the database: `pg` + `drizzle-orm/node-postgres` when a URL is given, else PGlite
@@ -54,12 +78,18 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
 }
 
 function openPostgres(url: string, options: OpenDatabaseOptions): Database {
-  const session = withSessionOptions(url, options.readOnly === true);
-  const pool = new pg.Pool({
+  const { deadlines } = options;
+  const session = withSessionOptions(url, {
+    readOnly: options.readOnly === true,
+    statementTimeoutMs: deadlines?.statementMs,
+  });
+  const pool = new ConnectingPool({
     connectionString: session.connectionString,
     options: session.options,
     max: options.maxConnections ?? 10,
-    connectionTimeoutMillis: 10_000,
+    connectionTimeoutMillis: deadlines?.connectMs ?? 10_000,
+    // A frozen server never answers, not even the cancel of statement_timeout.
+    query_timeout: deadlines === undefined ? undefined : deadlines.statementMs + FROZEN_GRACE_MS,
     application_name: 'ledger-indexer',
   });
   // An idle pooled connection dropped by the server must not crash the process.
@@ -103,6 +133,8 @@ function openPostgres(url: string, options: OpenDatabaseOptions): Database {
       }
     },
     describe: () => redactUrl(url),
+    bounded: ({ maxConnections, ...bounds }) =>
+      openPostgres(url, { ...options, maxConnections, deadlines: bounds }),
     close: () => pool.end(),
   };
 }
@@ -117,7 +149,10 @@ function openPostgres(url: string, options: OpenDatabaseOptions): Database {
  * records, to claim nothing. Options already in the URL are kept: they move from the URL into
  * the parameter, since `pg` lets a URL's own `options` replace the parameter (and ours with it).
  */
-function withSessionOptions(url: string, readOnly: boolean): { connectionString: string; options: string } {
+function withSessionOptions(
+  url: string,
+  session: { readOnly: boolean; statementTimeoutMs: number | undefined },
+): { connectionString: string; options: string } {
   let existing = '';
   let connectionString = url;
   try {
@@ -130,10 +165,13 @@ function withSessionOptions(url: string, readOnly: boolean): { connectionString:
   } catch {
     // Not a URL (a key=value string): pg reads its own options from it; ours are added alone.
   }
-  const readOnlyOption = readOnly ? ' -c default_transaction_read_only=on' : '';
+  const readOnlyOption = session.readOnly ? ' -c default_transaction_read_only=on' : '';
+  const timeout = session.statementTimeoutMs;
+  const timeoutOption = timeout === undefined ? '' : ` -c statement_timeout=${timeout}`;
   return {
     connectionString,
-    options: `${existing} -c plan_cache_mode=force_custom_plan -c jit=off${readOnlyOption}`.trim(),
+    options:
+      `${existing} -c plan_cache_mode=force_custom_plan -c jit=off${readOnlyOption}${timeoutOption}`.trim(),
   };
 }
 
@@ -145,7 +183,7 @@ async function openPglite(dataDir: string, options: OpenDatabaseOptions): Promis
   const db = translateDbErrors(drizzlePglite({ client }) as unknown as Db);
   logger?.debug({ data_dir: dataDir }, 'embedded database opened');
   let queue: Promise<unknown> = Promise.resolve();
-  return {
+  const database: Database = {
     kind: 'pglite',
     db,
     withConnection(fn) {
@@ -159,6 +197,8 @@ async function openPglite(dataDir: string, options: OpenDatabaseOptions): Promis
       return run;
     },
     describe: () => `embedded PostgreSQL in ${dataDir}`,
+    bounded: () => ({ ...database, close: async () => undefined }),
     close: () => client.close(),
   };
+  return database;
 }

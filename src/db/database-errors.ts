@@ -24,6 +24,10 @@ export function toDatabaseError(
     return options.operation === undefined ? error : error.during(options.operation);
   }
   if (error instanceof LedgerIndexerError) return error;
+  // The pool already said what failed (it could not connect): Drizzle only wrapped it.
+  if (error instanceof DrizzleQueryError && error.cause instanceof DatabaseError) {
+    return toDatabaseError(error.cause, options);
+  }
   const coded = DatabaseError.fromCode(error, options.operation);
   if (coded) return coded;
   if (options.fromDriver || error instanceof DrizzleQueryError) {

@@ -39,6 +39,19 @@ export function jsonReply(status: number, value: unknown): Reply {
   };
 }
 
+/** A client that has not sent its whole request head within this is answered 408 and let go. */
+export const HEADERS_TIMEOUT_MS = 10_000;
+
+/** A request whose body has not arrived within this (headers included) is answered 408. */
+export const REQUEST_TIMEOUT_MS = 30_000;
+
+/**
+ * How often Node checks the two timeouts above. Its default, 30 s, let a client trickling its
+ * headers stay about 30 s whatever the timeout said; checked every second, it goes within about
+ * a second of it.
+ */
+export const CONNECTIONS_CHECK_MS = 1_000;
+
 const PATHS = ['/', '/health', '/ready', '/status', '/metrics'] as const;
 type Path = (typeof PATHS)[number];
 
@@ -54,16 +67,19 @@ export async function startHttpSurface(input: {
   logger: Logger;
 }): Promise<HttpSurface> {
   const { host, routes, logger } = input;
-  const server = createServer((request, response) => {
+  // Scrapes are small: a client that sends nothing for long is let go.
+  const timeouts = {
+    headersTimeout: HEADERS_TIMEOUT_MS,
+    requestTimeout: REQUEST_TIMEOUT_MS,
+    connectionsCheckingInterval: CONNECTIONS_CHECK_MS,
+  };
+  const server = createServer(timeouts, (request, response) => {
     void answer(request, response, routes).catch((error: unknown) => {
       logger.error({ err: error, path: pathOf(request) }, 'http surface request failed');
       if (!response.headersSent) send(response, request, jsonReply(500, { error: firstLine(error) }));
       else response.destroy();
     });
   });
-  // Scrapes are small: a client that sends nothing for long is let go.
-  server.headersTimeout = 10_000;
-  server.requestTimeout = 30_000;
   server.listen({ host, port: input.port });
   try {
     await Promise.race([

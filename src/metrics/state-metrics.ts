@@ -43,7 +43,10 @@ export interface QueueGaugeValues {
   failed: number;
 }
 
-/** Sets the state gauges from a snapshot; `null` when it could not be read (the gauges go away). */
+/**
+ * Sets the state gauges from a snapshot; `null` when it could not be read: then `database_up` is
+ * 0 and every series read from the database goes away (no zeros that look like an empty mirror).
+ */
 export interface StateMetrics {
   setDatabase(snapshot: StateSnapshot | null): void;
   setQueues(queues: readonly QueueGaugeValues[] | null): void;
@@ -81,6 +84,12 @@ const STREAM_GAUGES = {
   ],
 } as const;
 
+/** A gauge in no registry yet, with its full name. */
+function detached(name: string, help: string): { name: string; gauge: Gauge } {
+  const full = `${METRIC_PREFIX}${name}`;
+  return { name: full, gauge: new Gauge({ name: full, help, registers: [] }) };
+}
+
 /**
  * Gauges read from PostgreSQL at each scrape: the same values from any worker and from `serve`,
  * so they carry no process label (take `max without (instance)` over several targets).
@@ -93,26 +102,35 @@ export function registerStateMetrics(registry: Registry): StateMetrics {
   const stream = Object.fromEntries(
     Object.entries(STREAM_GAUGES).map(([key, [name, help]]) => [key, gauge(name, help, ['stream'])]),
   ) as Record<keyof typeof STREAM_GAUGES, Gauge>;
+  // Unlabelled gauges always show a value (0 after a reset): these join the registry only while
+  // the database could be read, so a failed read shows no value rather than an empty mirror.
   const totals = {
-    records: gauge('records_stored', 'Records stored in ledger_transactions.'),
-    nonFinal: gauge('non_final_records', 'Records waiting for a re-read (not final yet), all streams.'),
-    nonFinalDue: gauge('non_final_due_records', 'Of the records waiting for a re-read, those due now.'),
-    rejected: gauge('rejected_records', 'Distinct records that could not be stored, all streams.'),
-    conflicts: gauge(
+    records: detached('records_stored', 'Records stored in ledger_transactions.'),
+    nonFinal: detached('non_final_records', 'Records waiting for a re-read (not final yet), all streams.'),
+    nonFinalDue: detached('non_final_due_records', 'Of the records waiting for a re-read, those due now.'),
+    rejected: detached('rejected_records', 'Distinct records that could not be stored, all streams.'),
+    conflicts: detached(
       'conflicts',
       'Record versions served with immutable fields different from the stored ones.',
     ),
-    deferredIndexes: gauge(
+    deferredIndexes: detached(
       'deferred_indexes',
       'Read-side indexes dropped for a first backfill and not built yet (reports run slower meanwhile).',
     ),
   };
   const queueJobs = gauge('queue_jobs', 'BullMQ jobs by queue and state (on worker).', ['queue', 'state']);
-  const all = [...Object.values(stream), ...Object.values(totals)];
+  const showTotals = (shown: boolean): void => {
+    for (const { name, gauge: g } of Object.values(totals)) {
+      const present = registry.getSingleMetric(name) !== undefined;
+      if (shown && !present) registry.registerMetric(g);
+      if (!shown && present) registry.removeSingleMetric(name);
+    }
+  };
   return {
     setDatabase(snapshot) {
-      for (const g of all) g.reset();
+      for (const g of Object.values(stream)) g.reset();
       up.set(snapshot === null ? 0 : 1);
+      showTotals(snapshot !== null);
       if (snapshot === null) return;
       for (const s of snapshot.streams) {
         const l = { stream: s.stream };
@@ -128,12 +146,12 @@ export function registerStateMetrics(registry: Registry): StateMetrics {
         stream.conflicts.set(l, s.conflicts);
         stream.complete.set(l, s.complete ? 1 : 0);
       }
-      totals.records.set(snapshot.records);
-      totals.nonFinal.set(snapshot.nonFinalQueued);
-      totals.nonFinalDue.set(snapshot.nonFinalDue);
-      totals.rejected.set(snapshot.rejected);
-      totals.conflicts.set(snapshot.conflicts);
-      totals.deferredIndexes.set(snapshot.deferredIndexes);
+      totals.records.gauge.set(snapshot.records);
+      totals.nonFinal.gauge.set(snapshot.nonFinalQueued);
+      totals.nonFinalDue.gauge.set(snapshot.nonFinalDue);
+      totals.rejected.gauge.set(snapshot.rejected);
+      totals.conflicts.gauge.set(snapshot.conflicts);
+      totals.deferredIndexes.gauge.set(snapshot.deferredIndexes);
     },
     setQueues(queues) {
       queueJobs.reset();

@@ -1,3 +1,4 @@
+import { accountProblem } from '../config.js';
 import { RECONCILE_LIMIT } from '../defaults.js';
 import { UsageError } from '../errors.js';
 import type { StreamSpec } from '../sync/ports.js';
@@ -122,6 +123,8 @@ function parseStream(value: unknown, job: string): StreamSpec {
     if (field === undefined || field === null) continue;
     spec[key] = str(field, `${job}.stream.${key}`);
   }
+  const problem = spec.account === undefined ? null : accountProblem(spec.account);
+  if (problem !== null) throw new UsageError(`job payload ${job}.stream.account ${problem}`);
   return spec;
 }
 

@@ -27,6 +27,13 @@ export interface PrivatePostgres {
   stop(mode?: StopMode): Promise<void>;
   /** Stops, then starts again on the same port and data. */
   restart(mode?: StopMode): Promise<void>;
+  /**
+   * Freezes the server (SIGSTOP to the postmaster and every process it started): connections
+   * stay open and new ones are accepted by the kernel, but nothing answers until {@link thaw}.
+   */
+  freeze(): void;
+  /** Lets a frozen server run again (SIGCONT). */
+  thaw(): void;
   /** The server's log so far, for failure messages. */
   log(): string;
   /** Stops the server at once and deletes its folder. */
@@ -155,8 +162,26 @@ export async function startPrivatePostgres(options: { settings?: string[] } = {}
     rmSync(dir, { recursive: true, force: true });
     throw error;
   }
+  let frozen: number[] = [];
+  const thaw = (): void => {
+    for (const pid of frozen) {
+      try {
+        process.kill(pid, 'SIGCONT');
+      } catch {
+        // Gone meanwhile.
+      }
+    }
+    frozen = [];
+  };
   return {
     url: `postgres://postgres@127.0.0.1:${port}/postgres`,
+    freeze() {
+      const postmaster = Number(readFileSync(join(data, 'postmaster.pid'), 'utf8').split('\n')[0]);
+      const pids = [postmaster, ...childrenOf(postmaster)];
+      for (const pid of pids) process.kill(pid, 'SIGSTOP');
+      frozen.push(...pids);
+    },
+    thaw,
     port,
     start,
     stop,
@@ -166,9 +191,27 @@ export async function startPrivatePostgres(options: { settings?: string[] } = {}
     },
     log: readLog,
     async destroy() {
+      thaw();
       process.removeListener('exit', stopAtExit);
       await stop('immediate').catch(() => undefined);
       rmSync(dir, { recursive: true, force: true });
     },
   };
+}
+
+/** The processes whose parent is `pid` (from /proc). */
+function childrenOf(pid: number): number[] {
+  const children: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(join('/proc', entry, 'stat'), 'utf8');
+      // The command name, in parentheses, may hold spaces: the fields after it are fixed.
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      if (Number(fields[1]) === pid) children.push(Number(entry));
+    } catch {
+      // Ended meanwhile.
+    }
+  }
+  return children;
 }

@@ -1,6 +1,15 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { ENV, flagName, LIMITS, loadConfig, redactUrl } from '../../src/config.js';
+import {
+  ACCOUNT_MAX_LENGTH,
+  accountProblem,
+  ENV,
+  flagName,
+  LIMITS,
+  loadConfig,
+  parseAccounts,
+  redactUrl,
+} from '../../src/config.js';
 import { ConfigError } from '../../src/errors.js';
 
 describe('loadConfig', () => {
@@ -151,5 +160,31 @@ describe('redactUrl', () => {
   it('hides passwords and keeps the rest', () => {
     assert.equal(redactUrl('postgres://app:s3cret@db:5432/ledger'), 'postgres://app:***@db:5432/ledger');
     assert.equal(redactUrl('redis://127.0.0.1:6379'), 'redis://127.0.0.1:6379');
+  });
+});
+
+describe('accountProblem and parseAccounts', () => {
+  it('accepts the account forms of the ledger', () => {
+    for (const account of [
+      `0x${'aB'.repeat(20)}`,
+      'Ia7b_-X1'.repeat(5).concat('abc'),
+      'eid1234567890',
+      'a'.repeat(ACCOUNT_MAX_LENGTH),
+    ]) {
+      assert.equal(accountProblem(account), null, account);
+    }
+  });
+
+  it('refuses long, empty, spaced and control-character text, naming the setting', () => {
+    assert.match(accountProblem('a'.repeat(ACCOUNT_MAX_LENGTH + 1)) ?? '', /at most 128 characters/);
+    assert.match(accountProblem('') ?? '', /must not be empty/);
+    for (const bad of ['0xabc\n', ' 0xabc', '0x\tabc', '0x\u0000abc', '0x\u200babc']) {
+      assert.match(accountProblem(bad) ?? '', /spaces or control characters/, JSON.stringify(bad));
+    }
+    assert.throws(
+      () => parseAccounts(['eid1', 'bad one'], '--account'),
+      (error: unknown) => error instanceof ConfigError && error.setting === '--account',
+    );
+    assert.deepEqual(parseAccounts(undefined, '--account'), []);
   });
 });

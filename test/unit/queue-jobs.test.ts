@@ -9,6 +9,18 @@ import { wantedSchedules } from '../../src/queue/schedules.js';
 import { plannedStart } from '../../src/queue/worker-deps.js';
 
 describe('job payloads', () => {
+  it('refuses a stream whose account is too long or holds a line break', () => {
+    for (const account of ['0x'.padEnd(200, 'a'), '0xabc\n']) {
+      assert.throws(
+        () => parseJobPayload('sync-stream', { stream: { account } }),
+        (error: unknown) => error instanceof UsageError && /stream\.account must/.test(error.message),
+      );
+    }
+    assert.deepEqual(parseJobPayload('sync-stream', { stream: { account: 'eid42' } }).stream, {
+      account: 'eid42',
+    });
+  });
+
   it('reads a range job and keeps what a retry needs to resume', () => {
     const payload = parseJobPayload('backfill-range', {
       stream: {},

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { formatDuration, formatUnits } from '../../src/cli/format.js';
+import { formatDuration, formatUnits, shortenMiddle } from '../../src/cli/format.js';
 import { createProgress } from '../../src/cli/progress.js';
 
 describe('formatUnits', () => {
@@ -73,5 +73,15 @@ describe('createProgress', () => {
     }
     assert.equal(lines.length, 2);
     assert.ok(lines.every((line) => !line.includes('\r') && line.endsWith('\n')));
+  });
+});
+
+describe('shortenMiddle', () => {
+  it('keeps short text, escapes line breaks and control characters, cuts long text in the middle', () => {
+    assert.equal(shortenMiddle('txs', 10), 'txs');
+    assert.equal(shortenMiddle('a\nb\u0007', 20), 'a\\nb\\u0007');
+    const cut = shortenMiddle(`head${'x'.repeat(10_000)}tail`, 20);
+    assert.equal([...cut].length, 20);
+    assert.match(cut, /^headx+…x*tail$/);
   });
 });

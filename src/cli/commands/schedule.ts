@@ -1,6 +1,6 @@
 import { settlesWithin, untilAborted } from '../../abort.js';
-import { ENV } from '../../config.js';
-import { ConfigError, DatabaseError, UsageError } from '../../errors.js';
+import { ENV, parseAccounts } from '../../config.js';
+import { DatabaseError, UsageError } from '../../errors.js';
 import { commandFailure, defineCommand } from '../define-command.js';
 import { requireRedis } from './worker.js';
 
@@ -34,8 +34,7 @@ export const command = defineCommand({
   },
   async run({ values, io, config: loadConfig, logger: createLogger, onClose }) {
     const everyMs = parseDuration(values.every ?? '30s');
-    const accounts = values.account ?? [];
-    if (accounts.some((a) => a.trim() === '')) throw new ConfigError('--account', 'must not be empty');
+    const accounts = parseAccounts(values.account, '--account');
     const config = requireRedis(loadConfig());
     const streams = [
       ...(accounts.length === 0 || values.global ? [{}] : []),

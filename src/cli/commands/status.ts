@@ -1,7 +1,10 @@
 import type { StreamReport } from '../../app/status-report.js';
 import type { SyncStatus } from '../../db/status.js';
 import { defineCommand } from '../define-command.js';
-import { formatTable } from '../format.js';
+import { formatTable, shortenMiddle } from '../format.js';
+
+/** The widest a stream's key is shown in the table (in full with `--json`). */
+const STREAM_COLUMN_MAX = 100;
 
 const usage = `Usage: ledger-indexer status [--json]
 
@@ -64,7 +67,7 @@ function renderTable(streams: StreamReport[], status: SyncStatus, database: stri
     const rows = [
       ['STREAM', 'WATERMARK', 'WALK', 'LAG', 'LAST SUCCESS', 'ERRORS', 'NON-FINAL', 'REJECTED', 'CONFLICTS'],
       ...streams.map((s) => [
-        s.key,
+        shortenMiddle(s.key, STREAM_COLUMN_MAX),
         s.watermark === null ? '-' : String(s.watermark),
         s.walk ? `${s.walk.mode} ${s.walk.nextPage - 1}/${s.walk.totalPages} pages` : 'idle',
         s.lagRawIds !== null ? String(s.lagRawIds) : s.headError ? 'unreachable' : '-',
@@ -77,7 +80,8 @@ function renderTable(streams: StreamReport[], status: SyncStatus, database: stri
     ];
     lines.push(formatTable(rows, [false, true, false, true, false, true, true, true, true]));
     for (const s of streams)
-      if (s.lastError && s.errorStreak > 0) lines.push(`${s.key}: last error: ${s.lastError}`);
+      if (s.lastError && s.errorStreak > 0)
+        lines.push(`${shortenMiddle(s.key, STREAM_COLUMN_MAX)}: last error: ${s.lastError}`);
     if (status.deferredIndexes.length > 0)
       lines.push(
         `${status.deferredIndexes.length} read-side indexes deferred until the first backfill ends (\`ledger-indexer migrate\` builds them now)`,

@@ -1,6 +1,6 @@
 import { delayedSignal } from '../../abort.js';
 import type { SyncResult } from '../../app/sync-once.js';
-import { type Config, ENV } from '../../config.js';
+import { type Config, ENV, parseAccounts } from '../../config.js';
 import { ConfigError } from '../../errors.js';
 import type { CommandIo } from '../command.js';
 import { defineCommand } from '../define-command.js';
@@ -57,7 +57,8 @@ export const command = defineCommand({
       writers: values.writers,
     });
     requireBaseUrl(config);
-    for (const name of ['token-tag', 'action', 'without-action', 'account'] as const) {
+    const accounts = parseAccounts(values.account, '--account');
+    for (const name of ['token-tag', 'action', 'without-action'] as const) {
       const value = values[name];
       const list = Array.isArray(value) ? value : value === undefined ? [] : [value];
       if (list.some((v) => v.trim() === '')) throw new ConfigError(`--${name}`, 'must not be empty');
@@ -79,7 +80,7 @@ export const command = defineCommand({
     await releaseDeadLeases({ database: ctx.database, store: ctx.store, logger });
     const progress = createProgress({ out: io.stderr, tty: io.stderr.isTTY === true });
     const result = await syncOnce(ctx, {
-      accounts: values.account,
+      accounts,
       tokenTag: values['token-tag'],
       action: values.action,
       withoutAction: values['without-action'],
