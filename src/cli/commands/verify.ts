@@ -5,7 +5,7 @@ import { ConfigError, UsageError } from '../../errors.js';
 import type { BalanceReport } from '../../sync/balance-check.js';
 import type { StreamCompleteness } from '../../sync/completeness-report.js';
 import { intFlag } from '../command.js';
-import { type CommandContext, defineCommand } from '../define-command.js';
+import { type CommandContext, commandFailure, defineCommand } from '../define-command.js';
 import { digestQueryFlags } from '../digest-flags.js';
 
 const usage = `Usage: ledger-indexer verify [options]
@@ -43,7 +43,9 @@ Options:
 
 Exit codes: 0 every stream complete, no conflict recorded, no integrity mismatch, balances and
 copies equal; 1 a stream is incomplete, a conflict is recorded, a record is not what its sender
-signed, a balance or the copies differ (or the service or a database failed); 2 bad flags.
+signed, a balance or the copies differ (or the service or a database failed); 2 bad flags;
+130/143 stopped by SIGINT/SIGTERM. Requests to the service and to a simulator given with
+--against wait at most $${ENV.requestTimeoutMs} a try and are retried $${ENV.retries} times.
 Each completeness report's time and outcome is stored in verify_runs (the status page shows
 the last one).`;
 
@@ -107,8 +109,9 @@ export const command = defineCommand({
     const complete = report === null || report.json.complete;
     return complete && (comparison === null || comparison.equal) ? 0 : 1;
   },
-  // The error's message as it is, whether or not a signal stopped the run.
+  // Stopped by a signal: 130/143 like every command; else the error's message as it is.
   fail(error, { io }) {
+    if (io.signal.aborted) return commandFailure('verify', error, io);
     io.stderr.write(`ledger-indexer verify: ${error instanceof Error ? error.message : String(error)}\n`);
     return 1;
   },
