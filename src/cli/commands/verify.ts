@@ -47,7 +47,10 @@ signed, a balance or the copies differ (or the service or a database failed); 2 
 130/143 stopped by SIGINT/SIGTERM. Requests to the service and to a simulator given with
 --against wait at most $${ENV.requestTimeoutMs} a try and are retried $${ENV.retries} times.
 Each completeness report's time and outcome is stored in verify_runs (the status page shows
-the last one).`;
+the last one). A mirror whose schema is current is only read: on a read-only database (a
+standby, default_transaction_read_only, a role granted SELECT alone) that record and the build
+of deferred indexes are skipped with a warning; a schema that is behind is migrated, or said to
+be behind in one line when the database refuses the migration.`;
 
 /** Conflicts listed with both versions; the total is always given. */
 const CONFLICTS_LISTED = 50;
@@ -117,7 +120,7 @@ export const command = defineCommand({
   },
 });
 
-/** The completeness report against the service, and the database it read (migrated first). */
+/** The completeness report against the service, and the database it read (migrated first when behind). */
 async function completeness(
   { config, logger, onClose, io }: Context,
   walkLimit: number,
@@ -138,10 +141,14 @@ async function completeness(
   const startedAt = new Date();
   const { createContext } = await import('../../app/context.js');
   const { verifyStreams } = await import('../../app/verify-streams.js');
-  const app = await createContext({ config: config(), logger: logger() });
+  const { migrateIfBehind, writeUnlessReadOnly } = await import('../../app/read-only-mirror.js');
+  const warn = (line: string) => io.stderr.write(`ledger-indexer verify: warning: ${line}\n`);
+  // Verifying only reads: a mirror whose schema is current (a standby, a read-only role) is never written to.
+  const app = await createContext({ config: config(), logger: logger(), migrate: false });
   onClose(() => app.close());
+  await migrateIfBehind(app.database);
   // A first backfill stopped before its end left the read-side indexes deferred: built first.
-  await app.indexes.restore();
+  await writeUnlessReadOnly('building the deferred read-side indexes', () => app.indexes.restore(), warn);
   const streams = await verifyStreams({ app, walkLimit, signal: io.signal });
   const { readConflicts } = await import('../../db/conflicts.js');
   const conflicts = await readConflicts(app.database.db, CONFLICTS_LISTED);
@@ -162,7 +169,7 @@ async function completeness(
     (balances === undefined || balances.differences.length === 0);
   // The status page shows the last one: its time and outcome.
   const { insertVerifyRun } = await import('../../db/verify-runs.js');
-  await insertVerifyRun(app.database.db, {
+  const run = {
     startedAt,
     finishedAt: new Date(),
     complete,
@@ -176,7 +183,12 @@ async function completeness(
       integrityMismatches: integrity.mismatchTotal,
       balanceDifferences: balances === undefined ? null : balances.differences.length,
     },
-  });
+  };
+  await writeUnlessReadOnly(
+    'storing this report in verify_runs',
+    () => insertVerifyRun(app.database.db, run),
+    warn,
+  );
   return {
     database: app.database,
     report: {
