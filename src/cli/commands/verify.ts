@@ -21,6 +21,12 @@ hash, signature…) different from the stored ones; then the integrity checks: e
 ledgerHash recomputed from its 13 signed fields, and (when written with --check-signatures) its
 signature recovered to its from address.
 
+The count adds up: listed = table (stored, or set aside in rejected_records with a readable
+rawId and the reason) + served without a readable rawId + missing. Records served without a
+readable rawId cannot be keyed, so no table can hold them (a sync keeps their text in
+rejected_records): they are counted exactly, apart (the bisection reads the pages around
+each of them, up to about the whole list), and do not make a stream incomplete.
+
 With --against, it also compares the stored records with another copy, field by field, through
 their digests (see 'ledger-indexer digest --help'): range by range, and each differing range
 narrowed down to its first differing rawId, named as missing on one side or with the fields
