@@ -83,9 +83,15 @@ export async function verifyAgainst(input: {
   const compare = (other: DigestSource) =>
     compareDigests({ mirror, other: namedFailures(other, name), query: input.query, signal });
   if (against.kind === 'simulator') {
+    // The same request deadline and retries as every request to the service (`sync`'s).
+    const { requestTimeoutMs, retries, retryMinMs, retryMaxMs, retryAfterCapMs } = input.config;
     const client = createSimDigestClient({
       baseUrl: against.url,
-      retries: input.config.retries,
+      timeoutMs: requestTimeoutMs,
+      retries,
+      retryMinMs,
+      retryMaxMs,
+      retryAfterCapMs,
       logger: input.logger,
     });
     try {

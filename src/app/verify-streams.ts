@@ -1,5 +1,11 @@
 import { countConflictsByStream } from '../db/conflicts.js';
-import { countListStored, countStoredForStream, type ListStream } from '../db/list-counts.js';
+import {
+  countListSetAside,
+  countListStored,
+  countStoredForStream,
+  countUnkeyableKept,
+  type ListStream,
+} from '../db/list-counts.js';
 import {
   countRawIdHoles,
   selectProvenRanges,
@@ -9,7 +15,7 @@ import {
 } from '../db/proof.js';
 import { judgeStream, type StreamCompleteness } from '../sync/completeness-report.js';
 import { type CountedPage, countList, type ListCount } from '../sync/list-count.js';
-import { pageRawIds } from '../sync/page-links.js';
+import { pageRawIds, pageSlots } from '../sync/page-links.js';
 import { supportsParallelBackfill } from '../sync/parallel-backfill.js';
 import type { FetchPage, StreamSpec } from '../sync/ports.js';
 import type { AppContext } from './context.js';
@@ -77,6 +83,13 @@ export async function verifyStreams(input: {
         walked,
         table: await countStoredForStream(db, { stream: list, rawId: mark }),
         count,
+        rejected:
+          stream.watermark === null
+            ? undefined
+            : {
+                setAside: await countListSetAside(db, { stream: list, atOrBelow: stream.watermark }),
+                unkeyableKept: await countUnkeyableKept(db, list),
+              },
         conflicts: conflicts.get(stream.key) ?? 0,
         unstored,
       }),
@@ -99,9 +112,7 @@ function countStreamList(input: {
     {
       async fetchPage(page): Promise<CountedPage> {
         const served = await input.fetchPage(list, page);
-        // Newest first, as the service lists them (rejected records' rawIds included).
-        const rawIds = pageRawIds(served).sort((a, b) => b - a);
-        return { rawIds, records: served.txs.length + served.rejected.length, totalPages: served.totalPages };
+        return { slots: pageSlots(served), totalPages: served.totalPages };
       },
       countStored: ({ above, atOrBelow }) => countListStored(db, { stream: list, above, atOrBelow }),
       unstored: (rawIds) => selectUnstoredRawIds(db, rawIds),

@@ -91,10 +91,10 @@ function parseRecords(
   if (value === undefined || value === null) return { txs, rejected };
   if (!Array.isArray(value))
     throw new MalformedResponseError(url, `txs is ${describe(value)}, not an array`, bodyText);
-  for (const item of value) {
+  for (const [index, item] of value.entries()) {
     const result = tryParseTxRecord(item);
     if (result.ok) txs.push(result.tx);
-    else rejected.push(result.rejected);
+    else rejected.push({ ...result.rejected, index });
   }
   return { txs, rejected };
 }

@@ -15,10 +15,19 @@ import { createRequestBudget } from './request-budget.js';
 export interface SimDigestClientOptions {
   /** The simulator's base address. */
   baseUrl: string;
-  /** Deadline of one request: a digest of millions of records takes seconds. Default 600000 ms. */
+  /**
+   * Deadline of one request attempt, body included (`verify --against` passes
+   * `LEDGER_REQUEST_TIMEOUT_MS`). Default 600000 ms.
+   */
   timeoutMs?: number | undefined;
   /** Retries of a transient failure. Default 5. */
   retries?: number | undefined;
+  /** First backoff delay before a retry. Default: the client's (200 ms). */
+  retryMinMs?: number | undefined;
+  /** Largest backoff delay. Default: the client's (10000 ms). */
+  retryMaxMs?: number | undefined;
+  /** Longest `Retry-After` honoured. Default: the client's (60000 ms). */
+  retryAfterCapMs?: number | undefined;
   logger?: Logger | undefined;
 }
 
@@ -39,6 +48,9 @@ export function createSimDigestClient(options: SimDigestClientOptions): SimDiges
     baseUrl: options.baseUrl,
     timeoutMs: options.timeoutMs ?? 600_000,
     retries: options.retries,
+    retryMinMs: options.retryMinMs,
+    retryMaxMs: options.retryMaxMs,
+    retryAfterCapMs: options.retryAfterCapMs,
     maxBodyBytes: MAX_DIGEST_BYTES,
     requestsPerSecond: 0,
     connections: 2,

@@ -74,3 +74,36 @@ export async function countStoredForStream(
   });
   return { atOrBelow, total };
 }
+
+/**
+ * Records of the stream's list at or below `atOrBelow` that the table holds only as rejected
+ * records (readable rawId, a field malformed): the part of {@link countListStored}'s figure set
+ * aside in `rejected_records` with a reason.
+ */
+export async function countListSetAside(
+  db: Executor,
+  input: { stream: ListStream; atOrBelow: number },
+): Promise<number> {
+  const rejected = isGlobal(input.stream) ? sql`true` : sql`r.stream_key = ${input.stream.key}`;
+  const rows = await queryRows<{ n: unknown }>(
+    db,
+    sql`select count(distinct r.raw_id) as n from rejected_records r
+        where r.raw_id <= ${input.atOrBelow} and ${rejected}
+          and not exists (select 1 from ledger_transactions t where t.raw_id = r.raw_id)`,
+  );
+  return toNumber(rows[0]?.n) ?? 0;
+}
+
+/**
+ * Rejected records kept without a readable rawId (they cannot be keyed): every one for the
+ * global list, those last seen on the stream for another. A record whose text changed between
+ * reads is kept once per text.
+ */
+export async function countUnkeyableKept(db: Executor, stream: ListStream): Promise<number> {
+  const rejected = isGlobal(stream) ? sql`true` : sql`r.stream_key = ${stream.key}`;
+  const rows = await queryRows<{ n: unknown }>(
+    db,
+    sql`select count(*) as n from rejected_records r where r.raw_id is null and ${rejected}`,
+  );
+  return toNumber(rows[0]?.n) ?? 0;
+}

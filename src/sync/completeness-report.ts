@@ -36,6 +36,13 @@ export interface StreamCompleteness {
    */
   count: ListCount | null;
   /**
+   * What `rejected_records` holds of the list: `setAside`, records at or below the watermark
+   * with a readable rawId but a malformed field (counted in `count.stored`); `unkeyableKept`,
+   * records kept without a readable rawId (the list's are `count.withoutRawId`). Null without a
+   * watermark.
+   */
+  rejected: { setAside: number; unkeyableKept: number } | null;
+  /**
    * Records the service lists at or below the watermark that the table lacks (neither stored
    * nor set aside as rejected), from the walk and the count: how many, and the first of them.
    */
@@ -71,6 +78,8 @@ export function judgeStream(input: {
   count?: ListCount | undefined;
   /** RawIds the walk saw at or below the watermark that the table lacks, ascending. */
   unstored?: readonly number[] | undefined;
+  /** What `rejected_records` holds of the list (see {@link StreamCompleteness.rejected}). */
+  rejected?: { setAside: number; unkeyableKept: number } | undefined;
   /** Conflicts recorded for the stream. Default 0. */
   conflicts?: number | undefined;
 }): StreamCompleteness {
@@ -115,6 +124,7 @@ export function judgeStream(input: {
     tableCount: input.table?.total ?? null,
     behind: input.walked?.above ?? counted?.above ?? null,
     count: input.count ?? null,
+    rejected: input.rejected ?? null,
     missing,
     conflicts,
     complete: problems.length === 0,
@@ -148,7 +158,8 @@ function countProblems(count: ListCount): string[] {
   const problems: string[] = [];
   if (count.listed !== null && (count.missing.count > 0 || count.extra > 0))
     problems.push(
-      `the service lists ${count.listed} records at or below the watermark, the table holds ${count.stored}`,
+      `the service lists ${count.listed} records at or below the watermark, the table holds ${count.stored}` +
+        (count.withoutRawId > 0 ? `, ${count.withoutRawId} have no readable rawId` : ''),
     );
   if (count.extra > 0)
     problems.push(
@@ -186,15 +197,29 @@ export function formatCompleteness(reports: readonly StreamCompleteness[]): stri
         `  rawId holes (rawIds not stored): ${r.holeCount} (${listRanges(r.holes)}); ${holesBasis(r)}`,
       );
     lines.push(`  records: table ${r.tableCount ?? 'not counted'}, service ${count}`);
-    if (r.count?.listed != null)
-      lines.push(
-        `  at or below the watermark: service ${r.count.listed}, table ${r.count.stored} (${r.count.requests} requests)` +
-          (r.count.withoutRawId > 0 ? `; ${r.count.withoutRawId} listed without a readable rawId` : ''),
-      );
+    if (r.count?.listed != null) lines.push(`  at or below the watermark: ${countSum(r.count, r.rejected)}`);
     for (const problem of r.problems) lines.push(`  problem: ${problem}`);
   }
   if (reports.length === 0) lines.push('no stream synced yet');
   return lines.join('\n');
+}
+
+/**
+ * The count as a sum that adds up: listed = table (stored + set aside with a reason) + served
+ * without a readable rawId + missing - not listed.
+ */
+function countSum(count: ListCount, rejected: StreamCompleteness['rejected']): string {
+  const setAside = rejected?.setAside ?? 0;
+  const table =
+    setAside > 0
+      ? `table ${count.stored} (${count.stored - setAside} stored, ${setAside} set aside in rejected_records with a reason)`
+      : `table ${count.stored}`;
+  const unkeyable =
+    count.withoutRawId > 0
+      ? ` + ${count.withoutRawId} served without a readable rawId (cannot be keyed; rejected_records keeps ${rejected?.unkeyableKept ?? 0} such)`
+      : '';
+  const extra = count.extra > 0 ? ` - ${count.extra} the service does not list` : '';
+  return `service ${count.listed} = ${table}${unkeyable} + ${count.missing.count} missing${extra} (${count.requests} requests)`;
 }
 
 function listRanges(ranges: readonly RawIdRange[]): string {

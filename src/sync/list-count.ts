@@ -13,6 +13,7 @@ import {
   locateTop,
   measurePage,
   offsetsOf,
+  readableIds,
   type TopCursor,
 } from './list-position.js';
 
@@ -29,20 +30,29 @@ export interface ListCountPorts {
   unstored(rawIds: readonly number[]): Promise<number[]>;
 }
 
-/** A list's records at or below a rawId against the table's. */
+/**
+ * A list's records at or below a rawId against the table's. Its figures add up:
+ * `listed = stored + withoutRawId + missing.count - extra`.
+ */
 export interface ListCount {
   upTo: number;
   /** The newest record listed at or below `upTo`; null when none is (or it could not be found). */
   top: number | null;
   /** Records the list holds at or below `upTo`, those without a readable rawId included; null if not counted. */
   listed: number | null;
-  /** Records of the list the table holds at or below `upTo`. */
+  /** Records of the list the table holds at or below `upTo` (stored, or set aside as rejected with their rawId). */
   stored: number;
   /** Records the list held above `upTo` when it was counted. */
   above: number | null;
-  /** Records listed at or below `upTo` that the table lacks: how many, and the first rawIds found. */
+  /**
+   * Records listed at or below `upTo` that the table lacks: how many, and the first rawIds found.
+   * Once `nameAtMost` are named, the difference of the segments not read is counted here too.
+   */
   missing: { count: number; rawIds: number[] };
-  /** Records the list shows without a readable rawId, where the bisection looked. */
+  /**
+   * Records listed at or below `upTo` without a readable rawId: they cannot be keyed, so no table
+   * holds them (a sync keeps their text in `rejected_records`). Counted exactly, by position.
+   */
   withoutRawId: number;
   /** Records the table counts as the list's at or below `upTo` that the list does not show. */
   extra: number;
@@ -64,11 +74,18 @@ interface Tally {
   unnamed: number;
   withoutRawId: number;
   extra: number;
-  leaves: number;
 }
 
 /** A segment of at most this many records is read record by record. */
 const LEAF_RECORDS = 20;
+/**
+ * A segment is also read whole when it holds at most this many records per record of
+ * difference (records without a readable rawId spread over a list): cheaper than bisecting
+ * down to each of them.
+ */
+const RECORDS_PER_DIFFERENCE = 50;
+/** ...but never more than this many records at once: a long read under arrivals would not settle. */
+const LONGEST_LEAF = 500;
 
 /**
  * Counts the list's records at or below `upTo` (from page 1 and the last page, with the top's
@@ -83,7 +100,7 @@ export async function countList(
   const nameAtMost = options.nameAtMost ?? 20;
   const reader = createPageReader(ports.fetchPage, options);
   const stored = await ports.countStored({ above: null, atOrBelow: upTo });
-  const tally: Tally = { missing: [], unnamed: 0, withoutRawId: 0, extra: 0, leaves: 0 };
+  const tally: Tally = { missing: [], unnamed: 0, withoutRawId: 0, extra: 0 };
   const result = (fields: Pick<ListCount, 'top' | 'listed' | 'above' | 'unsettled'>): ListCount => ({
     upTo,
     stored,
@@ -126,18 +143,19 @@ async function countListed(cursor: TopCursor): Promise<number> {
   for (let tries = 0; tries < 8; tries++) {
     const measured = await measurePage(cursor, () => lastPage);
     const { served, page } = measured;
-    if (served.records > 0 && served.totalPages <= page)
-      return (page - 1) * size + served.records - measured.topAbove;
+    const records = served.slots.length;
+    if (records > 0 && served.totalPages <= page) return (page - 1) * size + records - measured.topAbove;
     // Not the last page (any more): read the one the answer names, or the one before an empty page.
-    lastPage = served.records === 0 ? Math.min(page - 1, served.totalPages) : served.totalPages;
+    lastPage = records === 0 ? Math.min(page - 1, served.totalPages) : served.totalPages;
   }
   throw new ListUnsettledError('its last page kept moving');
 }
 
 /**
- * Narrows the deficit between `first` and `last` down, upper segments first, until the named
- * rawIds reach `nameAtMost`; the deficit left unexplored is counted as missing (or extra) without
- * names. Returns why it stopped short, or null.
+ * Narrows the deficit between `first` and `last` down, upper segments first, until every
+ * segment's deficit is explained (records missing, records without a readable rawId, records the
+ * list does not show) or the named rawIds reach `nameAtMost`; the deficit left unexplored then is
+ * counted as missing (or extra) without names. Returns why it stopped short, or null.
  */
 async function bisect(
   ports: ListCountPorts,
@@ -152,20 +170,15 @@ async function bisect(
     const [upper, lower] = stack.pop()!;
     const deficit = lower.deficit - upper.deficit;
     if (deficit === 0) continue;
-    if (
-      unsettled !== null ||
-      tally.missing.length >= options.nameAtMost ||
-      tally.leaves >= 2 * options.nameAtMost
-    ) {
+    if (unsettled !== null || tally.missing.length >= options.nameAtMost) {
       if (deficit > 0) tally.unnamed += deficit;
       else tally.extra -= deficit;
       continue;
     }
     try {
-      const middle =
-        lower.offset - upper.offset > LEAF_RECORDS
-          ? await split(ports, cursor, upper, lower, options.upTo)
-          : null;
+      const records = lower.offset - upper.offset;
+      const leaf = Math.max(LEAF_RECORDS, Math.min(LONGEST_LEAF, RECORDS_PER_DIFFERENCE * Math.abs(deficit)));
+      const middle = records > leaf ? await split(ports, cursor, upper, lower, options.upTo) : null;
       if (middle === null) await readLeaf(ports, cursor, upper, lower, tally);
       else stack.push([middle, lower], [upper, middle]);
     } catch (error) {
@@ -201,8 +214,9 @@ async function split(
 /**
  * Reads the list's records in `(lower, upper]` page by page in ascending order (which only
  * repeats, never skips), from the page that holds `upper` at the latest, and names those the
- * table lacks. What the names do not explain of the segment's deficit is records without a
- * readable rawId, or (a negative rest) records the table counts that the list does not show.
+ * table lacks. The segment's records are its offsets' difference (exact), so those without a
+ * readable rawId are that minus the readable ones read; the rest of the deficit is records the
+ * table counts that the list does not show.
  */
 async function readLeaf(
   ports: ListCountPorts,
@@ -216,29 +230,28 @@ async function readLeaf(
   const top = upper.rawId!;
   const inSegment = (id: number) => id <= top && (lower.rawId === null || id > lower.rawId);
   const listed = new Set<number>();
-  let withoutRawId = 0;
   let page = Math.floor((cursor.top.above + upper.offset) / size) + 1;
   const maxReads = Math.ceil((lower.offset - upper.offset) / size) + 8;
   for (let reads = 0; ; reads++) {
     if (reads >= maxReads) throw new ListUnsettledError('records kept arriving while a few pages were read');
     const served = await reader.read(page);
-    const ids = served.rawIds;
+    const ids = readableIds(served);
     // Arrivals only push records down: a first page starting below `upper` means the list shrank.
     if (reads === 0 && ids.length > 0 && ids[0]! < top)
       throw new ListUnsettledError(`record ${top} is no longer listed where it was`);
-    const found = ids.filter(inSegment);
-    for (const id of found) listed.add(id);
-    if (found.length > 0) withoutRawId += served.records - ids.length;
+    for (const id of ids.filter(inSegment)) listed.add(id);
     const reachedLower = lower.rawId !== null && ids.some((id) => id <= lower.rawId!);
-    if (reachedLower || served.records < size || page >= served.totalPages) break;
+    if (reachedLower || served.slots.length < size || page >= served.totalPages) break;
     page += 1;
   }
-  tally.leaves += 1;
+  const records = lower.offset - upper.offset;
+  const withoutRawId = records - listed.size;
+  if (withoutRawId < 0)
+    throw new ListUnsettledError(`records ${top} and below did not stay where they were counted`);
   const unstored = await ports.unstored([...listed]);
   tally.missing.push(...unstored);
   tally.withoutRawId += withoutRawId;
-  const deficit = lower.deficit - upper.deficit;
-  const storedCounted = lower.offset - upper.offset - deficit;
-  const extra = storedCounted - (listed.size - unstored.length);
-  if (extra > 0) tally.extra += extra;
+  const storedCounted = records - (lower.deficit - upper.deficit);
+  // Never negative: every record of the segment in the table is counted in `storedCounted`.
+  tally.extra += storedCounted - (listed.size - unstored.length);
 }

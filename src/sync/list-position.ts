@@ -14,11 +14,17 @@ import { ListUnsettledError } from '../errors.js';
 
 /** One page of a list, as counting needs it. */
 export interface CountedPage {
-  /** The readable rawIds of its records, newest first. */
-  rawIds: readonly number[];
-  /** Its records, those served without a readable rawId included. */
-  records: number;
+  /**
+   * Its records in the order served (newest first): each one's rawId, or null for a record
+   * served without a readable rawId (it still takes its place on the page).
+   */
+  slots: readonly (number | null)[];
   totalPages: number;
+}
+
+/** The readable rawIds of a page, newest first. */
+export function readableIds(page: CountedPage): number[] {
+  return page.slots.filter((id): id is number => id !== null);
 }
 
 /** Reads pages of one list and counts the requests. */
@@ -73,22 +79,25 @@ export async function locateTop(reader: PageReader, upTo: number, maxReads = 64)
   let next = 1;
   for (let reads = 0; reads < maxReads; reads++) {
     const page = await reader.read(next);
-    const ids = page.rawIds;
-    const cut = ids.findIndex((id) => id <= upTo);
-    if (page.records === 0) {
+    const slots = page.slots;
+    const ids = readableIds(page);
+    // Positions count every record, those without a readable rawId too.
+    const cut = slots.findIndex((id) => id !== null && id <= upTo);
+    if (slots.length === 0) {
       if (next === lo + 1) return null;
       hi = next;
     } else if (cut < 0) {
-      if (page.records < size || next >= page.totalPages) return null;
+      if (slots.length < size || next >= page.totalPages) return null;
       lo = next;
-    } else if (cut > 0 || next === lo + 1) {
-      return { rawId: ids[cut]!, page: next, above: (next - 1) * size + cut };
+    } else if (slots.slice(0, cut).some((id) => id !== null) || next === lo + 1) {
+      // A record above upTo just before it (records without a rawId between prove nothing).
+      return { rawId: slots[cut]!, page: next, above: (next - 1) * size + cut };
     } else {
       hi = next;
     }
     if (next === 1 && cut < 0 && ids.length > 0) {
       // At most head - upTo records lie above upTo (distinct rawIds), plus any without a rawId.
-      const aboveAtMost = ids[0]! - upTo + (page.records - ids.length);
+      const aboveAtMost = ids[0]! - upTo + (slots.length - ids.length);
       hi = Math.min(hi, page.totalPages + 1, Math.floor(aboveAtMost / size) + 2);
     }
     if (hi <= lo + 1) hi = lo + 1;
@@ -102,9 +111,9 @@ export async function rereadTop(reader: PageReader, top: ListTop, maxReads = 16)
   let page = top.page;
   for (let reads = 0; reads < maxReads; reads++) {
     const served = await reader.read(page);
-    const at = served.rawIds.indexOf(top.rawId);
+    const at = served.slots.indexOf(top.rawId);
     if (at >= 0) return { rawId: top.rawId, page, above: (page - 1) * reader.pageSize + at };
-    const oldest = served.rawIds[served.rawIds.length - 1];
+    const oldest = readableIds(served).at(-1);
     if (oldest === undefined || oldest < top.rawId)
       throw new ListUnsettledError(`record ${top.rawId} is no longer listed where it was (page ${page})`);
     page += 1;
@@ -142,7 +151,7 @@ export async function measurePage(
     const before = cursor.top;
     const page = Math.max(1, choose(before.above));
     const served = await cursor.reader.read(page);
-    const at = served.rawIds.indexOf(before.rawId);
+    const at = served.slots.indexOf(before.rawId);
     if (at >= 0) {
       cursor.top = { rawId: before.rawId, page, above: (page - 1) * size + at };
       return { page, served, topAbove: cursor.top.above };
@@ -153,8 +162,15 @@ export async function measurePage(
   throw new ListUnsettledError(`records kept arriving during ${tries} tries to read a page`);
 }
 
-/** The offset below the top (records of the list in `(rawId, top]`) of each readable record of a measured page. */
+/**
+ * The offset below the top (records of the list in `(rawId, top]`, those without a readable
+ * rawId included) of each readable record of a measured page.
+ */
 export function offsetsOf(measured: MeasuredPage, pageSize: number): { rawId: number; offset: number }[] {
   const first = (measured.page - 1) * pageSize - measured.topAbove;
-  return measured.served.rawIds.map((rawId, i) => ({ rawId, offset: first + i }));
+  const offsets: { rawId: number; offset: number }[] = [];
+  measured.served.slots.forEach((rawId, i) => {
+    if (rawId !== null) offsets.push({ rawId, offset: first + i });
+  });
+  return offsets;
 }

@@ -63,6 +63,8 @@ export interface RejectedRecord {
   /** Whatever could be read of its keys, for reports. */
   rawId?: number | undefined;
   ledgerHash?: string | undefined;
+  /** Its place in the list page's `txs` array (0 first), when it came from a list page. */
+  index?: number | undefined;
 }
 
 /** One page of `/txs` or `/txsByAccount/{account}`. */

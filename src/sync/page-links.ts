@@ -11,6 +11,26 @@ export function pageRawIds(page: TxPage): number[] {
   return ids;
 }
 
+/**
+ * A page's records in the order served: each one's rawId (a rejected record's too, when
+ * readable), null for a record served without a readable rawId. Rejected records whose place
+ * on the page is not known follow the others.
+ */
+export function pageSlots(page: TxPage): (number | null)[] {
+  const total = page.txs.length + page.rejected.length;
+  const slots: (number | null | undefined)[] = Array.from({ length: total }, () => undefined);
+  const unplaced: (number | null)[] = [];
+  for (const rejected of page.rejected) {
+    const id = rejected.rawId !== undefined && Number.isSafeInteger(rejected.rawId) ? rejected.rawId : null;
+    const at = rejected.index;
+    if (at !== undefined && at >= 0 && at < total && slots[at] === undefined) slots[at] = id;
+    else unplaced.push(id);
+  }
+  const rest = [...page.txs.map((tx) => tx.rawId), ...unplaced];
+  let next = 0;
+  return slots.map((slot) => (slot === undefined ? (rest[next++] ?? null) : slot));
+}
+
 /** Whether a page holds no record at all, valid or not. */
 export function isEmptyPage(page: TxPage): boolean {
   return page.txs.length === 0 && page.rejected.length === 0;

@@ -38,7 +38,7 @@ describe('judgeStream with the list count', () => {
     assert.equal(report.behind, 3);
     assert.equal(report.serviceCount.exact, 483);
     const text = formatCompleteness([report]);
-    assert.match(text, /at or below the watermark: service 480, table 480 \(3 requests\)/);
+    assert.match(text, /at or below the watermark: service 480 = table 480 \+ 0 missing \(3 requests\)/);
     assert.match(text, /rawId holes \(rawIds not stored\): 20 \(40-41\); the service lists none of them/);
   });
 

@@ -30,8 +30,7 @@ function fakeList(input: {
         .reverse()
         .slice((page - 1) * 10, page * 10);
       return {
-        rawIds: newestFirst.filter((id) => !input.unreadable?.has(id)),
-        records: newestFirst.length,
+        slots: newestFirst.map((id) => (input.unreadable?.has(id) ? null : id)),
         totalPages: Math.ceil(ids.length / 10),
       };
     },
@@ -188,5 +187,36 @@ describe('countList: a list counted against the table', () => {
     });
     assert.equal(count.withoutRawId, 1);
     assert.deepEqual(count.missing.rawIds, [456]);
+  });
+
+  it('many records without a readable rawId spread over a long list: counted exactly, none called missing', async () => {
+    await withSeed(async (rng) => {
+      const ids = range(1, 6000).filter(() => !rng.chance(0.05));
+      const unreadable = new Set(ids.filter(() => rng.chance(0.03)));
+      const stored = ids.filter((id) => !unreadable.has(id));
+      const list = fakeList({
+        ids,
+        stored,
+        unreadable,
+        // Records arrive at the head now and then while the list is counted.
+        arrive: (call) => (call % 7 === 0 ? [list.ids.at(-1)! + 1] : []),
+      });
+      const count = await countList(list, { upTo: ids.at(-1)! });
+      assert.equal(count.unsettled, null);
+      assert.equal(count.listed, ids.length);
+      assert.equal(count.withoutRawId, unreadable.size);
+      assert.deepEqual(count.missing, { count: 0, rawIds: [] });
+      assert.equal(count.extra, 0);
+      // Not much more than reading the list once.
+      assert.ok(count.requests <= 1.5 * (ids.length / 10), `${count.requests} requests`);
+
+      const victim = stored[rng.int(0, stored.length - 1)]!;
+      const lost = await countList(fakeList({ ids, stored: without(stored, victim), unreadable }), {
+        upTo: ids.at(-1)!,
+      });
+      assert.deepEqual(lost.missing, { count: 1, rawIds: [victim] });
+      assert.equal(lost.withoutRawId, unreadable.size);
+      assert.equal(lost.listed, lost.stored + lost.withoutRawId + lost.missing.count - lost.extra);
+    });
   });
 });

@@ -5,7 +5,7 @@ import { ConfigError, UsageError } from '../../errors.js';
 import type { BalanceReport } from '../../sync/balance-check.js';
 import type { StreamCompleteness } from '../../sync/completeness-report.js';
 import { intFlag } from '../command.js';
-import { type CommandContext, defineCommand } from '../define-command.js';
+import { type CommandContext, commandFailure, defineCommand } from '../define-command.js';
 import { digestQueryFlags } from '../digest-flags.js';
 
 const usage = `Usage: ledger-indexer verify [options]
@@ -20,6 +20,12 @@ unproven); then the conflicts: records served again with immutable fields (amoun
 hash, signature…) different from the stored ones; then the integrity checks: each record's
 ledgerHash recomputed from its 13 signed fields, and (when written with --check-signatures) its
 signature recovered to its from address.
+
+The count adds up: listed = table (stored, or set aside in rejected_records with a readable
+rawId and the reason) + served without a readable rawId + missing. Records served without a
+readable rawId cannot be keyed, so no table can hold them (a sync keeps their text in
+rejected_records): they are counted exactly, apart (the bisection reads the pages around
+each of them, up to about the whole list), and do not make a stream incomplete.
 
 With --against, it also compares the stored records with another copy, field by field, through
 their digests (see 'ledger-indexer digest --help'): range by range, and each differing range
@@ -43,9 +49,14 @@ Options:
 
 Exit codes: 0 every stream complete, no conflict recorded, no integrity mismatch, balances and
 copies equal; 1 a stream is incomplete, a conflict is recorded, a record is not what its sender
-signed, a balance or the copies differ (or the service or a database failed); 2 bad flags.
+signed, a balance or the copies differ (or the service or a database failed); 2 bad flags;
+130/143 stopped by SIGINT/SIGTERM. Requests to the service and to a simulator given with
+--against wait at most $${ENV.requestTimeoutMs} a try and are retried $${ENV.retries} times.
 Each completeness report's time and outcome is stored in verify_runs (the status page shows
-the last one).`;
+the last one). A mirror whose schema is current is only read: on a read-only database (a
+standby, default_transaction_read_only, a role granted SELECT alone) that record and the build
+of deferred indexes are skipped with a warning; a schema that is behind is migrated, or said to
+be behind in one line when the database refuses the migration.`;
 
 /** Conflicts listed with both versions; the total is always given. */
 const CONFLICTS_LISTED = 50;
@@ -107,14 +118,15 @@ export const command = defineCommand({
     const complete = report === null || report.json.complete;
     return complete && (comparison === null || comparison.equal) ? 0 : 1;
   },
-  // The error's message as it is, whether or not a signal stopped the run.
+  // Stopped by a signal: 130/143 like every command; else the error's message as it is.
   fail(error, { io }) {
+    if (io.signal.aborted) return commandFailure('verify', error, io);
     io.stderr.write(`ledger-indexer verify: ${error instanceof Error ? error.message : String(error)}\n`);
     return 1;
   },
 });
 
-/** The completeness report against the service, and the database it read (migrated first). */
+/** The completeness report against the service, and the database it read (migrated first when behind). */
 async function completeness(
   { config, logger, onClose, io }: Context,
   walkLimit: number,
@@ -135,10 +147,14 @@ async function completeness(
   const startedAt = new Date();
   const { createContext } = await import('../../app/context.js');
   const { verifyStreams } = await import('../../app/verify-streams.js');
-  const app = await createContext({ config: config(), logger: logger() });
+  const { migrateIfBehind, writeUnlessReadOnly } = await import('../../app/read-only-mirror.js');
+  const warn = (line: string) => io.stderr.write(`ledger-indexer verify: warning: ${line}\n`);
+  // Verifying only reads: a mirror whose schema is current (a standby, a read-only role) is never written to.
+  const app = await createContext({ config: config(), logger: logger(), migrate: false });
   onClose(() => app.close());
+  await migrateIfBehind(app.database);
   // A first backfill stopped before its end left the read-side indexes deferred: built first.
-  await app.indexes.restore();
+  await writeUnlessReadOnly('building the deferred read-side indexes', () => app.indexes.restore(), warn);
   const streams = await verifyStreams({ app, walkLimit, signal: io.signal });
   const { readConflicts } = await import('../../db/conflicts.js');
   const conflicts = await readConflicts(app.database.db, CONFLICTS_LISTED);
@@ -159,7 +175,7 @@ async function completeness(
     (balances === undefined || balances.differences.length === 0);
   // The status page shows the last one: its time and outcome.
   const { insertVerifyRun } = await import('../../db/verify-runs.js');
-  await insertVerifyRun(app.database.db, {
+  const run = {
     startedAt,
     finishedAt: new Date(),
     complete,
@@ -173,7 +189,12 @@ async function completeness(
       integrityMismatches: integrity.mismatchTotal,
       balanceDifferences: balances === undefined ? null : balances.differences.length,
     },
-  });
+  };
+  await writeUnlessReadOnly(
+    'storing this report in verify_runs',
+    () => insertVerifyRun(app.database.db, run),
+    warn,
+  );
   return {
     database: app.database,
     report: {
