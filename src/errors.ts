@@ -135,6 +135,22 @@ export class LeaseLostError extends LedgerIndexerError {
   }
 }
 
+/**
+ * The embedded database's data folder cannot be created, written or opened. Its message is one
+ * line naming the folder, the reason and what to do.
+ */
+export class DataFolderError extends LedgerIndexerError {
+  readonly path: string;
+  /** The file system's error code (`EACCES`, `ENOENT`, …), when one was given. */
+  readonly code: string | undefined;
+
+  constructor(init: { path: string; message: string; code?: string | undefined; cause?: unknown }) {
+    super(init.message, { cause: init.cause });
+    this.path = init.path;
+    this.code = init.code;
+  }
+}
+
 /** Network error codes of a connection that never opened. */
 const CANNOT_CONNECT_CODES = new Set([
   'ECONNREFUSED',
