@@ -35,9 +35,9 @@ Options:
                           holds stay; without it such a run is refused, exit 2)
 
 Exit codes: 0 up to date; 1 the service or the database failed (checkpoints kept, the next
-run resumes); 2 bad flags or settings, or the database mirrors another service; 130/143 stopped by SIGINT/SIGTERM after the pages in
-flight (requests still unanswered ${REQUEST_GRACE_MS / 1000} s later are abandoned; a second
-signal exits at once).`;
+run resumes); 2 bad flags or settings, or the database mirrors another service (see
+--adopt-service); 130/143 stopped by SIGINT/SIGTERM after the pages in flight (requests still
+unanswered ${REQUEST_GRACE_MS / 1000} s later are abandoned; a second signal exits at once).`;
 
 export const command = defineCommand({
   name: 'sync',
