@@ -135,6 +135,59 @@ export class LeaseLostError extends LedgerIndexerError {
   }
 }
 
+/** A record that identifies the ledger service a mirror holds: its `rawId` and `ledgerHash` never change. */
+export interface ServiceAnchor {
+  rawId: number;
+  ledgerHash: string;
+}
+
+/**
+ * The database mirrors another ledger service than the one configured: a record it holds (its
+ * anchor) is unknown to the service, or the service serves another record under its hash. Not
+ * retryable: the configuration is wrong, or the operator means to switch services and says so.
+ */
+export class ServiceMismatchError extends LedgerIndexerError {
+  readonly anchor: ServiceAnchor;
+  /** The configured service (password hidden). */
+  readonly serviceUrl: string;
+  /** The service the anchor was pinned from (password hidden), when known. */
+  readonly mirroredUrl: string | undefined;
+
+  constructor(init: {
+    anchor: ServiceAnchor;
+    serviceUrl: string;
+    mirroredUrl?: string | undefined;
+    way: string;
+  }) {
+    const { anchor } = init;
+    const from = init.mirroredUrl === undefined ? '' : ` (${init.mirroredUrl})`;
+    super(
+      `the database mirrors another ledger service${from}: ${init.serviceUrl} does not know its record ` +
+        `rawId ${anchor.rawId} (${anchor.ledgerHash.slice(0, 12)}…); point it at the service the ` +
+        `database mirrors, use another database, or ${init.way}`,
+    );
+    this.anchor = anchor;
+    this.serviceUrl = init.serviceUrl;
+    this.mirroredUrl = init.mirroredUrl;
+  }
+}
+
+/**
+ * The embedded database's data folder cannot be created, written or opened. Its message is one
+ * line naming the folder, the reason and what to do.
+ */
+export class DataFolderError extends LedgerIndexerError {
+  readonly path: string;
+  /** The file system's error code (`EACCES`, `ENOENT`, …), when one was given. */
+  readonly code: string | undefined;
+
+  constructor(init: { path: string; message: string; code?: string | undefined; cause?: unknown }) {
+    super(init.message, { cause: init.cause });
+    this.path = init.path;
+    this.code = init.code;
+  }
+}
+
 /** Network error codes of a connection that never opened. */
 const CANNOT_CONNECT_CODES = new Set([
   'ECONNREFUSED',

@@ -1,7 +1,7 @@
 import { createLedgerClient, type LedgerClient } from '../client/ledger-client.js';
 import { clientOptionsFromConfig } from '../client/options.js';
 import type { RequestBudget } from '../client/request-budget.js';
-import type { Config } from '../config.js';
+import { type Config, redactUrl } from '../config.js';
 import { type Database, openDatabase } from '../db/connect.js';
 import { createDeferredIndexes } from '../db/deferred-indexes.js';
 import { migrateDatabase } from '../db/migrate.js';
@@ -13,6 +13,7 @@ import { loadFastKeccak } from '../sync/keccak.js';
 import type { LedgerToken } from '../sync/model.js';
 import type { DeferredIndexes, SyncStore } from '../sync/ports.js';
 import { observeSyncStore } from './instrumented-store.js';
+import { createMirroredService, type MirroredService } from './mirrored-service.js';
 
 /**
  * Everything a sync needs, built once from the configuration and handed to `syncOnce`, queue
@@ -26,6 +27,8 @@ export interface AppContext {
   store: SyncStore;
   /** The read-side indexes a first backfill builds at its end. */
   indexes: DeferredIndexes;
+  /** Which service the mirror holds: refuses to fill it from another one. */
+  service: MirroredService;
   /** Told what each commit wrote, when metrics are kept (the worker wraps its backfill store with it). */
   writes: WriteObserver | undefined;
   /** Stores the tokens of `/info` (tags, symbols, decimals). */
@@ -99,6 +102,12 @@ export async function createContext(options: CreateContextOptions): Promise<AppC
     database,
     store,
     indexes: createDeferredIndexes({ database, logger }),
+    service: createMirroredService({
+      db: database.db,
+      client,
+      serviceUrl: redactUrl(config.ledgerBaseUrl ?? ''),
+      logger,
+    }),
     writes,
     saveTokens: async (tokens) => {
       return upsertTokens(database, tokens);

@@ -7,6 +7,7 @@ import { type ReconcileResult, reconcilePending } from '../sync/reconcile.js';
 import { isGlobalList, listsAfterWalk } from '../sync/reread-plan.js';
 import type { SyncLogger } from '../sync/sync-logger.js';
 import { type PageEvent, type WalkResult, walkStream } from '../sync/walk-stream.js';
+import type { MirroredService } from './mirrored-service.js';
 import { createFetchByHash, createFetchPage } from './sync-adapters.js';
 
 /**
@@ -24,6 +25,8 @@ export interface SyncContext {
   saveTokens?: ((tokens: LedgerToken[]) => Promise<unknown>) | undefined;
   /** When `/info` was last stored; without it, every run refreshes the tokens. */
   tokensListedAt?: (() => Promise<Date | null>) | undefined;
+  /** Refuses a service other than the one the mirror holds; without it, any service is synced. */
+  service?: Pick<MirroredService, 'ensure' | 'pinFirstRecord'> | undefined;
 }
 
 /** What to sync. */
@@ -32,6 +35,12 @@ export interface SyncOptions extends TxListFilter {
   accounts?: readonly string[] | undefined;
   /** Re-walk every stream from page 1. Default false. */
   full?: boolean | undefined;
+  /**
+   * Sync the service even though the mirror holds another one's records, and recognise the
+   * mirror by this service from now on (`--adopt-service`). Default false: such a run is refused
+   * with `ServiceMismatchError` before anything is written.
+   */
+  adoptService?: boolean | undefined;
   /** The lease owner; default `sync:<host>:<pid>:<random>`. */
   owner?: string | undefined;
   /** Re-read non-final records after the walks. Default true. */
@@ -80,12 +89,15 @@ export function streamSpecs(options: SyncOptions): StreamSpec[] {
  * The one-shot sync: refreshes tokens, walks each stream (backfill where never synced, else tail)
  * one after another, then re-reads the non-final records that are due. Into an empty mirror the
  * read-side indexes are dropped first and built after the walks. Throws on the first
- * stream that fails; streams already walked keep what they committed.
+ * stream that fails; streams already walked keep what they committed. First of all, refuses a
+ * service other than the one the mirror holds (`ServiceMismatchError`, nothing written).
  */
 export async function syncOnce(ctx: SyncContext, options: SyncOptions = {}): Promise<SyncResult> {
   const startedAt = new Date();
   const owner = options.owner ?? leaseOwnerName('sync', hostname(), process.pid);
   const result: SyncResult = { tokens: null, streams: [], reconcile: null, stopped: false };
+  // Before anything is written: a mirror of one service is never filled from another.
+  const service = await ctx.service?.ensure({ adopt: options.adoptService, signal: options.requestSignal });
   if (ctx.saveTokens && (await tokensDue(ctx, options.refreshTokens))) {
     const info = await ctx.client.info({ signal: options.requestSignal });
     await ctx.saveTokens(info.tokenList);
@@ -119,6 +131,7 @@ export async function syncOnce(ctx: SyncContext, options: SyncOptions = {}): Pro
   if (!options.signal?.aborted && result.streams.every((walk) => walk.finished)) {
     await ctx.indexes?.restore({ whenIdle: true });
   }
+  if (service?.state === 'empty') await ctx.service?.pinFirstRecord();
   if (options.reconcile !== false && !options.signal?.aborted) {
     // Through list pages only when the global list is mirrored whole: a record's rank among the
     // stored ones is then its place in the list. Its tail walk read the head pages already.

@@ -1,11 +1,12 @@
 import { hostname } from 'node:os';
 import { createProofStore } from '../db/proof-store.js';
-import { LEASE_MS, leaseOwnerName, PAGES_PER_RANGE } from '../defaults.js';
+import { LEASE_MS, leaseOwnerName, PAGES_PER_RANGE, REFERENCE_REFRESH_MS } from '../defaults.js';
 import type { LedgerQueues } from '../queue/queues.js';
 import type { SharedRequestBudget } from '../queue/request-budget.js';
 import type { WorkerDeps } from '../queue/worker-deps.js';
 import type { AppContext } from './context.js';
 import { observeBackfillStore } from './instrumented-store.js';
+import { createServiceGuard } from './mirrored-service.js';
 import { createFetchByHash, createFetchPage } from './sync-adapters.js';
 
 /** Tunables of a worker process; each has a default. */
@@ -64,5 +65,6 @@ export function createWorkerDeps(input: {
     parallelBackfill: tuning.parallelBackfill ?? true,
     leaseMs: tuning.leaseMs ?? LEASE_MS.worker,
     signal,
+    checkService: createServiceGuard(app.service, { trustMs: REFERENCE_REFRESH_MS, signal: requestSignal }),
   };
 }

@@ -1,4 +1,3 @@
-import { mkdir } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import { drizzle as drizzlePg } from 'drizzle-orm/node-postgres';
@@ -6,6 +5,7 @@ import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
 import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
 import { redactUrl } from '../config.js';
 import type { Logger } from '../logger.js';
+import { pgliteOpenError, prepareDataFolder } from './data-folder.js';
 import { toDatabaseError, translateDbErrors } from './database-errors.js';
 import { ConnectingPool } from './pool.js';
 
@@ -70,7 +70,8 @@ const FROZEN_GRACE_MS = 500;
  * Opens the database: `pg` + `drizzle-orm/node-postgres` when a URL is given, else PGlite
  * (real PostgreSQL in WebAssembly) persisted in the data folder. Does not migrate: call
  * `migrateDatabase` for that. A PostgreSQL pool connects lazily, so an unreachable server
- * shows on first use.
+ * shows on first use. A data folder that cannot be created, written or opened throws
+ * `DataFolderError` (one line naming the folder).
  */
 export async function openDatabase(options: OpenDatabaseOptions): Promise<Database> {
   if (options.databaseUrl) return openPostgres(options.databaseUrl, options);
@@ -177,8 +178,10 @@ function withSessionOptions(
 
 async function openPglite(dataDir: string, options: OpenDatabaseOptions): Promise<Database> {
   const { logger } = options;
-  await mkdir(dataDir, { recursive: true });
-  const client = await PGlite.create({ dataDir });
+  await prepareDataFolder(dataDir);
+  const client = await PGlite.create({ dataDir }).catch((error: unknown) => {
+    throw pgliteOpenError(dataDir, error);
+  });
   if (options.readOnly) await client.exec('set default_transaction_read_only = on');
   const db = translateDbErrors(drizzlePglite({ client }) as unknown as Db);
   logger?.debug({ data_dir: dataDir }, 'embedded database opened');

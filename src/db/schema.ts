@@ -338,6 +338,22 @@ export const verifyRuns = pgTable(
   (t) => [index('verify_runs_finished_idx').on(t.finishedAt)],
 );
 
+/**
+ * Which ledger service the mirror holds, as one record of it (the anchor): its `rawId` and
+ * `ledgerHash` never change, so the service must keep answering that hash with that rawId. One
+ * row at most (`id` 1); none while the mirror is empty. `sync` and the workers refuse a service
+ * that does not know the anchor; `sync --adopt-service` pins a record of the new one instead.
+ */
+export const mirroredService = pgTable('mirrored_service', {
+  /** Always 1: the table holds one row. */
+  id: integer('id').primaryKey().default(1),
+  anchorRawId: bigint('anchor_raw_id', { mode: 'number' }).notNull(),
+  anchorLedgerHash: text('anchor_ledger_hash').notNull(),
+  /** The base URL the anchor was pinned from, password hidden: named when another service is refused. */
+  serviceUrl: text('service_url').notNull(),
+  pinnedAt: tstz('pinned_at').notNull(),
+});
+
 // ---------------------------------------------------------------------------------------------
 // Queue/worker tables (parallel-backfill proof and the like): append them below this line.
 // ---------------------------------------------------------------------------------------------

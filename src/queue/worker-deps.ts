@@ -34,6 +34,11 @@ export interface WorkerDeps {
   leaseMs: number;
   /** Aborted when the worker shuts down: long jobs stop at the next page boundary. */
   signal: AbortSignal;
+  /**
+   * Run before every job: rejects (`ServiceMismatchError`, not retryable) when the database
+   * mirrors another service than the configured one. Default: no check.
+   */
+  checkService?: (() => Promise<void>) | undefined;
 }
 
 /** A job processor: a thin shell that parses the payload and calls `src/`. */

@@ -58,6 +58,8 @@ export function startWorkers(input: StartWorkersInput): RunningWorkers {
         if (!processor) throw new UnrecoverableError(`no processor for job '${job.name}'`);
         const logger = deps.logger.child({ job: job.name, job_id: job.id, attempt: job.attemptsMade + 1 });
         try {
+          // A database that mirrors another service is never filled from this one.
+          await deps.checkService?.();
           // One owner per job: two jobs of one process must not share a stream's lease.
           return await processor(job, { ...deps, logger, owner: `${deps.owner}:${job.id ?? job.name}` });
         } catch (error) {

@@ -23,7 +23,9 @@ describe('the settling tracker of a walk', () => {
     });
     // Pages 1-3 accepted within the window (pages up to 3 + 2 may be requested by then), the rest after.
     const times = [100, 200, 2900, 3200, 3300, 3400, 3500, 3600];
-    pages(1000, 8, [985, 930]).forEach((ids, i) => tracker.accepted(i + 1, ids, times[i]!));
+    pages(1000, 8, [985, 930]).forEach((ids, i) => {
+      tracker.accepted(i + 1, ids, times[i]!);
+    });
     assert.equal(tracker.headAt(), 100);
     // 985 was missing from page 2, read too soon: it may still fill in. 930 (page 7) was read after.
     assert.equal(tracker.settledBelow(false), 984);
@@ -37,7 +39,9 @@ describe('the settling tracker of a walk', () => {
       startedAt: 0,
       headAt: undefined,
     });
-    pages(500, 3).forEach((ids, i) => tracker.accepted(i + 1, ids, 10 * (i + 1)));
+    pages(500, 3).forEach((ids, i) => {
+      tracker.accepted(i + 1, ids, 10 * (i + 1));
+    });
     assert.equal(tracker.settledBelow(false), Number.POSITIVE_INFINITY);
     assert.equal(
       tracker.settledBelow(true),
@@ -90,7 +94,9 @@ describe('the settling tracker of a walk', () => {
       startedAt: 0,
       headAt: undefined,
     });
-    pages(100, 2, [95]).forEach((ids, i) => tracker.accepted(i + 1, ids, 0));
+    pages(100, 2, [95]).forEach((ids, i) => {
+      tracker.accepted(i + 1, ids, 0);
+    });
     assert.equal(tracker.settledBelow(true), Number.POSITIVE_INFINITY);
   });
 });

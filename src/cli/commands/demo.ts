@@ -31,7 +31,8 @@ ledger_movements view), and the records not final yet.
   --http-port P   its port (default: $${ENV.httpPort}, else ${DEFAULT_SERVE_PORT}; 0 picks a free one)
 
 The database lives in a fresh temporary folder, removed at the end, unless
-$${ENV.dataDir} names a folder to keep it in.
+$${ENV.dataDir} names a folder to keep it in: a later demo of the same ledger (same --seed
+and --records) syncs on from it, one of another ledger empties it and starts fresh.
 Exit codes: 0 done (or --serve stopped); 1 a failure; 2 bad flags or settings; 130/143 stopped
 by SIGINT/SIGTERM before the report.`;
 
@@ -80,6 +81,7 @@ export const command = defineCommand({
     const metrics = serve ? (await import('../../metrics/index.js')).createMetrics() : undefined;
     const ctx = await createContext({ config, logger: log, metrics });
     onClose(() => ctx.close());
+    if (keptDir) await startFreshIfOtherLedger(ctx, io);
     // A demo killed in a kept folder left its lease behind: this run takes over at once.
     const { releaseDeadLeases } = await import('../stale-leases.js');
     await releaseDeadLeases({ database: ctx.database, store: ctx.store, logger: log });
@@ -93,6 +95,24 @@ export const command = defineCommand({
     return serveDemo({ ctx, io, metrics, port, logger: log, onClose });
   },
 });
+
+/**
+ * A kept data folder holding a mirror of another ledger (another seed or record count: its
+ * oldest record is not this simulator's) is emptied and migrated again, not mixed with this one.
+ * A folder of the same ledger is synced on from where it stands.
+ */
+async function startFreshIfOtherLedger(ctx: AppContext, io: CommandIo): Promise<void> {
+  const found = await ctx.service.check();
+  if (found.state !== 'other') return;
+  const { dropMirror } = await import('../../db/mirrored-service.js');
+  const { migrateDatabase } = await import('../../db/migrate.js');
+  await dropMirror(ctx.database);
+  await migrateDatabase(ctx.database);
+  io.stderr.write(
+    `demo: the data folder held a mirror of another ledger (its record rawId ${found.anchor.rawId} is not ` +
+      `this simulator's): starting fresh\n`,
+  );
+}
 
 /**
  * The backfill with its progress display, a tail pass, then the report. Resolves to the exit

@@ -1,7 +1,7 @@
 import { delayedSignal } from '../../abort.js';
 import type { SyncResult } from '../../app/sync-once.js';
 import { type Config, ENV, parseAccounts } from '../../config.js';
-import { ConfigError } from '../../errors.js';
+import { ConfigError, ServiceMismatchError } from '../../errors.js';
 import type { CommandIo } from '../command.js';
 import { defineCommand } from '../define-command.js';
 import { createProgress } from '../progress.js';
@@ -29,11 +29,14 @@ Options:
                           (default: $${ENV.checkSignatures}, else false; the hash is always checked)
   --writers N             batches written at once, one database connection each
                           (default: $${ENV.writers}, else 2)
+  --adopt-service         sync this service even though the database mirrors another one, and
+                          recognise the database by this service from now on (the records it
+                          holds stay; without it such a run is refused, exit 2)
 
 Exit codes: 0 up to date; 1 the service or the database failed (checkpoints kept, the next
-run resumes); 2 bad flags or settings; 130/143 stopped by SIGINT/SIGTERM after the pages in
-flight (requests still unanswered ${REQUEST_GRACE_MS / 1000} s later are abandoned; a second
-signal exits at once).`;
+run resumes); 2 bad flags or settings, or the database mirrors another service (see
+--adopt-service); 130/143 stopped by SIGINT/SIGTERM after the pages in flight (requests still
+unanswered ${REQUEST_GRACE_MS / 1000} s later are abandoned; a second signal exits at once).`;
 
 export const command = defineCommand({
   name: 'sync',
@@ -48,6 +51,7 @@ export const command = defineCommand({
     'recheck-after-ms': { type: 'string' },
     'check-signatures': { type: 'boolean' },
     writers: { type: 'string' },
+    'adopt-service': { type: 'boolean' },
   },
   async run({ values, io, config: loadConfig, logger: createLogger, onClose }) {
     const config = loadConfig({
@@ -85,6 +89,7 @@ export const command = defineCommand({
       action: values.action,
       withoutAction: values['without-action'],
       full: values.full,
+      adoptService: values['adopt-service'],
       owner,
       signal: io.signal,
       requestSignal: delayedSignal(io.signal, REQUEST_GRACE_MS),
@@ -104,7 +109,9 @@ export const command = defineCommand({
     }
     logger().error({ err: error }, 'sync failed');
     io.stderr.write(`ledger-indexer sync: ${failureLine(error)}\n`);
-    return io.signal.aborted ? signalExitCode(io.signal) : 1;
+    if (io.signal.aborted) return signalExitCode(io.signal);
+    // Not a failure the next run gets past: the settings name another service than the mirror's.
+    return error instanceof ServiceMismatchError ? 2 : 1;
   },
 });
 
