@@ -7,6 +7,7 @@
  *
  * Pure functions over times and rawIds; the walk feeds them and its last commit stores the result.
  */
+import type { TxPage } from './model.js';
 
 /** A stream's settling state, as stored with it. */
 export interface SettleState {
@@ -27,28 +28,82 @@ export function tailStop(state: { watermark: number | null; settled: number | nu
   return state.settled ?? state.watermark;
 }
 
-/** Follows one run of a walk: which of its pages were read before their records had settled. */
+/**
+ * A page's records as settling sees them: the records it served, and those it set aside with a
+ * readable rawId (listed, so no gap; their packaging time unknown).
+ */
+export function settleMarks(page: TxPage): SettleMark[] {
+  const marks: SettleMark[] = page.txs.map((tx) => ({ rawId: tx.rawId, timestamp: tx.timestamp }));
+  for (const rejected of page.rejected) {
+    if (rejected.rawId !== undefined && Number.isSafeInteger(rejected.rawId))
+      marks.push({ rawId: rejected.rawId, timestamp: 0 });
+  }
+  return marks;
+}
+
+/** A record as settling sees it: its rawId, and when the service packaged it (0: not yet). */
+export interface SettleMark {
+  rawId: number;
+  timestamp: number;
+}
+
+/** How long a service clock may run ahead of ours, ms: a record packaged this long before a read is old. */
+export const SERVICE_CLOCK_MARGIN_MS = 5 * 60_000;
+
+/**
+ * The lowest rawId still missing from what a read at `readAt` saw that may yet fill in, `null`
+ * when every gap it saw has settled. A missing rawId lies below a record `u` that was listed
+ * (the record above it on the page, or `above`, the lowest record of the page before): it is
+ * visible a settling window after `u` was, and `u` was visible by the time the head was seen
+ * (`headAt`) and, once packaged, by its `timestamp` (service clock, allowed `marginMs` of skew).
+ * `bottom`: the page is the end of the list, so the rawIds below its oldest record count too.
+ */
+export function openGapLow(input: {
+  records: readonly SettleMark[];
+  above: SettleMark | null;
+  readAt: number;
+  headAt: number | undefined;
+  windowMs: number;
+  marginMs?: number | undefined;
+  bottom?: boolean | undefined;
+}): number | null {
+  const margin = input.marginMs ?? SERVICE_CLOCK_MARGIN_MS;
+  const visibleBy = (u: SettleMark): number =>
+    Math.min(
+      input.headAt ?? Number.POSITIVE_INFINITY,
+      u.timestamp > 0 ? u.timestamp + margin : Number.POSITIVE_INFINITY,
+    );
+  const open = (u: SettleMark): boolean => input.readAt < visibleBy(u) + input.windowMs;
+  const sorted = [...input.records].sort((a, b) => b.rawId - a.rawId);
+  let low: number | null = null;
+  let upper = input.above;
+  for (const record of sorted) {
+    if (upper !== null && record.rawId < upper.rawId - 1 && open(upper)) low = record.rawId + 1;
+    upper = record;
+  }
+  if (input.bottom && upper !== null && upper.rawId > 1 && open(upper)) low = 1;
+  return low;
+}
+
+/** Follows one run of a walk: which gaps it saw before they could settle. */
 export interface SettleTracker {
-  /** A page accepted at `at` (ms), with its rawIds. */
-  accepted(page: number, rawIds: readonly number[], at: number): void;
+  /** A page accepted at `at` (ms), with its records. */
+  accepted(page: number, records: readonly SettleMark[], at: number): void;
   /** When page 1 was read (ms), once known: stored in the checkpoint for a walk resumed later. */
   headAt(): number | undefined;
   /**
    * The highest rawId at or below which every record the service lists is stored, as far as this
-   * run can tell (`null` when it read nothing): below the lowest missing rawId of the pages read
-   * before settling. `toBottom`: the run read to the end of the list (a backfill), so the rawIds
-   * below its oldest record count as missing when the last page was read before settling.
+   * run can tell (`null` when it read nothing): below the lowest missing rawId it saw that may
+   * still fill in (see {@link openGapLow}). `toBottom`: the run read to the end of the list.
    */
   settledBelow(toBottom: boolean): number | null;
 }
 
 /**
- * Creates the tracker of a walk's run that starts at `firstPage` at `startedAt`, with at most
- * `width` pages requested ahead of the next one accepted. A page counts as read before settling
- * when it may have been requested before `headAt + windowMs` (the head was seen at `headAt`:
- * page 1's acceptance, or the checkpoint's for a resumed walk; every record below it is visible
- * by then). Only missing rawIds can still fill in: a page read before settling whose rawIds run
- * without a gap holds everything it ever will. Pages of an earlier run of the walk are unknown.
+ * Creates the tracker of a walk's run that starts at `firstPage` at `startedAt`. A page may have
+ * been requested as soon as the page `2 × width` before it was accepted (the window requests up
+ * to twice its width ahead), or at the start: that is the read time its gaps are judged by. Pages
+ * of an earlier run of the walk are unknown: nothing above this run's first page is settled.
  */
 export function createSettleTracker(input: {
   windowMs: number;
@@ -56,50 +111,50 @@ export function createSettleTracker(input: {
   firstPage: number;
   startedAt: number;
   headAt: number | undefined;
+  marginMs?: number | undefined;
 }): SettleTracker {
-  const { windowMs, width, firstPage } = input;
+  const { windowMs, firstPage } = input;
+  const lag = 2 * Math.max(1, input.width);
   let headAt = input.headAt;
-  const unsettledUntil = (): number => {
-    if (windowMs <= 0) return Number.NEGATIVE_INFINITY;
-    return headAt === undefined ? Number.POSITIVE_INFINITY : headAt + windowMs;
-  };
-  // Pages up to this one may have been requested before the records settled. At the start, the
-  // first `width` pages are requested at once.
-  let throughPage = input.startedAt < unsettledUntil() ? firstPage + width - 1 : firstPage - 1;
-  /** The lowest rawId missing between records read before settling. */
+  const acceptedAt = new Map<number, number>();
   let missingLow: number | null = null;
-  let previousLow: number | null = null;
-  let lastUnsettledLow: number | null = null;
+  let above: SettleMark | null = null;
+  let last: { readAt: number; low: SettleMark } | null = null;
   let firstHigh: number | null = null;
-  const missing = (rawId: number): void => {
-    missingLow = Math.min(missingLow ?? rawId, rawId);
-  };
   return {
-    accepted(page, rawIds, at) {
+    accepted(page, records, at) {
       if (page === 1 && headAt === undefined) headAt = at;
-      // Until the next acceptance, pages up to `page + width` may be requested.
-      if (at < unsettledUntil()) throughPage = Math.max(throughPage, page + width);
-      if (rawIds.length === 0) return;
-      const ids = [...rawIds].sort((a, b) => b - a);
-      const high = ids[0]!;
-      const low = ids[ids.length - 1]!;
-      if (page === firstPage) firstHigh = high;
-      const unsettled = page <= throughPage;
-      lastUnsettledLow = unsettled ? low : null;
-      if (unsettled) {
-        // The space between this page and the one before was read with this page.
-        if (previousLow !== null && high < previousLow - 1) missing(high + 1);
-        for (let i = 1; i < ids.length; i++) if (ids[i]! < ids[i - 1]! - 1) missing(ids[i]! + 1);
-      }
-      previousLow = Math.min(previousLow ?? low, low);
+      acceptedAt.set(page, at);
+      acceptedAt.delete(page - lag - 1);
+      if (records.length === 0 || windowMs <= 0) return;
+      const readAt = acceptedAt.get(page - lag) ?? input.startedAt;
+      const gap = openGapLow({ records, above, readAt, headAt, windowMs, marginMs: input.marginMs });
+      if (gap !== null) missingLow = Math.min(missingLow ?? gap, gap);
+      const sorted = [...records].sort((a, b) => b.rawId - a.rawId);
+      if (page === firstPage) firstHigh = sorted[0]!.rawId;
+      const low = sorted[sorted.length - 1]!;
+      above = low;
+      last = { readAt, low };
     },
     headAt: () => headAt,
     settledBelow(toBottom) {
+      if (windowMs <= 0) return Number.POSITIVE_INFINITY;
       if (firstHigh === null) return null;
       let below = firstPage > 1 ? firstHigh : Number.POSITIVE_INFINITY;
       if (missingLow !== null) below = Math.min(below, missingLow - 1);
-      // The space below the oldest record listed (rawIds count from 1) may fill in too.
-      if (toBottom && lastUnsettledLow !== null && lastUnsettledLow > 1) below = Math.min(below, 0);
+      if (toBottom && last !== null) {
+        const { readAt, low } = last;
+        const bottom = openGapLow({
+          records: [low],
+          above: null,
+          readAt,
+          headAt,
+          windowMs,
+          marginMs: input.marginMs,
+          bottom: true,
+        });
+        if (bottom !== null) below = Math.min(below, bottom - 1);
+      }
       return below;
     },
   };

@@ -10,6 +10,7 @@ import {
   type SettleState,
   type SettleTracker,
   settleAfterWalk,
+  settleMarks,
   tailStop,
 } from './settle.js';
 import { delay, errorText, quietLogger, type SyncLogger } from './sync-logger.js';
@@ -171,7 +172,7 @@ async function gatherBatch(run: WalkRun): Promise<{ finished: boolean; failure: 
       return { finished: false, failure: { error } };
     }
     const next = afterPage(run.cursor, page, served, run.stop);
-    run.settle.accepted(page, pageRawIds(served), run.now());
+    run.settle.accepted(page, settleMarks(served), run.now());
     const headAt = run.settle.headAt();
     if (next.cursor.walk.headAt === undefined && headAt !== undefined) next.cursor.walk.headAt = headAt;
     run.cursor = next.cursor;

@@ -1,56 +1,61 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { createSettleTracker, type SettleState, settleAfterWalk, tailStop } from '../../src/sync/settle.js';
+import {
+  createSettleTracker,
+  openGapLow,
+  type SettleMark,
+  type SettleState,
+  settleAfterWalk,
+  tailStop,
+} from '../../src/sync/settle.js';
 
 const WINDOW = 3000;
 
+/** Confirmed records (not packaged: `timestamp` 0) of the given rawIds. */
+const young = (...ids: number[]): SettleMark[] => ids.map((rawId) => ({ rawId, timestamp: 0 }));
+
+describe('a gap and when it settles', () => {
+  const base = { above: null, headAt: 1_000, windowMs: WINDOW };
+
+  it('is open while read less than a window after the head was seen', () => {
+    const records = young(100, 99, 97, 96, 93);
+    assert.equal(openGapLow({ ...base, records, readAt: 3_999 }), 94);
+    assert.equal(openGapLow({ ...base, records, readAt: 4_000 }), null);
+  });
+
+  it('is settled at once below a record packaged long before the read (service clock, with a margin)', () => {
+    const long = Date.parse('2026-01-01T00:00:00Z');
+    const records: SettleMark[] = [
+      { rawId: 100, timestamp: 0 },
+      { rawId: 98, timestamp: long },
+      { rawId: 50, timestamp: long },
+      { rawId: 40, timestamp: long },
+    ];
+    // 99 may still fill in; 51-97 and 41-49 lie below records packaged a year before the read.
+    assert.equal(openGapLow({ ...base, records, readAt: long + 365 * 86_400_000, headAt: undefined }), 99);
+    assert.equal(openGapLow({ ...base, records: records.slice(2), readAt: long + 365 * 86_400_000 }), null);
+  });
+
+  it('counts the gap between a page and the one before, and, at the end of the list, the rawIds below it', () => {
+    assert.equal(
+      openGapLow({ ...base, records: young(95, 94), above: { rawId: 100, timestamp: 0 }, readAt: 1_500 }),
+      96,
+    );
+    assert.equal(openGapLow({ ...base, records: young(5, 4), readAt: 1_500, bottom: true }), 1);
+    assert.equal(openGapLow({ ...base, records: young(2, 1), readAt: 1_500, bottom: true }), null);
+  });
+});
+
 describe('the settling tracker of a walk', () => {
-  /** Ten rawIds a page, newest first, from `head`, without the rawIds in `holes`. */
-  const pages = (head: number, count: number, holes: number[] = []): number[][] => {
+  /** Ten young records a page, newest first, from `head`, without the rawIds in `holes`. */
+  const pages = (head: number, count: number, holes: number[] = []): SettleMark[][] => {
     const ids = Array.from({ length: count * 10 + holes.length }, (_, i) => head - i).filter(
       (id) => !holes.includes(id),
     );
-    return Array.from({ length: count }, (_, p) => ids.slice(p * 10, p * 10 + 10));
+    return Array.from({ length: count }, (_, p) => young(...ids.slice(p * 10, p * 10 + 10)));
   };
 
-  it('counts a gap read before the head settled as unsettled, and one read after as settled', () => {
-    const tracker = createSettleTracker({
-      windowMs: WINDOW,
-      width: 2,
-      firstPage: 1,
-      startedAt: 0,
-      headAt: undefined,
-    });
-    // Pages 1-3 accepted within the window (pages up to 3 + 2 may be requested by then), the rest after.
-    const times = [100, 200, 2900, 3200, 3300, 3400, 3500, 3600];
-    pages(1000, 8, [985, 930]).forEach((ids, i) => {
-      tracker.accepted(i + 1, ids, times[i]!);
-    });
-    assert.equal(tracker.headAt(), 100);
-    // 985 was missing from page 2, read too soon: it may still fill in. 930 (page 7) was read after.
-    assert.equal(tracker.settledBelow(false), 984);
-  });
-
-  it('settles everything read before the window that runs without a gap', () => {
-    const tracker = createSettleTracker({
-      windowMs: WINDOW,
-      width: 4,
-      firstPage: 1,
-      startedAt: 0,
-      headAt: undefined,
-    });
-    pages(500, 3).forEach((ids, i) => {
-      tracker.accepted(i + 1, ids, 10 * (i + 1));
-    });
-    assert.equal(tracker.settledBelow(false), Number.POSITIVE_INFINITY);
-    assert.equal(
-      tracker.settledBelow(true),
-      0,
-      'to the bottom of the list: the rawIds below its oldest record may fill in',
-    );
-  });
-
-  it('counts the space between two pages as read with the later one', () => {
+  it('judges each page by when it may have been requested: up to twice the width ahead of the page accepted', () => {
     const tracker = createSettleTracker({
       windowMs: WINDOW,
       width: 1,
@@ -58,12 +63,34 @@ describe('the settling tracker of a walk', () => {
       startedAt: 0,
       headAt: undefined,
     });
-    tracker.accepted(1, [100, 99, 98], 10);
-    tracker.accepted(2, [95, 94], 20);
-    assert.equal(tracker.settledBelow(false), 95);
+    // Page 1 at 100: the head's time. Pages 1-2 may be requested at the start, page p once page p - 2 is in.
+    const times = [100, 200, 2900, 3200, 3300, 3400, 3500, 3600];
+    pages(1000, 8, [985, 960, 930]).forEach((records, i) => {
+      tracker.accepted(i + 1, records, times[i]!);
+    });
+    assert.equal(tracker.headAt(), 100);
+    // 985 (page 2) and 960 (page 5, requested once page 3 was in, at 2900) were read too soon; 930
+    // (page 8, requested at 3300, past 100 + 3000) after.
+    assert.equal(tracker.settledBelow(false), 959);
   });
 
-  it('knows nothing of the pages of an earlier run, and trusts a resumed run read long after the head', () => {
+  it('settles everything it read without a gap, but for the rawIds below the end of the list', () => {
+    const tracker = createSettleTracker({
+      windowMs: WINDOW,
+      width: 4,
+      firstPage: 1,
+      startedAt: 0,
+      headAt: undefined,
+    });
+    pages(500, 3).forEach((records, i) => {
+      tracker.accepted(i + 1, records, 10 * (i + 1));
+    });
+    assert.equal(tracker.settledBelow(false), Number.POSITIVE_INFINITY);
+    assert.equal(tracker.settledBelow(true), 0, 'the rawIds below its oldest record may fill in');
+  });
+
+  it('knows nothing of the pages of an earlier run, and judges a resumed run by the head time kept', () => {
+    const [p7, p8] = pages(940, 2, [935]);
     const resumedLate = createSettleTracker({
       windowMs: WINDOW,
       width: 4,
@@ -71,7 +98,6 @@ describe('the settling tracker of a walk', () => {
       startedAt: 60_000,
       headAt: 1_000,
     });
-    const [p7, p8] = pages(940, 2, [935]);
     resumedLate.accepted(7, p7!, 60_010);
     resumedLate.accepted(8, p8!, 60_020);
     assert.equal(resumedLate.settledBelow(false), 940, 'everything from the first page of this run down');
@@ -94,8 +120,8 @@ describe('the settling tracker of a walk', () => {
       startedAt: 0,
       headAt: undefined,
     });
-    pages(100, 2, [95]).forEach((ids, i) => {
-      tracker.accepted(i + 1, ids, 0);
+    pages(100, 2, [95]).forEach((records, i) => {
+      tracker.accepted(i + 1, records, 0);
     });
     assert.equal(tracker.settledBelow(true), Number.POSITIVE_INFINITY);
   });
