@@ -1,3 +1,4 @@
+ALTER TABLE "backfill_runs" ADD COLUMN "open_gap" bigint;--> statement-breakpoint
 ALTER TABLE "sync_streams" ADD COLUMN "settled_raw_id" bigint;--> statement-breakpoint
 ALTER TABLE "sync_streams" ADD COLUMN "settle_pending_raw_id" bigint;--> statement-breakpoint
 ALTER TABLE "sync_streams" ADD COLUMN "settle_pending_at" timestamp with time zone;

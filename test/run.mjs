@@ -19,9 +19,9 @@ function collect(dir) {
   return files;
 }
 
-// The chaos test keeps several processes busy for minutes: it starts last, so that it does not
-// share the machine with the benchmark smoke test, which runs first and is bounded in time too.
-const heavy = (file) => file.endsWith('chaos.test.ts');
+// The chaos tests (two copies, run at once) keep several processes busy for minutes: they start
+// last, so that they do not share the machine with the benchmark smoke test, which runs first.
+const heavy = (file) => /chaos(-twin)?\.test\.ts$/.test(file);
 const collected = folders.flatMap((folder) => collect(join(root, 'test', folder)));
 const files = [...collected.filter((f) => !heavy(f)), ...collected.filter(heavy)];
 if (files.length === 0) {

@@ -1,6 +1,6 @@
 /** Stream leases on PostgreSQL/PGlite: taking, renewing and releasing them, and the watermark. */
 import { sql } from 'drizzle-orm';
-import { LeaseLostError } from '../errors.js';
+import { CommitLostError, LeaseLostError } from '../errors.js';
 import type {
   ReleaseOutcome,
   StreamLease,
@@ -11,6 +11,7 @@ import type {
 } from '../sync/ports.js';
 import type { Database } from './connect.js';
 import { type Executor, queryRows, toDate } from './rows.js';
+import { settleAssignments } from './settle-columns.js';
 import { normaliseSpec, streamKey } from './stream-key.js';
 import { consolidateWalkCommits, hasWalkCommits } from './walk-consolidation.js';
 
@@ -30,18 +31,27 @@ export function createLeaseStore(input: { database: Database; now: () => Date })
   return {
     acquireStream: (spec, owner, leaseMs) => acquireStream(database.db, { spec, owner, leaseMs, at: now() }),
 
-    async advanceWatermark(lease: StreamLease, watermark: number): Promise<void> {
+    async advanceWatermark(lease, watermark, options = {}): Promise<void> {
+      const proven = options.proven === true;
       const rows = await queryRows<{ key: string }>(
         database.db,
         sql`UPDATE sync_streams SET
-              watermark = greatest(watermark, ${watermark}::bigint),
+              watermark = greatest(watermark, ${watermark}::bigint),${settleAssignments(options.settle)}
               backfilled_at = CASE WHEN watermark IS NULL THEN ${now().toISOString()}::timestamptz
                                    ELSE backfilled_at END,
               updated_at = ${now().toISOString()}::timestamptz
             WHERE key = ${lease.key} AND lease_fence <= ${lease.fence}::bigint
+              AND (NOT ${proven}::boolean OR ${provenUpTo(lease.key, watermark)})
             RETURNING key`,
       );
-      if (rows.length === 0) throw await leaseLost(database.db, lease);
+      if (rows.length > 0) return;
+      if (proven && (await stillFenced(database.db, lease)))
+        throw new CommitLostError(
+          lease.key,
+          `its proven ranges no longer reach rawId ${watermark}`,
+          'watermark-write',
+        );
+      throw await leaseLost(database.db, lease);
     },
 
     async consolidateWalk(lease: StreamLease): Promise<void> {
@@ -188,4 +198,28 @@ export async function leaseLost(tx: Executor, lease: StreamLease): Promise<Lease
     lease.key,
     `fence ${lease.fence} is stale: the stream is at fence ${row.fence} (owner ${row.owner ?? 'none'})`,
   );
+}
+
+/**
+ * Whether the stream's proven ranges (`backfill_proven_ranges`) cover every rawId from 0 to
+ * `upTo`, as SQL: each range, in order, starts at most one past the farthest reach of those before.
+ */
+function provenUpTo(key: string, upTo: number) {
+  return sql`(
+    WITH r AS (
+      SELECT lo, hi, max(hi) OVER (ORDER BY lo, hi ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS reach
+      FROM backfill_proven_ranges WHERE stream_key = ${key} AND lo <= ${upTo}::bigint
+    )
+    SELECT NOT EXISTS (SELECT 1 FROM r WHERE lo > coalesce(reach, -1) + 1)
+       AND coalesce((SELECT max(hi) FROM r), -1) >= ${upTo}::bigint
+  )`;
+}
+
+/** Whether the lease still holds the stream (nobody took it since). */
+async function stillFenced(db: Executor, lease: StreamLease): Promise<boolean> {
+  const rows = await queryRows<{ fence: string }>(
+    db,
+    sql`SELECT lease_fence::text AS fence FROM sync_streams WHERE key = ${lease.key}`,
+  );
+  return rows[0] !== undefined && Number(rows[0].fence) <= lease.fence;
 }

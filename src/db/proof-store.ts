@@ -64,6 +64,7 @@ export function createProofStore(options: {
             owner: backfillOwner(input.backfillId),
             rejected: rejectedWithPages(input.pages, prepared.rejected),
             proven: input.proven,
+            openGap: lowestOpenGap(input.pages),
           },
         }),
       options.logger,
@@ -87,8 +88,8 @@ export function createProofStore(options: {
     getRun: (id) => selectBackfillRun(database.db, id),
     runningRun: (key) => selectRunningBackfill(database.db, key),
     streamStarted: (key) => selectStreamStarted(database.db, key),
-    commitRangePage: ({ page, records, rejected, ...rest }) =>
-      commitRangePages({ ...rest, pages: [{ page, records, rejected }] }),
+    commitRangePage: ({ page, records, rejected, openGap, ...rest }) =>
+      commitRangePages({ ...rest, pages: [{ page, records, rejected, openGap }] }),
     commitRangePages,
     provenRanges: (key) => selectProvenRanges(database.db, key),
     compactProvenRanges: (key) => database.db.transaction((tx) => compactProvenRanges(tx, key, now())),
@@ -128,4 +129,12 @@ function rejectedWithPages(pages: readonly RangePage[], refused: readonly Reject
       page: (record.rawId === undefined ? undefined : pageOf.get(record.rawId)) ?? lastPage,
     })),
   ]);
+}
+
+/** The lowest open gap of a commit's pages, `null` when none has one. */
+function lowestOpenGap(pages: readonly RangePage[]): number | null {
+  const gaps = pages.flatMap((page) =>
+    page.openGap === null || page.openGap === undefined ? [] : [page.openGap],
+  );
+  return gaps.length === 0 ? null : Math.min(...gaps);
 }

@@ -4,7 +4,7 @@ import { type SQL, sql } from 'drizzle-orm';
 import type { RawIdRange } from '../sync/completeness.js';
 import { mergeRanges } from '../sync/completeness.js';
 import type { BackfillRun } from '../sync/parallel-backfill.js';
-import { type Executor, queryRows, toNumber } from './rows.js';
+import { type Executor, queryRows, toDate, toNumber } from './rows.js';
 import { headAssignments } from './stream-heads.js';
 import { textArray } from './text-array.js';
 
@@ -22,6 +22,8 @@ interface RunRow {
   total_pages: unknown;
   status: string;
   round: unknown;
+  created_at: unknown;
+  open_gap: unknown;
 }
 
 const toRun = (row: RunRow): BackfillRun => ({
@@ -31,6 +33,8 @@ const toRun = (row: RunRow): BackfillRun => ({
   totalPages: Number(row.total_pages),
   status: row.status as BackfillRun['status'],
   round: Number(row.round),
+  headAt: toDate(row.created_at)?.getTime() ?? 0,
+  openGap: row.open_gap === null || row.open_gap === undefined ? null : Number(row.open_gap),
 });
 
 /** Inserts a running run; `null` when the stream already has one (the partial unique index). */
@@ -45,7 +49,7 @@ export async function insertBackfillRun(
           insert into backfill_runs (id, stream_key, head_raw_id, total_pages, status, round, created_at)
           values (${run.id}, ${run.key}, ${run.headRawId}, ${run.totalPages}, 'running', 0, ${run.now.toISOString()})
           on conflict do nothing
-          returning id, stream_key, head_raw_id, total_pages, status, round
+          returning id, stream_key, head_raw_id, total_pages, status, round, created_at, open_gap
         ),
         head as (
           update sync_streams set ${headAssignments(run.headRawId, run.now)}
@@ -59,7 +63,7 @@ export async function insertBackfillRun(
 export async function selectBackfillRun(db: Executor, id: string): Promise<BackfillRun | null> {
   const rows = await queryRows<RunRow>(
     db,
-    sql`select id, stream_key, head_raw_id, total_pages, status, round from backfill_runs where id = ${id}`,
+    sql`select id, stream_key, head_raw_id, total_pages, status, round, created_at, open_gap from backfill_runs where id = ${id}`,
   );
   return rows[0] ? toRun(rows[0]) : null;
 }
@@ -83,7 +87,7 @@ export function backfillLeaseRenewal(input: { key: string; owner: string; at: st
 export async function selectRunningBackfill(db: Executor, key: string): Promise<BackfillRun | null> {
   const rows = await queryRows<RunRow>(
     db,
-    sql`select id, stream_key, head_raw_id, total_pages, status, round from backfill_runs
+    sql`select id, stream_key, head_raw_id, total_pages, status, round, created_at, open_gap from backfill_runs
         where stream_key = ${key} and status = 'running'`,
   );
   return rows[0] ? toRun(rows[0]) : null;

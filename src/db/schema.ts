@@ -374,6 +374,11 @@ export const backfillRuns = pgTable(
     /** Unproven rawId ranges left by the last check, as `[{lo, hi}]`. */
     gaps: jsonb('gaps'),
     error: text('error'),
+    /**
+     * The lowest rawId missing from a page a range job read before it could settle (see
+     * `sync/settle.ts`): the stream's settled mark stays below it once the run is proven.
+     */
+    openGap: bigint('open_gap', { mode: 'number' }),
     createdAt: tstz('created_at').notNull(),
     finishedAt: tstz('finished_at'),
   },

@@ -9,6 +9,7 @@ import { conflictCtes, immutableTuple } from './conflict-sql.js';
 import type { EncodedTransaction } from './encode.js';
 import { backfillLeaseRenewal } from './proof.js';
 import type { RecheckPolicy } from './rechecks.js';
+import { settleAssignments } from './settle-columns.js';
 import { headAssignments } from './stream-heads.js';
 import { textArray } from './text-array.js';
 import { BUNDLE_ITEM_COLUMNS, RECORD_COLUMNS, type WrittenColumn } from './transaction-columns.js';
@@ -91,6 +92,8 @@ export interface RangeWrite {
   rejected: readonly RejectedRow[];
   /** The ranges of rawIds the pages prove. */
   proven: ReadonlyArray<{ lo: number; hi: number; loPage?: number | undefined }>;
+  /** The lowest rawId missing from the pages that may still fill in: lowers the run's `open_gap`. */
+  openGap?: number | null | undefined;
 }
 
 /** Input of {@link writeTransactions}. */
@@ -344,16 +347,6 @@ function fencedCte(page: PageWrite, now: string): SQL {
     `;
 }
 
-/** The settling columns a walk's last commit writes; nothing when it leaves them. */
-function settleAssignments(settle: SettleState | undefined): SQL {
-  if (settle === undefined) return sql``;
-  const pendingAt = settle.pending === null ? null : new Date(settle.pending.at).toISOString();
-  return sql`
-        settled_raw_id = ${settle.settled}::bigint,
-        settle_pending_raw_id = ${settle.pending?.rawId ?? null}::bigint,
-        settle_pending_at = ${pendingAt}::timestamptz,`;
-}
-
 /** Stores the page's rejected records (those set aside before and those refused for a taken hash) and credits the run. */
 function pageCtes(page: PageWrite, records: number, now: string): SQL {
   const early = page.rejected.reduce((n, r) => n + r.seenCount, 0);
@@ -430,7 +423,14 @@ function rangeCtes(range: RangeWrite, now: string): SQL {
       INSERT INTO backfill_proven_ranges (stream_key, lo, hi, lo_page, backfill_id, proven_at)
       SELECT ${range.streamKey}, p.lo, p.hi, p.lo_page, ${range.backfillId}, ${now}::timestamptz
       FROM unnest(${proven[0]}::bigint[], ${proven[1]}::bigint[], ${proven[2]}::integer[]) AS p(lo, hi, lo_page)
-    )`;
+    )${
+      range.openGap === null || range.openGap === undefined
+        ? sql``
+        : sql`,
+    gap_kept AS (
+      UPDATE backfill_runs SET open_gap = least(open_gap, ${range.openGap}::bigint) WHERE id = ${range.backfillId}
+    )`
+    }`;
 }
 
 const ITEM_COLUMNS = BUNDLE_ITEM_COLUMNS.map((c) => c.name);

@@ -16,6 +16,7 @@ import { isEmptyPage, pageRawIds } from './page-links.js';
 import type { FetchPage, StreamSpec, SyncStore, WriteCounts } from './ports.js';
 import { createRangeCommitter, RANGE_COMMIT_DEFAULTS, type RangePageWriter } from './range-commits.js';
 import { seekPage } from './range-seek.js';
+import { openGapLow, type SettleMark, type SettleState, settleMarks } from './settle.js';
 import { streamKey } from './stream-key.js';
 import { quietLogger, type SyncLogger } from './sync-logger.js';
 import { addCounts, zeroCounts } from './write-counts.js';
@@ -29,12 +30,16 @@ export interface BackfillRun {
   totalPages: number;
   status: 'running' | 'done' | 'failed';
   round: number;
+  /** When the run began (ms), after reading its head: its range pages' gaps settle a window later. */
+  headAt: number;
+  /** The lowest rawId missing from a page read before it could settle; `null` when none was. */
+  openGap: number | null;
 }
 
 /** The persistence of the parallel backfill. Implemented in `src/db/proof-store.ts`. */
 export interface BackfillStore extends RangePageWriter {
   /** Records a new run; `null` when the stream already has one running. */
-  startRun(run: Omit<BackfillRun, 'status' | 'round'>): Promise<BackfillRun | null>;
+  startRun(run: Omit<BackfillRun, 'status' | 'round' | 'headAt' | 'openGap'>): Promise<BackfillRun | null>;
   getRun(id: string): Promise<BackfillRun | null>;
   /** Whether the stream has a watermark or a walk in progress, read without taking its lease. */
   streamStarted(key: string): Promise<boolean>;
@@ -175,6 +180,13 @@ export interface FetchRangeInput {
   pagesPerCommit?: number | undefined;
   /** How long fetched pages wait for more while no commit runs. Default 1000 ms. */
   commitLingerMs?: number | undefined;
+  /**
+   * The run's head time and the settling window: each page's gaps read before they could settle
+   * lower the run's `openGap` (see `settle.ts`). Absent: every gap counts as open.
+   */
+  settle?: { headAt: number; windowMs: number } | undefined;
+  /** Clock, for the read times of pages. Default `Date.now`. */
+  now?: (() => number) | undefined;
 }
 
 /**
@@ -217,8 +229,10 @@ export async function fetchRange(input: FetchRangeInput): Promise<RangeResult> {
       await input.onProgress?.({ ...task, fromPage: last.page + 1, seekRawId: null, previousLow: low });
     },
   });
+  const gaps = pageGaps(input);
   for (let page = startPage; ; page++) {
     let served: TxPage;
+    const readAt = gaps.now();
     try {
       served = await fetchRangePage(input, page);
     } catch (error) {
@@ -239,7 +253,8 @@ export async function fetchRange(input: FetchRangeInput): Promise<RangeResult> {
     const pastRange = task.toPage !== null && page >= task.toPage;
     finished = atEnd || pastGap || pastRange;
     lastPage = page;
-    await committer.add(observed, { page, records: served.txs, rejected: served.rejected });
+    const openGap = gaps.of(served, readAt, atEnd);
+    await committer.add(observed, { page, records: served.txs, rejected: served.rejected, openGap });
     if (finished) break;
   }
   await committer.flush();
@@ -248,6 +263,34 @@ export async function fetchRange(input: FetchRangeInput): Promise<RangeResult> {
     'range fetched',
   );
   return result;
+}
+
+/**
+ * The gaps of a range task's pages that may still fill in: each page is judged with the lowest
+ * record of the page read before it in the task (the space between them was read with it).
+ */
+function pageGaps(input: Pick<FetchRangeInput, 'settle' | 'now'>): {
+  now: () => number;
+  of(served: TxPage, readAt: number, atEnd: boolean, alone?: boolean): number | null;
+} {
+  const now = input.now ?? Date.now;
+  let above: SettleMark | null = null;
+  return {
+    now,
+    of(served, readAt, atEnd, alone = false) {
+      const records = settleMarks(served);
+      const gap = openGapLow({
+        records,
+        above: alone ? null : above,
+        readAt,
+        headAt: input.settle?.headAt,
+        windowMs: input.settle?.windowMs ?? Number.POSITIVE_INFINITY,
+        bottom: atEnd,
+      });
+      if (!alone && records.length > 0) above = records.reduce((low, r) => (r.rawId < low.rawId ? r : low));
+      return gap;
+    },
+  };
 }
 
 /** One page of a range task; an empty page before the last one is malformed. */
@@ -271,7 +314,9 @@ async function fetchRangePage(input: FetchRangeInput, page: number): Promise<TxP
 async function rangeStartPage(input: FetchRangeInput, result: RangeResult): Promise<number> {
   const { task, spec } = input;
   if (task.seekRawId === null || task.seekRawId === undefined) return task.fromPage;
+  const gaps = pageGaps(input);
   const fetchAlone = async (page: number): Promise<number[]> => {
+    const readAt = gaps.now();
     const served = await input.fetchPage(spec, page);
     const rawIds = pageRawIds(served);
     const observed: ObservedPage = { page, rawIds, totalPages: served.totalPages };
@@ -282,6 +327,7 @@ async function rangeStartPage(input: FetchRangeInput, result: RangeResult): Prom
       records: served.txs,
       rejected: served.rejected,
       proven: provenByRun([observed]),
+      openGap: gaps.of(served, readAt, false, true),
     });
     addCounts(result.counts, counts);
     result.pages++;
@@ -328,7 +374,14 @@ export async function checkBackfill(input: {
   const proven = await input.store.provenRanges(key);
   const report = judgeCompleteness(proven, run.headRawId);
   if (report.complete) {
-    await advanceWatermark({ syncStore: input.syncStore, spec: input.spec, owner, watermark: run.headRawId });
+    await advanceWatermark({
+      syncStore: input.syncStore,
+      spec: input.spec,
+      owner,
+      watermark: run.headRawId,
+      settle: settledByRun(run),
+      proven: true,
+    });
     // Before the run is marked done, so a check that dies here compacts on its retry.
     const ranges = await input.store.compactProvenRanges(key);
     await input.store.recordCheck({ id: run.id, round: input.round, gaps: [], status: 'done' });
@@ -374,13 +427,32 @@ export async function advanceWatermark(input: {
   spec: StreamSpec;
   owner: string;
   watermark: number;
+  /** The stream's settling state to store with it. */
+  settle?: SettleState | undefined;
+  /** Only while the stream's proven ranges reach the watermark (see `SyncStore.advanceWatermark`). */
+  proven?: boolean | undefined;
 }): Promise<void> {
   const { lease } = await input.syncStore.acquireStream(input.spec, input.owner, LEASE_MS.watermark);
   try {
-    await input.syncStore.advanceWatermark(lease, input.watermark);
+    await input.syncStore.advanceWatermark(lease, input.watermark, {
+      settle: input.settle,
+      proven: input.proven,
+    });
   } catch (error) {
     await input.syncStore.releaseStream(lease, { ok: false, error: String(error) }).catch(() => undefined);
     throw error;
   }
   await input.syncStore.releaseStream(lease, { ok: true });
+}
+
+/**
+ * The settling state a proven run leaves: everything below the lowest gap its ranges read before
+ * it could settle (the whole list when none did), and its head waiting to settle when one did.
+ */
+export function settledByRun(run: Pick<BackfillRun, 'headRawId' | 'headAt' | 'openGap'>): SettleState {
+  if (run.openGap === null) return { settled: run.headRawId, pending: null };
+  return {
+    settled: Math.min(run.headRawId, run.openGap - 1),
+    pending: run.openGap > run.headRawId ? null : { rawId: run.headRawId, at: run.headAt },
+  };
 }

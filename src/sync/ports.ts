@@ -150,9 +150,16 @@ export interface SyncStore {
   commitPage(commit: PageCommit): Promise<WriteCounts>;
   /**
    * Moves the stream's watermark up to `watermark` (never down), leaving its walk as it is; not a
-   * page, so the run's page count is unchanged. Refuses a stale fence like `commitPage`.
+   * page, so the run's page count is unchanged. Refuses a stale fence like `commitPage`. Options:
+   * `settle` stores the stream's settling state too; `proven` moves it only while the stream's
+   * proven ranges cover every rawId up to `watermark`, checked in the same statement (a proof read
+   * just before may have been taken back by a crash), else throws `CommitLostError`.
    */
-  advanceWatermark(lease: StreamLease, watermark: number): Promise<void>;
+  advanceWatermark(
+    lease: StreamLease,
+    watermark: number,
+    options?: { settle?: SettleState | undefined; proven?: boolean | undefined },
+  ): Promise<void>;
   /**
    * Moves the stream's checkpoint over the lane commits (see {@link PageCommit.lane}) that follow
    * it without a gap, each of the same walk run (`attempt`) as the one before, credits their

@@ -17,19 +17,19 @@ export interface RangePage {
   page: number;
   records: LedgerTx[];
   rejected: RejectedRecord[];
+  /** The lowest rawId missing from the page that may still fill in (see `settle.ts`); absent: none. */
+  openGap?: number | null | undefined;
 }
 
 /** The store's writes of a range's pages (part of `BackfillStore`). */
 export interface RangePageWriter {
-  /** Stores a page's records (idempotent upserts) and the ranges it proves, in one transaction. */
-  commitRangePage(input: {
-    key: string;
-    backfillId: string;
-    page: number;
-    records: LedgerTx[];
-    rejected: RejectedRecord[];
-    proven: RawIdRange[];
-  }): Promise<WriteCounts>;
+  /**
+   * Stores a page's records (idempotent upserts) and the ranges it proves, in one transaction; a
+   * page's `openGap` lowers the run's (`BackfillRun.openGap`) in the same transaction.
+   */
+  commitRangePage(
+    input: RangePage & { key: string; backfillId: string; proven: RawIdRange[] },
+  ): Promise<WriteCounts>;
   /**
    * Stores consecutive pages' records and the ranges they prove, in one transaction. Optional:
    * without it the pages are committed one at a time through `commitRangePage`.

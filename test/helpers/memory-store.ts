@@ -25,6 +25,7 @@ import type {
   WriteCounts,
 } from '../../src/sync/ports.js';
 import type { RangePage } from '../../src/sync/range-commits.js';
+import type { SettleState } from '../../src/sync/settle.js';
 import { streamKey } from '../../src/sync/stream-key.js';
 import { MemoryRecords } from './memory-records.js';
 
@@ -153,9 +154,23 @@ export class MemoryStore extends MemoryRecords implements SyncStore, BackfillSto
     return { ...written.counts, rejected: rejected.length };
   }
 
-  async advanceWatermark(lease: StreamLease, watermark: number): Promise<void> {
+  async advanceWatermark(
+    lease: StreamLease,
+    watermark: number,
+    options: { settle?: SettleState | undefined; proven?: boolean | undefined } = {},
+  ): Promise<void> {
     const row = this.fenced(lease);
+    if (options.proven) {
+      const ranges = mergeRanges(this.proven.get(lease.key) ?? []);
+      if (!(ranges[0] !== undefined && ranges[0].lo <= 0 && ranges[0].hi >= watermark))
+        throw new CommitLostError(
+          lease.key,
+          `its proven ranges no longer reach rawId ${watermark}`,
+          'watermark-write',
+        );
+    }
     row.watermark = Math.max(row.watermark ?? watermark, watermark);
+    if (options.settle) row.settle = structuredClone(options.settle);
   }
 
   async consolidateWalk(lease: StreamLease): Promise<void> {
@@ -263,14 +278,25 @@ export class MemoryStore extends MemoryRecords implements SyncStore, BackfillSto
     return { ...written.counts, rejected: written.refused.length };
   }
 
-  async startRun(run: Omit<BackfillRun, 'status' | 'round'>): Promise<BackfillRun | null> {
+  async startRun(
+    run: Omit<BackfillRun, 'status' | 'round' | 'headAt' | 'openGap'>,
+  ): Promise<BackfillRun | null> {
     if (
       this.runs.has(run.id) ||
       [...this.runs.values()].some((r) => r.key === run.key && r.status === 'running')
     ) {
       return null;
     }
-    this.runs.set(run.id, { ...run, status: 'running', round: 0, gaps: [], error: null });
+    const headAt = this.now().getTime();
+    this.runs.set(run.id, {
+      ...run,
+      status: 'running',
+      round: 0,
+      headAt,
+      openGap: null,
+      gaps: [],
+      error: null,
+    });
     return this.getRun(run.id);
   }
 
@@ -292,8 +318,8 @@ export class MemoryStore extends MemoryRecords implements SyncStore, BackfillSto
   }
 
   commitRangePage(input: Parameters<BackfillStore['commitRangePage']>[0]): Promise<WriteCounts> {
-    const { page, records, rejected, ...rest } = input;
-    return this.commitRangePages({ ...rest, pages: [{ page, records, rejected }] });
+    const { page, records, rejected, openGap, ...rest } = input;
+    return this.commitRangePages({ ...rest, pages: [{ page, records, rejected, openGap }] });
   }
 
   async commitRangePages(input: {
@@ -303,6 +329,11 @@ export class MemoryStore extends MemoryRecords implements SyncStore, BackfillSto
     proven: RawIdRange[];
   }): Promise<WriteCounts> {
     const at = this.now();
+    const run = this.runs.get(input.backfillId);
+    for (const page of input.pages) {
+      if (run && page.openGap !== undefined && page.openGap !== null)
+        run.openGap = Math.min(run.openGap ?? page.openGap, page.openGap);
+    }
     const pageOf = new Map<number, number>();
     for (const page of input.pages) for (const tx of page.records) pageOf.set(tx.rawId, page.page);
     const written = this.writeBatch(

@@ -4,6 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { CommitLostError } from '../../src/errors.js';
 import { makeLedgerTx } from './ledger-tx.js';
 import type { ConformanceContext } from './store-conformance.js';
 
@@ -246,7 +247,14 @@ function proofConformance(c: ConformanceContext): void {
   describe('backfill runs and proofs', () => {
     it('runs one backfill per stream at a time, and ends it with its check', async () => {
       const started = await c.backfill.startRun({ id: 'b1', ...run });
-      assert.deepEqual(started, { id: 'b1', ...run, status: 'running', round: 0 });
+      assert.deepEqual(started, {
+        id: 'b1',
+        ...run,
+        status: 'running',
+        round: 0,
+        headAt: c.at.getTime(),
+        openGap: null,
+      });
       assert.equal(await c.backfill.startRun({ id: 'b2', ...run }), null, 'one running run per stream');
       assert.ok(await c.backfill.startRun({ id: 'b3', ...run, key: 'txsByAccount/acc' }));
       assert.deepEqual(await c.backfill.runningRun('txs'), started);
@@ -265,6 +273,29 @@ function proofConformance(c: ConformanceContext): void {
       await c.backfill.recordCheck({ id: 'b1', round: 3, gaps: [{ lo: 1, hi: 5 }], status: 'running' });
       await c.backfill.recordCheck({ id: 'b1', round: 1, gaps: [], status: 'running' });
       assert.equal((await c.backfill.getRun('b1'))?.round, 3);
+    });
+
+    it('moves a watermark asked to be proven only while the proven ranges reach it', async () => {
+      await c.backfill.startRun({ id: 'b9', key: 'txs', headRawId: 30, totalPages: 3 });
+      const prove = (lo: number, hi: number, openGap?: number) =>
+        c.backfill.commitRangePage({
+          key: 'txs',
+          backfillId: 'b9',
+          page: 1,
+          records: records(Math.max(lo, 1), hi),
+          rejected: [],
+          proven: [{ lo, hi }],
+          openGap,
+        });
+      await prove(0, 10);
+      await prove(21, 30, 25);
+      const a = await c.acquire('runner-a');
+      await assert.rejects(c.sync.advanceWatermark(a, 30, { proven: true }), CommitLostError);
+      assert.equal((await c.state('runner-a')).watermark, null, 'nothing moved');
+      await prove(11, 20);
+      await c.sync.advanceWatermark(a, 30, { proven: true });
+      assert.equal((await c.state('runner-a')).watermark, 30);
+      assert.equal((await c.backfill.getRun('b9'))?.openGap, 25, 'the lowest open gap of the run is kept');
     });
 
     it('stores range pages with the ranges they prove, and gives the ranges back merged', async () => {

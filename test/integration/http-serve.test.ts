@@ -146,8 +146,14 @@ describe('serve: the HTTP surface from the database alone', () => {
     const index = await fetchText(`${base}/`);
     assert.equal(index.status, 503);
     assert.match(index.body, /status unavailable/);
-    const metrics = parseSamples((await fetchText(`${base}/metrics`)).body);
-    assert.equal(sampleSum(metrics, 'ledger_indexer_database_up'), 0);
+    // /metrics reuses a read for up to a second: the next one finds the database gone.
+    await waitFor(
+      'database_up 0 on /metrics',
+      async () =>
+        sampleSum(parseSamples((await fetchText(`${base}/metrics`)).body), 'ledger_indexer_database_up') ===
+        0,
+      { timeoutMs: 10_000, everyMs: 200 },
+    );
     serve?.child.kill('SIGTERM');
     const stopped = await serve?.done;
     assert.equal(stopped?.code, 0, stopped?.stderr);

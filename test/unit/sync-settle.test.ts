@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { settledByRun } from '../../src/sync/parallel-backfill.js';
 import {
   createSettleTracker,
   openGapLow,
@@ -217,5 +218,18 @@ describe('the settling state after a walk', () => {
       now: 10_100,
     });
     assert.deepEqual(after, { settled: 50, pending: null });
+  });
+});
+
+describe('the settling state a proven parallel backfill leaves', () => {
+  it('settles the whole list when no range read a gap too soon, else stays below the lowest such gap', () => {
+    assert.deepEqual(settledByRun({ headRawId: 500, headAt: 7, openGap: null }), {
+      settled: 500,
+      pending: null,
+    });
+    assert.deepEqual(settledByRun({ headRawId: 500, headAt: 7, openGap: 480 }), {
+      settled: 479,
+      pending: { rawId: 500, at: 7 },
+    });
   });
 });

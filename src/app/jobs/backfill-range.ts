@@ -1,3 +1,4 @@
+import { SETTLE_MS } from '../../defaults.js';
 import { parseJobPayload } from '../../queue/jobs.js';
 import type { JobProcessor } from '../../queue/worker-deps.js';
 import { fetchRange } from '../../sync/parallel-backfill.js';
@@ -6,6 +7,8 @@ import { fetchRange } from '../../sync/parallel-backfill.js';
 export const backfillRange: JobProcessor = async (job, deps) => {
   const payload = parseJobPayload('backfill-range', job.data);
   const { stream, backfillId, fromPage, toPage, stopBelowRawId, seekRawId, previousLow } = payload;
+  // The run's head time: gaps its pages show before they could settle keep the stream's mark below them.
+  const run = await deps.backfillStore.getRun(backfillId);
   const result = await fetchRange({
     store: deps.backfillStore,
     fetchPage: deps.fetchPage,
@@ -18,6 +21,7 @@ export const backfillRange: JobProcessor = async (job, deps) => {
     // job's next attempt resumes there.
     signal: deps.signal,
     logger: deps.logger,
+    settle: run ? { headAt: run.headAt, windowMs: deps.settleMs ?? SETTLE_MS } : undefined,
   });
   return { pages: result.pages, records: result.records, inserted: result.counts.inserted };
 };
