@@ -64,6 +64,7 @@ export function createPageCommits(options: PageCommitOptions): Pick<SyncStore, '
               rejected: toRejectedRows(early),
               synchronousCommit: commit.durable === true ? 'on' : synchronousCommit,
               fromPage: commit.lane ? undefined : commit.fromPage,
+              fromCursor: commit.lane ? undefined : commit.fromCursor,
               pages: pages.length,
               lane: commit.lane && { ...commit.lane, attempt: commit.walk?.attempt ?? '' },
             },
@@ -105,16 +106,17 @@ function pageOneHead(
  */
 async function refusedCommit(db: Db, commit: PageCommit): Promise<LeaseLostError | CommitLostError> {
   const { lease } = commit;
-  const [row] = await queryRows<{ fence: string; next_page: number | null }>(
+  const [row] = await queryRows<{ fence: string; next_page: number | null; cursor: string | null }>(
     db,
-    sql`SELECT lease_fence::text AS fence, (walk->>'nextPage')::int AS next_page FROM sync_streams WHERE key = ${lease.key}`,
+    sql`SELECT lease_fence::text AS fence, (walk->>'nextPage')::int AS next_page, walk->>'cursor' AS cursor
+        FROM sync_streams WHERE key = ${lease.key}`,
   );
-  if (row === undefined || Number(row.fence) > lease.fence || commit.fromPage === undefined || commit.lane)
+  const checked = commit.fromPage !== undefined || commit.fromCursor !== undefined;
+  if (row === undefined || Number(row.fence) > lease.fence || !checked || commit.lane)
     return leaseLost(db, lease);
-  const stored = row.next_page ?? 1;
-  return new CommitLostError(
-    lease.key,
-    `its checkpoint leads to page ${stored}, where this commit follows on from page ${commit.fromPage}`,
-    'page-write',
-  );
+  const detail =
+    commit.fromCursor !== undefined
+      ? `its checkpoint is at rawId ${row.cursor ?? 'none'}, where this commit follows on from ${commit.fromCursor ?? 'none'}`
+      : `its checkpoint leads to page ${row.next_page ?? 1}, where this commit follows on from page ${commit.fromPage}`;
+  return new CommitLostError(lease.key, detail, 'page-write');
 }

@@ -71,6 +71,8 @@ export interface PageWrite {
    * nothing is written and `fenced` is 0, as for a stale fence. Absent, or on a lane: not checked.
    */
   fromPage?: number | undefined;
+  /** A walk by key: the cursor the stored checkpoint must hold (`PageCommit.fromCursor`). */
+  fromCursor?: number | null | undefined;
   /** Pages the commit holds, for the run's count. Default 1. */
   pages?: number | undefined;
   /**
@@ -342,6 +344,7 @@ function fencedCte(page: PageWrite, now: string): SQL {
         updated_at = ${now}::timestamptz
       WHERE key = ${page.streamKey} AND lease_fence <= ${page.fence}::bigint
         ${page.fromPage === undefined ? sql`` : sql`AND coalesce((walk->>'nextPage')::int, 1) = ${page.fromPage}::int`}
+        ${page.fromCursor === undefined ? sql`` : sql`AND (walk->>'cursor')::bigint IS NOT DISTINCT FROM ${page.fromCursor}::bigint`}
       RETURNING key
     ),
     `;

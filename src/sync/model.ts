@@ -77,6 +77,15 @@ export interface TxPage {
   rejected: RejectedRecord[];
 }
 
+/** One answer of the key dialect (`/txs?cursor=…&order=asc&count=…`): records after the cursor. */
+export interface TxKeyPage {
+  /** Valid records, in the order served (ascending `rawId` when asked `asc`). */
+  txs: LedgerTx[];
+  rejected: RejectedRecord[];
+  /** More records follow the last one served. */
+  hasNextPage: boolean;
+}
+
 /** List filters shared by `/txs` and `/txsByAccount/{account}`. */
 export interface TxListFilter {
   tokenTag?: string | undefined;

@@ -5,7 +5,7 @@
  *
  * Nothing in `src/sync` imports pg, drizzle, bullmq or pino.
  */
-import type { LedgerTx, RejectedRecord, TxListFilter, TxPage } from './model.js';
+import type { LedgerTx, RejectedRecord, TxKeyPage, TxListFilter, TxPage } from './model.js';
 import type { SettleState } from './settle.js';
 
 /** Which list a stream follows: the global `/txs` (no account) or one account's, optionally filtered. */
@@ -28,6 +28,16 @@ export interface WalkCheckpoint {
    * settling window after it (see `settle.ts`). Absent on checkpoints written before it was kept.
    */
   headAt?: number | undefined;
+  /**
+   * A walk by key (the deployed dialect): the last rawId committed; the next request asks for
+   * the records after it. Absent on walks by page number, which go by `nextPage`.
+   */
+  cursor?: number | undefined;
+  /**
+   * A walk by key: the lowest rawId missing from what it read that may still fill in (see
+   * `settle.ts`), kept across runs; absent when none.
+   */
+  openGap?: number | undefined;
   /**
    * Which run of the walk wrote it, on the checkpoints of lane commits: the stream's checkpoint
    * moves over one run's batches only, one after the other (see `SyncStore.consolidateWalk`).
@@ -71,6 +81,12 @@ export interface PageCommit {
    * not stored. Absent: not checked.
    */
   fromPage?: number | undefined;
+  /**
+   * A walk by key: the cursor the commit follows on from (`null`: the walk's first commit, where
+   * no checkpoint is stored). The stored checkpoint's `cursor` must be that, else the commit is
+   * refused with `CommitLostError`, like {@link fromPage}. Absent: not checked.
+   */
+  fromCursor?: number | null | undefined;
   /**
    * Wait for this commit to reach the disk, and with it every commit before it (PostgreSQL
    * `synchronous_commit`): the walk's last commit, so a run reports only what a crash cannot take
@@ -204,6 +220,15 @@ export interface SyncStore {
 
 /** Fetches one page of a stream. Implemented over the client. */
 export type FetchPage = (spec: StreamSpec, page: number) => Promise<TxPage>;
+
+/**
+ * Fetches the records of a stream after `cursor` (exclusive), ascending, by key: the deployed
+ * dialect. `count` is a wish; a server may answer fewer with `hasNextPage` still true.
+ */
+export type FetchKeyPage = (
+  spec: StreamSpec,
+  query: { cursor: number; count?: number | undefined },
+) => Promise<TxKeyPage>;
 
 /** Fetches one record by its ledger hash; `null` when the service does not know it. */
 export type FetchByHash = (ledgerHash: string) => Promise<LedgerTx | null>;

@@ -32,7 +32,7 @@ export function tailStop(state: { watermark: number | null; settled: number | nu
  * A page's records as settling sees them: the records it served, and those it set aside with a
  * readable rawId (listed, so no gap; their packaging time unknown).
  */
-export function settleMarks(page: TxPage): SettleMark[] {
+export function settleMarks(page: Pick<TxPage, 'txs' | 'rejected'>): SettleMark[] {
   const marks: SettleMark[] = page.txs.map((tx) => ({ rawId: tx.rawId, timestamp: tx.timestamp }));
   for (const rejected of page.rejected) {
     if (rejected.rawId !== undefined && Number.isSafeInteger(rejected.rawId))

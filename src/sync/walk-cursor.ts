@@ -20,9 +20,9 @@ export function startCursor(state: Pick<StreamState, 'walk' | 'watermark'>, full
     headRawId: null,
     totalPages: 0,
   });
-  const walk = full
-    ? fresh('backfill')
-    : (state.walk ?? fresh(state.watermark === null ? 'backfill' : 'tail'));
+  // A walk by key left by a run in the other dialect is not continued: its pages mean nothing here.
+  const stored = state.walk?.cursor === undefined ? state.walk : null;
+  const walk = full ? fresh('backfill') : (stored ?? fresh(state.watermark === null ? 'backfill' : 'tail'));
   return { walk, previousMin: null };
 }
 

@@ -131,6 +131,11 @@ export class MemoryStore extends MemoryRecords implements SyncStore, BackfillSto
     }
     const { lease } = commit;
     const storedNext = row.walk?.nextPage ?? 1;
+    const storedCursor = row.walk?.cursor ?? null;
+    if (!commit.lane && commit.fromCursor !== undefined && storedCursor !== commit.fromCursor) {
+      const detail = `its checkpoint is at rawId ${storedCursor ?? 'none'}, where this commit follows on from ${commit.fromCursor ?? 'none'}`;
+      throw new CommitLostError(lease.key, detail, 'page-write');
+    }
     if (!commit.lane && commit.fromPage !== undefined && storedNext !== commit.fromPage) {
       const detail = `its checkpoint leads to page ${storedNext}, where this commit follows on from page ${commit.fromPage}`;
       throw new CommitLostError(lease.key, detail, 'page-write');

@@ -32,6 +32,9 @@ describe('a parallel backfill of a service that shows records late', () => {
       arrivalsPerSecond: 200,
       lateRate: 0.3,
       lateMs: 1500,
+      // Records are final at first sight: the end state does not wait on re-read schedules.
+      packageDelayMs: 0,
+      burnTargetDelayMs: 0,
     });
     const { url } = await sim.listen();
     const t = await createTestDatabase();

@@ -49,6 +49,9 @@ describe('records that become visible after records with higher rawIds', () => {
       arrivalsPerSecond: 100,
       lateRate: 0.1,
       lateMs: 1500,
+      // Records are final at first sight: the end state does not wait on re-read schedules.
+      packageDelayMs: 0,
+      burnTargetDelayMs: 0,
     });
     const { url } = await sim.listen();
     const t = await createTestDatabase();
