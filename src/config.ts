@@ -8,8 +8,35 @@ import { ConfigError } from './errors.js';
 export interface Config {
   /** `LEDGER_BASE_URL`: the ledger service's base address. No default; commands that talk to the service need it. */
   ledgerBaseUrl: string | undefined;
-  /** `LEDGER_PATHS`: JSON object overriding endpoint path templates, e.g. `{"txsByHash":"/tx/{ledgerHash}"}`. Default: the service's own paths (`/txs`, `/txsByHash/{ledgerHash}`, …). */
+  /**
+   * `LEDGER_LIST_URL`: base address of the transaction lists and the single-record look-ups (a
+   * deployment serves them from a second host, its explorer API); `/info`, balances, fees and
+   * `POST /tx` stay on `LEDGER_BASE_URL`. Default (undefined): `LEDGER_BASE_URL`.
+   */
+  ledgerListUrl: string | undefined;
+  /** `LEDGER_PATHS`: JSON object overriding endpoint path templates, e.g. `{"txsByHash":"/tx/{ledgerHash}"}`; applied over `LEDGER_LOOKUPS`. Default: the service's own paths (`/txs`, `/txsByHash/{ledgerHash}`, …). */
   ledgerPaths: Record<string, string>;
+  /**
+   * `LEDGER_PAGING`: how lists are read: `key` (`/txs?cursor=<rawId>&order=…&count=…`, the
+   * deployed dialect), `page` (page numbers, the interface document's), or `auto` (one request
+   * asks the service which it speaks). Default `auto`.
+   */
+  ledgerPaging: PagingMode;
+  /** `LEDGER_PAGE_COUNT`: records asked per key-paging request, 10 to 1000; lowered at run time when the service refuses it. Default 100. */
+  ledgerPageCount: number;
+  /**
+   * `LEDGER_ACCOUNT_LISTS`: how a key-paging account list is asked: `address`
+   * (`/txs?address=<account>`), `path` (`/txs/{account}`), or `auto` (`address` first, the path
+   * form after a 404, the one that answers kept). Default `auto`.
+   */
+  ledgerAccountLists: AccountListForm;
+  /**
+   * `LEDGER_LOOKUPS`: spelling of the single-record look-ups: `interface`
+   * (`/txsByHash/{ledgerHash}`, `/mintedTxByChainTxHash/{chainTxHash}`) or `deployed`
+   * (`/tx/{ledgerHash}`, `/minted/{chainTxHash}`); `LEDGER_PATHS` still overrides either path.
+   * Default `interface`.
+   */
+  ledgerLookups: LookupSpelling;
   /** `DATABASE_URL`: PostgreSQL connection string. Absent: the embedded PostgreSQL (PGlite) in {@link dataDir}. */
   databaseUrl: string | undefined;
   /** `LEDGER_INDEXER_DATA_DIR`: folder of the embedded database. Default `./.ledger-indexer`. */
@@ -82,13 +109,28 @@ export interface Config {
   httpPort: number | undefined;
 }
 
+/** Values of `LEDGER_PAGING`. */
+export const PAGING_MODES = ['auto', 'key', 'page'] as const;
+export type PagingMode = (typeof PAGING_MODES)[number];
+/** Values of `LEDGER_ACCOUNT_LISTS`. */
+export const ACCOUNT_LIST_FORMS = ['auto', 'address', 'path'] as const;
+export type AccountListForm = (typeof ACCOUNT_LIST_FORMS)[number];
+/** Values of `LEDGER_LOOKUPS`. */
+export const LOOKUP_SPELLINGS = ['interface', 'deployed'] as const;
+export type LookupSpelling = (typeof LOOKUP_SPELLINGS)[number];
+
 /** The port `serve` listens on when `LEDGER_HTTP_PORT` and `--http-port` are unset. */
 export const DEFAULT_SERVE_PORT = 9464;
 
 /** Names of the environment variables, for messages and docs. */
 export const ENV = {
   ledgerBaseUrl: 'LEDGER_BASE_URL',
+  ledgerListUrl: 'LEDGER_LIST_URL',
   ledgerPaths: 'LEDGER_PATHS',
+  ledgerPaging: 'LEDGER_PAGING',
+  ledgerPageCount: 'LEDGER_PAGE_COUNT',
+  ledgerAccountLists: 'LEDGER_ACCOUNT_LISTS',
+  ledgerLookups: 'LEDGER_LOOKUPS',
   databaseUrl: 'DATABASE_URL',
   dataDir: 'LEDGER_INDEXER_DATA_DIR',
   redisUrl: 'REDIS_URL',
@@ -120,6 +162,7 @@ const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'
  * timeout of weeks.
  */
 export const LIMITS = {
+  ledgerPageCount: { min: 10, max: 1000 },
   requestTimeoutMs: { min: 1, max: 600_000 },
   retries: { min: 0, max: 100 },
   retryMinMs: { min: 0, max: 60_000 },
@@ -206,7 +249,12 @@ export function loadConfig(
 
   return {
     ledgerBaseUrl: url('ledgerBaseUrl', ['http:', 'https:']),
+    ledgerListUrl: url('ledgerListUrl', ['http:', 'https:']),
     ledgerPaths: parsePaths(raw('ledgerPaths'), name('ledgerPaths')),
+    ledgerPaging: oneOf(raw('ledgerPaging'), name('ledgerPaging'), PAGING_MODES),
+    ledgerPageCount: int('ledgerPageCount', 100, LIMITS.ledgerPageCount),
+    ledgerAccountLists: oneOf(raw('ledgerAccountLists'), name('ledgerAccountLists'), ACCOUNT_LIST_FORMS),
+    ledgerLookups: oneOf(raw('ledgerLookups'), name('ledgerLookups'), LOOKUP_SPELLINGS),
     databaseUrl: url('databaseUrl', ['postgres:', 'postgresql:']),
     dataDir: raw('dataDir') ?? './.ledger-indexer',
     redisUrl: url('redisUrl', ['redis:', 'rediss:']),
@@ -262,10 +310,33 @@ export function parseAccounts(values: readonly string[] | undefined, setting: st
   return [...(values ?? [])];
 }
 
+/** Flags whose name is not the setting's key in kebab case. */
+const FLAG_NAMES: Partial<Record<keyof Config, string>> = {
+  ledgerBaseUrl: '--base-url',
+  ledgerListUrl: '--list-url',
+  ledgerPaging: '--paging',
+  ledgerPageCount: '--count',
+};
+
 /** The command-line flag that overrides a setting, e.g. `--base-url` for `ledgerBaseUrl`. */
 export function flagName(key: keyof Config): string {
-  if (key === 'ledgerBaseUrl') return '--base-url';
+  const named = FLAG_NAMES[key];
+  if (named !== undefined) return named;
   return `--${key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
+}
+
+/** One of `values` (the first when unset), in any case; otherwise a {@link ConfigError} naming `setting`. */
+function oneOf<T extends string>(
+  value: string | undefined,
+  setting: string,
+  values: readonly [T, ...T[]],
+): T {
+  if (value === undefined) return values[0];
+  const found = values.find((v) => v === value.toLowerCase());
+  if (found === undefined) {
+    throw new ConfigError(setting, `must be one of ${values.join(', ')} (got '${value}')`);
+  }
+  return found;
 }
 
 /** A host name or an address (`0.0.0.0`, `::`), never a URL: what `listen()` takes. */

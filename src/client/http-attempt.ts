@@ -7,13 +7,13 @@ import {
   ResponseTooLargeError,
   TimeoutError,
 } from '../errors.js';
-import type { ClientStats, HttpRequest, HttpTransportOptions } from './http.js';
+import type { HttpRequest, HttpTransportOptions, TransportStats } from './http.js';
 import type { AttemptOutcome } from './observer.js';
 import { parseRetryAfter } from './retry-after.js';
 import { type AbortLike, StopToken } from './stop-token.js';
 
 /** The transport's counters: the client adds the hedges. */
-export type TransportCounters = Omit<ClientStats, 'hedges'>;
+export type TransportCounters = TransportStats;
 
 /** What every attempt of a transport shares: its settings, connection pool and counters. */
 export interface TransportState {

@@ -24,7 +24,17 @@ export interface ClientStats {
   tooLarge: number;
   /** Second requests sent for a page whose answer was slow (each also counted in `requests`). */
   hedges: number;
+  /**
+   * List requests asked in the key dialect (`/txs?cursor=…`), the dialect probe and each count
+   * halving included; their retries and hedges are counted in `retries` and `hedges` only.
+   */
+  keyRequests: number;
+  /** List requests asked by page number (`/txs?page=…`, account lists); retries and hedges excluded. */
+  pageRequests: number;
 }
+
+/** What a transport counts: the client adds the hedges and the list requests by dialect. */
+export type TransportStats = Omit<ClientStats, 'hedges' | 'keyRequests' | 'pageRequests'>;
 
 /** Settings of {@link createHttpTransport}; see `LedgerClientOptions` for their meaning and defaults. */
 export interface HttpTransportOptions {
@@ -66,7 +76,7 @@ export interface HttpRequest<T> {
 /** One request at a time, with timeout, status → error, budget and retries. */
 export interface HttpTransport {
   send<T>(request: HttpRequest<T>): Promise<T>;
-  stats(): Omit<ClientStats, 'hedges'>;
+  stats(): TransportStats;
   /** Waits for requests in flight, then closes the connections. */
   close(): Promise<void>;
 }

@@ -1,5 +1,6 @@
 /** The typed client of the ledger service. */
 export { type ClientStats, isNotFound } from './http.js';
+export { MIN_KEY_COUNT } from './key-lists.js';
 export {
   type CallOptions,
   createLedgerClient,
@@ -9,10 +10,11 @@ export {
   type TxsAfterQuery,
 } from './ledger-client.js';
 export { clientOptionsFromConfig, type LedgerClientOptions } from './options.js';
-export { parseSingleTx, parseTxKeyPage, parseTxPage } from './page.js';
+export { parseListDialect, parseSingleTx, parseTxKeyPage, parseTxPage } from './page.js';
 export {
   ACCOUNT_PATH_SHAPES,
   DEFAULT_PATHS,
+  DEPLOYED_LOOKUP_PATHS,
   type EndpointName,
   resolvePaths,
   TOOL_NAMES,

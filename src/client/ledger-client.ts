@@ -1,9 +1,10 @@
-import { silentLogger } from '../logger.js';
-import { type ClientStats, createHttpTransport } from './http.js';
-import { createAccountLister, createClientGets, createTools } from './ledger-calls.js';
-import { keyPageQuery, listQuery } from './list-query.js';
-import { type LedgerClientOptions, resolveClientOptions } from './options.js';
-import { parseSingleTx, parseTxKeyPage, parseTxPage } from './page.js';
+import { type Logger, silentLogger } from '../logger.js';
+import { type ClientStats, createHttpTransport, type HttpTransport, type TransportStats } from './http.js';
+import { createDialectProbe, createKeyLister } from './key-lists.js';
+import { type ClientGets, createAccountLister, createClientGets, createTools } from './ledger-calls.js';
+import { listQuery } from './list-query.js';
+import { type LedgerClientOptions, type ResolvedClientOptions, resolveClientOptions } from './options.js';
+import { parseSingleTx, parseTxPage } from './page.js';
 import { fillPath, type ToolName } from './paths.js';
 import { createRequestBudget } from './request-budget.js';
 import {
@@ -20,8 +21,10 @@ import type {
   LedgerFee,
   LedgerInfo,
   LedgerTx,
+  ListDialect,
   SubmitTxResult,
   TxKeyPage,
+  TxKeyQuery,
   TxListFilter,
   TxListQuery,
   TxPage,
@@ -39,11 +42,11 @@ export interface ToolCallOptions extends CallOptions {
   method?: 'GET' | 'POST' | undefined;
 }
 
-/** Key paging request: records after `cursor` (a `rawId`), ascending. */
+/** Key paging request of {@link LedgerClient.txsAfter}: records after `cursor` (a `rawId`), ascending. */
 export interface TxsAfterQuery extends TxListFilter {
   /** The last `rawId` already seen; 0 to start from the beginning. */
   cursor: number;
-  /** Records wanted; default 100. */
+  /** Records wanted. Default: the client's accepted count (`keyCount()`, 100 unless set). */
   count?: number | undefined;
 }
 
@@ -56,8 +59,10 @@ export type ToolCall = (params?: Record<string, unknown>, options?: ToolCallOpti
  * `MalformedResponseError` (after retries), `InvalidRecordError` (single look-ups).
  */
 export interface LedgerClient {
-  /** The base URL the client talks to. */
+  /** The base URL of `/info`, balances, fees, `POST /tx` and the Tools. */
   readonly baseUrl: string;
+  /** The base URL of the lists and single look-ups (`baseUrl` unless set). */
+  readonly listUrl: string;
   /** `GET /info`: the token list and the ledger's top-level facts. */
   info(options?: CallOptions): Promise<LedgerInfo>;
   /** `GET /balances/{account}`. */
@@ -81,46 +86,62 @@ export interface LedgerClient {
   mintedTxByChainTxHash(chainTxHash: string, options?: CallOptions): Promise<LedgerTx>;
   /** `POST /tx`: submits a signed transaction. Retried only when the service surely did not act. */
   submitTx(tx: Record<string, unknown>, options?: CallOptions): Promise<SubmitTxResult>;
-  /** Key paging (`GET /txs?cursor=…&order=asc&count=…`), on deployments that offer it. */
+  /**
+   * Key paging, the deployed dialect: `GET /txs?cursor=…&order=…&count=…` (an account's list as
+   * `/txs?address=…` or `/txs/{account}`). A count refused with 400 or 422 is halved (not below
+   * 10) and the accepted one kept; the page may hold fewer records than asked while
+   * `hasNextPage` is true: go on from its last `rawId`.
+   */
+  txsByKey(query: TxKeyQuery, options?: CallOptions): Promise<TxKeyPage>;
+  /** The count a key request asks when its query names none. */
+  keyCount(): number;
+  /** `txsByKey({ ...query, order: 'asc' })`: the records after `cursor`, ascending. */
   txsAfter(query: TxsAfterQuery, options?: CallOptions): Promise<TxKeyPage>;
+  /**
+   * One request, `GET /txs?order=desc&count=1`: `key` when the answer has a boolean
+   * `hasNextPage` and no numeric `totalPages`, `page` when it has a numeric `totalPages`;
+   * anything else is a `MalformedResponseError`.
+   */
+  detectPaging(options?: CallOptions): Promise<ListDialect>;
+  /** The configured dialect (`paging`); with `auto`, {@link LedgerClient.detectPaging}'s answer, kept once known. */
+  listDialect(options?: CallOptions): Promise<ListDialect>;
   /** The seven Tools endpoints. */
   readonly tools: Readonly<Record<ToolName, ToolCall>>;
-  /** Counters since creation: requests, retries, hedges, answers by status. */
+  /** Counters since creation: requests, retries, hedges, answers by status, list requests by dialect. */
   stats(): ClientStats;
   /** Waits for calls in flight, then closes the connections. */
   close(): Promise<void>;
 }
 
-/** Creates a client; it holds a keep-alive connection pool until {@link LedgerClient.close}. */
+/** Creates a client; it holds keep-alive connection pools (one per host) until {@link LedgerClient.close}. */
 export function createLedgerClient(options: LedgerClientOptions): LedgerClient {
   const resolved = resolveClientOptions(options);
   const { paths } = resolved;
   const logger = resolved.logger ?? silentLogger();
-  const http = createHttpTransport({
-    ...resolved,
-    logger,
-    budget:
-      resolved.budget ??
-      createRequestBudget({ requestsPerSecond: resolved.requestsPerSecond, burst: resolved.requestBurst }),
-  });
-  const gets = createClientGets(http, resolved, logger);
-  const { get, getPage } = gets;
+  const hosts = openHosts(resolved, logger);
+  const { http, gets, listGets } = hosts;
+  const counts = { key: 0, page: 0 };
+  const keyGets = countedPages(listGets, () => (counts.key += 1));
+  const pageGets = countedPages(listGets, () => (counts.page += 1));
+  const keys = createKeyLister({ ...resolved, gets: keyGets, logger });
+  const probe = createDialectProbe(listGets, paths, resolved.paging, () => (counts.key += 1));
   return {
     baseUrl: resolved.baseUrl,
-    info: async (call) => get('info', fillPath(paths.info), parseInfo, call),
+    listUrl: resolved.listUrl,
+    info: async (call) => gets.get('info', fillPath(paths.info), parseInfo, call),
     balances: async (account, call) =>
-      get('balances', fillPath(paths.balances, { account }), parseBalances, call),
+      gets.get('balances', fillPath(paths.balances, { account }), parseBalances, call),
     balance: async (tag, account, call) =>
-      get('balance', fillPath(paths.balance, { tag, account }), parseAccountBalance, call),
-    fees: async (call) => get('fees', fillPath(paths.fees), parseFees, call),
-    fee: async (tag, call) => get('fee', fillPath(paths.fee, { tag }), parseOneFee, call),
+      gets.get('balance', fillPath(paths.balance, { tag, account }), parseAccountBalance, call),
+    fees: async (call) => gets.get('fees', fillPath(paths.fees), parseFees, call),
+    fee: async (tag, call) => gets.get('fee', fillPath(paths.fee, { tag }), parseOneFee, call),
     txs: async (query = {}, call) =>
-      getPage('txs', fillPath(paths.txs) + listQuery(query), parseTxPage, call),
-    txsByAccount: createAccountLister(gets, paths.txsByAccount, logger),
+      pageGets.getPage('txs', fillPath(paths.txs) + listQuery(query), parseTxPage, call),
+    txsByAccount: createAccountLister(pageGets, paths.txsByAccount, logger),
     txsByHash: async (ledgerHash, call) =>
-      get('txsByHash', fillPath(paths.txsByHash, { ledgerHash }), parseSingleTx, call),
+      listGets.get('txsByHash', fillPath(paths.txsByHash, { ledgerHash }), parseSingleTx, call),
     mintedTxByChainTxHash: async (chainTxHash, call) =>
-      get(
+      listGets.get(
         'mintedTxByChainTxHash',
         fillPath(paths.mintedTxByChainTxHash, { chainTxHash }),
         parseSingleTx,
@@ -136,10 +157,81 @@ export function createLedgerClient(options: LedgerClientOptions): LedgerClient {
         idempotent: false,
         signal: call?.signal,
       }),
-    txsAfter: async (query, call) =>
-      getPage('txsAfter', fillPath(paths.txsAfter) + keyPageQuery(query), parseTxKeyPage, call),
+    txsByKey: (query, call) => keys.txsByKey(query, call),
+    keyCount: () => keys.keyCount(),
+    txsAfter: async (query, call) => {
+      if (!Number.isSafeInteger(query.cursor) || query.cursor < 0) {
+        throw new TypeError(`cursor must be a non-negative whole number (got ${query.cursor})`);
+      }
+      return keys.txsByKey({ ...query, order: 'asc' }, call);
+    },
+    detectPaging: (call) => probe.detectPaging(call),
+    listDialect: (call) => probe.listDialect(call),
     tools: createTools(http, gets, resolved),
-    stats: () => ({ ...http.stats(), hedges: gets.hedges() }),
-    close: () => http.close(),
+    stats: () => ({ ...hosts.stats(), keyRequests: counts.key, pageRequests: counts.page }),
+    close: () => hosts.close(),
+  };
+}
+
+/** The transports and GETs of the main host and the list host (one and the same when their URLs are). */
+interface Hosts {
+  http: HttpTransport;
+  gets: ClientGets;
+  listGets: ClientGets;
+  stats(): TransportStats & { hedges: number };
+  close(): Promise<void>;
+}
+
+function openHosts(resolved: ResolvedClientOptions, logger: Logger): Hosts {
+  // One budget for both hosts: the service's rate limits count per client address.
+  const budget =
+    resolved.budget ??
+    createRequestBudget({ requestsPerSecond: resolved.requestsPerSecond, burst: resolved.requestBurst });
+  const http = createHttpTransport({ ...resolved, logger, budget });
+  const gets = createClientGets(http, resolved, logger);
+  if (resolved.listUrl === resolved.baseUrl) {
+    return {
+      http,
+      gets,
+      listGets: gets,
+      stats: () => ({ ...http.stats(), hedges: gets.hedges() }),
+      close: () => http.close(),
+    };
+  }
+  const listHttp = createHttpTransport({ ...resolved, baseUrl: resolved.listUrl, logger, budget });
+  const listGets = createClientGets(listHttp, resolved, logger);
+  return {
+    http,
+    gets,
+    listGets,
+    stats: () => ({ ...sumStats(http.stats(), listHttp.stats()), hedges: gets.hedges() + listGets.hedges() }),
+    close: async () => {
+      await Promise.all([http.close(), listHttp.close()]);
+    },
+  };
+}
+
+function sumStats(a: TransportStats, b: TransportStats): TransportStats {
+  const byStatus = { ...a.byStatus };
+  for (const [status, n] of Object.entries(b.byStatus)) byStatus[status] = (byStatus[status] ?? 0) + n;
+  return {
+    requests: a.requests + b.requests,
+    retries: a.retries + b.retries,
+    byStatus,
+    networkErrors: a.networkErrors + b.networkErrors,
+    timeouts: a.timeouts + b.timeouts,
+    malformed: a.malformed + b.malformed,
+    tooLarge: a.tooLarge + b.tooLarge,
+  };
+}
+
+/** `gets` whose list pages are counted by `count` (once per page asked; retries and hedges not). */
+function countedPages(gets: ClientGets, count: () => void): ClientGets {
+  return {
+    ...gets,
+    getPage: (endpoint, path, parse, call) => {
+      count();
+      return gets.getPage(endpoint, path, parse, call);
+    },
   };
 }

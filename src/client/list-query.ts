@@ -1,6 +1,5 @@
-import type { TxsAfterQuery } from './ledger-client.js';
 import { queryString } from './paths.js';
-import type { TxListQuery } from './types.js';
+import type { TxKeyQuery, TxListQuery } from './types.js';
 
 /** The list query string; an empty filter is no filter, and `page` must be >= 1. */
 export function listQuery(query: TxListQuery): string {
@@ -15,17 +14,25 @@ export function listQuery(query: TxListQuery): string {
   });
 }
 
-/** The key paging query string (ascending after `cursor`); `cursor` >= 0 and `count` >= 1 (default 100). */
-export function keyPageQuery(query: TxsAfterQuery): string {
-  if (!Number.isSafeInteger(query.cursor) || query.cursor < 0) {
-    throw new TypeError(`cursor must be a non-negative whole number (got ${query.cursor})`);
+/**
+ * The key-paging query string: `cursor` only when > 0 (it is exclusive), `order` in lower case,
+ * `count` records, and `address` for one account's list in the `/txs?address=` form. Throws
+ * `TypeError` for a cursor that is not a whole number >= 0, an unknown order or a count < 1.
+ */
+export function keyPageQuery(query: TxKeyQuery, count: number, address?: string): string {
+  const { cursor } = query;
+  if (cursor !== undefined && (!Number.isSafeInteger(cursor) || cursor < 0)) {
+    throw new TypeError(`cursor must be a non-negative whole number (got ${cursor})`);
   }
-  const count = query.count ?? 100;
+  if (query.order !== 'asc' && query.order !== 'desc') {
+    throw new TypeError(`order must be 'asc' or 'desc' (got ${JSON.stringify(query.order)})`);
+  }
   if (!Number.isSafeInteger(count) || count < 1) throw new TypeError(`count must be >= 1 (got ${count})`);
   return queryString({
-    cursor: query.cursor,
-    order: 'asc',
+    cursor: cursor !== undefined && cursor > 0 ? cursor : undefined,
+    order: query.order,
     count,
+    address,
     tokenTag: nonEmpty(query.tokenTag),
     action: nonEmpty(query.action),
     withoutAction: nonEmpty(query.withoutAction),

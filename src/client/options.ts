@@ -1,6 +1,15 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { type Config, ENV } from '../config.js';
+import {
+  ACCOUNT_LIST_FORMS,
+  type AccountListForm,
+  type Config,
+  ENV,
+  LOOKUP_SPELLINGS,
+  type LookupSpelling,
+  PAGING_MODES,
+  type PagingMode,
+} from '../config.js';
 import { REQUEST_DEFAULTS } from '../defaults.js';
 import { ConfigError } from '../errors.js';
 import type { Logger } from '../logger.js';
@@ -14,10 +23,32 @@ export interface LedgerClientOptions {
   /** The service's base address, e.g. `https://api.example.org` (a path prefix is kept). */
   baseUrl: string;
   /**
-   * Path templates by endpoint name, overriding the service's own spelling, e.g.
+   * Base address of the transaction lists and single-record look-ups (a deployment's explorer
+   * host); `/info`, balances, fees, `POST /tx` and the Tools stay on `baseUrl`. Default `baseUrl`.
+   */
+  listUrl?: string | undefined;
+  /**
+   * Path templates by endpoint name, overriding the service's own spelling (and `lookups`), e.g.
    * `{ txsByHash: '/tx/{ledgerHash}', mintedTxByChainTxHash: '/minted/{chainTxHash}' }`.
    */
   paths?: Partial<Record<EndpointName, string>> | Record<string, string> | undefined;
+  /**
+   * Spelling of the single look-ups: `interface` (`/txsByHash/…`, `/mintedTxByChainTxHash/…`) or
+   * `deployed` (`/tx/…`, `/minted/…`). Default `interface`.
+   */
+  lookups?: LookupSpelling | undefined;
+  /**
+   * How a key-paging account list is asked: `address` (`/txs?address=…`), `path`
+   * (`/txs/{account}`), or `auto` (`address` first, the path form after a 404). Default `auto`.
+   */
+  accountLists?: AccountListForm | undefined;
+  /**
+   * Records asked per key-paging request when the query names no count; halved (not below 10)
+   * while the service refuses it with 400 or 422, and the accepted count kept. Default 100.
+   */
+  pageCount?: number | undefined;
+  /** The list dialect `listDialect()` answers: `key`, `page`, or `auto` (asks the service once). Default `auto`. */
+  paging?: PagingMode | undefined;
   /**
    * Total deadline of one attempt, from sending the request to the last byte of the body (a
    * body trickling in slowly fails at the deadline and is retried). Default 10000 ms.
@@ -85,9 +116,20 @@ export type ResolvedClientOptions = Required<
   budget: RequestBudget | undefined;
 };
 
+/** The settings that apply to lists, where a deployment speaks the key dialect. */
+function listOptionsFromConfig(config: Config): Partial<LedgerClientOptions> {
+  return {
+    listUrl: config.ledgerListUrl,
+    lookups: config.ledgerLookups,
+    accountLists: config.ledgerAccountLists,
+    pageCount: config.ledgerPageCount,
+    paging: config.ledgerPaging,
+  };
+}
+
 /**
- * Client options from the process configuration (`LEDGER_BASE_URL`, `LEDGER_PATHS`, timeouts,
- * retries, budget). Throws {@link ConfigError} naming the variable when the base URL is missing
+ * Client options from the process configuration (`LEDGER_BASE_URL`, `LEDGER_LIST_URL`,
+ * `LEDGER_PATHS`, `LEDGER_LOOKUPS`, the key-paging settings, timeouts, retries, budget). Throws {@link ConfigError} naming the variable when the base URL is missing
  * or a path template is wrong.
  */
 export function clientOptionsFromConfig(config: Config, logger?: Logger): LedgerClientOptions {
@@ -97,9 +139,12 @@ export function clientOptionsFromConfig(config: Config, logger?: Logger): Ledger
       'is required (the ledger service base URL, e.g. http://127.0.0.1:8080)',
     );
   }
+  // Checked here to name the setting; applied over the look-up spelling by the client.
+  resolvePaths(config.ledgerPaths, ENV.ledgerPaths);
   return {
     baseUrl: config.ledgerBaseUrl,
-    paths: resolvePaths(config.ledgerPaths, ENV.ledgerPaths),
+    ...listOptionsFromConfig(config),
+    paths: config.ledgerPaths,
     timeoutMs: config.requestTimeoutMs,
     retries: config.retries,
     retryMinMs: config.retryMinMs,
@@ -116,16 +161,8 @@ export function clientOptionsFromConfig(config: Config, logger?: Logger): Ledger
 
 /** Applies defaults and checks values; a bad one is a {@link ConfigError} naming the option. */
 export function resolveClientOptions(options: LedgerClientOptions): ResolvedClientOptions {
-  let base: URL;
-  try {
-    base = new URL(options.baseUrl);
-  } catch {
-    throw new ConfigError('baseUrl', `is not a valid URL (got '${options.baseUrl}')`);
-  }
-  if (base.protocol !== 'http:' && base.protocol !== 'https:') {
-    throw new ConfigError('baseUrl', 'must start with http:// or https://');
-  }
-  if (base.search || base.hash) throw new ConfigError('baseUrl', 'must not hold a query or fragment');
+  checkBaseUrl('baseUrl', options.baseUrl);
+  if (options.listUrl !== undefined) checkBaseUrl('listUrl', options.listUrl);
   const number = (
     name: keyof LedgerClientOptions,
     value: number | undefined,
@@ -141,7 +178,12 @@ export function resolveClientOptions(options: LedgerClientOptions): ResolvedClie
   const retryMinMs = number('retryMinMs', options.retryMinMs, REQUEST_DEFAULTS.retryMinMs, 0);
   const resolved: ResolvedClientOptions = {
     baseUrl: options.baseUrl,
-    paths: resolvePaths(options.paths as Record<string, string> | undefined, 'paths'),
+    listUrl: options.listUrl ?? options.baseUrl,
+    lookups: oneOf('lookups', options.lookups, LOOKUP_SPELLINGS),
+    accountLists: oneOf('accountLists', options.accountLists, ACCOUNT_LIST_FORMS),
+    paging: oneOf('paging', options.paging, PAGING_MODES),
+    pageCount: Math.floor(number('pageCount', options.pageCount, 100, 1)),
+    paths: resolvePaths(options.paths as Record<string, string> | undefined, 'paths', options.lookups),
     timeoutMs: number('timeoutMs', options.timeoutMs, REQUEST_DEFAULTS.timeoutMs, 1),
     retries: Math.floor(number('retries', options.retries, REQUEST_DEFAULTS.retries, 0)),
     retryMinMs,
@@ -174,6 +216,33 @@ export function resolveClientOptions(options: LedgerClientOptions): ResolvedClie
     throw new ConfigError('hedgeAfter', `must be 0 (off) or a number >= 1 (got ${resolved.hedgeAfter})`);
   }
   return resolved;
+}
+
+/** A base address: an http(s) URL without query or fragment (a path prefix is kept). */
+function checkBaseUrl(name: 'baseUrl' | 'listUrl', value: string): void {
+  let base: URL;
+  try {
+    base = new URL(value);
+  } catch {
+    throw new ConfigError(name, `is not a valid URL (got '${value}')`);
+  }
+  if (base.protocol !== 'http:' && base.protocol !== 'https:') {
+    throw new ConfigError(name, 'must start with http:// or https://');
+  }
+  if (base.search || base.hash) throw new ConfigError(name, 'must not hold a query or fragment');
+}
+
+/** One of `values` (the first when unset); anything else is a {@link ConfigError} naming the option. */
+function oneOf<T extends string>(
+  name: keyof LedgerClientOptions,
+  value: T | undefined,
+  values: readonly T[],
+): T {
+  const result = value ?? values[0];
+  if (result === undefined || !values.includes(result)) {
+    throw new ConfigError(name, `must be one of ${values.join(', ')} (got '${String(value)}')`);
+  }
+  return result;
 }
 
 let userAgent: string | undefined;

@@ -1,6 +1,6 @@
 import { MalformedResponseError } from '../errors.js';
 import { describe, isNonNegativeSafeInteger, isObject, parseTxRecord, tryParseTxRecord } from './record.js';
-import type { LedgerTx, RejectedRecord, TxKeyPage, TxPage } from './types.js';
+import type { LedgerTx, ListDialect, RejectedRecord, TxKeyAnswer, TxPage } from './types.js';
 
 /**
  * Parses a `/txs` or `/txsByAccount/{account}` answer. The page itself must be sound (JSON, an
@@ -36,7 +36,7 @@ export function parseTxPage(bodyText: string, url: string): TxPage {
  * Parses a key-paging answer `{txs, hasNextPage}`. A missing `hasNextPage` is malformed: guessing
  * it would either stop a walk early or never end it.
  */
-export function parseTxKeyPage(bodyText: string, url: string): TxKeyPage {
+export function parseTxKeyPage(bodyText: string, url: string): TxKeyAnswer {
   const body = parseJsonObject(bodyText, url);
   const hasNextPage = body['hasNextPage'];
   if (typeof hasNextPage !== 'boolean') {
@@ -49,6 +49,22 @@ export function parseTxKeyPage(bodyText: string, url: string): TxKeyPage {
     );
   }
   return { ...parseRecords(body['txs'], url, bodyText), hasNextPage };
+}
+
+/**
+ * Parses the answer of the dialect probe (`/txs?order=desc&count=1`): a numeric `totalPages` is a
+ * page-number server (which ignores the key parameters and answers page 1); a boolean
+ * `hasNextPage` without it is a key-paging server. Anything else is a {@link MalformedResponseError}.
+ */
+export function parseListDialect(bodyText: string, url: string): ListDialect {
+  const body = parseJsonObject(bodyText, url);
+  if (typeof body['totalPages'] === 'number') return 'page';
+  if (typeof body['hasNextPage'] === 'boolean') return 'key';
+  throw new MalformedResponseError(
+    url,
+    'neither totalPages nor hasNextPage: no known list dialect',
+    bodyText,
+  );
 }
 
 /**

@@ -1,3 +1,4 @@
+import type { LookupSpelling } from '../config.js';
 import { ConfigError } from '../errors.js';
 
 /** The seven helper endpoints of the Tools group. */
@@ -14,7 +15,9 @@ export type ToolName = (typeof TOOL_NAMES)[number];
 
 /**
  * Every endpoint's default path template: the service's own spelling. `{name}` marks a
- * path parameter; `txsAfter` is key paging (`/txs?cursor=…`) on deployments that offer it.
+ * path parameter. `txsByKey` is the key-paging list (`/txs?cursor=…&order=…&count=…`, and
+ * `/txs?address=<account>` for one account); `txsByKeyAccount` is the older clients' spelling of
+ * an account's key-paging list.
  */
 export const DEFAULT_PATHS = {
   info: '/info',
@@ -27,7 +30,8 @@ export const DEFAULT_PATHS = {
   txsByHash: '/txsByHash/{ledgerHash}',
   mintedTxByChainTxHash: '/mintedTxByChainTxHash/{chainTxHash}',
   submitTx: '/tx',
-  txsAfter: '/txs',
+  txsByKey: '/txs',
+  txsByKeyAccount: '/txs/{account}',
   smartAccountAuth: '/smartAccountAuth',
   getLedgerTxWithoutSig: '/getLedgerTxWithoutSig',
   getLedgerTxMessage: '/getLedgerTxMessage',
@@ -43,21 +47,31 @@ export type EndpointName = keyof typeof DEFAULT_PATHS;
 /** Path templates by endpoint name: the defaults with any overrides applied. */
 export type PathTemplates = Record<EndpointName, string>;
 
+/** The single look-ups as deployments spell them (`LEDGER_LOOKUPS=deployed`). */
+export const DEPLOYED_LOOKUP_PATHS = {
+  txsByHash: '/tx/{ledgerHash}',
+  mintedTxByChainTxHash: '/minted/{chainTxHash}',
+} as const satisfies Partial<PathTemplates>;
+
 /** The two spellings of the account list the service is known to serve. */
 export const ACCOUNT_PATH_SHAPES = ['/txsByAccount/{account}', '/txs/{account}'] as const;
 
 const PLACEHOLDER = /\{([A-Za-z]+)\}/g;
 
 /**
- * Merges path overrides into the defaults, checking each: a known endpoint name, a template
- * starting with `/`, and exactly the parameters the default has. Throws {@link ConfigError}
- * naming `setting` (e.g. `LEDGER_PATHS`).
+ * Merges path overrides into the defaults (with the look-ups spelled as `lookups` says), checking
+ * each: a known endpoint name, a template starting with `/`, and exactly the parameters the
+ * default has. Throws {@link ConfigError} naming `setting` (e.g. `LEDGER_PATHS`).
  */
 export function resolvePaths(
   overrides: Record<string, string> | undefined,
   setting = 'paths',
+  lookups: LookupSpelling = 'interface',
 ): PathTemplates {
-  const paths: PathTemplates = { ...DEFAULT_PATHS };
+  const paths: PathTemplates = {
+    ...DEFAULT_PATHS,
+    ...(lookups === 'deployed' ? DEPLOYED_LOOKUP_PATHS : {}),
+  };
   for (const [name, template] of Object.entries(overrides ?? {})) {
     if (!Object.hasOwn(DEFAULT_PATHS, name)) {
       throw new ConfigError(

@@ -55,13 +55,41 @@ export interface LedgerAccountBalance {
   balance: LedgerBalance;
 }
 
-/** One page of key paging (`/txs?cursor=<rawId>&order=asc&count=<n>`), where a deployment offers it. */
-export interface TxKeyPage {
-  /** Valid records, in the order served (ascending `rawId`). */
+/**
+ * A key-paging request (`/txs?cursor=<rawId>&order=asc|desc&count=<n>`): the records after
+ * `cursor` in `order`, of the whole ledger or of one `account`.
+ */
+export interface TxKeyQuery extends TxListFilter {
+  /** The last `rawId` already seen (exclusive); sent only when > 0. Default: from the start. */
+  cursor?: number | undefined;
+  /** `asc` follows the ledger up from `cursor`; `desc` reads down from it (or from the newest). */
+  order: 'asc' | 'desc';
+  /** Records wanted. Default: the client's accepted count (`keyCount()`). */
+  count?: number | undefined;
+  /** One account's records only. */
+  account?: string | undefined;
+}
+
+/** A key-paging answer as the service sends it: `{txs, hasNextPage}`. */
+export interface TxKeyAnswer {
+  /** Valid records, in the order served. */
   txs: LedgerTx[];
   rejected: RejectedRecord[];
+  /**
+   * Whether more records follow. A page may hold fewer than asked while this is true (a silent
+   * cap): go on from the last `rawId` received.
+   */
   hasNextPage: boolean;
 }
+
+/** One page of key paging, with the count that was asked for it. */
+export interface TxKeyPage extends TxKeyAnswer {
+  /** The `count` sent (after any halving the service asked for). */
+  count: number;
+}
+
+/** The two list dialects: key paging (`cursor`, `hasNextPage`) and page numbers (`page`, `totalPages`). */
+export type ListDialect = 'key' | 'page';
 
 /** The answer of `POST /tx`: `{"status":"ok"}` on success. */
 export interface SubmitTxResult {

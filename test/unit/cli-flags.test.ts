@@ -111,6 +111,29 @@ describe('flag errors on the command line', () => {
     }
   });
 
+  it('exits 2 with one line naming --paging, --count or --list-url on sync, worker and verify', async () => {
+    const cases: Array<[string[], RegExp]> = [
+      [['sync', '--paging', 'cursor'], /^ledger-indexer sync: --paging: must be one of auto, key, page/],
+      [['sync', '--count', '5'], /^ledger-indexer sync: --count: must be a whole number from 10 to 1000/],
+      [
+        ['worker', '--count', '1001'],
+        /^ledger-indexer worker: --count: must be a whole number from 10 to 1000/,
+      ],
+      [
+        ['worker', '--list-url', 'ftp://x'],
+        /^ledger-indexer worker: --list-url: must start with http:\/\/ or https:\/\//,
+      ],
+      [['verify', '--paging', 'both'], /^ledger-indexer verify: --paging: must be one of auto, key, page/],
+      [['verify', '--list-url', 'nope'], /^ledger-indexer verify: --list-url: is not a valid URL/],
+    ];
+    for (const [argv, message] of cases) {
+      const { code, stderr } = await run(argv, WORKER_ENV);
+      assert.equal(code, 2, `${argv.join(' ')}: ${stderr}`);
+      assert.equal(stderr.split('\n').length, 2, stderr);
+      assert.match(stderr, message);
+    }
+  });
+
   it('bounds the numeric flags of simulate and demo', async () => {
     const cases: Array<[string[], RegExp]> = [
       [['simulate', '--records', '1000000000'], /--records must be a whole number from 0 to 20000000/],

@@ -31,6 +31,19 @@ describe('endpoint paths', () => {
     assert.equal(paths.info, DEFAULT_PATHS.info);
   });
 
+  it('spell the look-ups as deployments do when asked, overrides still applied over them', () => {
+    const deployed = resolvePaths(undefined, 'paths', 'deployed');
+    assert.equal(deployed.txsByHash, '/tx/{ledgerHash}');
+    assert.equal(deployed.mintedTxByChainTxHash, '/minted/{chainTxHash}');
+    assert.equal(deployed.txsByAccount, DEFAULT_PATHS.txsByAccount);
+    const overridden = resolvePaths({ mintedTxByChainTxHash: '/m/{chainTxHash}' }, 'paths', 'deployed');
+    assert.deepEqual(
+      [overridden.txsByHash, overridden.mintedTxByChainTxHash],
+      ['/tx/{ledgerHash}', '/m/{chainTxHash}'],
+    );
+    assert.deepEqual([DEFAULT_PATHS.txsByKey, DEFAULT_PATHS.txsByKeyAccount], ['/txs', '/txs/{account}']);
+  });
+
   it('refuse an unknown endpoint, a relative path or the wrong parameters, naming the setting', () => {
     const bad: Array<Record<string, string>> = [
       { txByHash: '/tx/{ledgerHash}' },

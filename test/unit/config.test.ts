@@ -109,6 +109,14 @@ describe('loadConfig', () => {
     [{ LEDGER_MAX_BODY_BYTES: '1073741825' }, 'LEDGER_MAX_BODY_BYTES'],
     [{ LEDGER_RECHECK_AFTER_MS: '3600001' }, 'LEDGER_RECHECK_AFTER_MS'],
     [{ LEDGER_STRAGGLER_AGE_MS: 'an hour' }, 'LEDGER_STRAGGLER_AGE_MS'],
+    [{ LEDGER_PAGING: 'cursor' }, 'LEDGER_PAGING'],
+    [{ LEDGER_PAGE_COUNT: '9' }, 'LEDGER_PAGE_COUNT'],
+    [{ LEDGER_PAGE_COUNT: '1001' }, 'LEDGER_PAGE_COUNT'],
+    [{ LEDGER_PAGE_COUNT: 'lots' }, 'LEDGER_PAGE_COUNT'],
+    [{ LEDGER_LIST_URL: 'explorer.example.org' }, 'LEDGER_LIST_URL'],
+    [{ LEDGER_LIST_URL: 'ftp://explorer.example.org' }, 'LEDGER_LIST_URL'],
+    [{ LEDGER_ACCOUNT_LISTS: 'query' }, 'LEDGER_ACCOUNT_LISTS'],
+    [{ LEDGER_LOOKUPS: 'explorer' }, 'LEDGER_LOOKUPS'],
   ];
   for (const [env, setting] of bad) {
     it(`rejects a bad ${setting} with one line naming it`, () => {
@@ -147,6 +155,50 @@ describe('loadConfig', () => {
     assert.throws(
       () => loadConfig({}, { httpPort: '65536' }),
       /^ConfigError: --http-port: must be a whole number from 0 to 65535/,
+    );
+  });
+
+  it('speaks the key dialect by the settings: auto paging, 100 records a request, lists on the base URL', () => {
+    const config = loadConfig({});
+    assert.equal(config.ledgerPaging, 'auto');
+    assert.equal(config.ledgerPageCount, 100);
+    assert.equal(config.ledgerListUrl, undefined);
+    assert.equal(config.ledgerAccountLists, 'auto');
+    assert.equal(config.ledgerLookups, 'interface');
+    const set = loadConfig({
+      LEDGER_PAGING: 'Key',
+      LEDGER_PAGE_COUNT: '1000',
+      LEDGER_LIST_URL: 'https://explorer.example.org/api',
+      LEDGER_ACCOUNT_LISTS: 'path',
+      LEDGER_LOOKUPS: 'deployed',
+    });
+    assert.deepEqual(
+      [set.ledgerPaging, set.ledgerPageCount, set.ledgerListUrl, set.ledgerAccountLists, set.ledgerLookups],
+      ['key', 1000, 'https://explorer.example.org/api', 'path', 'deployed'],
+    );
+    const flags = loadConfig(
+      { LEDGER_PAGING: 'key', LEDGER_PAGE_COUNT: '50' },
+      { ledgerPaging: 'page', ledgerPageCount: '10', ledgerListUrl: 'http://127.0.0.1:2' },
+    );
+    assert.deepEqual(
+      [flags.ledgerPaging, flags.ledgerPageCount, flags.ledgerListUrl],
+      ['page', 10, 'http://127.0.0.1:2'],
+    );
+    assert.deepEqual(
+      [flagName('ledgerPaging'), flagName('ledgerPageCount'), flagName('ledgerListUrl')],
+      ['--paging', '--count', '--list-url'],
+    );
+    assert.throws(
+      () => loadConfig({}, { ledgerPaging: 'cursor' }),
+      /^ConfigError: --paging: must be one of auto, key, page \(got 'cursor'\)$/,
+    );
+    assert.throws(
+      () => loadConfig({}, { ledgerPageCount: '5' }),
+      /^ConfigError: --count: must be a whole number from 10 to 1000 \(got '5'\)$/,
+    );
+    assert.throws(
+      () => loadConfig({}, { ledgerListUrl: 'nope' }),
+      /^ConfigError: --list-url: is not a valid URL$/,
     );
   });
 

@@ -70,6 +70,9 @@ export const command = defineCommand({
     const config: Config = {
       ...base,
       ledgerBaseUrl: url,
+      // The simulator serves every endpoint in the interface document's spelling.
+      ledgerListUrl: undefined,
+      ledgerLookups: 'interface',
       databaseUrl: undefined,
       dataDir,
       requestsPerSecond: 0,

@@ -18,6 +18,12 @@ re-reads records that are not final yet. With no --account it syncs the global l
 
 Options:
   --base-url URL          the ledger service (default: $${ENV.ledgerBaseUrl})
+  --paging MODE           list dialect: key, page or auto (asks the service once)
+                          (default: $${ENV.ledgerPaging}, else auto)
+  --count N               records asked per key-paging request, 10..1000
+                          (default: $${ENV.ledgerPageCount}, else 100; halved when refused)
+  --list-url URL          the host of the lists and single look-ups
+                          (default: $${ENV.ledgerListUrl}, else the base URL)
   --account ID            sync this account's list; repeat for several
   --token-tag TAG         only records of this token
   --action ACTION         only records of this action (mint, transfer, burn, bundle, ...)
@@ -43,6 +49,9 @@ export const command = defineCommand({
   usage,
   flags: {
     'base-url': { type: 'string' },
+    paging: { type: 'string' },
+    count: { type: 'string' },
+    'list-url': { type: 'string' },
     account: { type: 'string', multiple: true },
     'token-tag': { type: 'string' },
     action: { type: 'string' },
@@ -56,6 +65,9 @@ export const command = defineCommand({
   async run({ values, io, config: loadConfig, logger: createLogger, onClose }) {
     const config = loadConfig({
       ledgerBaseUrl: values['base-url'],
+      ledgerPaging: values.paging,
+      ledgerPageCount: values.count,
+      ledgerListUrl: values['list-url'],
       recheckAfterMs: values['recheck-after-ms'],
       checkSignatures: values['check-signatures'] ? 'true' : undefined,
       writers: values.writers,

@@ -36,6 +36,12 @@ only read, never migrated.
 
 Options:
   --base-url URL          the ledger service (default: $${ENV.ledgerBaseUrl})
+  --paging MODE           list dialect: key, page or auto (asks the service once)
+                          (default: $${ENV.ledgerPaging}, else auto)
+  --count N               records asked per key-paging request, 10..1000
+                          (default: $${ENV.ledgerPageCount}, else 100; halved when refused)
+  --list-url URL          the host of the lists and single look-ups
+                          (default: $${ENV.ledgerListUrl}, else the base URL)
   --against URL           the other copy: http(s)://… a simulator (its /_sim/digest), or
                           postgres://… another mirror's database (opened read-only)
   --from R, --to R        compare the rawIds from R to R only (with --against; default all)
@@ -63,6 +69,9 @@ const CONFLICTS_LISTED = 50;
 
 const flags = {
   'base-url': { type: 'string' },
+  paging: { type: 'string' },
+  count: { type: 'string' },
+  'list-url': { type: 'string' },
   json: { type: 'boolean' },
   'walk-limit': { type: 'string' },
   against: { type: 'string' },
@@ -88,7 +97,12 @@ export const command = defineCommand({
     if (against === undefined && rangeFlag !== undefined)
       throw new UsageError(`--${rangeFlag} needs --against`);
     const query = resolveDigestQuery(digestQueryFlags(values));
-    const config = ctx.config({ ledgerBaseUrl: values['base-url'] });
+    const config = ctx.config({
+      ledgerBaseUrl: values['base-url'],
+      ledgerPaging: values.paging,
+      ledgerPageCount: values.count,
+      ledgerListUrl: values['list-url'],
+    });
     if (config.ledgerBaseUrl === undefined && against === undefined)
       throw new ConfigError(
         '--base-url',

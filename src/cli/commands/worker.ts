@@ -17,6 +17,12 @@ credentials of ${ENV.redisUrl} it exits 1 with one line.
 
 Options:
   --base-url URL          the ledger service (default: $${ENV.ledgerBaseUrl})
+  --paging MODE           list dialect: key, page or auto (asks the service once)
+                          (default: $${ENV.ledgerPaging}, else auto)
+  --count N               records asked per key-paging request, 10..1000
+                          (default: $${ENV.ledgerPageCount}, else 100; halved when refused)
+  --list-url URL          the host of the lists and single look-ups
+                          (default: $${ENV.ledgerListUrl}, else the base URL)
   --concurrency N         jobs at once per queue in this process, 1..256 (default 4)
   --pages-per-range N     pages per backfill range job, 1..10000 (default ${PAGES_PER_RANGE})
   --sequential-backfill   backfill the global list with one stream walk instead of range jobs
@@ -41,6 +47,9 @@ export const command = defineCommand({
   usage,
   flags: {
     'base-url': { type: 'string' },
+    paging: { type: 'string' },
+    count: { type: 'string' },
+    'list-url': { type: 'string' },
     concurrency: { type: 'string' },
     'pages-per-range': { type: 'string' },
     'sequential-backfill': { type: 'boolean' },
@@ -62,6 +71,9 @@ export const command = defineCommand({
     };
     const config = loadConfig({
       ledgerBaseUrl: values['base-url'],
+      ledgerPaging: values.paging,
+      ledgerPageCount: values.count,
+      ledgerListUrl: values['list-url'],
       recheckAfterMs: values['recheck-after-ms'],
       checkSignatures: values['check-signatures'] ? 'true' : undefined,
       httpPort: values['http-port'],

@@ -1,0 +1,166 @@
+import type { AccountListForm, PagingMode } from '../config.js';
+import { HttpError } from '../errors.js';
+import type { Logger } from '../logger.js';
+import { isNotFound } from './http.js';
+import type { ClientGets } from './ledger-calls.js';
+import type { CallOptions } from './ledger-client.js';
+import { keyPageQuery } from './list-query.js';
+import { parseListDialect, parseTxKeyPage } from './page.js';
+import { fillPath, type PathTemplates, queryString } from './paths.js';
+import type { ListDialect, TxKeyAnswer, TxKeyPage, TxKeyQuery } from './types.js';
+
+/** The smallest count a refused key request is halved to; a refusal at this count is an ordinary error. */
+export const MIN_KEY_COUNT = 10;
+
+/** Key-paging lists: the global one and the accounts', with the count the service accepts. */
+export interface KeyLister {
+  txsByKey(query: TxKeyQuery, call?: CallOptions): Promise<TxKeyPage>;
+  /** The count asked when a query names none: the configured one, or less once the service refused it. */
+  keyCount(): number;
+}
+
+/** Settings of {@link createKeyLister}. */
+export interface KeyListerOptions {
+  /** GETs on the list host. */
+  gets: ClientGets;
+  paths: Pick<PathTemplates, 'txsByKey' | 'txsByKeyAccount'>;
+  accountLists: AccountListForm;
+  pageCount: number;
+  logger: Logger;
+}
+
+type AccountForm = Exclude<AccountListForm, 'auto'>;
+
+/**
+ * Creates the key-paging lists. A request the service refuses with 400 or 422 is asked again
+ * with half the count (not below {@link MIN_KEY_COUNT}), and the count it accepts is kept for
+ * every later request. An account list is asked as `/txs?address=` or `/txs/{account}`; in
+ * `auto` the other form is tried on a 404, and the one that answers is tried first from then on.
+ */
+export function createKeyLister(options: KeyListerOptions): KeyLister {
+  const { gets, paths, logger, pageCount } = options;
+  // The count the service accepted after refusing a larger one; none refused yet.
+  let ceiling: number | undefined;
+  // The account-list form that answered last (auto), or the configured one.
+  let accountForm: AccountForm | undefined =
+    options.accountLists === 'auto' ? undefined : options.accountLists;
+
+  function accountPath(form: AccountForm, account: string, query: TxKeyQuery, count: number): string {
+    return form === 'address'
+      ? fillPath(paths.txsByKey) + keyPageQuery(query, count, account)
+      : fillPath(paths.txsByKeyAccount, { account }) + keyPageQuery(query, count);
+  }
+
+  async function askAccount(
+    account: string,
+    query: TxKeyQuery,
+    count: number,
+    call: CallOptions | undefined,
+  ): Promise<TxKeyAnswer> {
+    const first = accountForm ?? 'address';
+    const forms: AccountForm[] =
+      options.accountLists === 'auto' ? [first, first === 'address' ? 'path' : 'address'] : [first];
+    let firstNotFound: unknown;
+    for (const form of forms) {
+      try {
+        const answer = await gets.getPage(
+          'txsByKey',
+          accountPath(form, account, query, count),
+          parseTxKeyPage,
+          call,
+        );
+        if (accountForm !== form) {
+          if (form !== 'address') {
+            logger.info(
+              { form },
+              'the service answers key-paging account lists at /txs/{account}; using it from now on',
+            );
+          }
+          accountForm = form;
+        }
+        return answer;
+      } catch (error) {
+        if (!isNotFound(error)) throw error;
+        firstNotFound ??= error;
+      }
+    }
+    throw firstNotFound;
+  }
+
+  async function ask(query: TxKeyQuery, count: number, call: CallOptions | undefined): Promise<TxKeyAnswer> {
+    if (query.account === undefined) {
+      return gets.getPage(
+        'txsByKey',
+        fillPath(paths.txsByKey) + keyPageQuery(query, count),
+        parseTxKeyPage,
+        call,
+      );
+    }
+    return askAccount(query.account, query, count, call);
+  }
+
+  function accept(asked: number, accepted: number): void {
+    if (ceiling !== undefined && ceiling <= accepted) return;
+    ceiling = accepted;
+    logger.warn(
+      { asked, accepted },
+      'the service refuses key pages of this many records; asking fewer from now on',
+    );
+  }
+
+  return {
+    async txsByKey(query, call) {
+      if (query.account === '') throw new TypeError('account must be a non-empty string');
+      const asked = Math.min(query.count ?? pageCount, ceiling ?? Number.POSITIVE_INFINITY);
+      let count = asked;
+      for (;;) {
+        try {
+          const answer = await ask(query, count, call);
+          if (count < asked) accept(asked, count);
+          return { ...answer, count };
+        } catch (error) {
+          if (!isCountRefusal(error) || count <= MIN_KEY_COUNT) throw error;
+          count = Math.max(MIN_KEY_COUNT, Math.floor(count / 2));
+        }
+      }
+    },
+    keyCount: () => Math.min(pageCount, ceiling ?? pageCount),
+  };
+}
+
+/** A refusal that may be the count's: the service's limit on `count` is not documented. */
+function isCountRefusal(error: unknown): boolean {
+  return error instanceof HttpError && (error.status === 400 || error.status === 422);
+}
+
+/** The dialect probe and the configured dialect. */
+export interface DialectProbe {
+  /** One request, `GET {list}/txs?order=desc&count=1`: which dialect the service speaks. */
+  detectPaging(call?: CallOptions): Promise<ListDialect>;
+  /** The configured dialect; with `auto`, {@link DialectProbe.detectPaging}'s answer, asked once. */
+  listDialect(call?: CallOptions): Promise<ListDialect>;
+}
+
+/** Creates the dialect probe over the list host's GETs; `onRequest` counts each probe sent. */
+export function createDialectProbe(
+  gets: ClientGets,
+  paths: Pick<PathTemplates, 'txsByKey'>,
+  paging: PagingMode,
+  onRequest: () => void,
+): DialectProbe {
+  let detected: ListDialect | undefined;
+  const detectPaging = (call?: CallOptions): Promise<ListDialect> => {
+    onRequest();
+    const path = fillPath(paths.txsByKey) + queryString({ order: 'desc', count: 1 });
+    return gets.get('detectPaging', path, parseListDialect, call);
+  };
+  return {
+    detectPaging,
+    async listDialect(call) {
+      if (paging !== 'auto') return paging;
+      // Kept once known; callers asking before the first answer each send a probe of their own.
+      detected ??= await detectPaging(call);
+      return detected;
+    },
+  };
+}
