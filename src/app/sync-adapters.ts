@@ -1,6 +1,6 @@
 import { isNotFound } from '../client/http.js';
 import type { LedgerClient } from '../client/ledger-client.js';
-import type { FetchByHash, FetchPage } from '../sync/ports.js';
+import type { FetchByHash, FetchKeyPage, FetchPage } from '../sync/ports.js';
 
 /**
  * The sync engine's `FetchPage` over a client: the global list, or one account's when the spec
@@ -14,6 +14,28 @@ export function createFetchPage(client: LedgerClient, signal?: AbortSignal): Fet
       ? client.txs(query, call)
       : client.txsByAccount(spec.account, query, call);
   };
+}
+
+/**
+ * The sync engine's `FetchKeyPage` over a client: a stream's records after a cursor, ascending,
+ * in the key dialect (the list host's `/txs?cursor=…&order=asc&count=…`, an account's by the
+ * client's account-list setting).
+ */
+export function createFetchKeyPage(client: LedgerClient, signal?: AbortSignal): FetchKeyPage {
+  const call = { signal };
+  return (spec, { cursor, count }) =>
+    client.txsByKey(
+      {
+        cursor,
+        order: 'asc',
+        count,
+        account: spec.account,
+        tokenTag: spec.tokenTag,
+        action: spec.action,
+        withoutAction: spec.withoutAction,
+      },
+      call,
+    );
 }
 
 /** The sync engine's `FetchByHash` over a client: `null` when the service answers 404. */

@@ -1,6 +1,7 @@
 import { hostname } from 'node:os';
 import type { LedgerClient } from '../client/ledger-client.js';
 import { leaseOwnerName, REFERENCE_REFRESH_MS } from '../defaults.js';
+import { walkByKey } from '../sync/key-walk.js';
 import type { LedgerToken, TxListFilter } from '../sync/model.js';
 import type { DeferredIndexes, StreamSpec, SyncStore } from '../sync/ports.js';
 import { type ReconcileResult, reconcilePending } from '../sync/reconcile.js';
@@ -8,7 +9,7 @@ import { isGlobalList, listsAfterWalk } from '../sync/reread-plan.js';
 import type { SyncLogger } from '../sync/sync-logger.js';
 import { type PageEvent, type WalkResult, walkStream } from '../sync/walk-stream.js';
 import type { MirroredService } from './mirrored-service.js';
-import { createFetchByHash, createFetchPage } from './sync-adapters.js';
+import { createFetchByHash, createFetchKeyPage, createFetchPage } from './sync-adapters.js';
 
 /**
  * What a one-shot sync needs; the context of `createContext` (src/context.ts) satisfies it, so a
@@ -106,24 +107,32 @@ export async function syncOnce(ctx: SyncContext, options: SyncOptions = {}): Pro
   }
   const fetchPage = createFetchPage(ctx.client, options.requestSignal);
   const specs = streamSpecs(options);
+  // By key where the service speaks it (LEDGER_PAGING; `auto` asks it once), else by page number.
+  const dialect = await ctx.client.listDialect({ signal: options.requestSignal });
   // Into an empty mirror, the read-side indexes are built once the walks are done.
   await ctx.indexes?.defer();
   for (const spec of specs) {
     if (options.signal?.aborted) break;
     options.onStream?.(spec);
-    const walked = await walkStream({
+    const common = {
       store: ctx.store,
-      fetchPage,
       spec,
       owner,
       full: options.full,
-      concurrency: ctx.config.concurrency,
-      writers: ctx.config.writers,
       settleMs: ctx.config.settleMs,
       signal: options.signal,
       onPage: options.onPage,
       logger: ctx.logger,
-    });
+    };
+    const walked =
+      dialect === 'key'
+        ? await walkByKey({ ...common, fetchKeyPage: createFetchKeyPage(ctx.client, options.requestSignal) })
+        : await walkStream({
+            ...common,
+            fetchPage,
+            concurrency: ctx.config.concurrency,
+            writers: ctx.config.writers,
+          });
     result.streams.push(walked);
   }
   // A run stopped before its walks finished leaves them deferred: the run that ends the backfill
@@ -135,8 +144,9 @@ export async function syncOnce(ctx: SyncContext, options: SyncOptions = {}): Pro
   if (options.reconcile !== false && !options.signal?.aborted) {
     // Through list pages only when the global list is mirrored whole: a record's rank among the
     // stored ones is then its place in the list. Its tail walk read the head pages already.
+    // (By key there are no list ranks: records are re-read one by one.)
     const global = result.streams.find(
-      (walk, i) => walk.finished && isGlobalList(specs[i] ?? { account: '' }),
+      (walk, i) => walk.finished && walk.dialect !== 'key' && isGlobalList(specs[i] ?? { account: '' }),
     );
     result.reconcile = await reconcilePending({
       store: ctx.store,

@@ -7,7 +7,7 @@ import type { WorkerDeps } from '../queue/worker-deps.js';
 import type { AppContext } from './context.js';
 import { observeBackfillStore } from './instrumented-store.js';
 import { createServiceGuard } from './mirrored-service.js';
-import { createFetchByHash, createFetchPage } from './sync-adapters.js';
+import { createFetchByHash, createFetchKeyPage, createFetchPage } from './sync-adapters.js';
 
 /** Tunables of a worker process; each has a default. */
 export interface WorkerTuning {
@@ -46,6 +46,8 @@ export function createWorkerDeps(input: {
     indexes: app.indexes,
     backfillStore: app.writes === undefined ? proofStore : observeBackfillStore(proofStore, app.writes),
     fetchPage: createFetchPage(app.client, requestSignal),
+    fetchKeyPage: createFetchKeyPage(app.client, requestSignal),
+    listDialect: () => app.client.listDialect({ signal: requestSignal }),
     fetchByHash: createFetchByHash(app.client, requestSignal),
     refreshReference: async () => {
       const info = await app.client.info({ signal: requestSignal });

@@ -1,6 +1,6 @@
 import type { Logger } from '../logger.js';
 import type { BackfillStore } from '../sync/parallel-backfill.js';
-import type { DeferredIndexes, FetchByHash, FetchPage, SyncStore } from '../sync/ports.js';
+import type { DeferredIndexes, FetchByHash, FetchKeyPage, FetchPage, SyncStore } from '../sync/ports.js';
 import type { LedgerQueues } from './queues.js';
 import type { SharedRequestBudget } from './request-budget.js';
 
@@ -12,6 +12,10 @@ export interface WorkerDeps {
   indexes?: DeferredIndexes | undefined;
   /** Pages of the service; every request, retries included, takes from the budget shared by all workers. */
   fetchPage: FetchPage;
+  /** The stream's records after a cursor, by key (the deployed dialect). */
+  fetchKeyPage: FetchKeyPage;
+  /** How the service's lists are read: `LEDGER_PAGING`, or what the service answered when asked once. */
+  listDialect: () => Promise<'key' | 'page'>;
   fetchByHash: FetchByHash;
   /** Refreshes tokens (`/info`) and fees (`/fees`) in the database. */
   refreshReference: () => Promise<{ tokens: number; fees: number }>;

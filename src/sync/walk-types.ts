@@ -71,4 +71,6 @@ export interface WalkResult {
   watermark: number | null;
   /** The walk reached its end (the watermark moved); false when stopped by the signal. */
   finished: boolean;
+  /** How the list was read: by page number, or by key (the deployed dialect). Default `page`. */
+  dialect?: 'page' | 'key' | undefined;
 }

@@ -3,6 +3,7 @@ import { LeaseLostError } from '../../errors.js';
 import { startBackfillIfNeeded } from '../../queue/backfill-flow.js';
 import { parseJobPayload } from '../../queue/jobs.js';
 import { type JobProcessor, plannedStart } from '../../queue/worker-deps.js';
+import { walkByKey } from '../../sync/key-walk.js';
 import { supportsParallelBackfill } from '../../sync/parallel-backfill.js';
 import { reconcilePending } from '../../sync/reconcile.js';
 import { isGlobalList, listsAfterWalk } from '../../sync/reread-plan.js';
@@ -19,29 +20,37 @@ export const syncStream: JobProcessor = async (job, deps) => {
   // exactly as many runs later as the re-read delay spans, not one run early by the jitter.
   const startedAt = plannedStart(job);
   try {
-    if (deps.parallelBackfill && supportsParallelBackfill(stream)) {
+    const dialect = await deps.listDialect();
+    // By key, a backfill is one walk a hundred records a request; by page number, range jobs.
+    if (dialect === 'page' && deps.parallelBackfill && supportsParallelBackfill(stream)) {
       const backfill = await startBackfillIfNeeded(deps, stream);
       if (backfill) return backfill;
     }
     // A first walk into an empty mirror (`--sequential-backfill`) builds the read-side indexes at its end.
     await deps.indexes?.defer();
-    const result = await walkStream({
+    const common = {
       store: deps.syncStore,
-      fetchPage: deps.fetchPage,
       spec: stream,
       owner: deps.owner,
       leaseMs: deps.leaseMs,
-      concurrency: deps.concurrency,
-      writers: deps.writers,
       settleMs: deps.settleMs,
       signal: deps.signal,
       logger: deps.logger,
-    });
+    };
+    const result =
+      dialect === 'key'
+        ? await walkByKey({ ...common, fetchKeyPage: deps.fetchKeyPage })
+        : await walkStream({
+            ...common,
+            fetchPage: deps.fetchPage,
+            concurrency: deps.concurrency,
+            writers: deps.writers,
+          });
     if (result.finished && !deps.signal.aborted) await deps.indexes?.restore({ whenIdle: true });
     // Records not final yet are re-read right after the walk of the global list, which read the
     // head pages already; the scheduled re-read job picks up the rest.
     const reread =
-      isGlobalList(stream) && result.finished && !deps.signal.aborted
+      isGlobalList(stream) && result.finished && !deps.signal.aborted && dialect === 'page'
         ? await reconcilePending({
             store: deps.syncStore,
             fetchByHash: deps.fetchByHash,
