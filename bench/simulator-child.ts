@@ -10,7 +10,7 @@ import { loadCreateSimulator } from './simulator-module.js';
 
 /** A control message from the harness. */
 export type SimulatorControl =
-  | { id: number; op: 'count' | 'head' | 'stats' | 'pause' | 'resume' | 'settle' }
+  | { id: number; op: 'count' | 'head' | 'stats' | 'lists' | 'pause' | 'resume' | 'settle' }
   | { id: number; op: 'add'; count: number }
   | { id: number; op: 'faults'; faults: Partial<SimulatorFaults> }
   | { id: number; op: 'dump'; path: string; afterRawId?: number };
@@ -40,6 +40,8 @@ async function handle(simulator: Simulator, message: SimulatorControl): Promise<
       return simulator.headRawId();
     case 'stats':
       return simulator.stats();
+    case 'lists':
+      return simulator.listRequests();
     case 'pause':
       simulator.pauseArrivals();
       return null;

@@ -1,6 +1,11 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import type { SimulatorFaults, SimulatorOptions, SimulatorStats } from '../src/simulator/types.js';
+import type {
+  ListRequestStats,
+  SimulatorFaults,
+  SimulatorOptions,
+  SimulatorStats,
+} from '../src/simulator/types.js';
 import type { SimulatorControl } from './simulator-child.js';
 
 const childScript = new URL('./simulator-child.ts', import.meta.url).pathname;
@@ -18,6 +23,8 @@ export interface SimulatorProcess {
   count(): Promise<number>;
   headRawId(): Promise<number>;
   stats(): Promise<SimulatorStats>;
+  /** List requests served by dialect (key or page numbers). */
+  listRequests(): Promise<ListRequestStats>;
   addRecords(count: number): Promise<number>;
   pauseArrivals(): Promise<void>;
   resumeArrivals(): Promise<void>;
@@ -88,6 +95,7 @@ function wrap(child: ChildProcess, url: string): SimulatorProcess {
     count: () => call<number>({ op: 'count' }),
     headRawId: () => call<number>({ op: 'head' }),
     stats: () => call<SimulatorStats>({ op: 'stats' }),
+    listRequests: () => call<ListRequestStats>({ op: 'lists' }),
     addRecords: (count) => call<number>({ op: 'add', count }),
     pauseArrivals: () => call<void>({ op: 'pause' }),
     resumeArrivals: () => call<void>({ op: 'resume' }),

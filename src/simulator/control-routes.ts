@@ -113,10 +113,10 @@ export function handleControl(input: {
       }
     }
     case 'GET /_sim/stats':
-      return json(200, { requests: target.stats(), ...target.details() });
+      return json(200, { requests: target.stats(), ...target.listRequests(), ...target.details() });
     case 'POST /_sim/stats/reset':
       target.resetStats();
-      return json(200, { requests: target.stats() });
+      return json(200, { requests: target.stats(), ...target.listRequests() });
     default:
       return null;
   }

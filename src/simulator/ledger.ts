@@ -362,10 +362,13 @@ export class SimulatedLedger {
     };
   }
 
-  /** Resolves wire filter values; undefined when the account was never seen. */
+  /**
+   * Resolves wire filter values; undefined when the account was never seen. `tokens`: the token
+   * numbers of the tags asked for (empty = an unknown tag, matching nothing); absent = any token.
+   */
   list(filter: {
     account?: string;
-    tokenTag?: string;
+    tokens?: readonly number[];
     action?: number;
     withoutAction?: number;
   }): ListView | undefined {
@@ -375,8 +378,10 @@ export class SimulatedLedger {
       if (account === undefined) return undefined;
       resolved.account = account;
     }
-    if (filter.tokenTag !== undefined)
-      resolved.token = this.tokens.findIndex((t) => t.tag === filter.tokenTag);
+    const tokens = filter.tokens;
+    // One token (or none known) shares its list with the page dialect's single tag.
+    if (tokens !== undefined && tokens.length <= 1) resolved.token = tokens[0] ?? -1;
+    else if (tokens !== undefined) resolved.tokens = tokens;
     return this.lists.view(resolved);
   }
 
@@ -392,7 +397,10 @@ export class SimulatedLedger {
     return { currentPage: page, totalPages, texts };
   }
 
-  /** Key paging: up to `count` records after (asc) or before (desc) rawId `cursor`, exclusive. */
+  /**
+   * Key paging: up to `count` records after (asc) or before (desc) rawId `cursor`, exclusive;
+   * without a cursor from the oldest (asc) or the newest (desc). A binary search and a slice.
+   */
   keyPage(
     view: ListView | undefined,
     input: { cursor: number | undefined; order: 'asc' | 'desc'; count: number; faults: RecordFaults },
@@ -401,14 +409,14 @@ export class SimulatedLedger {
     const texts: Buffer[] = [];
     if (!view || length === 0) return { texts, hasNextPage: false };
     const rawIdAt = (i: number) => this.table.rawId.get(view.at(i));
+    const { cursor, count, faults } = input;
     if (input.order === 'asc') {
-      let i = input.cursor === undefined ? 0 : lastAtMost(length, rawIdAt, input.cursor) + 1;
-      for (; i < length && texts.length < input.count; i++)
-        texts.push(this.servedBytes(view.at(i), input.faults));
+      let i = cursor === undefined ? 0 : lastAtMost(length, rawIdAt, cursor) + 1;
+      for (; i < length && texts.length < count; i++) texts.push(this.servedBytes(view.at(i), faults));
       return { texts, hasNextPage: i < length };
     }
-    let i = input.cursor === undefined ? length - 1 : lastAtMost(length, rawIdAt, input.cursor - 1);
-    for (; i >= 0 && texts.length < input.count; i--) texts.push(this.servedBytes(view.at(i), input.faults));
+    let i = cursor === undefined ? length - 1 : lastAtMost(length, rawIdAt, cursor - 1);
+    for (; i >= 0 && texts.length < count; i--) texts.push(this.servedBytes(view.at(i), faults));
     return { texts, hasNextPage: i >= 0 };
   }
 

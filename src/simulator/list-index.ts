@@ -8,6 +8,8 @@ export interface ListFilter {
   account?: number | undefined;
   /** Token number; -1 matches nothing (an unknown tag). */
   token?: number | undefined;
+  /** Token numbers, any of them (a key request's list of tags); sorted, without repeats. */
+  tokens?: readonly number[] | undefined;
   /** Action code; -1 matches nothing (an unknown action). */
   action?: number | undefined;
   /** Action code to leave out; -1 leaves nothing out. */
@@ -70,7 +72,10 @@ export class ListIndex {
   view(filter: ListFilter): ListView {
     const base = this.baseView(filter.account);
     const hasFilter =
-      filter.token !== undefined || filter.action !== undefined || filter.withoutAction !== undefined;
+      filter.token !== undefined ||
+      filter.tokens !== undefined ||
+      filter.action !== undefined ||
+      filter.withoutAction !== undefined;
     if (!hasFilter) return base;
     const entry = this.entry(filter);
     const start = lastAtMost(base.length, base.at, entry.scannedTo - 1) + 1;
@@ -84,7 +89,8 @@ export class ListIndex {
   }
 
   private entry(filter: ListFilter): Filtered {
-    const key = `${filter.account ?? ''}|${filter.token ?? ''}|${filter.action ?? ''}|${filter.withoutAction ?? ''}`;
+    const tokens = filter.tokens?.join('+') ?? filter.token ?? '';
+    const key = `${filter.account ?? ''}|${tokens}|${filter.action ?? ''}|${filter.withoutAction ?? ''}`;
     let entry = this.filtered.get(key);
     if (!entry) {
       entry = { filter, positions: u32(64), scannedTo: 0 };
@@ -98,9 +104,10 @@ export class ListIndex {
   }
 
   private matches(filter: ListFilter, pos: number): boolean {
-    const { token, action, withoutAction } = filter;
+    const { token, tokens, action, withoutAction } = filter;
     const table = this.table;
     if (token !== undefined && table.token.get(pos) !== token) return false;
+    if (tokens !== undefined && !tokens.includes(table.token.get(pos))) return false;
     if (action !== undefined && table.action.get(pos) !== action) return false;
     if (withoutAction !== undefined && table.action.get(pos) === withoutAction) return false;
     return true;

@@ -1,36 +1,35 @@
 import type { TokenDef } from './catalog.js';
 import type { RecordFaults } from './faults.js';
+import { joinJson } from './json-bytes.js';
+import { type KeyLimits, type ListDialect, listDialect, type PagingMode } from './key-query.js';
 import type { SimulatedLedger } from './ledger.js';
-import { actionCode } from './list-index.js';
+import { keyListReply, pageListReply } from './list-replies.js';
 import { createRng } from './random.js';
+import { json, notFound, type Reply } from './reply.js';
 
-/** An answer ready to send. */
-export interface Reply {
-  status: number;
-  body: string | Buffer;
-  contentType?: string;
-  headers?: Record<string, string>;
-}
+export { json, notFound, type Reply };
 
 /** A matched public route: its name (for stats) and how to answer it. */
 export interface PublicRoute {
   name: string;
   /** `POST /tx` needs the body; the others answer at once. */
   needsBody: boolean;
+  /** For a list request: the dialect it is answered in (counted in the stats). */
+  dialect?: ListDialect;
   answer(body: unknown): Reply;
 }
 
 /** What the public routes need besides the ledger. */
 export interface PublicRouteContext {
   ledger: SimulatedLedger;
-  keyPaging: boolean;
+  /** The list dialects served. */
+  paging: PagingMode;
+  /** Limits on a key request's `count`. */
+  keyLimits: KeyLimits;
   /** The record faults in force (malformed and tampered shares). */
   recordFaults(): RecordFaults;
   submit(body: unknown): Reply;
 }
-
-export const json = (status: number, value: unknown): Reply => ({ status, body: JSON.stringify(value) });
-export const notFound = (): Reply => json(404, { error: 'err_not_found' });
 
 function tokenInfo(ledger: SimulatedLedger, token: TokenDef, index: number) {
   return {
@@ -78,64 +77,23 @@ function balanceOf(ledger: SimulatedLedger, account: string, index: number) {
   return { tag: token.tag, amount: amount.toString(), decimals: token.decimals };
 }
 
-function parsePage(value: string | null): number | undefined {
-  if (value === null || value === '') return 1;
-  if (!/^\d{1,9}$/.test(value) || Number(value) < 1) return undefined;
-  return Number(value);
-}
-
-function txList(ctx: PublicRouteContext, params: URLSearchParams, account: string | undefined): Reply {
-  const page = parsePage(params.get('page'));
-  if (page === undefined) return json(400, { error: 'err_invalid_page' });
-  const action = params.get('action');
-  const withoutAction = params.get('withoutAction');
-  const tokenTag = params.get('tokenTag');
-  const view = ctx.ledger.list({
-    ...(account !== undefined ? { account } : {}),
-    ...(tokenTag ? { tokenTag } : {}),
-    ...(action ? { action: actionCode(action) } : {}),
-    ...(withoutAction ? { withoutAction: actionCode(withoutAction) } : {}),
-  });
-  if (
-    account === undefined &&
-    ctx.keyPaging &&
-    (params.has('cursor') || params.has('order') || params.has('count'))
-  ) {
-    const cursorText = params.get('cursor');
-    const cursor = cursorText === null || cursorText === '' ? undefined : Number(cursorText);
-    const order = params.get('order') ?? 'asc';
-    const count = Number(params.get('count') ?? '10');
-    if (cursor !== undefined && !Number.isSafeInteger(cursor))
-      return json(400, { error: 'err_invalid_cursor' });
-    if (order !== 'asc' && order !== 'desc') return json(400, { error: 'err_invalid_order' });
-    if (!Number.isInteger(count) || count < 1 || count > 500)
-      return json(400, { error: 'err_invalid_count' });
-    const slice = ctx.ledger.keyPage(view, { cursor, order, count, faults: ctx.recordFaults() });
-    return { status: 200, body: joinJson('{"txs":[', slice.texts, `],"hasNextPage":${slice.hasNextPage}}`) };
-  }
-  const slice = ctx.ledger.page(view, page, ctx.recordFaults());
-  const head = account === undefined ? '{' : `{"accid":${JSON.stringify(account)},`;
+/** A list route, answered in the dialect the paging mode picks for its parameters. */
+function listRoute(
+  ctx: PublicRouteContext,
+  name: string,
+  params: URLSearchParams,
+  account: string | undefined,
+): PublicRoute {
+  const dialect = listDialect(ctx.paging, params);
   return {
-    status: 200,
-    body: joinJson(
-      `${head}"currentPage":${slice.currentPage},"totalPages":${slice.totalPages},"txs":[`,
-      slice.texts,
-      ']}',
-    ),
+    name: `GET ${name}`,
+    needsBody: false,
+    dialect,
+    answer: () => {
+      const req = { ledger: ctx.ledger, params, account, faults: ctx.recordFaults() };
+      return dialect === 'key' ? keyListReply(req, ctx.keyLimits) : pageListReply(req);
+    },
   };
-}
-
-const COMMA = Buffer.from(',');
-
-/** `prefix` + the parts joined by commas + `suffix`, as one buffer. */
-function joinJson(prefix: string, parts: Buffer[], suffix: string): Buffer {
-  const pieces: Buffer[] = [Buffer.from(prefix)];
-  parts.forEach((part, i) => {
-    if (i > 0) pieces.push(COMMA);
-    pieces.push(part);
-  });
-  pieces.push(Buffer.from(suffix));
-  return Buffer.concat(pieces);
 }
 
 function oneTx(ctx: PublicRouteContext, pos: number | undefined): Reply {
@@ -170,7 +128,7 @@ export function matchPublicRoute(
     case 1:
       if (head === 'info') return get('/info', () => info(ledger));
       if (head === 'fees') return get('/fees', () => json(200, { fees: ledger.tokens.map(feeOf) }));
-      if (head === 'txs') return get('/txs', () => txList(ctx, params, undefined));
+      if (head === 'txs') return method === 'GET' ? listRoute(ctx, '/txs', params, undefined) : undefined;
       if (head === 'tx' && method === 'POST')
         return { name: 'POST /tx', needsBody: true, answer: ctx.submit };
       return undefined;
@@ -184,12 +142,16 @@ export function matchPublicRoute(
           const token = ledger.tokens[tokenIndex(a!)];
           return token ? json(200, { fee: feeOf(token) }) : json(404, { error: 'err_token_not_found' });
         });
-      if (head === 'txs') return get('/txs/{account}', () => txList(ctx, params, a));
-      if (head === 'txsByAccount') return get('/txsByAccount/{account}', () => txList(ctx, params, a));
+      if (head === 'txs' || head === 'txsByAccount')
+        return method === 'GET' ? listRoute(ctx, `/${head}/{account}`, params, a) : undefined;
       if (head === 'txsByHash')
         return get('/txsByHash/{ledgerHash}', () => oneTx(ctx, ledger.byLedgerHash(a!)));
       if (head === 'mintedTxByChainTxHash')
         return get('/mintedTxByChainTxHash/{chainTxHash}', () => oneTx(ctx, ledger.byMintChainHash(a!)));
+      // The deployed spellings of the two look-ups.
+      if (head === 'tx') return get('/tx/{ledgerHash}', () => oneTx(ctx, ledger.byLedgerHash(a!)));
+      if (head === 'minted')
+        return get('/minted/{chainTxHash}', () => oneTx(ctx, ledger.byMintChainHash(a!)));
       return undefined;
     case 3:
       if (head === 'balance')

@@ -58,12 +58,12 @@ async function servePublic(
     ctx.hanging.add(res);
     res.on('close', () => {
       ctx.hanging.delete(res);
-      ctx.stats.count(name, 'hang');
+      ctx.stats.count(name, 'hang', route?.dialect);
     });
     req.resume();
     return;
   }
-  res.on('finish', () => ctx.stats.count(name, res.statusCode));
+  res.on('finish', () => ctx.stats.count(name, res.statusCode, route?.dialect));
   if (decision.kind === 'rate_limited') {
     send(res, {
       ...json(429, { error: 'err_too_many_requests' }),

@@ -3,6 +3,7 @@ import type { ControlTarget } from './control-routes.js';
 import { FaultInjector } from './faults.js';
 import { groundTruthOf } from './ground-truth.js';
 import { createHttpListener } from './http-listener.js';
+import { PAGING_MODES } from './key-query.js';
 import { SimulatedLedger } from './ledger.js';
 import { json, type PublicRouteContext } from './public-routes.js';
 import { seedNumber } from './random.js';
@@ -32,6 +33,13 @@ function checkOptions(options: SimulatorOptions): void {
     throw new RangeError('records must be whole');
   const hole = options.holeRate;
   if (hole !== undefined && !(hole >= 0 && hole < 1)) throw new RangeError('holeRate must be in [0, 1)');
+  for (const key of ['maxCount', 'refuseCountAbove'] as const) {
+    const value = options[key];
+    if (value !== undefined && !(Number.isSafeInteger(value) && value >= 0))
+      throw new RangeError(`${key} must be a whole number >= 0`);
+  }
+  if (options.paging !== undefined && !PAGING_MODES.includes(options.paging))
+    throw new RangeError(`paging must be one of ${PAGING_MODES.join(', ')}`);
   const late = options.lateRate;
   if (late !== undefined && !(late >= 0 && late <= 1)) throw new RangeError('lateRate must be in [0, 1]');
 }
@@ -65,7 +73,8 @@ export function createSimulator(options: SimulatorOptions = {}): Simulator {
   const lastNonce = new Map<string, number>();
   const routes: PublicRouteContext = {
     ledger,
-    keyPaging: options.keyPaging ?? false,
+    paging: options.paging ?? 'both',
+    keyLimits: { maxCount: options.maxCount ?? 0, refuseCountAbove: options.refuseCountAbove ?? 0 },
     recordFaults: () => injector.faults,
     submit: (body) => {
       const result = checkSubmission(ledger, body, lastNonce, now());
@@ -117,6 +126,7 @@ export function createSimulator(options: SimulatorOptions = {}): Simulator {
       return ledger.headRawId();
     },
     stats: () => stats.snapshot(),
+    listRequests: () => stats.lists(),
     arrivalState: () => arrivals.state(),
     setArrivalRate: (rate) => arrivals.setRate(rate),
     resetStats: () => stats.reset(),

@@ -1,3 +1,5 @@
+import type { PagingMode } from './key-query.js';
+
 /** Faults the simulator injects into the public query endpoints (never into `/_sim/`). */
 export interface SimulatorFaults {
   /** Fixed delay added to every answer, in ms. Default 0. */
@@ -59,8 +61,21 @@ export interface SimulatorOptions {
    * its rawId place. Its status still changes counting from arrival. Default 1500.
    */
   lateMs?: number;
-  /** Serve `GET /txs?cursor=<rawId>&order=asc|desc&count=<n>` key paging. Default false. */
-  keyPaging?: boolean;
+  /**
+   * The list dialects served, on every list (`/txs`, `/txs?address=`, `/txs/{account}`,
+   * `/txsByAccount/{account}`): `'page'` the interface document's page numbers only (`cursor`,
+   * `order`, `count` ignored); `'key'` the deployed key dialect only (`page` ignored: every list
+   * request gets `{txs, hasNextPage}`, newest first unless `order=asc`); `'both'` the key dialect
+   * for a request with `cursor`, `order` or `count`, page numbers otherwise. Default `'both'`.
+   */
+  paging?: PagingMode;
+  /**
+   * A silent cap: at most this many records per key page, whatever `count` asks, with
+   * `hasNextPage` true while more exist. 0 = no cap. Default 0.
+   */
+  maxCount?: number;
+  /** A key request with `count` above this is answered 400 `err_invalid_count`. 0 = never. Default 0. */
+  refuseCountAbove?: number;
   /** Cached JSON texts of records kept at most (oldest cached evicted first). Default 300000. */
   jsonCacheSize?: number;
   /** Timestamp of the newest record of the initial data set. Default 2026-01-01T00:00:00Z. */
@@ -125,6 +140,14 @@ export type MalformedKind = 'bad_amount' | 'missing_raw_id' | 'broken_internal_s
 /** Requests served, by route and HTTP status: `{ "GET /txs": { "200": 12, "503": 1 } }`. */
 export type SimulatorStats = Record<string, Record<string, number>>;
 
+/** List requests served, by the dialect they were answered in (every status and fault counted). */
+export interface ListRequestStats {
+  /** Answered in the key dialect (`{txs, hasNextPage}`). */
+  keyRequests: number;
+  /** Answered with page numbers (`{currentPage, totalPages, txs}`). */
+  pageRequests: number;
+}
+
 /** A running (or ready to run) reference ledger server. */
 export interface Simulator {
   /** Starts serving HTTP. Defaults: host 127.0.0.1, port 0 (any free port). */
@@ -151,4 +174,6 @@ export interface Simulator {
   headRawId(): number;
   /** Requests served by route and status. */
   stats(): SimulatorStats;
+  /** List requests served by dialect (reset with the route counts). */
+  listRequests(): ListRequestStats;
 }

@@ -47,6 +47,8 @@ describe('ledger-indexer simulate', () => {
       ['--port', '70000'],
       ['--late-rate', '2'],
       ['--late-ms', 'soon'],
+      ['--paging', 'cursor'],
+      ['--max-count', 'ten'],
     ]) {
       const { code, stdout, stderr } = await finish(run(args));
       assert.equal(code, 2, args.join(' '));
@@ -70,6 +72,9 @@ describe('ledger-indexer simulate', () => {
       '--request-budget',
       '--late-rate',
       '--late-ms',
+      '--paging',
+      '--max-count',
+      '--refuse-count-above',
     ]) {
       assert.ok(stdout.includes(flag), flag);
     }
@@ -87,6 +92,38 @@ describe('ledger-indexer simulate', () => {
     child.kill('SIGTERM');
     const { code } = await done;
     assert.equal(code, 0);
+  });
+
+  it('serves the chosen paging dialect with its count limits', async () => {
+    const args = [
+      '--port',
+      '0',
+      '--records',
+      '200',
+      '--arrivals',
+      '0',
+      '--paging',
+      'key',
+      '--max-count',
+      '25',
+    ];
+    const child = run([...args, '--refuse-count-above', '100']);
+    const done = finish(child);
+    const url = await listening(child);
+    const list = async (query: string) => {
+      const res = await fetch(`${url}/txs?${query}`);
+      return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+    };
+    const paged = await list('page=3');
+    assert.deepEqual(Object.keys(paged.body), ['txs', 'hasNextPage'], 'page is ignored by a key-only server');
+    assert.equal((paged.body.txs as unknown[]).length, 10);
+    assert.equal(((await list('order=asc&count=100')).body.txs as unknown[]).length, 25);
+    assert.deepEqual(await list('count=101'), { status: 400, body: { error: 'err_invalid_count' } });
+    const stats = (await (await fetch(`${url}/_sim/stats`)).json()) as Record<string, unknown>;
+    assert.equal(stats.keyRequests, 3);
+    assert.equal(stats.pageRequests, 0);
+    child.kill('SIGTERM');
+    assert.equal((await done).code, 0);
   });
 
   it('makes arriving records visible late with --late-rate and --late-ms', async () => {

@@ -248,7 +248,7 @@ describe('simulator live behaviour', () => {
   });
 
   it('pages by key when the deployment offers it', async () => {
-    await withSimulator({ records: 95, seed: 11, keyPaging: true }, async (url, sim) => {
+    await withSimulator({ records: 95, seed: 11 }, async (url, sim) => {
       const all = [...sim.records()].map((r) => r.rawId);
       const got: number[] = [];
       let cursor: number | undefined;
@@ -293,7 +293,6 @@ describe('simulator live behaviour', () => {
       arrivalsPerSecond: 200,
       lateRate: 0.5,
       lateMs: 400,
-      keyPaging: true,
     };
     await withSimulator(options, async (url, sim) => {
       const start = sim.headRawId();

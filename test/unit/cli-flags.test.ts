@@ -154,6 +154,25 @@ describe('flag errors on the command line', () => {
     }
   });
 
+  it('exits 2 with one line naming a bad paging flag of simulate', async () => {
+    const cases: Array<[string[], string]> = [
+      [['--paging', 'keys'], "--paging must be one of page, key, both (got 'keys')"],
+      [['--paging', ''], "--paging must be one of page, key, both (got '')"],
+      [['--max-count', '-1'], "--max-count must be a whole number from 0 to 1000000 (got '-1')"],
+      [['--max-count', '1e3'], "--max-count must be a whole number from 0 to 1000000 (got '1e3')"],
+      [
+        ['--refuse-count-above', '1000001'],
+        "--refuse-count-above must be a whole number from 0 to 1000000 (got '1000001')",
+      ],
+    ];
+    for (const [flags, message] of cases) {
+      const { code, stdout, stderr } = await run(['simulate', ...flags], { LOG_LEVEL: 'silent' });
+      assert.equal(code, 2, `${flags.join(' ')}: ${stderr}`);
+      assert.equal(stdout, '');
+      assert.equal(stderr, `ledger-indexer simulate: ${message}\n`);
+    }
+  });
+
   it('exits 2 naming a setting above its maximum', async () => {
     const { code, stderr } = await run(['sync', '--base-url', 'http://127.0.0.1:1'], {
       LEDGER_CONCURRENCY: '1000000000',

@@ -28,7 +28,8 @@ function lateLedger(seed = 7) {
   });
   const ctx: PublicRouteContext = {
     ledger,
-    keyPaging: true,
+    paging: 'both',
+    keyLimits: { maxCount: 0, refuseCountAbove: 0 },
     recordFaults: () => ({ malformedRate: 0, tamperedRate: 0 }),
     submit: () => json(500, { error: 'err_internal' }),
   };
@@ -82,6 +83,7 @@ describe('simulator late records', () => {
     const history = truth();
     const sample = history.at(-1)!;
     const account = sample.from;
+    const isOf = (r: GroundTruthRecord) => r.from === account || r.to === account;
     const lists: Array<[string, (r: GroundTruthRecord) => boolean]> = [
       ['/txs', () => true],
       ['/txs?tokenTag=' + sample.tokenTag, (r) => r.tokenTag === sample.tokenTag],
@@ -121,9 +123,11 @@ describe('simulator late records', () => {
         const { rawIds, totalPages } = walkPages(get, path);
         assert.deepEqual(rawIds, expected, `${path} ${when}`);
         assert.equal(totalPages, Math.ceil(expected.length / 10), `${path} totalPages ${when}`);
-        if (!path.startsWith('/txs?') && path !== '/txs') continue;
         assert.deepEqual(walkKeys(get, path), expected, `${path} key paging ${when}`);
       }
+      const transfers = records.filter((r) => isOf(r) && r.action === 'transfer').map((r) => r.rawId);
+      const byAddress = `/txs?address=${account}&action=transfer`;
+      assert.deepEqual(walkKeys(get, byAddress), transfers.reverse(), `${byAddress} ${when}`);
       // A list first asked for now is built from the visible records too.
       const left = when === 'while hidden' ? 'transfer' : 'burn';
       const fresh = `/txsByAccount/${account}?withoutAction=${left}&tokenTag=${sample.tokenTag}`;
@@ -141,6 +145,7 @@ describe('simulator late records', () => {
 
     for (const h of hidden) {
       assert.equal(get(`/txsByHash/${h.ledgerHash}`).status, 404, `rawId ${h.rawId} looked up while hidden`);
+      assert.equal(get(`/tx/${h.ledgerHash}`).status, 404, `rawId ${h.rawId} looked up by /tx while hidden`);
       const accountList = walkPages(get, `/txsByAccount/${h.from}`).rawIds;
       assert.ok(!accountList.includes(h.rawId), `rawId ${h.rawId} in its sender's list while hidden`);
       const keyed = get(`/txs?order=asc&cursor=${h.rawId - 1}&count=1`).body.txs as Tx[];
@@ -149,6 +154,7 @@ describe('simulator late records', () => {
     const hiddenMint = hidden.find((h) => h.action === 'mint');
     assert.ok(hiddenMint, 'a mint among the hidden records');
     assert.equal(get(`/mintedTxByChainTxHash/${hiddenMint.targetChainTxHash}`).status, 404);
+    assert.equal(get(`/minted/${hiddenMint.targetChainTxHash}`).status, 404);
 
     clock.now += LATE_MS;
     const after = truth();

@@ -1,4 +1,5 @@
 import { UsageError } from '../../errors.js';
+import { PAGING_MODES, type PagingMode } from '../../simulator/key-query.js';
 import { createSimulator } from '../../simulator/simulator.js';
 import type { SimulatorFaults } from '../../simulator/types.js';
 import { intFlag } from '../command.js';
@@ -24,7 +25,14 @@ Data:
                              (rawIds above them listed first; default 0)
   --late-ms MS               how long a late record stays invisible after arriving
                              (default 1500)
-  --key-paging               also serve /txs?cursor=&order=&count= key paging
+  --paging MODE              list dialects served: page (page numbers only), key (the
+                             deployed cursor/order/count dialect only; page ignored) or
+                             both (key when a request has cursor, order or count;
+                             default both)
+  --max-count N              at most N records per key page, whatever count asks
+                             (a silent cap; default 0 = none)
+  --refuse-count-above N     answer a key request with count > N with 400
+                             err_invalid_count (default 0 = never)
 
 Faults (all default 0; change them at run time with POST /_sim/faults):
   --latency-ms MS            fixed delay added to every answer
@@ -42,7 +50,8 @@ Faults (all default 0; change them at run time with POST /_sim/faults):
   -h, --help                 this text
 
 Maxima: --port 65535, --records 20000000, --arrivals 100000, delays and --late-ms 86400000 ms
-(a day), latencies 600000 ms, --retry-after-s 3600, --request-budget 1000000, --hole-rate 0.99.
+(a day), latencies 600000 ms, --retry-after-s 3600, --request-budget 1000000, --hole-rate 0.99,
+--max-count and --refuse-count-above 1000000.
 `;
 
 const DAY_MS = 86_400_000;
@@ -55,6 +64,17 @@ function numberFlag(name: string, value: string | undefined, max: number): numbe
     throw new UsageError(`--${name} must be a number between 0 and ${max} (got '${value}')`);
   }
   return parsed;
+}
+
+/** The largest --max-count and --refuse-count-above. */
+const COUNT_MAX = 1_000_000;
+
+function pagingFlag(value: string | undefined): PagingMode {
+  if (value === undefined) return 'both';
+  if (!(PAGING_MODES as readonly string[]).includes(value)) {
+    throw new UsageError(`--paging must be one of ${PAGING_MODES.join(', ')} (got '${value}')`);
+  }
+  return value as PagingMode;
 }
 
 export const command = defineCommand({
@@ -71,7 +91,9 @@ export const command = defineCommand({
     'hole-rate': { type: 'string' },
     'late-rate': { type: 'string' },
     'late-ms': { type: 'string' },
-    'key-paging': { type: 'boolean' },
+    paging: { type: 'string' },
+    'max-count': { type: 'string' },
+    'refuse-count-above': { type: 'string' },
     'latency-ms': { type: 'string' },
     'latency-jitter-ms': { type: 'string' },
     'error-rate': { type: 'string' },
@@ -115,7 +137,9 @@ export const command = defineCommand({
       ...(holeRate !== undefined ? { holeRate } : {}),
       ...(lateRate !== undefined ? { lateRate } : {}),
       ...(lateMs !== undefined ? { lateMs } : {}),
-      keyPaging: values['key-paging'] ?? false,
+      paging: pagingFlag(values.paging),
+      maxCount: intFlag('max-count', values['max-count'], 0, COUNT_MAX) ?? 0,
+      refuseCountAbove: intFlag('refuse-count-above', values['refuse-count-above'], 0, COUNT_MAX) ?? 0,
       faults,
     });
     onClose(() => simulator.close());
