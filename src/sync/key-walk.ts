@@ -112,6 +112,7 @@ export async function walkByKey(input: KeyWalkInput): Promise<WalkResult> {
       refetched: 0,
       watermark,
       finished: false,
+      dialect: 'key',
     },
   };
   logger.info({ stream: key, mode, dialect: 'key', cursor: from, watermark }, 'walk starts');
@@ -275,7 +276,8 @@ function createKeyReader(input: {
   let index = 0;
   let openGap = input.openGap;
   /** The highest record read so far: the lower neighbour of a gap before the next answer's first. */
-  let below: SettleMark | null = null;
+  // At the start, the cursor itself: a gap between it and the first record read counts too.
+  let below: SettleMark = { rawId: input.from, timestamp: 0 };
   let readAt = now();
   return {
     lastReadAt: () => readAt,
@@ -297,7 +299,7 @@ function createKeyReader(input: {
           continue;
         }
         const gap = openGapLow({
-          records: below ? [...marks, below] : marks,
+          records: [...marks, below],
           above: null,
           readAt,
           headAt: undefined,

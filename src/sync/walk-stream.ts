@@ -84,6 +84,7 @@ export async function walkStream(input: WalkStreamInput): Promise<WalkResult> {
     refetched: 0,
     watermark,
     finished: false,
+    dialect: 'page',
   };
   logger.info(
     { stream: key, mode: walk.mode, next_page: walk.nextPage, watermark, stop, total_pages: walk.totalPages },

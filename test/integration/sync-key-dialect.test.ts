@@ -1,0 +1,142 @@
+/**
+ * `sync` against servers that speak the deployed key dialect, the interface document's page
+ * numbers, or both: auto picks the dialect in one request, a key-only server is mirrored a
+ * hundred records a request, and what deployments do (a silent cap, a refused count, lists on a
+ * second host, accounts by `address=`, records shown late) ends with the mirror equal.
+ */
+import assert from 'node:assert/strict';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { after, describe, it } from 'node:test';
+import { createContext } from '../../src/app/context.js';
+import { syncOnce } from '../../src/app/sync-once.js';
+import { loadConfig } from '../../src/config.js';
+import type { Database } from '../../src/db/connect.js';
+import { silentLogger } from '../../src/logger.js';
+import { createSimulator, type Simulator, type SimulatorOptions } from '../../src/simulator/index.js';
+import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
+import { assertMirrorsTruth } from './sync-truth.js';
+
+const databases: TestDatabase[] = [];
+const simulators: Simulator[] = [];
+after(async () => {
+  for (const sim of simulators) await sim.close();
+  for (const db of databases) await db.drop();
+});
+
+async function setup(options: SimulatorOptions) {
+  const sim = createSimulator({ packageDelayMs: 0, burnTargetDelayMs: 0, ...options });
+  simulators.push(sim);
+  const { url } = await sim.listen();
+  const t = await createTestDatabase();
+  databases.push(t);
+  return { sim, url, database: t.database };
+}
+
+async function sync(
+  database: Database,
+  env: Record<string, string>,
+  options: Parameters<typeof syncOnce>[1] = {},
+) {
+  const config = loadConfig({ LEDGER_REQUESTS_PER_SECOND: '0', LEDGER_RETRY_MIN_MS: '10', ...env });
+  const ctx = await createContext({
+    config,
+    logger: silentLogger(),
+    database,
+    recheck: { recheckAfterMs: 0 },
+  });
+  try {
+    const result = await syncOnce(ctx, options);
+    return { result, stats: ctx.client.stats() };
+  } finally {
+    await ctx.close();
+  }
+}
+
+describe('sync by key, the deployed dialect', () => {
+  it('mirrors a key-only server a hundred records a request, picked by auto in one request', async () => {
+    const { sim, url, database } = await setup({ records: 2000, seed: 41, paging: 'key' });
+    const { result, stats } = await sync(database, { LEDGER_BASE_URL: url });
+    const walk = result.streams[0];
+    assert.equal(walk?.dialect, 'key');
+    assert.equal(walk?.finished, true);
+    await assertMirrorsTruth(database.db, sim);
+    const requests = sim.listRequests();
+    assert.equal(requests.pageRequests, 0, 'never a page number');
+    // 20 answers of a hundred, the empty check of the end, and the one request that asked.
+    assert.ok(requests.keyRequests <= 23, `${requests.keyRequests} key requests for 2000 records`);
+    assert.ok(stats.keyRequests >= 21);
+  });
+
+  it('reads a page-only server by page number, and a server of both by key', async () => {
+    const pageOnly = await setup({ records: 300, seed: 42, paging: 'page' });
+    const onPages = await sync(pageOnly.database, { LEDGER_BASE_URL: pageOnly.url });
+    assert.equal(onPages.result.streams[0]?.dialect ?? 'page', 'page');
+    await assertMirrorsTruth(pageOnly.database.db, pageOnly.sim);
+    const both = await setup({ records: 300, seed: 43, paging: 'both' });
+    const onKeys = await sync(both.database, { LEDGER_BASE_URL: both.url });
+    assert.equal(onKeys.result.streams[0]?.dialect, 'key');
+    await assertMirrorsTruth(both.database.db, both.sim);
+    const forced = await setup({ records: 300, seed: 44, paging: 'both' });
+    const byPage = await sync(forced.database, { LEDGER_BASE_URL: forced.url, LEDGER_PAGING: 'page' });
+    assert.equal(byPage.result.streams[0]?.dialect ?? 'page', 'page');
+    assert.equal(forced.sim.listRequests().keyRequests, 0);
+  });
+
+  it('follows a silent cap, and settles on the count a server accepts', async () => {
+    const capped = await setup({ records: 700, seed: 45, paging: 'key', maxCount: 30 });
+    await sync(capped.database, { LEDGER_BASE_URL: capped.url });
+    await assertMirrorsTruth(capped.database.db, capped.sim);
+    const refusing = await setup({ records: 700, seed: 46, paging: 'key', refuseCountAbove: 50 });
+    await sync(refusing.database, { LEDGER_BASE_URL: refusing.url });
+    await assertMirrorsTruth(refusing.database.db, refusing.sim);
+    assert.ok(refusing.sim.listRequests().keyRequests <= 20, 'fifty a request once refused a hundred');
+  });
+
+  it('tails by key, new records and records shown late alike, and keeps an account list by address=', async () => {
+    const { sim, url, database } = await setup({
+      records: 500,
+      seed: 47,
+      paging: 'key',
+      arrivalsPerSecond: 100,
+      lateRate: 0.2,
+      lateMs: 800,
+    });
+    for (let run = 0; run < 4; run++) {
+      await sync(database, { LEDGER_BASE_URL: url });
+      await new Promise((resolve) => setTimeout(resolve, 400));
+    }
+    sim.pauseArrivals();
+    await new Promise((resolve) => setTimeout(resolve, 1200));
+    await sync(database, { LEDGER_BASE_URL: url });
+    await assertMirrorsTruth(database.db, sim);
+  });
+
+  it('reads the lists from a second host, and /info from the service', async () => {
+    const { sim, url, database } = await setup({ records: 400, seed: 48, paging: 'key' });
+    // The main host answers /info and refuses lists, as a host whose lists moved away would.
+    const seen: string[] = [];
+    const main = createServer((req, res) => {
+      seen.push(req.url ?? '');
+      if ((req.url ?? '').startsWith('/txs')) {
+        res.writeHead(404, { 'content-type': 'application/json' });
+        res.end('{"error":"err_not_found"}');
+        return;
+      }
+      void fetch(new URL(req.url ?? '/', url)).then(async (answer) => {
+        res.writeHead(answer.status, { 'content-type': 'application/json' });
+        res.end(await answer.text());
+      });
+    });
+    await new Promise<void>((resolve) => main.listen(0, '127.0.0.1', resolve));
+    try {
+      const base = `http://127.0.0.1:${(main.address() as AddressInfo).port}`;
+      await sync(database, { LEDGER_BASE_URL: base, LEDGER_LIST_URL: url, LEDGER_LOOKUPS: 'deployed' });
+      await assertMirrorsTruth(database.db, sim);
+      assert.ok(seen.includes('/info'), 'tokens from the main host');
+      assert.ok(!seen.some((path) => path.startsWith('/txs')), 'no list asked of the main host');
+    } finally {
+      await new Promise((resolve) => main.close(resolve));
+    }
+  });
+});
