@@ -37,6 +37,10 @@ export function createProgress(options: ProgressOptions): Progress {
   const line = (event: PageEvent): string => {
     const seconds = Math.max((now() - startedAt) / 1000, 0.001);
     const rate = Math.round(records / seconds);
+    // A walk by key knows no page count (`totalPages` 0): its requests are counted, with no ETA.
+    const counted = event.totalPages > 0;
+    if (!counted)
+      return `${event.key} ${event.mode} by key, request ${event.page}  ${records} records  ${rate} rec/s`;
     const left = event.mode === 'backfill' ? Math.max(event.totalPages - event.page, 0) : 0;
     const pagesPerSecond = pagesDone / seconds;
     const eta = event.mode === 'backfill' && pagesPerSecond > 0 ? formatDuration(left / pagesPerSecond) : '-';

@@ -136,7 +136,7 @@ async function syncAndReport(
   const walk = result.streams[0];
   const seconds = (Date.now() - syncStarted) / 1000;
   io.stdout.write(
-    `synced ${walk?.counts.inserted ?? 0} records (${walk?.pages ?? 0} pages) in ${seconds.toFixed(1)}s, ` +
+    `synced ${walk?.counts.inserted ?? 0} records (${readBy(walk, ctx.client.keyCount())}) in ${seconds.toFixed(1)}s, ` +
       `${Math.round((walk?.records ?? 0) / seconds)} records/s (database set up in ${setupSeconds.toFixed(1)}s)\n`,
   );
   if (result.stopped) return signalExitCode(io.signal);
@@ -191,4 +191,13 @@ async function serveDemo(input: {
     }
   }
   return 0;
+}
+
+/** How a walk read its list, for a line of output: `12 requests by key, 100 a request`, or `120 pages`. */
+export function readBy(
+  walk: { dialect?: 'key' | 'page' | undefined; pages: number } | undefined,
+  count: number,
+): string {
+  if (walk?.dialect === 'key') return `${walk.pages} requests by key, ${count} a request`;
+  return `${walk?.pages ?? 0} pages`;
 }

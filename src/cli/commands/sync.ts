@@ -145,7 +145,7 @@ function summarise(result: SyncResult, elapsedMs: number): string {
       ? `up to date, watermark ${walk.watermark}`
       : 'stopped mid-walk (resumes next run)';
     return (
-      `${walk.key}: ${walk.mode}, ${walk.pages} pages, ${walk.records} records ` +
+      `${walk.key}: ${walk.mode}, ${walk.dialect === 'key' ? `${walk.pages} requests by key` : `${walk.pages} pages`}, ${walk.records} records ` +
       `(${walk.counts.inserted} new, ${walk.counts.updated} changed, ${walk.counts.rejected} rejected` +
       `${conflictNote(walk.counts.conflicts)}); ${state}`
     );
