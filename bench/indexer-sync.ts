@@ -16,6 +16,8 @@ export interface IndexerSetup {
   nodeFlags: string[];
   /** Folder each process's debug log goes to (`<label>.log`); null = warnings only, not kept. */
   logDir: string | null;
+  /** How the indexer reads the lists (`LEDGER_PAGING`). */
+  paging: 'page' | 'key';
 }
 
 /**
@@ -35,6 +37,7 @@ export function indexerEnv(
     LOG_LEVEL: setup.logDir === null ? 'warn' : 'debug',
     LEDGER_REQUESTS_PER_SECOND: '0',
     LEDGER_CONCURRENCY: String(setup.concurrency),
+    LEDGER_PAGING: setup.paging,
     NODE_ENV: 'production',
   };
 }

@@ -66,6 +66,7 @@ async function main(argv: string[]): Promise<number> {
       nodeFlags:
         options.cpuProfDir === null ? [] : ['--cpu-prof', '--cpu-prof-dir', resolve(options.cpuProfDir)],
       logDir: options.logDir === null ? null : ensureDir(resolve(options.logDir)),
+      paging: options.paging,
     },
     admin,
     tmpDir,

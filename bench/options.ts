@@ -36,6 +36,8 @@ export interface BenchOptions {
   holeRate: number | null;
   /** Share of arriving records the simulators make visible late; null = the simulator's default (0). */
   lateRate: number | null;
+  /** How the indexer reads the lists (`--paging`): page numbers (default, comparable with earlier results) or by key. */
+  paging: 'page' | 'key';
   /** How long a late record stays invisible, ms; null = the simulator's default (1500). */
   lateMs: number | null;
   /** Seed of every simulator. */
@@ -75,6 +77,7 @@ export const USAGE = `Usage: npm run bench -- [options]
   --hole-rate R      share of rawIds the simulators never publish (default: the simulator's, 0.01)
   --late-rate R      share of arriving records the simulators show late (default: the simulator's, 0)
   --late-ms MS       how long such a record stays invisible (default: the simulator's, 1500)
+  --paging page|key  how the indexer reads the lists: page numbers (default) or by key, 100 a request
   --runner dist|tsx  run the indexer compiled (npm run build first; default) or through tsx
   --cpu-prof DIR     write CPU profiles of every indexer process into DIR (node --cpu-prof)
   --log-dir DIR      append each indexer process's log, at debug level, to DIR/<process>.log
@@ -100,6 +103,7 @@ export function parseBenchOptions(argv: string[]): BenchOptions {
       'hole-rate': { type: 'string' },
       'late-rate': { type: 'string' },
       'late-ms': { type: 'string' },
+      paging: { type: 'string' },
       seed: { type: 'string' },
       workers: { type: 'string' },
       concurrency: { type: 'string' },
@@ -144,6 +148,7 @@ export function parseBenchOptions(argv: string[]): BenchOptions {
     holeRate: fraction('hole-rate', values['hole-rate']),
     lateRate: fraction('late-rate', values['late-rate']),
     lateMs: whole('late-ms', values['late-ms'], 0) ?? null,
+    paging: pagingOf(values.paging),
     only,
   };
 }
@@ -159,6 +164,12 @@ function runnerKind(value: string | undefined): 'dist' | 'tsx' {
   if (value === undefined || value === 'dist') return 'dist';
   if (value === 'tsx') return 'tsx';
   throw new Error(`--runner must be dist or tsx (got '${value}')`);
+}
+
+function pagingOf(value: string | undefined): 'page' | 'key' {
+  if (value === undefined || value === 'page') return 'page';
+  if (value === 'key') return 'key';
+  throw new Error(`--paging must be page or key (got '${value}')`);
 }
 
 /** `--help` was asked for. */

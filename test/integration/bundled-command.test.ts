@@ -96,6 +96,6 @@ describe('the bundled command (dist/cli)', () => {
       entry,
     ).done;
     assert.equal(code, 0, stderr.slice(-2000));
-    assert.match(stdout, /^synced 300 records \(30 pages\) in [\d.]+s/m);
+    assert.match(stdout, /^synced 300 records \(3 requests by key, 100 a request\) in [\d.]+s/m);
   });
 });

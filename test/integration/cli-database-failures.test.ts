@@ -11,7 +11,8 @@ let simulator: Simulator;
 let serviceUrl: string;
 
 before(async () => {
-  simulator = createSimulator({ records: 3000, seed: 43, faults: { latencyMs: 20 } });
+  // Page numbers: the run is stopped between page commits, their checkpoints read back.
+  simulator = createSimulator({ records: 3000, seed: 43, paging: 'page', faults: { latencyMs: 20 } });
   ({ url: serviceUrl } = await simulator.listen());
 });
 

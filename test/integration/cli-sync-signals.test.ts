@@ -31,6 +31,8 @@ before(async () => {
     LEDGER_BASE_URL: server.baseUrl,
     DATABASE_URL: testDb.url,
     LEDGER_REQUESTS_PER_SECOND: '0',
+    // Page numbers, as the service is told to speak: the hang comes in the walk, not in asking.
+    LEDGER_PAGING: 'page',
     // What a user has by default: requests that would wait 30 s, then be retried.
     LEDGER_REQUEST_TIMEOUT_MS: '30000',
     LOG_LEVEL: 'silent',

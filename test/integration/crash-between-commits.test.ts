@@ -57,8 +57,9 @@ async function freshDatabase(name: string): Promise<{ url: string; database: Dat
 }
 
 /**
- * A proxy to the simulator that runs `beforePage` before answering each list page: the test's
- * hook waits there for the commits it wants, and crashes the server.
+ * A proxy to the simulator that runs `beforePage` before answering each list page (given its
+ * page number, or by key its cursor): the test's hook waits there for the commits it wants, and
+ * crashes the server.
  */
 async function hookedProxy(
   target: string,
@@ -67,7 +68,8 @@ async function hookedProxy(
   const proxy: Server = createServer((req, res) => {
     void (async () => {
       const url = new URL(req.url ?? '/', target);
-      const page = url.searchParams.get('page');
+      // A page number, or by key the request's position: the cursor it follows on from.
+      const page = url.searchParams.get('page') ?? url.searchParams.get('cursor');
       if (page !== null) await beforePage(Number(page));
       const upstream = await fetch(url);
       res.writeHead(upstream.status, {
@@ -111,8 +113,9 @@ async function crashCounting(database: Database): Promise<{ before: number; afte
   return { before, after: await storedCount(database) };
 }
 
-async function runSync(url: string, database: Database, writers: number) {
+async function runSync(url: string, database: Database, writers: number, env: Record<string, string> = {}) {
   const config = loadConfig({
+    ...env,
     LEDGER_BASE_URL: url,
     LEDGER_REQUESTS_PER_SECOND: '0',
     LEDGER_RETRY_MIN_MS: '10',
@@ -137,7 +140,7 @@ describe('a database crash between two commits of a sync', () => {
   let simUrl: string;
   before(async () => {
     // Slow pages: a walk with one request in flight commits page after page as they come.
-    sim = createSimulator({ records: 400, seed: 83, holeRate: 0, faults: { latencyMs: 40 } });
+    sim = createSimulator({ records: 400, seed: 83, holeRate: 0, paging: 'page', faults: { latencyMs: 40 } });
     simUrl = (await sim.listen()).url;
   });
   after(async () => {
@@ -205,6 +208,60 @@ describe('a database crash between two commits of a sync', () => {
       await database.close();
     }
   }
+});
+
+describe('a database crash between two commits of a walk by key', () => {
+  it('never reports up to date with records missing, and the next run repairs', async () => {
+    const sim = createSimulator({
+      records: 400,
+      seed: 85,
+      holeRate: 0,
+      paging: 'key',
+      faults: { latencyMs: 20 },
+    });
+    const simUrl = (await sim.listen()).url;
+    const byKey = { LEDGER_PAGE_COUNT: '10' };
+    try {
+      for (let attempt = 1; attempt <= 4; attempt++) {
+        const { database } = await freshDatabase(`crash_key_${attempt}`);
+        // Records 1-140 made durable; the commit of 141-150 acknowledged, then taken back by the crash.
+        let counts = null as { before: number; after: number } | null;
+        const proxy = await hookedProxy(simUrl, async (cursor) => {
+          if (cursor === 140) {
+            await storedAtLeast(database, 140);
+            await database.db.execute(sql`CHECKPOINT`);
+          } else if (cursor === 150 && !counts) {
+            await storedAtLeast(database, 150);
+            counts = await crashCounting(database);
+          }
+        });
+        try {
+          const first = await runSync(proxy.url, database, 1, byKey).then(
+            (result) => (result.streams[0]?.finished ? 'complete' : 'unfinished'),
+            (error: unknown) => error,
+          );
+          assert.ok(counts, 'the proxy crashed the server');
+          if (counts.after === counts.before) continue;
+          if (first === 'complete') await assertMirrorsTruth(database.db, sim);
+          else
+            assert.ok(
+              first instanceof DatabaseError,
+              `the run fails with the database's line: ${String(first)}`,
+            );
+          const second = await runSync(simUrl, database, 1, byKey);
+          assert.equal(second.streams[0]?.finished, true);
+          await assertMirrorsTruth(database.db, sim);
+          return;
+        } finally {
+          await proxy.close();
+          await database.close();
+        }
+      }
+      assert.fail('the crash never took a commit back in 4 attempts');
+    } finally {
+      await sim.close();
+    }
+  });
 });
 
 describe('a database crash between two commits of a range job', () => {

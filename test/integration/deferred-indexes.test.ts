@@ -24,7 +24,7 @@ after(async () => {
 });
 
 async function setup(records: number) {
-  const simulator = createSimulator({ records, seed: 21, arrivalsPerSecond: 0 });
+  const simulator = createSimulator({ records, seed: 21, arrivalsPerSecond: 0, paging: 'page' });
   simulators.push(simulator);
   const { url } = await simulator.listen();
   const testDb = await createTestDatabase();

@@ -60,7 +60,8 @@ async function restartUnderTransaction(): Promise<void> {
 
 describe('PostgreSQL restarting under a transaction in flight', () => {
   it('a worker stays up, its interrupted job runs again, and the backfill completes exactly', async () => {
-    const sim = createSimulator({ records: 800, seed: 61, faults: { latencyMs: 10 } });
+    // Page numbers: the workers backfill with range jobs, whose commit the restart interrupts.
+    const sim = createSimulator({ records: 800, seed: 61, paging: 'page', faults: { latencyMs: 10 } });
     const { url } = await sim.listen();
     const prefix = uniquePrefix('postgres-restart');
     const connection = createRedisConnection(TEST_REDIS_URL, 'producer');

@@ -1,0 +1,80 @@
+/**
+ * Workers on a service that speaks only the key dialect: a stream job walks the list by key, a
+ * hundred records a request; a worker killed mid-walk leaves a cursor the next job resumes from,
+ * and the mirror ends equal to the service, tails and records arriving included.
+ */
+import assert from 'node:assert/strict';
+import { after, describe, it } from 'node:test';
+import { sql } from 'drizzle-orm';
+import { queryRows } from '../../src/db/rows.js';
+import { type Setup, setUp } from '../helpers/redis.js';
+import { waitFor } from '../helpers/wait-for.js';
+import { assertMirrorsTruth } from './sync-truth.js';
+
+/** The global stream's watermark and the cursor of its walk in progress. */
+async function globalStream(setup: Setup): Promise<{ watermark: number | null; cursor: number | null }> {
+  const rows = await queryRows<{ watermark: string | null; cursor: string | null }>(
+    setup.db.database.db,
+    sql`SELECT watermark::text AS watermark, walk->>'cursor' AS cursor FROM sync_streams WHERE key = 'txs'`,
+  );
+  const row = rows[0];
+  return {
+    watermark: row?.watermark == null ? null : Number(row.watermark),
+    cursor: row?.cursor == null ? null : Number(row.cursor),
+  };
+}
+
+describe('workers on a service that speaks only the key dialect', () => {
+  let setup: Setup | undefined;
+  after(async () => {
+    await setup?.close();
+  });
+
+  it('backfill and tail by key, a killed worker resumed from its cursor, end equal to the service', async () => {
+    setup = await setUp('worker-key', {
+      records: 3000,
+      seed: 52,
+      paging: 'key',
+      arrivalsPerSecond: 20,
+      packageDelayMs: 0,
+      burnTargetDelayMs: 0,
+      faults: { latencyMs: 30 },
+    });
+    const current = setup;
+    const doomed = current.start();
+    await doomed.ready;
+    await current.queues.add('sync-stream', { stream: {} });
+    await waitFor(
+      'the walk by key to commit a cursor',
+      async () => (await globalStream(current)).cursor !== null,
+      {
+        timeoutMs: 20_000,
+        everyMs: 20,
+      },
+    );
+    doomed.child.kill('SIGKILL');
+    await doomed.exited;
+    await current.start().ready;
+    current.sim.pauseArrivals();
+    const head = current.sim.headRawId();
+    // The killed job's lease expires; stream jobs are asked for until the watermark reaches the head.
+    await waitFor(
+      'the walk by key to reach the head',
+      async () => {
+        const { watermark } = await globalStream(current);
+        if (watermark !== null && watermark >= head) return true;
+        await current.queues.add('sync-stream', { stream: {} });
+        return false;
+      },
+      { timeoutMs: 90_000, everyMs: 1000 },
+    );
+    await assertMirrorsTruth(current.db.database.db, current.sim);
+    const requests = current.sim.listRequests();
+    assert.equal(requests.pageRequests, 0, 'never a page number');
+    const backfillRuns = await queryRows<{ n: number }>(
+      current.db.database.db,
+      sql`SELECT count(*)::int AS n FROM backfill_runs`,
+    );
+    assert.equal(backfillRuns[0]?.n, 0, 'no range jobs by key');
+  });
+});
