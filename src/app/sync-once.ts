@@ -144,15 +144,21 @@ export async function syncOnce(ctx: SyncContext, options: SyncOptions = {}): Pro
   if (options.reconcile !== false && !options.signal?.aborted) {
     // Through list pages only when the global list is mirrored whole: a record's rank among the
     // stored ones is then its place in the list. Its tail walk read the head pages already.
-    // (By key there are no list ranks: records are re-read one by one.)
     const global = result.streams.find(
-      (walk, i) => walk.finished && walk.dialect !== 'key' && isGlobalList(specs[i] ?? { account: '' }),
+      (walk, i) => walk.finished && isGlobalList(specs[i] ?? { account: '' }),
     );
+    const byKey = global?.dialect === 'key';
     result.reconcile = await reconcilePending({
       store: ctx.store,
       fetchByHash: createFetchByHash(ctx.client, options.requestSignal),
       fetchPage,
-      lists: global ? listsAfterWalk(global) : undefined,
+      lists: global && !byKey ? listsAfterWalk(global) : undefined,
+      byKey: byKey
+        ? {
+            fetchKeyPage: createFetchKeyPage(ctx.client, options.requestSignal),
+            count: ctx.client.keyCount(),
+          }
+        : undefined,
       concurrency: ctx.config.concurrency,
       maxRecords: options.maxRereads,
       dueBy: startedAt,

@@ -48,6 +48,7 @@ export function createWorkerDeps(input: {
     fetchPage: createFetchPage(app.client, requestSignal),
     fetchKeyPage: createFetchKeyPage(app.client, requestSignal),
     listDialect: () => app.client.listDialect({ signal: requestSignal }),
+    keyCount: () => app.client.keyCount(),
     fetchByHash: createFetchByHash(app.client, requestSignal),
     refreshReference: async () => {
       const info = await app.client.info({ signal: requestSignal });

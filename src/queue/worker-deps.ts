@@ -16,6 +16,8 @@ export interface WorkerDeps {
   fetchKeyPage: FetchKeyPage;
   /** How the service's lists are read: `LEDGER_PAGING`, or what the service answered when asked once. */
   listDialect: () => Promise<'key' | 'page'>;
+  /** Records asked per key request (the count the service accepts). */
+  keyCount: () => number;
   fetchByHash: FetchByHash;
   /** Refreshes tokens (`/info`) and fees (`/fees`) in the database. */
   refreshReference: () => Promise<{ tokens: number; fees: number }>;

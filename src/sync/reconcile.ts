@@ -2,11 +2,13 @@ import type { LedgerTx } from './model.js';
 import type {
   ClaimedRecord,
   FetchByHash,
+  FetchKeyPage,
   FetchPage,
   PendingRecord,
   SyncStore,
   WriteCounts,
 } from './ports.js';
+import { planKeyRereads, readKeyRereads } from './reread-by-key.js';
 import {
   LIST_NAMES,
   type ListRead,
@@ -36,6 +38,11 @@ export interface ReconcileInput {
    * completed), so a record's rank among the stored ones is its place in the list.
    */
   lists?: RereadLists | undefined;
+  /**
+   * Re-read through the global list by key (the deployed dialect), `count` records an answer:
+   * only when the global list is mirrored, like `lists`. Takes the place of `lists`.
+   */
+  byKey?: { fetchKeyPage: FetchKeyPage; count: number } | undefined;
   /** Records claimed per round. Default 1000. */
   batchSize?: number;
   /** Requests in flight at once. Default 4. */
@@ -92,15 +99,23 @@ export async function reconcilePending(input: ReconcileInput): Promise<Reconcile
     failed: 0,
     counts: zeroCounts(),
   };
-  const useLists = input.fetchPage !== undefined && input.lists !== undefined;
+  const useKeys = input.byKey !== undefined;
+  const useLists = !useKeys && input.fetchPage !== undefined && input.lists !== undefined;
   const dueBy = input.dueBy ?? now();
   let globalPagesRead = input.lists?.globalPagesRead ?? 0;
   while (!input.signal?.aborted && (input.maxRecords === undefined || result.checked < input.maxRecords)) {
     const room =
       input.maxRecords === undefined ? batchSize : Math.min(batchSize, input.maxRecords - result.checked);
     // Claimed from now: a run that began long ago (a long backfill) still keeps others off them.
-    const due = await input.store.claimDue(room, now(), { rankLimit: useLists ? RANK_LIMIT : 0, dueBy });
+    const due = await input.store.claimDue(room, now(), {
+      rankLimit: useLists || useKeys ? RANK_LIMIT : 0,
+      dueBy,
+    });
     if (due.length === 0) break;
+    if (input.byKey) {
+      await lookUp(input, await rereadByKey(input, input.byKey, due, { result, now }), result, now);
+      continue;
+    }
     const plan = useLists
       ? planRereads(due, { ...input.lists, globalPagesRead })
       : { reads: [], lookups: due, requests: due.length };
@@ -217,6 +232,40 @@ async function readLists(
     'list pages re-read',
   );
   return { found, seen: [...others.values()], globalPages };
+}
+
+/**
+ * Re-reads due records through key answers of the global list where enough of them lie close
+ * together, commits what the answers showed, and returns the records left to look up.
+ */
+async function rereadByKey(
+  input: ReconcileInput,
+  byKey: NonNullable<ReconcileInput['byKey']>,
+  due: readonly ClaimedRecord[],
+  context: { result: ReconcileResult; now: () => Date },
+): Promise<ClaimedRecord[]> {
+  const { result, now } = context;
+  const logger = input.logger ?? quietLogger;
+  const plan = planKeyRereads(due, { count: byKey.count });
+  if (plan.reads.length === 0) return plan.lookups;
+  const read = await readKeyRereads({
+    reads: plan.reads,
+    fetchKeyPage: byKey.fetchKeyPage,
+    count: byKey.count,
+    limit: input.concurrency ?? 4,
+    signal: input.signal,
+    onFailure: (cursor, error) =>
+      logger.warn({ cursor, err: errorText(error) }, 're-read by key failed; its records are looked up'),
+  });
+  result.requests += read.requests;
+  const records = [...read.found.values()];
+  addCounts(
+    result.counts,
+    await input.store.commitReread({ records, missing: [], now: now(), seen: read.seen }),
+  );
+  result.checked += records.length;
+  result.viaPages += records.length;
+  return [...plan.lookups, ...read.unseen];
 }
 
 /** Looks records up one by one and commits what was found, and what the service no longer knows. */

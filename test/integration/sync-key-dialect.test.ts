@@ -112,6 +112,33 @@ describe('sync by key, the deployed dialect', () => {
     await assertMirrorsTruth(database.db, sim);
   });
 
+  it('re-reads records that change after first sight by key, a hundred an answer, until they end equal', async () => {
+    // Records are confirmed at first sight and packaged two seconds later; no rawId holes, so the
+    // next tail has no span to read again, and the re-reads are what brings them current.
+    const { sim, url, database } = await setup({
+      records: 300,
+      seed: 49,
+      paging: 'key',
+      holeRate: 0,
+      arrivalsPerSecond: 150,
+      packageDelayMs: 2000,
+      burnTargetDelayMs: 2000,
+    });
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    sim.pauseArrivals();
+    await sync(database, { LEDGER_BASE_URL: url });
+    await new Promise((resolve) => setTimeout(resolve, 2500));
+    const { result } = await sync(database, { LEDGER_BASE_URL: url });
+    const reread = result.reconcile;
+    assert.ok(reread && reread.checked >= 100, `records re-read: ${JSON.stringify(reread)}`);
+    assert.ok(reread.viaPages >= reread.checked / 2, 'most through key answers');
+    assert.ok(
+      reread.requests * 10 < reread.checked,
+      `${reread.requests} requests for ${reread.checked} records`,
+    );
+    await assertMirrorsTruth(database.db, sim);
+  });
+
   it('reads the lists from a second host, and /info from the service', async () => {
     const { sim, url, database } = await setup({ records: 400, seed: 48, paging: 'key' });
     // The main host answers /info and refuses lists, as a host whose lists moved away would.

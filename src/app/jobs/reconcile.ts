@@ -5,13 +5,13 @@ import { reconcilePending } from '../../sync/reconcile.js';
 /** Re-reads stored records that are not final yet (status changes, late fields). */
 export const reconcile: JobProcessor = async (job, deps) => {
   const { limit, lists, overdueMs } = parseJobPayload('reconcile', job.data);
-  // List ranks are page numbers: read by key, records are re-read one by one.
-  const byPage = lists && (await deps.listDialect()) === 'page';
+  const dialect = lists ? await deps.listDialect() : null;
   const result = await reconcilePending({
     store: deps.syncStore,
     fetchByHash: deps.fetchByHash,
     fetchPage: deps.fetchPage,
-    lists: byPage ? {} : undefined,
+    lists: dialect === 'page' ? {} : undefined,
+    byKey: dialect === 'key' ? { fetchKeyPage: deps.fetchKeyPage, count: deps.keyCount() } : undefined,
     maxRecords: limit,
     dueBy: new Date(Date.now() - (overdueMs ?? 0)),
     concurrency: deps.concurrency,

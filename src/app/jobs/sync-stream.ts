@@ -50,12 +50,14 @@ export const syncStream: JobProcessor = async (job, deps) => {
     // Records not final yet are re-read right after the walk of the global list, which read the
     // head pages already; the scheduled re-read job picks up the rest.
     const reread =
-      isGlobalList(stream) && result.finished && !deps.signal.aborted && dialect === 'page'
+      isGlobalList(stream) && result.finished && !deps.signal.aborted
         ? await reconcilePending({
             store: deps.syncStore,
             fetchByHash: deps.fetchByHash,
             fetchPage: deps.fetchPage,
-            lists: listsAfterWalk(result),
+            lists: dialect === 'page' ? listsAfterWalk(result) : undefined,
+            byKey:
+              dialect === 'key' ? { fetchKeyPage: deps.fetchKeyPage, count: deps.keyCount() } : undefined,
             maxRecords: RECONCILE_LIMIT,
             dueBy: startedAt,
             concurrency: deps.concurrency,
