@@ -18,6 +18,9 @@ function fakeClient(list: LiveList, calls: string[]): LedgerClient {
       return list.fetchPage({ account }, query.page ?? 1);
     },
     txsByHash: async (hash: string) => makeTx(Number(hash.replace('0xhash', '')), { status: 'packaged' }),
+    // A service of page numbers (the walk by key has tests of its own).
+    listDialect: async () => 'page' as const,
+    keyCount: () => 100,
   };
   return client as unknown as LedgerClient;
 }
