@@ -137,7 +137,10 @@ export async function walkByKey(input: KeyWalkInput): Promise<WalkResult> {
       if (answer.walk === null) run.headAt = reader.lastReadAt();
       pipeline.add(answer);
       const last = answer.walk === null;
-      if (last || pipeline.full() || pipeline.lingered() || input.signal?.aborted) await pipeline.submit();
+      if (last || pipeline.full() || input.signal?.aborted) await pipeline.submit();
+      // Else committed as soon as the running commit ends, with whatever arrived meanwhile; a
+      // failure is thrown by the next submit or flush.
+      else pipeline.submit().catch(() => {});
       if (last || input.signal?.aborted) break;
       if (now() - run.leaseTakenAt > leaseMs / 3) {
         await pipeline.settled();
