@@ -17,6 +17,15 @@ export const REREAD_STREAM = 'rereads';
 
 const WRITE_KINDS = ['inserted', 'updated', 'unchanged', 'rejected', 'conflicts'] as const;
 
+/** The list endpoints of the client, by dialect. */
+const LIST_DIALECTS: Readonly<Record<string, 'page' | 'key'>> = {
+  txs: 'page',
+  txsByAccount: 'page',
+  txsByKey: 'key',
+  txsByKeyAccount: 'key',
+  detectPaging: 'key',
+};
+
 /**
  * The counters of this process: its requests to the ledger service and its writes. Every series
  * carries `process` (host:pid), so the counters of several workers stay apart and add up in
@@ -40,6 +49,12 @@ export function registerProcessMetrics(
     help: 'Time from sending a request to the ledger service to the last byte of its answer (budget wait excluded).',
     labelNames: ['process', 'endpoint'],
     buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+    registers,
+  });
+  const listRequests = new Counter({
+    name: `${METRIC_PREFIX}requests_total`,
+    help: 'List requests to the ledger service (every attempt), by dialect: page numbers, or by key (the deployed dialect, a hundred records a request).',
+    labelNames: ['process', 'dialect'],
     registers,
   });
   const retries = new Counter({
@@ -86,6 +101,8 @@ export function registerProcessMetrics(
     client: {
       attempt(endpoint, outcome, seconds) {
         attempts.inc({ ...p, endpoint, outcome });
+        const dialect = LIST_DIALECTS[endpoint];
+        if (dialect !== undefined) listRequests.inc({ ...p, dialect });
         durations.observe({ ...p, endpoint }, seconds);
       },
       retry: (endpoint) => retries.inc({ ...p, endpoint }),
