@@ -19,7 +19,8 @@ export interface StreamReport {
   watermark: number | null;
   walk: StreamStatus['walk'];
   /** Pages walked of the largest `totalPages` seen, for a walk in progress. */
-  backfill: { pagesDone: number; totalPages: number } | null;
+  /** A walk in progress: pages done of the pages listed, or by key the rawId it reached (`cursor`). */
+  backfill: { pagesDone: number; totalPages: number; cursor?: number | undefined } | null;
   /**
    * The newest rawId of the stream at the service: read now when `LEDGER_BASE_URL` is set, else
    * the newest one seen before (a walk's page 1, a probe); `null` when never seen.
@@ -114,7 +115,11 @@ function streamReport(
     spec: stream.spec,
     watermark: stream.watermark,
     walk,
-    backfill: walk ? { pagesDone: walk.nextPage - 1, totalPages: walk.totalPages } : null,
+    backfill: walk
+      ? walk.cursor !== undefined
+        ? { pagesDone: 0, totalPages: 0, cursor: walk.cursor }
+        : { pagesDone: walk.nextPage - 1, totalPages: walk.totalPages }
+      : null,
     headRawId: head.rawId,
     headSeenAt: head.seenAt?.toISOString() ?? null,
     lagRawIds: lagRawIds(head.rawId, stream.watermark),

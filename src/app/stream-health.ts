@@ -38,7 +38,11 @@ export function notReadyReasons(
   const missing: string[] = [];
   if (stream.watermark === null) missing.push('never completely backfilled (no watermark)');
   if (stream.walk?.mode === 'backfill') {
-    missing.push(`backfill in progress: page ${stream.walk.nextPage - 1} of ${stream.walk.totalPages}`);
+    const at =
+      stream.walk.cursor !== undefined
+        ? `by key at rawId ${stream.walk.cursor}`
+        : `page ${stream.walk.nextPage - 1} of ${stream.walk.totalPages}`;
+    missing.push(`backfill in progress: ${at}`);
   }
   const run = facts?.latestBackfill;
   if (run?.status === 'running') {
@@ -90,6 +94,9 @@ export function backfillProgress(
     return span > 0 ? Math.min(covered / span, 1) : 0;
   }
   if (stream.walk?.mode === 'backfill') {
+    const { cursor } = stream.walk;
+    // By key: how far up the rawIds the walk is, of the head last seen.
+    if (cursor !== undefined) return stream.headRawId ? Math.min(cursor / stream.headRawId, 1) : 0;
     return stream.walk.totalPages > 0 ? Math.min((stream.walk.nextPage - 1) / stream.walk.totalPages, 1) : 0;
   }
   return stream.watermark === null ? 0 : 1;

@@ -11,7 +11,7 @@ export interface StreamRow {
   key: string;
   watermark: number | null;
   /** Pages walked of the largest `totalPages` seen, for a walk in progress. */
-  backfill: { pagesDone: number; totalPages: number } | null;
+  backfill: { pagesDone: number; totalPages: number; cursor?: number | undefined } | null;
   /** 0 to 1, as the `stream_backfill_progress_ratio` gauge. */
   progress: number;
   complete: boolean;
@@ -175,9 +175,11 @@ function streamRow(s: StreamRow, now: Date): string {
 function progressCell(s: StreamRow): string {
   const percent = Math.round(s.progress * 100);
   const bar = `<progress max="100" value="${percent}">${percent}%</progress>`;
-  const pages = s.backfill
-    ? ` page ${formatCount(s.backfill.pagesDone)} of ${formatCount(s.backfill.totalPages)}`
-    : '';
+  const pages = !s.backfill
+    ? ''
+    : s.backfill.cursor !== undefined
+      ? ` by key, at rawId ${formatCount(s.backfill.cursor)}`
+      : ` page ${formatCount(s.backfill.pagesDone)} of ${formatCount(s.backfill.totalPages)}`;
   if (s.complete) return `<span class="badge ok">complete</span>${s.backfill ? ` tailing:${pages}` : ''}`;
   const why = s.missing.map((m) => `<li>${escapeHtml(m)}</li>`).join('');
   return `<span class="badge bad">not complete</span> ${bar} ${percent}%${pages}${why ? `<ul class="missing">${why}</ul>` : ''}`;

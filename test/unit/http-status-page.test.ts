@@ -107,6 +107,27 @@ describe('status page: the chart', () => {
   });
 });
 
+describe('status page: a walk by key', () => {
+  it('says how far up the rawIds a backfill by key is', () => {
+    const html = renderStatusPage(
+      data({
+        streams: [
+          stream({
+            watermark: null,
+            complete: false,
+            progress: 0.5,
+            backfill: { pagesDone: 0, totalPages: 0, cursor: 5000 },
+            missing: ['backfill in progress: by key at rawId 5000'],
+          }),
+        ],
+      }),
+    );
+    const row = /<tr class="stream" data-stream="txs">.*<\/tr>/.exec(html)?.[0] ?? '';
+    assert.match(row, /by key, at rawId 5,000/);
+    assert.doesNotMatch(row, /page 0 of 0/);
+  });
+});
+
 describe('status page: the page', () => {
   it('shows each stream with its progress, watermark, lag and counts, and the totals', () => {
     const html = renderStatusPage(

@@ -69,7 +69,7 @@ function renderTable(streams: StreamReport[], status: SyncStatus, database: stri
       ...streams.map((s) => [
         shortenMiddle(s.key, STREAM_COLUMN_MAX),
         s.watermark === null ? '-' : String(s.watermark),
-        s.walk ? `${s.walk.mode} ${s.walk.nextPage - 1}/${s.walk.totalPages} pages` : 'idle',
+        walkCell(s.walk),
         s.lagRawIds !== null ? String(s.lagRawIds) : s.headError ? 'unreachable' : '-',
         s.lastSuccessAt ?? 'never',
         String(s.errorStreak),
@@ -95,4 +95,11 @@ function renderTable(streams: StreamReport[], status: SyncStatus, database: stri
     `conflicts: ${status.conflicts}${status.conflicts > 0 ? ' (records served with immutable fields different from the stored ones; stored kept, see ledger_tx_conflicts and `verify`)' : ''}`,
   );
   return lines.join('\n');
+}
+
+/** The WALK cell: a walk by page number's pages, a walk by key's rawId, or idle. */
+function walkCell(walk: StreamReport['walk']): string {
+  if (!walk) return 'idle';
+  if (walk.cursor !== undefined) return `${walk.mode} by key at ${walk.cursor}`;
+  return `${walk.mode} ${walk.nextPage - 1}/${walk.totalPages} pages`;
 }
