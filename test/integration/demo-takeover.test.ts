@@ -37,9 +37,13 @@ describe('demo in a kept folder', () => {
     const args = ['demo', '--records', String(RECORDS), '--arrivals', '0'];
     const env = { LOG_LEVEL: 'warn', LEDGER_INDEXER_DATA_DIR: dataDir };
     const killed = runCli(args, env);
-    await waitFor('the first demo to commit pages', () => /txs backfill page \d+/.test(killed.stderr()), {
-      timeoutMs: 90_000,
-    });
+    await waitFor(
+      'the first demo to commit records',
+      () => /txs backfill by key, request \d+/.test(killed.stderr()),
+      {
+        timeoutMs: 90_000,
+      },
+    );
     killed.child.kill('SIGKILL');
     const outcome = await killed.done;
     assert.equal(outcome.signal, 'SIGKILL');

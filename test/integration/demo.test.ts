@@ -15,7 +15,7 @@ describe('demo', () => {
       LOG_LEVEL: 'warn',
     }).done;
     assert.equal(code, 0, stderr.slice(-1000));
-    assert.match(stdout, /^synced \d+ records \(\d+ pages\) in [\d.]+s/m);
+    assert.match(stdout, /^synced \d+ records \(\d+ requests by key, 100 a request\) in [\d.]+s/m);
     assert.match(stdout, /^tail pass: \d+ records that arrived meanwhile/m);
     assert.match(stdout, /records by action and token \((\d+) in all\)/);
     const total = Number(/\((\d+) in all\)/.exec(stdout)?.[1]);

@@ -137,14 +137,14 @@ async function syncAndReport(
   const seconds = (Date.now() - syncStarted) / 1000;
   io.stdout.write(
     `synced ${walk?.counts.inserted ?? 0} records (${readBy(walk, ctx.client.keyCount())}) in ${seconds.toFixed(1)}s, ` +
-      `${Math.round((walk?.records ?? 0) / seconds)} records/s (database set up in ${setupSeconds.toFixed(1)}s)\n`,
+      `${Math.round((walk?.records ?? 0) / seconds)} records/s\n(database set up in ${setupSeconds.toFixed(1)}s)\n`,
   );
   if (result.stopped) return signalExitCode(io.signal);
   // Records kept arriving during the backfill: a tail pass picks them up, still unsettled.
   const tail = await syncOnce(ctx, { signal: io.signal, refreshTokens: false });
   const caught = tail.streams[0];
   io.stdout.write(
-    `tail pass: ${caught?.counts.inserted ?? 0} records that arrived meanwhile (${caught?.pages ?? 0} pages)\n\n`,
+    `tail pass: ${caught?.counts.inserted ?? 0} records that arrived meanwhile (${readBy(caught, ctx.client.keyCount())})\n\n`,
   );
   const activity = await readActivity(ctx.database.db);
   const nonFinal = await countNonFinal(ctx.database.db);
