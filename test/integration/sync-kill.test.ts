@@ -15,7 +15,8 @@ let testDb: TestDatabase;
 let env: Record<string, string>;
 
 before(async () => {
-  simulator = createSimulator({ records: 4000, seed: 21, faults: { latencyMs: 8 } });
+  // Page numbers: the mirror is checked against the pages committed at each kill.
+  simulator = createSimulator({ records: 4000, seed: 21, paging: 'page', faults: { latencyMs: 8 } });
   const { url } = await simulator.listen();
   testDb = await createTestDatabase();
   env = {

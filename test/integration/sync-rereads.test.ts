@@ -53,10 +53,12 @@ function servedSince(sim: Simulator, before: Record<string, number>): Record<str
 
 describe('records that change after first sight', () => {
   it('a sync after the service settled ends equal to it, through list pages, each change in history once', async () => {
-    // Records stay unsettled at the service until it settles them all at once.
+    // Records stay unsettled at the service until it settles them all at once. Page numbers: the
+    // re-reads are counted in pages (by key: sync-key-dialect.test.ts).
     simulator = createSimulator({
       records: 400,
       seed: 17,
+      paging: 'page',
       packageDelayMs: 3_600_000,
       burnTargetDelayMs: 3_600_000,
     });

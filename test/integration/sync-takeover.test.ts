@@ -15,7 +15,8 @@ let testDb: TestDatabase;
 let env: Record<string, string>;
 
 before(async () => {
-  simulator = createSimulator({ records: 4000, seed: 24, faults: { latencyMs: 8 } });
+  // Page numbers: a kill lands mid-backfill, between page commits.
+  simulator = createSimulator({ records: 4000, seed: 24, paging: 'page', faults: { latencyMs: 8 } });
   const { url } = await simulator.listen();
   testDb = await createTestDatabase();
   env = {

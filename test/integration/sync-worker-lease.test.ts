@@ -47,6 +47,8 @@ describe('a one-shot sync beside workers', () => {
       DATABASE_URL: current.db.url,
       LEDGER_BASE_URL: proxy.baseUrl,
       LEDGER_REQUESTS_PER_SECOND: '0',
+      // The service speaks page numbers: told so, the sync asks nothing before its walk.
+      LEDGER_PAGING: 'page',
       LOG_LEVEL: 'silent',
     };
     await current.start().ready;
