@@ -1,3 +1,9 @@
+CREATE TABLE "service_dialects" (
+	"list_url" text PRIMARY KEY NOT NULL,
+	"paging" text NOT NULL,
+	"detected_at" timestamp with time zone NOT NULL
+);
+--> statement-breakpoint
 ALTER TABLE "backfill_runs" ADD COLUMN "open_gap" bigint;--> statement-breakpoint
 ALTER TABLE "sync_streams" ADD COLUMN "settled_raw_id" bigint;--> statement-breakpoint
 ALTER TABLE "sync_streams" ADD COLUMN "settle_pending_raw_id" bigint;--> statement-breakpoint

@@ -13,6 +13,7 @@ import { loadFastKeccak } from '../sync/keccak.js';
 import type { LedgerToken } from '../sync/model.js';
 import type { DeferredIndexes, SyncStore } from '../sync/ports.js';
 import { observeSyncStore } from './instrumented-store.js';
+import { createListDialects, type ListDialects } from './list-dialect.js';
 import { createMirroredService, type MirroredService } from './mirrored-service.js';
 
 /**
@@ -29,6 +30,8 @@ export interface AppContext {
   indexes: DeferredIndexes;
   /** Which service the mirror holds: refuses to fill it from another one. */
   service: MirroredService;
+  /** The dialect of the list reads, kept across runs. */
+  dialects: ListDialects;
   /** Told what each commit wrote, when metrics are kept (the worker wraps its backfill store with it). */
   writes: WriteObserver | undefined;
   /** Stores the tokens of `/info` (tags, symbols, decimals). */
@@ -113,6 +116,7 @@ export async function createContext(options: CreateContextOptions): Promise<AppC
       return upsertTokens(database, tokens);
     },
     tokensListedAt: () => tokensListedAt(database),
+    dialects: createListDialects({ client, db: database.db, paging: config.ledgerPaging }),
     async close() {
       await client.close();
       if (!options.database) await database.close();

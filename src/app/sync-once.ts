@@ -8,6 +8,7 @@ import { type ReconcileResult, reconcilePending } from '../sync/reconcile.js';
 import { isGlobalList, listsAfterWalk } from '../sync/reread-plan.js';
 import type { SyncLogger } from '../sync/sync-logger.js';
 import { type PageEvent, type WalkResult, walkStream } from '../sync/walk-stream.js';
+import type { ListDialects } from './list-dialect.js';
 import type { MirroredService } from './mirrored-service.js';
 import { createFetchByHash, createFetchKeyPage, createFetchPage } from './sync-adapters.js';
 
@@ -28,6 +29,11 @@ export interface SyncContext {
   tokensListedAt?: (() => Promise<Date | null>) | undefined;
   /** Refuses a service other than the one the mirror holds; without it, any service is synced. */
   service?: Pick<MirroredService, 'ensure' | 'pinFirstRecord'> | undefined;
+  /**
+   * The dialect of the list reads, kept across runs (see `list-dialect.ts`), and forgotten after a
+   * list answer of the wrong shape; without it, the client's answer of this run.
+   */
+  dialects?: ListDialects | undefined;
 }
 
 /** What to sync. */
@@ -108,7 +114,8 @@ export async function syncOnce(ctx: SyncContext, options: SyncOptions = {}): Pro
   const fetchPage = createFetchPage(ctx.client, options.requestSignal);
   const specs = streamSpecs(options);
   // By key where the service speaks it (LEDGER_PAGING; `auto` asks it once), else by page number.
-  const dialect = await ctx.client.listDialect({ signal: options.requestSignal });
+  const dialect = await (ctx.dialects?.resolve(options.requestSignal) ??
+    ctx.client.listDialect({ signal: options.requestSignal }));
   // Into an empty mirror, the read-side indexes are built once the walks are done.
   await ctx.indexes?.defer();
   for (const spec of specs) {
@@ -124,15 +131,13 @@ export async function syncOnce(ctx: SyncContext, options: SyncOptions = {}): Pro
       onPage: options.onPage,
       logger: ctx.logger,
     };
-    const walked =
-      dialect === 'key'
-        ? await walkByKey({ ...common, fetchKeyPage: createFetchKeyPage(ctx.client, options.requestSignal) })
-        : await walkStream({
-            ...common,
-            fetchPage,
-            concurrency: ctx.config.concurrency,
-            writers: ctx.config.writers,
-          });
+    const walked = await (dialect === 'key'
+      ? walkByKey({ ...common, fetchKeyPage: createFetchKeyPage(ctx.client, options.requestSignal) })
+      : walkStream({ ...common, fetchPage, concurrency: ctx.config.concurrency, writers: ctx.config.writers })
+    ).catch(async (error: unknown) => {
+      await ctx.dialects?.forgetOn(error);
+      throw error;
+    });
     result.streams.push(walked);
   }
   // A run stopped before its walks finished leaves them deferred: the run that ends the backfill

@@ -47,7 +47,8 @@ export function createWorkerDeps(input: {
     backfillStore: app.writes === undefined ? proofStore : observeBackfillStore(proofStore, app.writes),
     fetchPage: createFetchPage(app.client, requestSignal),
     fetchKeyPage: createFetchKeyPage(app.client, requestSignal),
-    listDialect: () => app.client.listDialect({ signal: requestSignal }),
+    listDialect: () => app.dialects.resolve(requestSignal),
+    forgetDialect: (error) => app.dialects.forgetOn(error),
     keyCount: () => app.client.keyCount(),
     fetchByHash: createFetchByHash(app.client, requestSignal),
     refreshReference: async () => {

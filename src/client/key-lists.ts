@@ -139,6 +139,8 @@ export interface DialectProbe {
   detectPaging(call?: CallOptions): Promise<ListDialect>;
   /** The configured dialect; with `auto`, {@link DialectProbe.detectPaging}'s answer, asked once. */
   listDialect(call?: CallOptions): Promise<ListDialect>;
+  /** With `auto`: the answer is known from before (kept by an earlier run); nothing is asked. */
+  rememberDialect(dialect: ListDialect): void;
 }
 
 /** Creates the dialect probe over the list host's GETs; `onRequest` counts each probe sent. */
@@ -161,6 +163,9 @@ export function createDialectProbe(
       // Kept once known; callers asking before the first answer each send a probe of their own.
       detected ??= await detectPaging(call);
       return detected;
+    },
+    rememberDialect(dialect) {
+      detected = dialect;
     },
   };
 }

@@ -105,6 +105,8 @@ export interface LedgerClient {
   detectPaging(options?: CallOptions): Promise<ListDialect>;
   /** The configured dialect (`paging`); with `auto`, {@link LedgerClient.detectPaging}'s answer, kept once known. */
   listDialect(options?: CallOptions): Promise<ListDialect>;
+  /** With `LEDGER_PAGING=auto`: the dialect is known from an earlier run; `listDialect` asks nothing. */
+  rememberDialect(dialect: ListDialect): void;
   /** The seven Tools endpoints. */
   readonly tools: Readonly<Record<ToolName, ToolCall>>;
   /** Counters since creation: requests, retries, hedges, answers by status, list requests by dialect. */
@@ -167,6 +169,7 @@ export function createLedgerClient(options: LedgerClientOptions): LedgerClient {
     },
     detectPaging: (call) => probe.detectPaging(call),
     listDialect: (call) => probe.listDialect(call),
+    rememberDialect: (dialect) => probe.rememberDialect(dialect),
     tools: createTools(http, gets, resolved),
     stats: () => ({ ...hosts.stats(), keyRequests: counts.key, pageRequests: counts.page }),
     close: () => hosts.close(),

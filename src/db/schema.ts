@@ -354,6 +354,19 @@ export const mirroredService = pgTable('mirrored_service', {
   pinnedAt: tstz('pinned_at').notNull(),
 });
 
+/**
+ * How a service's lists answered when asked (`LEDGER_PAGING=auto`), by list address: later runs
+ * read in that dialect without asking again, until a list answer of the wrong shape makes a run
+ * forget it.
+ */
+export const serviceDialects = pgTable('service_dialects', {
+  /** The base address of the lists (`LEDGER_LIST_URL`), password hidden. */
+  listUrl: text('list_url').primaryKey(),
+  /** `key` or `page`. */
+  paging: text('paging').notNull(),
+  detectedAt: tstz('detected_at').notNull(),
+});
+
 // ---------------------------------------------------------------------------------------------
 // Queue/worker tables (parallel-backfill proof and the like): append them below this line.
 // ---------------------------------------------------------------------------------------------

@@ -16,6 +16,8 @@ export interface WorkerDeps {
   fetchKeyPage: FetchKeyPage;
   /** How the service's lists are read: `LEDGER_PAGING`, or what the service answered when asked once. */
   listDialect: () => Promise<'key' | 'page'>;
+  /** After a list answer of the wrong shape: the kept dialect is asked again by the next job. */
+  forgetDialect?: ((error: unknown) => Promise<void>) | undefined;
   /** Records asked per key request (the count the service accepts). */
   keyCount: () => number;
   fetchByHash: FetchByHash;

@@ -139,6 +139,47 @@ describe('sync by key, the deployed dialect', () => {
     await assertMirrorsTruth(database.db, sim);
   });
 
+  it('keeps the dialect the service answered with, and asks again after an answer of the wrong shape', async () => {
+    const { sim, url, database } = await setup({ records: 300, seed: 50, paging: 'both', holeRate: 0 });
+    // In front of the simulator: once `pageOnly`, the key parameters are dropped, so the service
+    // answers in page numbers, as a deployment that changed dialect would.
+    let pageOnly = false;
+    const front = createServer((req, res) => {
+      const target = new URL(req.url ?? '/', url);
+      if (pageOnly) for (const name of ['cursor', 'order', 'count']) target.searchParams.delete(name);
+      void fetch(target).then(async (answer) => {
+        res.writeHead(answer.status, { 'content-type': 'application/json' });
+        res.end(await answer.text());
+      });
+    });
+    await new Promise<void>((resolve) => front.listen(0, '127.0.0.1', resolve));
+    try {
+      const base = `http://127.0.0.1:${(front.address() as AddressInfo).port}`;
+      const env = { LEDGER_BASE_URL: base, LEDGER_RETRIES: '1' };
+      await sync(database, env);
+      const before = sim.listRequests().keyRequests;
+      const second = await sync(database, env);
+      assert.equal(second.result.streams[0]?.dialect, 'key');
+      assert.equal(
+        sim.listRequests().keyRequests - before,
+        1,
+        'the tail alone: the dialect was kept, not asked',
+      );
+      pageOnly = true;
+      sim.addRecords(5);
+      await assert.rejects(sync(database, env), /malformed|shape|hasNextPage|txs/i);
+      const third = await sync(database, env);
+      assert.equal(
+        third.result.streams[0]?.dialect ?? 'page',
+        'page',
+        'asked again, and read by page number',
+      );
+      await assertMirrorsTruth(database.db, sim);
+    } finally {
+      await new Promise((resolve) => front.close(resolve));
+    }
+  });
+
   it('reads the lists from a second host, and /info from the service', async () => {
     const { sim, url, database } = await setup({ records: 400, seed: 48, paging: 'key' });
     // The main host answers /info and refuses lists, as a host whose lists moved away would.

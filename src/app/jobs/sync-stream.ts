@@ -73,6 +73,7 @@ export const syncStream: JobProcessor = async (job, deps) => {
       ...(reread ? { reread: reread.checked, rereadRequests: reread.requests } : {}),
     };
   } catch (error) {
+    await deps.forgetDialect?.(error);
     if (error instanceof LeaseLostError) {
       deps.logger.info({ stream: error.stream }, 'stream held by another runner, skipping');
       return { skipped: 'lease-held' };

@@ -1,0 +1,53 @@
+/**
+ * Which dialect a run reads the lists in: the configured one, or with `LEDGER_PAGING=auto` the
+ * one the service answered with, asked once and kept in the database per list address, so later
+ * runs ask nothing; a list answer of the wrong shape makes the run forget it (the next one asks).
+ */
+import type { LedgerClient } from '../client/ledger-client.js';
+import type { ListDialect } from '../client/types.js';
+import { redactUrl } from '../config.js';
+import type { Db } from '../db/connect.js';
+import { forgetServiceDialect, readServiceDialect, saveServiceDialect } from '../db/service-dialects.js';
+import { MalformedResponseError } from '../errors.js';
+
+/** The dialect of the list reads, kept in the database across runs. */
+export interface ListDialects {
+  /** This run's dialect: the configured one, else the kept one, else the service's answer (kept). */
+  resolve(signal?: AbortSignal): Promise<ListDialect>;
+  /** After a list answer of the wrong shape, forgets the kept dialect: the next run asks again. */
+  forgetOn(error: unknown): Promise<void>;
+}
+
+/** Creates them over the client and the database (see the module's comment). */
+export function createListDialects(input: {
+  client: LedgerClient;
+  db: Db;
+  paging: 'auto' | 'key' | 'page';
+  now?: () => Date;
+}): ListDialects {
+  const { client, db } = input;
+  const listUrl = redactUrl(client.listUrl);
+  // Known to this process once resolved (a worker asks for it at every job).
+  let known: ListDialect | undefined;
+  return {
+    async resolve(signal) {
+      if (input.paging !== 'auto') return client.listDialect({ signal });
+      if (known !== undefined) return known;
+      const kept = await readServiceDialect(db, listUrl);
+      if (kept !== null) {
+        client.rememberDialect(kept);
+        known = kept;
+        return kept;
+      }
+      const asked = await client.listDialect({ signal });
+      await saveServiceDialect(db, { listUrl, paging: asked, at: (input.now ?? (() => new Date()))() });
+      known = asked;
+      return asked;
+    },
+    async forgetOn(error) {
+      if (input.paging !== 'auto' || !(error instanceof MalformedResponseError)) return;
+      known = undefined;
+      await forgetServiceDialect(db, listUrl).catch(() => undefined);
+    },
+  };
+}
