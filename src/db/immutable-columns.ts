@@ -29,7 +29,10 @@ export type ImmutableColumn = (typeof IMMUTABLE_COLUMNS)[number];
 const NUMERIC: ReadonlySet<ImmutableColumn> = new Set(['amount', 'fee', 'nonce']);
 
 /** The immutable columns whose values differ between two rows of one record (numerics compared as numbers). */
-export function immutableDifferences(a: TransactionRow, b: TransactionRow): ImmutableColumn[] {
+export function immutableDifferences(
+  a: Pick<TransactionRow, ImmutableColumn>,
+  b: Pick<TransactionRow, ImmutableColumn>,
+): ImmutableColumn[] {
   const canonical = (column: ImmutableColumn, value: string): string =>
     NUMERIC.has(column) ? value.replace(/^0+(?=\d)/, '') : value;
   return IMMUTABLE_COLUMNS.filter((c) => canonical(c, a[c]) !== canonical(c, b[c]));

@@ -14,7 +14,7 @@ export type ListStream = StreamSpec & { key: string };
  * Which stored transactions a filtered or per-account list holds, as the service lists them: the
  * account as sender or recipient, EVM addresses in any case; the token tag in any case.
  */
-function listConditions(stream: ListStream): SQL {
+export function listConditions(stream: ListStream): SQL {
   const conditions = [sql`true`];
   if (stream.account !== undefined) {
     const evm = /^0x[0-9a-fA-F]{40}$/.test(stream.account);
@@ -31,7 +31,8 @@ function listConditions(stream: ListStream): SQL {
   return sql.join(conditions, sql` and `);
 }
 
-const isGlobal = (stream: ListStream) =>
+/** Whether the stream is the global list, unfiltered. */
+export const isGlobal = (stream: ListStream) =>
   !stream.account && !stream.tokenTag && !stream.action && !stream.withoutAction;
 
 /**

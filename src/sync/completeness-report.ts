@@ -8,6 +8,10 @@ const MISSING_LISTED = 20;
 /** What `verify` says about one stream. */
 export interface StreamCompleteness {
   stream: string;
+  /** How the service's list was read: by page numbers, or by key (one walk of the whole list). */
+  dialect: 'page' | 'key';
+  /** Requests sent to the service for this stream; null when not counted. */
+  requests: number | null;
   /** Everything at or below is proven stored; `null` before the first complete backfill. */
   watermark: number | null;
   /** Ranges proven complete (the backfill's proof, and everything up to the watermark). */
@@ -82,6 +86,12 @@ export function judgeStream(input: {
   rejected?: { setAside: number; unkeyableKept: number } | undefined;
   /** Conflicts recorded for the stream. Default 0. */
   conflicts?: number | undefined;
+  /** How the list was read. Default `page`. */
+  dialect?: 'page' | 'key' | undefined;
+  /** Requests sent for the stream, when counted. */
+  requests?: number | undefined;
+  /** Records the service lists in all, when a walk by key read the whole list (no page count then). */
+  listedInAll?: number | undefined;
 }): StreamCompleteness {
   const pageSize = input.pageSize ?? PAGE_SIZE;
   const proven = mergeRanges([
@@ -109,6 +119,8 @@ export function judgeStream(input: {
       : null;
   return {
     stream: input.stream,
+    dialect: input.dialect ?? 'page',
+    requests: input.requests ?? null,
     watermark: input.watermark,
     proven,
     unprovenGaps,
@@ -116,11 +128,14 @@ export function judgeStream(input: {
     holeCount: input.holeCount,
     holesAbsentBy: input.holeCount === 0 ? null : holesAbsentBy(input, missing),
     serviceHead: input.serviceHead,
-    serviceCount: {
-      min: input.totalPages > 0 ? (input.totalPages - 1) * pageSize + 1 : 0,
-      max: input.totalPages * pageSize,
-      exact,
-    },
+    serviceCount:
+      input.listedInAll === undefined
+        ? {
+            min: input.totalPages > 0 ? (input.totalPages - 1) * pageSize + 1 : 0,
+            max: input.totalPages * pageSize,
+            exact,
+          }
+        : { min: input.listedInAll, max: input.listedInAll, exact: input.listedInAll },
     tableCount: input.table?.total ?? null,
     behind: input.walked?.above ?? counted?.above ?? null,
     count: input.count ?? null,
@@ -163,10 +178,26 @@ function countProblems(count: ListCount): string[] {
     );
   if (count.extra > 0)
     problems.push(
-      `the table holds ${count.extra} record(s) of this list at or below the watermark that the service does not list`,
+      `the table holds ${count.extra} record(s) of this list at or below the watermark that the service does not list` +
+        named(count.extraRawIds, count.extra),
     );
+  const differing = count.differing;
+  if (differing !== undefined && differing.count > 0) {
+    const which = differing.records.map((d) => `${d.rawId}: ${d.fields.join(', ')}`).join('; ');
+    const more = differing.count - differing.records.length;
+    problems.push(
+      `${differing.count} record(s) the service lists at or below the watermark differ from the stored ones in immutable fields (rawId ${which}${more > 0 ? `; ${more} more not named` : ''})`,
+    );
+  }
   if (count.unsettled !== null) problems.push(`${count.unsettled}; run verify again`);
   return problems;
+}
+
+/** ` (rawIds a, b; n more not named)` for the rawIds named of `total`; empty when none is named. */
+function named(rawIds: readonly number[] | undefined, total: number): string {
+  if (rawIds === undefined || rawIds.length === 0) return '';
+  const more = total - rawIds.length;
+  return ` (rawIds ${rawIds.join(', ')}${more > 0 ? `; ${more} more not named` : ''})`;
 }
 
 /** Whether the holes were shown to be absent from the list, and how. */
@@ -197,7 +228,8 @@ export function formatCompleteness(reports: readonly StreamCompleteness[]): stri
         `  rawId holes (rawIds not stored): ${r.holeCount} (${listRanges(r.holes)}); ${holesBasis(r)}`,
       );
     lines.push(`  records: table ${r.tableCount ?? 'not counted'}, service ${count}`);
-    if (r.count?.listed != null) lines.push(`  at or below the watermark: ${countSum(r.count, r.rejected)}`);
+    if (r.count?.listed != null)
+      lines.push(`  at or below the watermark: ${countSum(r.count, r.rejected, r.dialect)}`);
     for (const problem of r.problems) lines.push(`  problem: ${problem}`);
   }
   if (reports.length === 0) lines.push('no stream synced yet');
@@ -208,7 +240,11 @@ export function formatCompleteness(reports: readonly StreamCompleteness[]): stri
  * The count as a sum that adds up: listed = table (stored + set aside with a reason) + served
  * without a readable rawId + missing - not listed.
  */
-function countSum(count: ListCount, rejected: StreamCompleteness['rejected']): string {
+function countSum(
+  count: ListCount,
+  rejected: StreamCompleteness['rejected'],
+  dialect: StreamCompleteness['dialect'],
+): string {
   const setAside = rejected?.setAside ?? 0;
   const table =
     setAside > 0
@@ -219,7 +255,7 @@ function countSum(count: ListCount, rejected: StreamCompleteness['rejected']): s
       ? ` + ${count.withoutRawId} served without a readable rawId (cannot be keyed; rejected_records keeps ${rejected?.unkeyableKept ?? 0} such)`
       : '';
   const extra = count.extra > 0 ? ` - ${count.extra} the service does not list` : '';
-  return `service ${count.listed} = ${table}${unkeyable} + ${count.missing.count} missing${extra} (${count.requests} requests)`;
+  return `service ${count.listed} = ${table}${unkeyable} + ${count.missing.count} missing${extra} (${count.requests} requests${dialect === 'key' ? ' by key, the whole list' : ''})`;
 }
 
 function listRanges(ranges: readonly RawIdRange[]): string {

@@ -56,6 +56,13 @@ export interface ListCount {
   withoutRawId: number;
   /** Records the table counts as the list's at or below `upTo` that the list does not show. */
   extra: number;
+  /** The first of them by rawId, when read by key (a count by page numbers locates them not). */
+  extraRawIds?: number[] | undefined;
+  /**
+   * Records listed at or below `upTo` that the table holds with other immutable fields, when
+   * read by key: how many, and the first of them with the fields that differ.
+   */
+  differing?: { count: number; records: { rawId: number; fields: string[] }[] } | undefined;
   /** Why the count stopped short (its figures are then as far as it got); null when it did not. */
   unsettled: string | null;
   requests: number;

@@ -16,7 +16,7 @@ export function pageRawIds(page: TxPage): number[] {
  * readable), null for a record served without a readable rawId. Rejected records whose place
  * on the page is not known follow the others.
  */
-export function pageSlots(page: TxPage): (number | null)[] {
+export function pageSlots(page: Pick<TxPage, 'txs' | 'rejected'>): (number | null)[] {
   const total = page.txs.length + page.rejected.length;
   const slots: (number | null | undefined)[] = Array.from({ length: total }, () => undefined);
   const unplaced: (number | null)[] = [];

@@ -1,7 +1,8 @@
 /**
  * `verify` after a sync of a service that serves some records malformed: those without a
  * readable rawId cannot be keyed, so no mirror can hold them; they are counted exactly, apart,
- * and a mirror that holds everything else passes. A record the mirror lost is still named.
+ * and a mirror that holds everything else passes. A record the mirror lost is still named. By
+ * page numbers, where the count reads the pages around them (by key: verify-key.test.ts).
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
@@ -48,7 +49,12 @@ describe('verify with malformed records served', () => {
     db = await createTestDatabase();
     // The issue's case: 3,000 records (300 pages, beyond the default walk limit), 5% malformed.
     sim = createSimulator({ records: 3000, seed: 51, arrivalsPerSecond: 0, faults: { malformedRate: 0.05 } });
-    env = { DATABASE_URL: db.url, LEDGER_BASE_URL: (await sim.listen()).url, LOG_LEVEL: 'silent' };
+    env = {
+      DATABASE_URL: db.url,
+      LEDGER_BASE_URL: (await sim.listen()).url,
+      LOG_LEVEL: 'silent',
+      LEDGER_PAGING: 'page',
+    };
     for (const record of sim.records()) {
       if (record.malformed === 'missing_raw_id') truth.withoutRawId += 1;
       else if (record.malformed !== undefined) truth.setAside += 1;

@@ -1,3 +1,4 @@
+import type { ListDialect } from '../../client/types.js';
 import { ENV } from '../../config.js';
 import type { Database } from '../../db/connect.js';
 import { resolveDigestQuery } from '../../digest/range-digest.js';
@@ -20,6 +21,14 @@ unproven); then the conflicts: records served again with immutable fields (amoun
 hash, signature…) different from the stored ones; then the integrity checks: each record's
 ledgerHash recomputed from its 13 signed fields, and (when written with --check-signatures) its
 signature recovered to its from address.
+
+By key (--paging key, or auto where the service answers in the key dialect), each list is
+walked once, ascending from the bottom, --count records a request (a server that answers fewer
+is followed from the last rawId), and each answer is compared with the table's records of the
+same rawId span: listed rawIds the table lacks are missing, rawIds the table holds in the span
+that the service did not list are named too, and listed records whose immutable fields differ
+from the stored ones are named with the fields. Records above the watermark are counted as not
+synced yet. --walk-limit counts only by page numbers.
 
 The count adds up: listed = table (stored, or set aside in rejected_records with a readable
 rawId and the reason) + served without a readable rawId + missing. Records served without a
@@ -151,6 +160,8 @@ async function completeness(
     text: string[];
     json: {
       complete: boolean;
+      /** How the service's lists were read. */
+      dialect: ListDialect;
       streams: StreamCompleteness[];
       conflicts: unknown;
       integrity: unknown;
@@ -169,7 +180,7 @@ async function completeness(
   await migrateIfBehind(app.database);
   // A first backfill stopped before its end left the read-side indexes deferred: built first.
   await writeUnlessReadOnly('building the deferred read-side indexes', () => app.indexes.restore(), warn);
-  const streams = await verifyStreams({ app, walkLimit, signal: io.signal });
+  const { dialect, streams } = await verifyStreams({ app, walkLimit, signal: io.signal });
   const { readConflicts } = await import('../../db/conflicts.js');
   const conflicts = await readConflicts(app.database.db, CONFLICTS_LISTED);
   const { readIntegrity } = await import('../../db/integrity.js');
@@ -218,7 +229,14 @@ async function completeness(
         ...formatIntegrity(integrity),
         ...(balances === undefined ? [] : formatBalances(balances)),
       ],
-      json: { complete, streams, conflicts, integrity, ...(balances === undefined ? {} : { balances }) },
+      json: {
+        complete,
+        dialect,
+        streams,
+        conflicts,
+        integrity,
+        ...(balances === undefined ? {} : { balances }),
+      },
     },
   };
 }

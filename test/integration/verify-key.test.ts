@@ -1,0 +1,236 @@
+/**
+ * `verify` against a service that speaks only the deployed key dialect (one walk of each list,
+ * a hundred records a request, compared with the table span by span), and the same suite against
+ * a service that speaks only page numbers: a synced mirror is complete; a row lost, a row the
+ * service does not list, and (by key) a row whose immutable fields were changed are named;
+ * records not synced yet are said so, never missing.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { sql } from 'drizzle-orm';
+import { queryRows } from '../../src/db/rows.js';
+import { createSimulator, type Simulator } from '../../src/simulator/index.js';
+import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
+import { runMain } from '../helpers/run-main.js';
+
+interface StreamReport {
+  stream: string;
+  dialect: string;
+  requests: number | null;
+  complete: boolean;
+  behind: number | null;
+  serviceHead: number | null;
+  serviceCount: { exact: number | null };
+  count: {
+    listed: number;
+    stored: number;
+    withoutRawId: number;
+    extra: number;
+    extraRawIds?: number[];
+    differing?: { count: number; records: { rawId: number; fields: string[] }[] };
+    missing: { count: number; rawIds: number[] };
+    requests: number;
+  };
+  missing: { count: number; rawIds: number[] };
+  problems: string[];
+}
+
+interface Report {
+  complete: boolean;
+  dialect: string;
+  streams: StreamReport[];
+}
+
+const RECORDS = 1500;
+
+for (const paging of ['key', 'page'] as const) {
+  describe(`verify against a service that speaks only ${paging === 'key' ? 'the key dialect' : 'page numbers'}`, () => {
+    let db: TestDatabase;
+    let sim: Simulator;
+    let env: Record<string, string>;
+
+    const verify = async (...args: string[]) => {
+      const result = await runMain(['verify', '--json', ...args], env);
+      const report = JSON.parse(result.out) as Report;
+      const global = report.streams.find((s) => s.stream === 'txs')!;
+      // Every report says how the lists were read, and what it cost.
+      assert.equal(report.dialect, paging);
+      assert.equal(global.dialect, paging);
+      assert.ok(Number.isSafeInteger(global.requests) && global.requests! > 0, `requests ${global.requests}`);
+      return { code: result.code, report, global };
+    };
+
+    before(async () => {
+      db = await createTestDatabase();
+      sim = createSimulator({ records: RECORDS, seed: 71, holeRate: 0.05, paging, packageDelayMs: 0 });
+      env = { DATABASE_URL: db.url, LEDGER_BASE_URL: (await sim.listen()).url, LOG_LEVEL: 'silent' };
+      const synced = await runMain(['sync'], env);
+      assert.equal(synced.code, 0, synced.err);
+    });
+    after(async () => {
+      await sim.close();
+      await db.drop();
+    });
+
+    it('a synced mirror is complete, read in the service dialect', async () => {
+      const { code, report, global } = await verify();
+      assert.equal(code, 0, JSON.stringify(global.problems));
+      assert.equal(report.dialect, paging);
+      assert.equal(global.dialect, paging);
+      assert.equal(global.count.listed, RECORDS);
+      assert.equal(global.count.stored, RECORDS);
+      assert.equal(global.serviceCount.exact, RECORDS);
+      assert.deepEqual(global.missing, { count: 0, rawIds: [] });
+      if (paging === 'key') {
+        // One walk, a hundred records a request; no page count, no bisection.
+        assert.ok(global.requests! <= Math.ceil(RECORDS / 100) + 1, `requests ${global.requests}`);
+        assert.deepEqual(global.count.differing, { count: 0, records: [] });
+        const text = await runMain(['verify'], env);
+        assert.equal(text.code, 0, text.out);
+        assert.match(text.out, /^txs: complete$/m);
+        assert.match(
+          text.out,
+          /service 1500 = table 1500 \+ 0 missing \(\d+ requests by key, the whole list\)/,
+        );
+      }
+    });
+
+    it('names a row lost from the table', async () => {
+      const rawIds = [...sim.records()].map((r) => r.rawId);
+      const lost = rawIds[Math.floor(rawIds.length / 3)]!;
+      await db.database.db.execute(sql`DELETE FROM ledger_transactions WHERE raw_id = ${lost}`);
+      const { code, global } = await verify();
+      assert.equal(code, 1);
+      assert.equal(global.complete, false);
+      assert.deepEqual(global.missing, { count: 1, rawIds: [lost] });
+      assert.match(
+        global.problems.join('\n'),
+        new RegExp(
+          `1 record\\(s\\) the service lists at or below the watermark are missing from the table \\(rawIds ${lost}\\)`,
+        ),
+      );
+      assert.equal((await runMain(['sync', '--full'], env)).code, 0);
+      assert.equal((await verify()).code, 0);
+    });
+
+    it('names a row the service does not list', async () => {
+      // A hole of the rawId sequence below the watermark: a record there is not the service's.
+      const listed = new Set([...sim.records()].map((r) => r.rawId));
+      let extra = 10;
+      while (listed.has(extra)) extra++;
+      const [copied] = await queryRows<{ raw_id: string }>(
+        db.database.db,
+        sql`INSERT INTO ledger_transactions
+            SELECT (jsonb_populate_record(t, jsonb_build_object('raw_id', ${extra}::bigint,
+                     'ledger_hash', '0xextra'))).* FROM ledger_transactions t
+            WHERE t.raw_id = (SELECT min(raw_id) FROM ledger_transactions)
+            RETURNING raw_id::text`,
+      );
+      assert.equal(Number(copied!.raw_id), extra);
+      const { code, global } = await verify();
+      assert.equal(code, 1);
+      assert.equal(global.count.extra, 1);
+      assert.match(
+        global.problems.join('\n'),
+        /the table holds 1 record\(s\) of this list at or below the watermark that the service does not list/,
+      );
+      if (paging === 'key') {
+        assert.deepEqual(global.count.extraRawIds, [extra]);
+        assert.match(global.problems.join('\n'), new RegExp(`does not list \\(rawIds ${extra}\\)`));
+      }
+      await db.database.db.execute(sql`DELETE FROM ledger_transactions WHERE raw_id = ${extra}`);
+      assert.equal((await verify()).code, 0);
+    });
+
+    if (paging === 'key')
+      it('names a stored row whose immutable fields differ from the served record', async () => {
+        const [changed] = await queryRows<{ raw_id: string }>(
+          db.database.db,
+          sql`UPDATE ledger_transactions SET fee = fee + 1
+              WHERE raw_id = (SELECT max(raw_id) FROM ledger_transactions) RETURNING raw_id::text`,
+        );
+        const rawId = Number(changed!.raw_id);
+        const { code, global } = await verify();
+        assert.equal(code, 1);
+        assert.deepEqual(global.count.differing, { count: 1, records: [{ rawId, fields: ['fee'] }] });
+        assert.match(
+          global.problems.join('\n'),
+          new RegExp(`differ from the stored ones in immutable fields \\(rawId ${rawId}: fee\\)`),
+        );
+        await db.database.db.execute(
+          sql`UPDATE ledger_transactions SET fee = fee - 1 WHERE raw_id = ${rawId}`,
+        );
+        assert.equal((await verify()).code, 0);
+      });
+
+    it('records listed above the watermark are not synced yet, not missing', async () => {
+      sim.addRecords(5);
+      const { code, global } = await verify();
+      assert.equal(code, 0, JSON.stringify(global.problems));
+      assert.equal(global.behind, 5);
+      assert.equal(global.serviceHead, sim.headRawId());
+      assert.deepEqual(global.missing, { count: 0, rawIds: [] });
+    });
+  });
+}
+
+describe('verify by key, malformed records served and an account stream', () => {
+  let db: TestDatabase;
+  let sim: Simulator;
+  let env: Record<string, string>;
+  const truth = { withoutRawId: 0, setAside: 0 };
+
+  before(async () => {
+    db = await createTestDatabase();
+    sim = createSimulator({ records: 2000, seed: 73, paging: 'key', faults: { malformedRate: 0.05 } });
+    env = { DATABASE_URL: db.url, LEDGER_BASE_URL: (await sim.listen()).url, LOG_LEVEL: 'silent' };
+    for (const record of sim.records()) {
+      if (record.malformed === 'missing_raw_id') truth.withoutRawId += 1;
+      else if (record.malformed !== undefined) truth.setAside += 1;
+    }
+    assert.ok(truth.withoutRawId > 10 && truth.setAside > 10, JSON.stringify(truth));
+  });
+  after(async () => {
+    await sim.close();
+    await db.drop();
+  });
+
+  it('counts the records served without a readable rawId apart; the mirror passes', async () => {
+    assert.equal((await runMain(['sync'], env)).code, 0);
+    const { code, out } = await runMain(['verify', '--json'], env);
+    const report = JSON.parse(out) as Report;
+    const global = report.streams.find((s) => s.stream === 'txs')!;
+    assert.equal(code, 0, JSON.stringify(global.problems));
+    assert.equal(report.dialect, 'key');
+    assert.equal(global.count.listed, 2000);
+    assert.equal(global.count.withoutRawId, truth.withoutRawId);
+    assert.equal(global.count.stored, 2000 - truth.withoutRawId);
+    assert.equal(
+      global.count.listed,
+      global.count.stored + global.count.withoutRawId + global.count.missing.count - global.count.extra,
+    );
+  });
+
+  it('names the record an account stream lists that the table lacks', async () => {
+    const counts = new Map<string, number>();
+    for (const r of sim.records())
+      if (r.malformed === undefined) counts.set(r.from, (counts.get(r.from) ?? 0) + 1);
+    const account = [...counts].sort((a, b) => b[1] - a[1])[0]![0];
+    assert.equal((await runMain(['sync', '--account', account], env)).code, 0);
+    const clean = await runMain(['verify', '--json'], env);
+    assert.equal(clean.code, 0, clean.out);
+    const accountKey = (JSON.parse(clean.out) as Report).streams.find((s) => s.stream !== 'txs')!;
+    assert.equal(accountKey.dialect, 'key');
+    assert.ok(accountKey.count.listed >= counts.get(account)!, JSON.stringify(accountKey.count));
+
+    const victim = [...sim.records()].find((r) => r.from === account && r.malformed === undefined)!.rawId;
+    await db.database.db.execute(sql`DELETE FROM ledger_transactions WHERE raw_id = ${victim}`);
+    const { code, out } = await runMain(['verify', '--json'], env);
+    assert.equal(code, 1);
+    const report = JSON.parse(out) as Report;
+    for (const stream of report.streams) {
+      assert.equal(stream.complete, false, stream.stream);
+      assert.deepEqual(stream.missing, { count: 1, rawIds: [victim] }, stream.stream);
+    }
+  });
+});
