@@ -97,6 +97,19 @@ async function storedAtLeast(database: Database, n: number): Promise<void> {
   });
 }
 
+/**
+ * Runs `fn` on a database handle of its own, as the next run (a new process) would: the pool of
+ * the run the crash crossed may still hold connections the server ended.
+ */
+async function asNextRun<T>(url: string, fn: (database: Database) => Promise<T>): Promise<T> {
+  const database = await openDatabase({ databaseUrl: url, maxConnections: 4 });
+  try {
+    return await fn(database);
+  } finally {
+    await database.close();
+  }
+}
+
 /** How many records the mirror holds (0 while the server is away). */
 async function storedCount(database: Database): Promise<number> {
   const rows = await queryRows<{ n: number }>(
@@ -106,11 +119,14 @@ async function storedCount(database: Database): Promise<number> {
   return rows[0]?.n ?? 0;
 }
 
-/** Crashes the server and starts it again; returns the records stored before and after. */
-async function crashCounting(database: Database): Promise<{ before: number; after: number }> {
+/**
+ * Crashes the server and starts it again; returns the records stored before and after (counted
+ * over a connection of its own: the run's pool may still hold ended ones).
+ */
+async function crashCounting(url: string, database: Database): Promise<{ before: number; after: number }> {
   const before = await storedCount(database);
   await server.restart('immediate');
-  return { before, after: await storedCount(database) };
+  return { before, after: await asNextRun(url, storedCount) };
 }
 
 async function runSync(url: string, database: Database, writers: number, env: Record<string, string> = {}) {
@@ -168,7 +184,7 @@ describe('a database crash between two commits of a sync', () => {
     name: string,
     writers: number,
   ): Promise<'lost a commit' | 'lost nothing'> {
-    const { database } = await freshDatabase(name);
+    const { url, database } = await freshDatabase(name);
     let counts = null as { before: number; after: number } | null;
     const proxy = await hookedProxy(simUrl, async (page) => {
       if (page === 15) {
@@ -176,7 +192,7 @@ describe('a database crash between two commits of a sync', () => {
         await database.db.execute(sql`CHECKPOINT`);
       } else if (page === 16 && !counts) {
         await storedAtLeast(database, 150);
-        counts = await crashCounting(database);
+        counts = await crashCounting(url, database);
       }
     });
     try {
@@ -199,9 +215,11 @@ describe('a database crash between two commits of a sync', () => {
         );
         assert.match(firstRun.message, /no longer in the database|connection|server/);
       }
-      const second = await runSync(simUrl, database, writers);
-      assert.equal(second.streams[0]?.finished, true);
-      await assertMirrorsTruth(database.db, sim);
+      await asNextRun(url, async (next) => {
+        const second = await runSync(simUrl, next, writers);
+        assert.equal(second.streams[0]?.finished, true);
+        await assertMirrorsTruth(next.db, sim);
+      });
       return 'lost a commit';
     } finally {
       await proxy.close();
@@ -223,7 +241,7 @@ describe('a database crash between two commits of a walk by key', () => {
     const byKey = { LEDGER_PAGE_COUNT: '10' };
     try {
       for (let attempt = 1; attempt <= 4; attempt++) {
-        const { database } = await freshDatabase(`crash_key_${attempt}`);
+        const { url, database } = await freshDatabase(`crash_key_${attempt}`);
         // Records 1-140 made durable; the commit of 141-150 acknowledged, then taken back by the crash.
         let counts = null as { before: number; after: number } | null;
         const proxy = await hookedProxy(simUrl, async (cursor) => {
@@ -232,7 +250,7 @@ describe('a database crash between two commits of a walk by key', () => {
             await database.db.execute(sql`CHECKPOINT`);
           } else if (cursor === 150 && !counts) {
             await storedAtLeast(database, 150);
-            counts = await crashCounting(database);
+            counts = await crashCounting(url, database);
           }
         });
         try {
@@ -248,9 +266,11 @@ describe('a database crash between two commits of a walk by key', () => {
               first instanceof DatabaseError,
               `the run fails with the database's line: ${String(first)}`,
             );
-          const second = await runSync(simUrl, database, 1, byKey);
-          assert.equal(second.streams[0]?.finished, true);
-          await assertMirrorsTruth(database.db, sim);
+          await asNextRun(url, async (next) => {
+            const second = await runSync(simUrl, next, 1, byKey);
+            assert.equal(second.streams[0]?.finished, true);
+            await assertMirrorsTruth(next.db, sim);
+          });
           return;
         } finally {
           await proxy.close();
@@ -268,7 +288,7 @@ describe('a database crash between two commits of a range job', () => {
   it('proves only what the database kept: the check repairs the lost commit and the mirror ends equal', async () => {
     const sim = createSimulator({ records: 300, seed: 84, holeRate: 0 });
     const simUrl = (await sim.listen()).url;
-    const { database } = await freshDatabase('crash_range');
+    const { url, database } = await freshDatabase('crash_range');
     const store = createProofStore({ database });
     const syncStore = createPgStore({ database });
     // One page a commit. Pages 1-7 are made durable (a checkpoint writes the WAL out) before page
@@ -281,7 +301,7 @@ describe('a database crash between two commits of a range job', () => {
         await database.db.execute(sql`CHECKPOINT`);
       } else if (page === 9 && !counts) {
         await storedAtLeast(database, 80);
-        counts = await crashCounting(database);
+        counts = await crashCounting(url, database);
       }
     });
     const client = createLedgerClient({ baseUrl: proxy.url, requestsPerSecond: 0, retryMinMs: 10 });
@@ -307,14 +327,21 @@ describe('a database crash between two commits of a range job', () => {
         10,
         `the crash took page 8's commit back (${before} stored, ${after} kept)`,
       );
-      let outcome = await checkBackfill({ store, syncStore, spec: {}, backfillId: 'crash', round: 0 });
-      for (let round = 1; outcome.status === 'repair' && round < 6; round++) {
-        for (const repair of outcome.tasks)
-          await fetchRange({ store, fetchPage, spec: {}, backfillId: 'crash', task: repair });
-        outcome = await checkBackfill({ store, syncStore, spec: {}, backfillId: 'crash', round });
-      }
-      assert.equal(outcome.status, 'done');
-      await assertMirrorsTruth(database.db, sim);
+      // The check and its repairs, as the next jobs (new connections) run them.
+      await asNextRun(url, async (next) => {
+        const nextStore = createProofStore({ database: next });
+        const nextSync = createPgStore({ database: next });
+        const check = (round: number) =>
+          checkBackfill({ store: nextStore, syncStore: nextSync, spec: {}, backfillId: 'crash', round });
+        let outcome = await check(0);
+        for (let round = 1; outcome.status === 'repair' && round < 6; round++) {
+          for (const repair of outcome.tasks)
+            await fetchRange({ store: nextStore, fetchPage, spec: {}, backfillId: 'crash', task: repair });
+          outcome = await check(round);
+        }
+        assert.equal(outcome.status, 'done');
+        await assertMirrorsTruth(next.db, sim);
+      });
     } finally {
       await client.close();
       await proxy.close();
