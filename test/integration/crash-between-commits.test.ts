@@ -290,7 +290,6 @@ describe('a database crash between two commits of a range job', () => {
     const simUrl = (await sim.listen()).url;
     const { url, database } = await freshDatabase('crash_range');
     const store = createProofStore({ database });
-    const syncStore = createPgStore({ database });
     // One page a commit. Pages 1-7 are made durable (a checkpoint writes the WAL out) before page
     // 8 is answered; page 8's commit is acknowledged, and the crash takes it back before page 9 is
     // answered: page 9's commit is the first to build on a commit the database lost.
