@@ -20,7 +20,7 @@ import {
   tailStop,
 } from './settle.js';
 import { delay, errorText, quietLogger, type SyncLogger } from './sync-logger.js';
-import type { WalkResult } from './walk-types.js';
+import type { PageEvent, WalkResult } from './walk-types.js';
 import { addCounts, zeroCounts } from './write-counts.js';
 
 /** What {@link walkByKey} needs. */
@@ -46,18 +46,8 @@ export interface KeyWalkInput {
   emptyPageDelayMs?: number | undefined;
   /** Once aborted, the walk stops after the answer in flight, its records committed. */
   signal?: AbortSignal | undefined;
-  /** Called after each commit (progress bars, metrics). */
-  onPage?:
-    | ((event: {
-        key: string;
-        mode: WalkCheckpoint['mode'];
-        page: number;
-        pages: number;
-        totalPages: number;
-        records: number;
-        counts: WalkResult['counts'];
-      }) => void)
-    | undefined;
+  /** Called after each commit (progress bars, metrics): `page` counts requests, `totalPages` is 0. */
+  onPage?: ((event: PageEvent) => void) | undefined;
   logger?: SyncLogger | undefined;
   now?: (() => number) | undefined;
 }
