@@ -16,8 +16,8 @@ let serve: CliRun | undefined;
 let base: string;
 
 before(async () => {
-  // Slow pages and one at a time: the backfill lasts long enough to be seen in progress.
-  simulator = createSimulator({ records: 400, seed: 71, faults: { latencyMs: 40 } });
+  // Slow pages by page number, one at a time: the backfill lasts long enough to be seen in progress.
+  simulator = createSimulator({ records: 400, seed: 71, paging: 'page', faults: { latencyMs: 40 } });
   const { url } = await simulator.listen();
   testDb = await createTestDatabase();
   syncEnv = {
