@@ -13,7 +13,9 @@ import { encodeRow, TX_COLUMNS, type WireRecord } from './row-encoding.js';
 
 const PAGES_IN_FLIGHT = 8;
 const PAGES_PER_INSERT = 16;
-const TABLE = 'script_transactions';
+/** The scripts' own table. */
+export const SCRIPT_TABLE = 'script_transactions';
+const TABLE = SCRIPT_TABLE;
 
 /** Runs the script against `baseUrl` into its own table in `databaseUrl` (migrated). */
 export async function runBatchBaseline(input: {
@@ -26,7 +28,7 @@ export async function runBatchBaseline(input: {
   db.on('error', () => undefined);
   await db.connect();
   try {
-    const insert = await prepareTable(db);
+    const insert = await prepareScriptTable(db);
     const { fetchPage } = http;
     const fetchBatch = async (from: number, to: number): Promise<WireRecord[]> => {
       const pages: WireRecord[][] = [];
@@ -66,6 +68,7 @@ export async function runBatchBaseline(input: {
       wallMs,
       pagesRequested: totalPages,
       peakRssBytes: null,
+      listRequests: { key: 0, page: totalPages },
     });
   } finally {
     await db.end();
@@ -77,7 +80,7 @@ export async function runBatchBaseline(input: {
  * Creates the script's table (the columns of `ledger_transactions`, primary key and unique hash
  * only) and returns its batch insert: one text[] parameter per column, cast in SQL.
  */
-async function prepareTable(db: pg.Client): Promise<(records: WireRecord[]) => Promise<void>> {
+export async function prepareScriptTable(db: pg.Client): Promise<(records: WireRecord[]) => Promise<void>> {
   await db.query(`CREATE TABLE ${TABLE} (LIKE ledger_transactions INCLUDING DEFAULTS)`);
   await db.query(`ALTER TABLE ${TABLE} ADD PRIMARY KEY (raw_id), ADD UNIQUE (ledger_hash)`);
   const types = await db.query<{ name: string; type: string }>(

@@ -33,6 +33,8 @@ export interface ThroughputRun {
    * process mostly waited (on the database or the service).
    */
   cpuMs?: number | null;
+  /** List requests the simulator served for this pass, by dialect (key, page numbers). */
+  listRequests?: { key: number; page: number };
   /** Set when only a leading slice of the pages was run (the rate is the slice's). */
   slice?: { pages: number; totalPages: number };
   note?: string;
@@ -97,4 +99,13 @@ export function round(value: number, digits = 3): number {
 export function reason(error: unknown): string {
   const text = error instanceof Error ? error.message : String(error);
   return text.split('\n')[0]?.slice(0, 400) ?? 'unknown error';
+}
+
+/** List requests (both dialects) per stored row of a run; not run when the run did not count them. */
+export function requestsPerRow(run: Maybe<ThroughputRun> | undefined): Maybe<number> {
+  if (run === undefined) return { notRun: 'scenario not selected' };
+  if (isNotRun(run)) return run;
+  if (run.listRequests === undefined) return { notRun: 'list requests not counted' };
+  if (run.rows === 0) return { notRun: 'no rows stored' };
+  return round((run.listRequests.key + run.listRequests.page) / run.rows, 5);
 }

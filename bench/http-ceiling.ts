@@ -4,7 +4,7 @@
  */
 
 import { type ThroughputRun, throughput } from './figures.js';
-import { listPages } from './list-pages.js';
+import { KEY_COUNT, keyPages, listPages } from './list-pages.js';
 
 export async function runHttpCeiling(input: {
   baseUrl: string;
@@ -42,5 +42,40 @@ export async function runHttpCeiling(input: {
     });
   } finally {
     await pool.close();
+  }
+}
+
+/**
+ * The HTTP ceiling by key: the list walked oldest first, `count=100`, one request in flight (the
+ * next cursor is the last rawId of the answer before), parsed, the records thrown away.
+ */
+export async function runKeyHttpCeiling(input: {
+  baseUrl: string;
+  expectedRows: number;
+}): Promise<ThroughputRun> {
+  const http = keyPages(input.baseUrl, 'HTTP ceiling by key');
+  const started = performance.now();
+  let requests = 0;
+  let records = 0;
+  try {
+    for (let cursor = 0, more = true; more; ) {
+      const answer = await http.fetchAfter(cursor);
+      requests++;
+      records += answer.txs.length;
+      const last = answer.txs[answer.txs.length - 1];
+      if (last !== undefined) cursor = last.rawId;
+      more = answer.hasNextPage && last !== undefined;
+    }
+    return throughput({
+      label: `HTTP ceiling by key: fetch + JSON.parse of every answer, count=${KEY_COUNT}, one at a time, records discarded`,
+      rows: records,
+      expectedRows: input.expectedRows,
+      wallMs: performance.now() - started,
+      pagesRequested: requests,
+      peakRssBytes: null,
+      listRequests: { key: requests, page: 0 },
+    });
+  } finally {
+    await http.close();
   }
 }

@@ -2,8 +2,9 @@ import { join } from 'node:path';
 import type { ScenarioDatabase } from './databases.js';
 import { type ThroughputRun, throughput } from './figures.js';
 import type { IndexerRunner } from './indexer-runner.js';
+import type { Dialect } from './options.js';
 import { spawnMeasured } from './processes.js';
-import { listPagesServed, type SimulatorProcess } from './simulator-process.js';
+import { listPagesServed, listRequestsBetween, type SimulatorProcess } from './simulator-process.js';
 
 /** What every measured indexer process is given. */
 export interface IndexerSetup {
@@ -17,13 +18,21 @@ export interface IndexerSetup {
   /** Folder each process's debug log goes to (`<label>.log`); null = warnings only, not kept. */
   logDir: string | null;
   /** How the indexer reads the lists (`LEDGER_PAGING`). */
-  paging: 'page' | 'key';
+  paging: Dialect;
+  /** The client's request budget (`LEDGER_REQUESTS_PER_SECOND`); 0 (unlimited) when absent. */
+  requestsPerSecond?: number;
+}
+
+/** `setup` reading the lists in `paging`. */
+export function inDialect(setup: IndexerSetup, paging: Dialect): IndexerSetup {
+  return { ...setup, paging };
 }
 
 /**
  * The environment of a measured ledger-indexer process. The client-side request budget is
- * lifted (`LEDGER_REQUESTS_PER_SECOND=0`): the simulator on loopback sets no limit, and the
- * benchmark measures the indexer, not its politeness setting.
+ * lifted (`LEDGER_REQUESTS_PER_SECOND=0`) unless the setup names one: the simulator on loopback
+ * sets no limit, and the benchmark measures the indexer, not its politeness setting (except in
+ * the scenario that measures what a budget allows).
  */
 export function indexerEnv(
   setup: IndexerSetup,
@@ -35,7 +44,7 @@ export function indexerEnv(
     LEDGER_BASE_URL: input.baseUrl,
     REDIS_URL: input.redisUrl,
     LOG_LEVEL: setup.logDir === null ? 'warn' : 'debug',
-    LEDGER_REQUESTS_PER_SECOND: '0',
+    LEDGER_REQUESTS_PER_SECOND: String(setup.requestsPerSecond ?? 0),
     LEDGER_CONCURRENCY: String(setup.concurrency),
     LEDGER_PAGING: setup.paging,
     NODE_ENV: 'production',
@@ -64,6 +73,7 @@ export async function runIndexerSync(
 ): Promise<SyncRun> {
   if (!setup.runner.hasCommand('sync')) throw new Error('the sync command has not landed');
   const before = listPagesServed(await input.simulator.stats());
+  const listsBefore = await input.simulator.listRequests();
   const child = spawnMeasured({
     nodeArgs: [
       ...setup.nodeFlags,
@@ -79,6 +89,7 @@ export async function runIndexerSync(
     throw new Error(`sync exited with ${result.code ?? result.signal}: ${lastLine(result.stderrTail)}`);
   }
   const after = listPagesServed(await input.simulator.stats());
+  const listRequests = listRequestsBetween(listsBefore, await input.simulator.listRequests());
   return {
     ...throughput({
       label: input.label,
@@ -89,6 +100,7 @@ export async function runIndexerSync(
       peakRssBytes: result.peakRssBytes,
       peakRssPerProcessBytes: [result.peakRssBytes],
       cpuMs: result.cpuMs === null ? null : Math.round(result.cpuMs),
+      listRequests,
     }),
     stdout: result.stdout,
   };

@@ -1,10 +1,11 @@
 import { spawnSync } from 'node:child_process';
 import pg from 'pg';
+import type { ListRequestStats } from '../src/simulator/types.js';
 import type { ScenarioDatabase } from './databases.js';
 import { type ThroughputRun, throughput } from './figures.js';
 import { type IndexerSetup, indexerEnv, lastLine, logFileOf } from './indexer-sync.js';
 import { type MeasuredProcess, type ProcessResult, spawnMeasured } from './processes.js';
-import { listPagesServed, type SimulatorProcess } from './simulator-process.js';
+import { listPagesServed, listRequestsBetween, type SimulatorProcess } from './simulator-process.js';
 
 /** A fleet of `ledger-indexer worker` processes on one Redis and one database. */
 export interface WorkerFleet {
@@ -75,6 +76,7 @@ export async function runIndexerWorkers(
   },
 ): Promise<ThroughputRun> {
   const before = listPagesServed(await input.simulator.stats());
+  const listsBefore = await input.simulator.listRequests();
   const started = performance.now();
   const fleet = await startWorkerFleet(setup, {
     count: input.processes,
@@ -90,6 +92,7 @@ export async function runIndexerWorkers(
   let rows: number;
   let peaks: Array<number | null> = [];
   let cpuMs: number | null = null;
+  let listsAtEnd: ListRequestStats;
   try {
     const deadline = Date.now() + Math.max(120_000, input.expectedRows * 5);
     rows = 0;
@@ -114,6 +117,8 @@ export async function runIndexerWorkers(
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
     wallMs = performance.now() - started;
+    // Read when the backfill is done: the schedule's runs after it would add their requests.
+    listsAtEnd = await input.simulator.listRequests();
   } finally {
     await poll.end().catch(() => undefined);
     const results = await fleet.stop();
@@ -122,6 +127,7 @@ export async function runIndexerWorkers(
     cpuMs = reported.length > 0 ? Math.round(reported.reduce((sum, r) => sum + (r.cpuMs ?? 0), 0)) : null;
   }
   const after = listPagesServed(await input.simulator.stats());
+  const listRequests = listRequestsBetween(listsBefore, listsAtEnd);
   return throughput({
     label: `ledger-indexer workers (${input.processes} processes)`,
     rows,
@@ -131,6 +137,7 @@ export async function runIndexerWorkers(
     peakRssBytes: peaks.reduce<number>((sum, p) => sum + (p ?? 0), 0) || null,
     peakRssPerProcessBytes: peaks,
     cpuMs,
+    listRequests,
   });
 }
 

@@ -26,3 +26,34 @@ export function listPages(baseUrl: string, connections: number, who: string): Li
     close: () => pool.close(),
   };
 }
+
+/** Records a key request asks for: the deployed clients' count, and the indexer's default. */
+export const KEY_COUNT = 100;
+
+/** The global list read by key, as the service's own clients read it. */
+export interface KeyPages {
+  /** Up to `count` records after rawId `cursor` (0: from the oldest), oldest first. */
+  fetchAfter(cursor: number, count?: number): Promise<{ hasNextPage: boolean; txs: WireRecord[] }>;
+  close(): Promise<void>;
+}
+
+/** One kept-alive connection to `baseUrl` (a walk by key has one request in flight); named after `who`. */
+export function keyPages(baseUrl: string, who: string): KeyPages {
+  const origin = new URL(baseUrl);
+  const prefix = origin.pathname.replace(/\/$/, '');
+  const pool = new Pool(origin.origin, { connections: 1, keepAliveTimeout: 30_000 });
+  return {
+    async fetchAfter(cursor, count = KEY_COUNT) {
+      const path = `${prefix}/txs?cursor=${cursor}&order=asc&count=${count}`;
+      const response = await pool.request({ method: 'GET', path });
+      if (response.statusCode !== 200)
+        throw new Error(`${who}: HTTP ${response.statusCode} after rawId ${cursor}`);
+      const body = JSON.parse(await response.body.text()) as {
+        hasNextPage: boolean;
+        txs: WireRecord[] | null;
+      };
+      return { hasNextPage: body.hasNextPage === true, txs: body.txs ?? [] };
+    },
+    close: () => pool.close(),
+  };
+}

@@ -12,17 +12,35 @@ import type { BenchContext } from './context.js';
 import { adminUrl, postgresVersion } from './databases.js';
 import { isNotRun, type Maybe } from './figures.js';
 import { runFreshnessScenario } from './freshness.js';
+import { type DialectHistory, runHistoryScenarios } from './history-scenarios.js';
 import { prepareIndexerRunner } from './indexer-runner.js';
+import { inDialect } from './indexer-sync.js';
 import { runIntegrityScenario } from './integrity.js';
 import { describeMachine } from './machine.js';
-import { type BenchOptions, HelpRequested, parseBenchOptions, type SCENARIOS, USAGE } from './options.js';
+import {
+  type BenchOptions,
+  type Dialect,
+  dialectName,
+  dialectsOf,
+  HelpRequested,
+  parseBenchOptions,
+  type SCENARIOS,
+  USAGE,
+} from './options.js';
 import { cleanPeakFiles } from './processes.js';
-import { type BenchResults, computeRatios, judgeTargets } from './report.js';
+import {
+  type BenchResults,
+  compareDialects,
+  computeRatios,
+  type DialectScenarios,
+  judgeKeyTargets,
+  judgeTargets,
+} from './report.js';
 import { renderTable } from './report-table.js';
 import {
   attempt,
   type MemoryPoint,
-  runHistoryScenarios,
+  runBudgetScenario,
   runLatencyScenario,
   runMemorySmall,
 } from './scenarios.js';
@@ -66,7 +84,8 @@ async function main(argv: string[]): Promise<number> {
       nodeFlags:
         options.cpuProfDir === null ? [] : ['--cpu-prof', '--cpu-prof-dir', resolve(options.cpuProfDir)],
       logDir: options.logDir === null ? null : ensureDir(resolve(options.logDir)),
-      paging: options.paging,
+      // Memory and integrity read in the first dialect measured; the others are set per run.
+      paging: dialectsOf(options.paging)[0]!,
     },
     admin,
     tmpDir,
@@ -74,40 +93,18 @@ async function main(argv: string[]): Promise<number> {
   };
   const wants = (name: (typeof SCENARIOS)[number]): boolean =>
     options.only.length === 0 || options.only.includes(name);
-  const skipped = { notRun: 'not selected (--only)' };
   try {
-    // The large history serves the backfill, the tail and the large memory point only.
-    const history =
-      wants('backfill') || wants('tail') || wants('memory')
-        ? await attempt(() =>
-            runHistoryScenarios(context, {
-              backfill: wants('backfill'),
-              tail: wants('tail'),
-              memoryLarge: wants('memory'),
-            }),
-          )
-        : { backfill: null, tail: null, memoryLarge: null };
-    const pick = <T>(value: T | null | undefined): Maybe<T> => value ?? skipped;
-    const backfill = isNotRun(history) ? history : pick(history.backfill);
-    const tail = isNotRun(history) ? history : pick(history.tail);
-    const large: Maybe<MemoryPoint> = isNotRun(history) ? history : pick(history.memoryLarge);
-    const latency = wants('latency') ? await attempt(() => runLatencyScenario(context)) : skipped;
-    const freshness = wants('freshness') ? await attempt(() => runFreshnessScenario(context)) : skipped;
-    const statusFreshness = wants('status-freshness')
-      ? await attempt(() => runStatusFreshnessScenario(context))
-      : skipped;
+    const measured = await measureDialects(context, wants);
     const small = wants('memory') ? await attempt(() => runMemorySmall(context)) : skipped;
     const integrity = wants('integrity') ? await attempt(() => runIntegrityScenario(context)) : skipped;
     const scenarios: BenchResults['scenarios'] = {
-      backfill: wants('backfill') ? backfill : skipped,
-      latency,
-      tail: wants('tail') ? tail : skipped,
-      freshness,
-      statusFreshness,
-      memory: { small, large: wants('memory') ? large : skipped },
+      ...measured.page,
+      memory: { small, large: measured.memoryLarge },
       integrity,
     };
     const ratios = computeRatios(scenarios);
+    const byKey = measured.key;
+    const ratiosByKey = isNotRun(byKey) ? byKey : computeRatios(byKey);
     const results: BenchResults = {
       schema: 'ledger-indexer-bench/1',
       generatedAt: new Date().toISOString(),
@@ -118,8 +115,17 @@ async function main(argv: string[]): Promise<number> {
       options: { ...options },
       totalWallMs: Math.round(performance.now() - started),
       scenarios,
+      scenariosByKey: byKey,
       ratios,
-      targets: judgeTargets({ ratios, scenarios }),
+      ratiosByKey,
+      keyVsPage:
+        isNotRun(byKey) || isNotRun(ratiosByKey) || options.paging !== 'both'
+          ? { notRun: `--paging ${options.paging}` }
+          : compareDialects(scenarios, byKey, { page: ratios, key: ratiosByKey }),
+      targets: [
+        ...judgeTargets({ ratios, scenarios }),
+        ...judgeKeyTargets({ scenarios: byKey, ratios: ratiosByKey, records: options.records }),
+      ],
     };
     writeResults(results, options);
     process.stdout.write(`${renderTable(results)}\n`);
@@ -128,6 +134,126 @@ async function main(argv: string[]): Promise<number> {
     rmSync(tmpDir, { recursive: true, force: true });
     cleanPeakFiles();
   }
+}
+
+const skipped = { notRun: 'not selected (--only)' };
+
+/** What {@link measureDialects} measured: each dialect's scenarios, and the large memory point. */
+interface DialectResults {
+  page: DialectScenarios;
+  key: Maybe<DialectScenarios>;
+  memoryLarge: Maybe<MemoryPoint>;
+}
+
+/**
+ * The scenarios that depend on how the indexer reads the lists, in every dialect asked: the
+ * backfill, latency and budget scenarios read one simulator per scenario in each dialect in turn
+ * (the same data); freshness and status freshness run once per dialect.
+ */
+async function measureDialects(
+  context: BenchContext,
+  wants: (name: (typeof SCENARIOS)[number]) => boolean,
+): Promise<DialectResults> {
+  const dialects = dialectsOf(context.options.paging);
+  // The large history serves the backfill, the tail and the large memory point only.
+  const history =
+    wants('backfill') || wants('tail') || wants('memory')
+      ? await attempt(() =>
+          runHistoryScenarios(context, {
+            backfill: wants('backfill'),
+            tail: wants('tail'),
+            memoryLarge: wants('memory'),
+          }),
+        )
+      : null;
+  const latency = wants('latency')
+    ? await attemptEach(dialects, () => runLatencyScenario(context, dialects))
+    : null;
+  const budget = wants('budget')
+    ? await attemptEach(dialects, () => runBudgetScenario(context, dialects))
+    : null;
+  const inEach = async <T>(
+    name: (typeof SCENARIOS)[number],
+    run: (context: BenchContext) => Promise<T>,
+    only: Dialect[] = dialects,
+  ): Promise<Map<Dialect, Maybe<T>> | null> => {
+    if (!wants(name)) return null;
+    const figures = new Map<Dialect, Maybe<T>>();
+    for (const dialect of dialects) {
+      figures.set(
+        dialect,
+        only.includes(dialect)
+          ? await attempt(() => run(inDialectContext(context, dialect)))
+          : { notRun: `${dialectName(dialect)}: not with --quick (the full run measures it)` },
+      );
+    }
+    return figures;
+  };
+  // --quick stays short (CI runs it): the workers' freshness, whose new records are read by the
+  // same tail walk as in the tail scenario, runs in the first dialect only.
+  const freshness = await inEach(
+    'freshness',
+    runFreshnessScenario,
+    context.options.quick ? dialects.slice(0, 1) : dialects,
+  );
+  // So does the status freshness of the workers: by key, the `sync` loop only (its re-reads by
+  // key are the behaviour to check; the workers' come from the scheduled re-read job).
+  const statusFreshness = await inEach('status-freshness', (dialectContext) =>
+    runStatusFreshnessScenario(
+      dialectContext,
+      context.options.quick && dialectContext.setup.paging === 'key' ? ['sync'] : ['workers', 'sync'],
+    ),
+  );
+  const of = (dialect: Dialect): DialectScenarios => {
+    const notMeasured = {
+      notRun: `not measured ${dialectName(dialect)} (--paging ${context.options.paging})`,
+    };
+    const pick = <T>(map: Map<Dialect, Maybe<T>> | null): Maybe<T> =>
+      map === null ? skipped : (map.get(dialect) ?? notMeasured);
+    const fromHistory = <K extends 'backfill' | 'tail'>(part: K): Maybe<NonNullable<DialectHistory[K]>> => {
+      if (!wants(part) || history === null) return skipped;
+      if (isNotRun(history)) return history;
+      const mine = history.byDialect[dialect];
+      return mine === undefined ? notMeasured : (mine[part] ?? skipped);
+    };
+    return {
+      backfill: fromHistory('backfill'),
+      latency: pick(latency),
+      budget: pick(budget),
+      tail: fromHistory('tail'),
+      freshness: pick(freshness),
+      statusFreshness: pick(statusFreshness),
+    };
+  };
+  const memoryLarge: Maybe<MemoryPoint> =
+    !wants('memory') || history === null
+      ? skipped
+      : isNotRun(history)
+        ? history
+        : (history.memoryLarge ?? skipped);
+  return {
+    page: of('page'),
+    key: dialects.includes('key') ? of('key') : { notRun: `--paging ${context.options.paging}` },
+    memoryLarge,
+  };
+}
+
+/** A scenario that measures every dialect at once; its failure is every dialect's. */
+async function attemptEach<T>(
+  dialects: Dialect[],
+  run: () => Promise<Map<Dialect, Maybe<T>>>,
+): Promise<Map<Dialect, Maybe<T>>> {
+  const result = await attempt(run);
+  return isNotRun(result) ? new Map(dialects.map((d) => [d, result])) : result;
+}
+
+/** `context` with its indexer processes reading in `dialect`, its log lines saying so. */
+function inDialectContext(context: BenchContext, dialect: Dialect): BenchContext {
+  return {
+    ...context,
+    setup: inDialect(context.setup, dialect),
+    log: (message) => context.log(`${message} (${dialectName(dialect)})`),
+  };
 }
 
 function writeResults(results: BenchResults, options: BenchOptions): void {

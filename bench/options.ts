@@ -36,8 +36,15 @@ export interface BenchOptions {
   holeRate: number | null;
   /** Share of arriving records the simulators make visible late; null = the simulator's default (0). */
   lateRate: number | null;
-  /** How the indexer reads the lists (`--paging`): page numbers (default, comparable with earlier results) or by key. */
-  paging: 'page' | 'key';
+  /**
+   * How the indexer reads the lists (`--paging`): `both` (default) measures the scenarios that
+   * depend on it once by page numbers and once by key, side by side; `page` or `key` only one.
+   */
+  paging: Paging;
+  /** Records of the scenario under a request budget. */
+  budgetRecords: number;
+  /** The indexer's request budget in that scenario (`LEDGER_REQUESTS_PER_SECOND`). */
+  budgetRequestsPerSecond: number;
   /** How long a late record stays invisible, ms; null = the simulator's default (1500). */
   lateMs: number | null;
   /** Seed of every simulator. */
@@ -57,9 +64,26 @@ export interface BenchOptions {
   only: string[];
 }
 
+/** A way of reading the lists: page numbers (ten a page) or by key (`cursor`, `count`). */
+export type Dialect = 'page' | 'key';
+
+/** The dialects a run measures. */
+export type Paging = Dialect | 'both';
+
+/** The dialects `paging` measures, page numbers first. */
+export function dialectsOf(paging: Paging): Dialect[] {
+  return paging === 'both' ? ['page', 'key'] : [paging];
+}
+
+/** The dialect in words, for logs and labels. */
+export function dialectName(dialect: Dialect): string {
+  return dialect === 'key' ? 'by key' : 'by page number';
+}
+
 export const SCENARIOS = [
   'backfill',
   'latency',
+  'budget',
   'tail',
   'freshness',
   'status-freshness',
@@ -77,7 +101,8 @@ export const USAGE = `Usage: npm run bench -- [options]
   --hole-rate R      share of rawIds the simulators never publish (default: the simulator's, 0.01)
   --late-rate R      share of arriving records the simulators show late (default: the simulator's, 0)
   --late-ms MS       how long such a record stays invisible (default: the simulator's, 1500)
-  --paging page|key  how the indexer reads the lists: page numbers (default) or by key, 100 a request
+  --paging P         how the indexer reads the lists: both (default: page numbers and by key, 100 a
+                     request, side by side on the same data), page or key
   --runner dist|tsx  run the indexer compiled (npm run build first; default) or through tsx
   --cpu-prof DIR     write CPU profiles of every indexer process into DIR (node --cpu-prof)
   --log-dir DIR      append each indexer process's log, at debug level, to DIR/<process>.log
@@ -128,6 +153,8 @@ export function parseBenchOptions(argv: string[]): BenchOptions {
     records,
     latencyRecords: quick ? Math.min(5_000, records) : 50_000,
     latencyMs: 50,
+    budgetRecords: quick ? Math.min(5_000, records) : 50_000,
+    budgetRequestsPerSecond: 50,
     tailRecords: quick ? Math.max(10, Math.min(1_000, Math.floor(records / 10))) : 1_000,
     memorySmallRecords: Math.max(10, Math.min(100_000, Math.floor(records / 2))),
     freshnessHistory: quick ? 500 : 2_000,
@@ -166,10 +193,10 @@ function runnerKind(value: string | undefined): 'dist' | 'tsx' {
   throw new Error(`--runner must be dist or tsx (got '${value}')`);
 }
 
-function pagingOf(value: string | undefined): 'page' | 'key' {
-  if (value === undefined || value === 'page') return 'page';
-  if (value === 'key') return 'key';
-  throw new Error(`--paging must be page or key (got '${value}')`);
+function pagingOf(value: string | undefined): Paging {
+  if (value === undefined || value === 'both') return 'both';
+  if (value === 'page' || value === 'key') return value;
+  throw new Error(`--paging must be both, page or key (got '${value}')`);
 }
 
 /** `--help` was asked for. */

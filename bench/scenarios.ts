@@ -1,17 +1,10 @@
 import { join } from 'node:path';
-import { runBaseline } from './baseline.js';
-import { runBatchBaseline } from './baseline-batch.js';
 import { type BenchContext, freshDatabase, usingDatabase } from './context.js';
-import type { ScenarioDatabase } from './databases.js';
-import { runDbCeiling } from './db-ceiling.js';
-import { type Maybe, medianOfRuns, medianRun, reason, type ThroughputRun } from './figures.js';
-import { runHttpCeiling } from './http-ceiling.js';
-import { runIndexerSync, type SyncRun } from './indexer-sync.js';
-import { runIndexerWorkers } from './indexer-workers.js';
-import { simulatorBase } from './options.js';
-import { runPipelineCeiling } from './pipeline-ceiling.js';
-import { startPrivateRedis } from './redis-server.js';
-import { listPagesServed, requestsServed, startSimulatorProcess } from './simulator-process.js';
+import { isNotRun, type Maybe, medianRun, reason, type ThroughputRun } from './figures.js';
+import { inDialect, runIndexerSync } from './indexer-sync.js';
+import { KEY_COUNT } from './list-pages.js';
+import { type Dialect, dialectName, simulatorBase } from './options.js';
+import { startSimulatorProcess } from './simulator-process.js';
 
 /** Scenario 1: backfill without added latency. */
 export interface BackfillFigures {
@@ -32,7 +25,11 @@ export interface TailFigures {
   history: number;
   newRecords: number;
   pagesRequested: number;
-  /** `ceil(newRecords / 10) + 1`. */
+  /** List requests of the tail sync by dialect (key, page numbers). */
+  listRequests?: { key: number; page: number };
+  /** Records a list request holds: 10 by page number, 100 by key (absent in older results: 10). */
+  recordsPerRequest?: number;
+  /** `ceil(newRecords / recordsPerRequest) + 1`. */
   idealPages: number;
   /** Every request the tail sync made (list pages, look-ups of non-final records, /info…). */
   requestsServed: number;
@@ -49,7 +46,21 @@ export interface LatencyFigures {
   latencyMs: number;
   concurrency: number;
   run: ThroughputRun;
-  /** `concurrency × 10 ÷ latency`. */
+  /**
+   * `concurrency × 10 ÷ latency` by page number; `100 ÷ latency` by key, where a walk has one
+   * request in flight (each cursor is the last rawId of the answer before).
+   */
+  idealRowsPerSecond: number;
+}
+
+/** Scenario "budget": a backfill under the client's request budget (`LEDGER_REQUESTS_PER_SECOND`). */
+export interface BudgetFigures {
+  records: number;
+  requestsPerSecond: number;
+  /** Records a list request holds: 10 by page number, 100 by key. */
+  recordsPerRequest: number;
+  run: ThroughputRun;
+  /** `requestsPerSecond × recordsPerRequest`. */
   idealRowsPerSecond: number;
 }
 
@@ -62,233 +73,104 @@ export interface MemoryPoint {
   rowsPerSecond?: number;
 }
 
-type Wanted = { backfill: boolean; tail: boolean; memoryLarge: boolean };
-
 /**
- * Scenario 1 (and the history of scenario 3, and the large point of scenario 5): one simulator of
- * `records` records, measured five ways, each into its own fresh database.
+ * Scenario 2: backfill of `latencyRecords` with `latencyMs` added to every request, in each
+ * dialect, from the same simulator.
  */
-export async function runHistoryScenarios(
+export async function runLatencyScenario(
   context: BenchContext,
-  wanted: Wanted,
-): Promise<{
-  backfill: BackfillFigures | null;
-  tail: Maybe<TailFigures> | null;
-  memoryLarge: Maybe<MemoryPoint> | null;
-}> {
-  const { options, setup } = context;
-  const records = options.records;
-  context.log(`simulator: ${records} records, seed ${options.seed}`);
-  // Every record's text stays cached after the warm-up pass, at any size: a larger history is
-  // then served as cheaply as a small one, and only the indexer's side grows with it.
-  const simulator = await startSimulatorProcess(
-    { records, ...simulatorBase(options), arrivalsPerSecond: 0, jsonCacheSize: records },
-    setup.root,
-  );
-  try {
-    const truthFile = join(context.tmpDir, 'history.ndjson');
-    const expectedRows = await simulator.dump(truthFile);
-    // The simulator renders a record's JSON on first request and caches it: one unmeasured pass
-    // over every page fills the cache, so the run measured first does not pay the rendering that
-    // the runs after it are spared.
-    context.log('simulator: warm-up pass over every page (not measured)');
-    await runHttpCeiling({ baseUrl: simulator.url, concurrency: options.concurrency, expectedRows });
-    const syncDatabase = await freshDatabase(context, 'backfill_sync');
-    try {
-      // The backfill's headline runs are repeated, in rounds of `sync`, the workers and the batch
-      // script: the shared machine's speed drifts during a bench (a batch script run took 15.3 s
-      // in one round and 11.4 s two rounds later), and alternating lets the drift reach all three
-      // alike instead of whichever ran while it was slow. The earlier `sync` runs get databases of
-      // their own; the last one's history stays for the tail scenario.
-      const repeats = wanted.backfill ? options.repeats : 1;
-      const syncInto = (database: ScenarioDatabase) =>
-        runIndexerSync(setup, {
-          label: 'ledger-indexer sync (one process)',
-          simulator,
-          database,
-          expectedRows,
-        });
-      const runs = {
-        sync: [] as Maybe<SyncRun>[],
-        workers: [] as Maybe<ThroughputRun>[],
-        script: [] as Maybe<ThroughputRun>[],
-      };
-      for (let round = 1; round <= repeats; round++) {
-        const of = repeats > 1 ? ` (round ${round} of ${repeats})` : '';
-        context.log(`backfill: ledger-indexer sync${of}`);
-        runs.sync.push(
-          await attempt(async () =>
-            round === repeats
-              ? syncInto(syncDatabase)
-              : usingDatabase(await freshDatabase(context, 'backfill_sync_repeat'), syncInto),
-          ),
-        );
-        if (!wanted.backfill) continue;
-        context.log(`backfill: ledger-indexer workers (${options.workerProcesses} processes)${of}`);
-        runs.workers.push(
-          await attempt(async () => {
-            const redis = await startPrivateRedis();
-            try {
-              return await usingDatabase(await freshDatabase(context, 'backfill_workers'), (database) =>
-                runIndexerWorkers(setup, {
-                  simulator,
-                  database,
-                  expectedRows,
-                  processes: options.workerProcesses,
-                  redisUrl: redis.url,
-                }),
-              );
-            } finally {
-              await redis.stop();
-            }
-          }),
-        );
-        context.log(`backfill: hand-written batch script${of}`);
-        runs.script.push(
-          await attempt(async () =>
-            usingDatabase(await freshDatabase(context, 'backfill_script', { migrate: true }), (database) =>
-              runBatchBaseline({ baseUrl: simulator.url, databaseUrl: database.url, expectedRows }),
-            ),
-          ),
-        );
-      }
-      const sync = medianOfRuns(runs.sync);
-      const indexerSync = 'notRun' in sync ? sync : stripStdout(sync);
-      const memoryLarge = wanted.memoryLarge
-        ? 'notRun' in indexerSync
-          ? indexerSync
-          : {
-              records,
-              peakRssBytes: indexerSync.peakRssBytes,
-              wallMs: Math.round(indexerSync.wallMs),
-              rowsPerSecond: indexerSync.rowsPerSecond,
-            }
-        : null;
-      let backfill: BackfillFigures | null = null;
-      if (wanted.backfill) {
-        const indexerWorkers = medianOfRuns(runs.workers);
-        const batchBaseline = medianOfRuns(runs.script);
-        context.log('backfill: hand-written baseline');
-        const baseline = await attempt(async () =>
-          usingDatabase(await freshDatabase(context, 'backfill_baseline', { migrate: true }), (database) =>
-            runBaseline({
-              baseUrl: simulator.url,
-              databaseUrl: database.url,
-              budgetMs: options.baselineBudgetMs,
-              expectedRows,
-            }),
-          ),
-        );
-        context.log('backfill: HTTP ceiling');
-        const httpCeiling = await attempt(() =>
-          runHttpCeiling({ baseUrl: simulator.url, concurrency: options.concurrency, expectedRows }),
-        );
-        context.log('backfill: database ceiling (COPY)');
-        const dbCeiling = await attempt(async () =>
-          usingDatabase(await freshDatabase(context, 'backfill_copy', { migrate: true }), (database) =>
-            runDbCeiling({ truthFile, databaseUrl: database.url, expectedRows }),
-          ),
-        );
-        context.log('backfill: fetch-and-store ceiling (fetch, then COPY into a table without indexes)');
-        const pipelineCeiling = await attempt(async () =>
-          usingDatabase(await freshDatabase(context, 'backfill_pipeline', { migrate: true }), (database) =>
-            runPipelineCeiling({
-              baseUrl: simulator.url,
-              databaseUrl: database.url,
-              concurrency: options.concurrency,
-              expectedRows,
-            }),
-          ),
-        );
-        backfill = {
-          records,
-          indexerSync,
-          indexerWorkers,
-          baseline,
-          batchBaseline,
-          httpCeiling,
-          dbCeiling,
-          pipelineCeiling,
-        };
-      }
-      let tail: Maybe<TailFigures> | null = null;
-      if (wanted.tail) {
-        tail =
-          'notRun' in indexerSync
-            ? { notRun: `the history could not be synced: ${indexerSync.notRun}` }
-            : await attempt(() =>
-                runTail(context, { simulator, database: syncDatabase, history: expectedRows }),
-              );
-      }
-      return { backfill, tail, memoryLarge };
-    } finally {
-      await syncDatabase.drop().catch(() => undefined);
-    }
-  } finally {
-    await simulator.close();
-  }
-}
-
-async function runTail(
-  context: BenchContext,
-  input: {
-    simulator: Awaited<ReturnType<typeof startSimulatorProcess>>;
-    database: ScenarioDatabase;
-    history: number;
-  },
-): Promise<TailFigures> {
-  const { simulator, database } = input;
-  const newRecords = context.options.tailRecords;
-  context.log(`tail: ${newRecords} new records on top of ${input.history}`);
-  await simulator.addRecords(newRecords);
-  const statsBefore = await simulator.stats();
-  const expectedRows = await simulator.dump(join(context.tmpDir, 'tail.ndjson'));
-  const run = await runIndexerSync(context.setup, {
-    label: 'ledger-indexer sync (tail)',
-    simulator,
-    database,
-    expectedRows,
-  });
-  const statsAfter = await simulator.stats();
-  return {
-    history: input.history,
-    newRecords,
-    pagesRequested: listPagesServed(statsAfter) - listPagesServed(statsBefore),
-    idealPages: Math.ceil(newRecords / 10) + 1,
-    requestsServed: requestsServed(statsAfter) - requestsServed(statsBefore),
-    wallMs: Math.round(run.wallMs),
-    rows: run.rows,
-    expectedRows,
-    rowsMatch: run.rows === expectedRows,
-    peakRssBytes: run.peakRssBytes,
-  };
-}
-
-/** Scenario 2: backfill of `latencyRecords` with `latencyMs` added to every request. */
-export async function runLatencyScenario(context: BenchContext): Promise<LatencyFigures> {
+  dialects: Dialect[],
+): Promise<Map<Dialect, Maybe<LatencyFigures>>> {
   const { options, setup } = context;
   context.log(`latency: ${options.latencyRecords} records, ${options.latencyMs} ms per request`);
   const simulator = await startSimulatorProcess(
     { records: options.latencyRecords, ...simulatorBase(options), faults: { latencyMs: options.latencyMs } },
     setup.root,
   );
+  const figures = new Map<Dialect, Maybe<LatencyFigures>>();
   try {
     const expectedRows = await simulator.dump(join(context.tmpDir, 'latency.ndjson'));
-    const run = await usingDatabase(await freshDatabase(context, 'latency'), (database) =>
-      runIndexerSync(setup, {
-        label: `ledger-indexer sync, ${options.latencyMs} ms added per request`,
-        simulator,
-        database,
-        expectedRows,
-      }),
-    );
-    return {
-      records: options.latencyRecords,
-      latencyMs: options.latencyMs,
-      concurrency: options.concurrency,
-      run: stripStdout(run),
-      idealRowsPerSecond: (options.concurrency * 10) / (options.latencyMs / 1000),
-    };
+    for (const dialect of dialects) {
+      context.log(`latency: ledger-indexer sync, ${dialectName(dialect)}`);
+      const measured = await attempt(async () =>
+        usingDatabase(await freshDatabase(context, `latency_${dialect}`), (database) =>
+          runIndexerSync(inDialect(setup, dialect), {
+            label: `ledger-indexer sync, ${options.latencyMs} ms added per request, ${dialectName(dialect)}`,
+            simulator,
+            database,
+            expectedRows,
+          }),
+        ),
+      );
+      const perSecond = 1000 / options.latencyMs;
+      figures.set(
+        dialect,
+        isNotRun(measured)
+          ? measured
+          : {
+              records: options.latencyRecords,
+              latencyMs: options.latencyMs,
+              concurrency: dialect === 'key' ? 1 : options.concurrency,
+              run: stripStdout(measured),
+              idealRowsPerSecond:
+                dialect === 'key' ? KEY_COUNT * perSecond : options.concurrency * 10 * perSecond,
+            },
+      );
+    }
+    return figures;
+  } finally {
+    await simulator.close();
+  }
+}
+
+/**
+ * Scenario "budget": a backfill of `budgetRecords` with the client's request budget at
+ * `budgetRequestsPerSecond` (the indexer's default, 50), in each dialect, from the same simulator.
+ */
+export async function runBudgetScenario(
+  context: BenchContext,
+  dialects: Dialect[],
+): Promise<Map<Dialect, Maybe<BudgetFigures>>> {
+  const { options, setup } = context;
+  const rate = options.budgetRequestsPerSecond;
+  context.log(`budget: ${options.budgetRecords} records, ${rate} requests a second`);
+  const simulator = await startSimulatorProcess(
+    { records: options.budgetRecords, ...simulatorBase(options) },
+    setup.root,
+  );
+  const figures = new Map<Dialect, Maybe<BudgetFigures>>();
+  try {
+    const expectedRows = await simulator.dump(join(context.tmpDir, 'budget.ndjson'));
+    for (const dialect of dialects) {
+      context.log(`budget: ledger-indexer sync, ${dialectName(dialect)}`);
+      const perRequest = dialect === 'key' ? KEY_COUNT : 10;
+      const measured = await attempt(async () =>
+        usingDatabase(await freshDatabase(context, `budget_${dialect}`), (database) =>
+          runIndexerSync(
+            { ...inDialect(setup, dialect), requestsPerSecond: rate },
+            {
+              label: `ledger-indexer sync, ${rate} requests a second, ${dialectName(dialect)}`,
+              simulator,
+              database,
+              expectedRows,
+            },
+          ),
+        ),
+      );
+      figures.set(
+        dialect,
+        isNotRun(measured)
+          ? measured
+          : {
+              records: options.budgetRecords,
+              requestsPerSecond: rate,
+              recordsPerRequest: perRequest,
+              run: stripStdout(measured),
+              idealRowsPerSecond: rate * perRequest,
+            },
+      );
+    }
+    return figures;
   } finally {
     await simulator.close();
   }
@@ -328,7 +210,7 @@ export async function attempt<T>(fn: () => Promise<T>): Promise<Maybe<T>> {
   }
 }
 
-function stripStdout<T extends { stdout: string }>(run: T): Omit<T, 'stdout'> {
+export function stripStdout<T extends { stdout: string }>(run: T): Omit<T, 'stdout'> {
   const { stdout: _stdout, ...rest } = run;
   return rest;
 }

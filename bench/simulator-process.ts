@@ -143,3 +143,11 @@ export function requestsByRoute(stats: SimulatorStats): Record<string, number> {
   }
   return byRoute;
 }
+
+/** List requests served between two readings of {@link SimulatorProcess.listRequests}, by dialect. */
+export function listRequestsBetween(
+  before: ListRequestStats,
+  after: ListRequestStats,
+): { key: number; page: number } {
+  return { key: after.keyRequests - before.keyRequests, page: after.pageRequests - before.pageRequests };
+}

@@ -35,7 +35,8 @@ const SYNC_TIMEOUT_MS = 60_000;
 /** The simulator moves records on every 100 ms tick (src/simulator/simulator.ts): one tick of slack. */
 const TICK_SLACK_MS = 250;
 
-type Mode = 'workers' | 'sync';
+/** How the indexer runs: worker processes on a schedule, or `sync` again and again. */
+export type Mode = 'workers' | 'sync';
 
 /** One run: a way of running the indexer against the same arrivals. */
 export interface StatusFreshnessRun extends StatusLags {
@@ -68,7 +69,11 @@ export interface StatusFreshnessFigures {
   runs: StatusFreshnessRun[];
 }
 
-export async function runStatusFreshnessScenario(context: BenchContext): Promise<StatusFreshnessFigures> {
+/** Runs the scenario with the workers and the `sync` loop, or only the runs named in `modes`. */
+export async function runStatusFreshnessScenario(
+  context: BenchContext,
+  modes: readonly Mode[] = ['workers', 'sync'],
+): Promise<StatusFreshnessFigures> {
   // A record's changes span 13 s (packaged at 3 s, a burn's hash at 13 s): the quick window is
   // shorter, so few re-reads of waiting burns fall in it and its requests per arrival run low.
   const windowMs = context.options.quick ? 8_000 : 30_000;
@@ -77,7 +82,7 @@ export async function runStatusFreshnessScenario(context: BenchContext): Promise
     { mode: 'workers', intervalMs: 1_000, processes: Math.min(2, context.options.workerProcesses) },
     { mode: 'sync', intervalMs: 2_000, processes: 1 },
   ] as const;
-  for (const plan of plans) {
+  for (const plan of plans.filter((p) => modes.includes(p.mode))) {
     context.log(
       `status freshness: ${plan.mode} every ${plan.intervalMs} ms, ${ARRIVALS_PER_SECOND} arrivals/s for ${windowMs} ms`,
     );

@@ -15,6 +15,7 @@ interface Run {
   wallMs: number;
   rowsPerSecond: number;
   pagesRequested: number | null;
+  listRequests: { key: number; page: number };
 }
 
 function isRun(value: unknown): value is Run {
@@ -149,6 +150,58 @@ describe('npm run bench --quick', () => {
     assert.match(stdout, /--check-signatures ÷ sync +\d/);
     assert.match(stdout, /fetch-and-store ceiling/);
 
+    // By key (count=100), on the same data: every figure exists, and the backfill reads by key
+    // alone, below 0.02 list requests per stored record (by page numbers, ten records a request,
+    // it cannot be under 0.1).
+    const byKey = results.scenariosByKey;
+    const perRecord = (run: { rows: number; listRequests: { key: number; page: number } }): number =>
+      (run.listRequests.key + run.listRequests.page) / run.rows;
+    for (const name of ['indexerSync', 'indexerWorkers', 'batchBaseline', 'httpCeiling']) {
+      const run = byKey.backfill[name];
+      assert.ok(isRun(run), `by key, backfill.${name} was measured: ${JSON.stringify(run)}`);
+      assert.equal(run.rows, run.expectedRows, `by key, backfill.${name} row count equals the simulator's`);
+      assert.equal(run.listRequests.page, 0, `by key, backfill.${name} asked no page number`);
+    }
+    for (const name of ['indexerSync', 'indexerWorkers']) {
+      const run = byKey.backfill[name];
+      assert.ok(
+        perRecord(run) < 0.02,
+        `by key, ${name}: ${JSON.stringify(run.listRequests)} for ${run.rows}`,
+      );
+      assert.ok(perRecord(backfill[name]) >= 0.1, `by page number, ${name} reads ten records a request`);
+    }
+    assert.ok(results.ratiosByKey.requestsPerRecord.sync < 0.02);
+    for (const scenarios of [results.scenarios, byKey]) {
+      assert.ok(isRun(scenarios.latency.run) && scenarios.latency.run.rowsMatch === true);
+      assert.ok(isRun(scenarios.budget.run) && scenarios.budget.run.rowsMatch === true);
+      assert.equal(scenarios.budget.requestsPerSecond, 50);
+      assert.equal(scenarios.tail.rows, scenarios.tail.expectedRows);
+    }
+    assert.equal(byKey.latency.idealRowsPerSecond, 100 / 0.05);
+    assert.equal(byKey.budget.idealRowsPerSecond, 50 * 100);
+    assert.equal(byKey.tail.listRequests.page, 0);
+    // --quick runs the status freshness by key with the sync loop only.
+    assert.deepEqual(
+      byKey.statusFreshness.runs.map((r: { mode: string }) => r.mode),
+      ['sync'],
+    );
+    for (const run of byKey.statusFreshness.runs) {
+      assert.ok(
+        run.arrived > 0 && run.requests > 0,
+        `by key, status freshness measured: ${JSON.stringify(run)}`,
+      );
+      assert.equal(run.packaged.changes, run.arrived);
+    }
+    for (const value of Object.values(results.keyVsPage)) {
+      assert.ok(
+        typeof value === 'number' && value > 0,
+        `by key ÷ by page: ${JSON.stringify(results.keyVsPage)}`,
+      );
+    }
+    assert.match(stdout, /backfill \d+ by key +indexer sync/);
+    assert.match(stdout, /status freshness 20\/s by key +sync every 2\.0 s/);
+    assert.match(stdout, /by key ÷ by page number/);
+
     const ratios = results.ratios;
     for (const value of [
       ratios.indexerVsBaseline.sync,
@@ -170,7 +223,16 @@ describe('npm run bench --quick', () => {
       assert.ok(Number.isFinite(value) && value > 0);
     }
     assert.ok(['http', 'database'].includes(ratios.indexerVsCeiling.limitedBy));
-    assert.equal(results.targets.length, 14);
-    for (const target of results.targets) assert.equal(typeof target.met, 'boolean', `${target.name} judged`);
+    assert.equal(results.targets.length, 14 + 11);
+    for (const target of results.targets) {
+      // --quick measures the workers' freshness and status freshness by page numbers only.
+      if (
+        /^(freshness p95|status change p95, workers|requests per arrival, workers).*, by key$/.test(
+          target.name,
+        )
+      )
+        assert.equal(target.met, null, target.name);
+      else assert.equal(typeof target.met, 'boolean', `${target.name} judged`);
+    }
   });
 });
