@@ -5,6 +5,8 @@ CREATE TABLE "service_dialects" (
 );
 --> statement-breakpoint
 ALTER TABLE "backfill_runs" ADD COLUMN "open_gap" bigint;--> statement-breakpoint
+ALTER TABLE "mirrored_service" ADD COLUMN "verified_url" text;--> statement-breakpoint
+ALTER TABLE "mirrored_service" ADD COLUMN "verified_at" timestamp with time zone;--> statement-breakpoint
 ALTER TABLE "sync_streams" ADD COLUMN "settled_raw_id" bigint;--> statement-breakpoint
 ALTER TABLE "sync_streams" ADD COLUMN "settle_pending_raw_id" bigint;--> statement-breakpoint
 ALTER TABLE "sync_streams" ADD COLUMN "settle_pending_at" timestamp with time zone;

@@ -1,6 +1,7 @@
 import type { LedgerClient } from '../client/ledger-client.js';
 import type { Db } from '../db/connect.js';
-import { lowestStoredRecord, pinAnchor, readPinnedAnchor } from '../db/mirrored-service.js';
+import { lowestStoredRecord, markVerified, pinAnchor, readPinnedAnchor } from '../db/mirrored-service.js';
+import { REFERENCE_REFRESH_MS } from '../defaults.js';
 import { LedgerIndexerError, type ServiceAnchor, ServiceMismatchError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { lowestAnchor, servesAnchor } from '../sync/service-anchor.js';
@@ -32,6 +33,9 @@ export interface MirroredService {
   pinFirstRecord(): Promise<void>;
 }
 
+/** How long an address that answered the anchor is trusted without asking again, ms: the token list's refresh period. */
+export const VERIFIED_TRUST_MS = REFERENCE_REFRESH_MS;
+
 /** How the error line tells the operator to switch services on purpose. */
 export const ADOPT_SERVICE_HINT =
   'run "ledger-indexer sync --adopt-service" once to follow this service instead';
@@ -42,17 +46,25 @@ export function createMirroredService(input: {
   client: LedgerClient;
   serviceUrl: string;
   logger: Logger;
+  now?: (() => Date) | undefined;
 }): MirroredService {
   const { db, client, serviceUrl, logger } = input;
+  const now = input.now ?? (() => new Date());
   const check: MirroredService['check'] = async (options = {}) => {
     const pinned = await readPinnedAnchor(db);
     const anchor = pinned ?? (await lowestStoredRecord(db));
     if (anchor === null) return { state: 'empty' };
-    const served = await createFetchByHash(client, options.signal)(anchor.ledgerHash);
     const known: ServiceAnchor = { rawId: anchor.rawId, ledgerHash: anchor.ledgerHash };
+    // The same address answered the anchor a moment ago (a run from cron every few seconds):
+    // trusted without asking again, as a worker trusts it for a while.
+    const verified = pinned?.verified;
+    if (verified?.url === serviceUrl && now().getTime() - verified.at.getTime() < VERIFIED_TRUST_MS)
+      return { state: 'same', anchor: known };
+    const served = await createFetchByHash(client, options.signal)(anchor.ledgerHash);
     if (!servesAnchor(known, served))
       return { state: 'other', anchor: known, mirroredUrl: pinned?.serviceUrl };
     if (pinned === null) await pinAnchor(db, { ...known, serviceUrl }, { replace: false });
+    await markVerified(db, serviceUrl, now());
     return { state: 'same', anchor: known };
   };
   return {
@@ -78,7 +90,10 @@ export function createMirroredService(input: {
     async pinFirstRecord() {
       if ((await readPinnedAnchor(db)) !== null) return;
       const lowest = await lowestStoredRecord(db);
-      if (lowest !== null) await pinAnchor(db, { ...lowest, serviceUrl }, { replace: false });
+      if (lowest === null) return;
+      await pinAnchor(db, { ...lowest, serviceUrl }, { replace: false });
+      // It came from this service a moment ago.
+      await markVerified(db, serviceUrl, now());
     },
   };
 }

@@ -352,6 +352,9 @@ export const mirroredService = pgTable('mirrored_service', {
   /** The base URL the anchor was pinned from, password hidden: named when another service is refused. */
   serviceUrl: text('service_url').notNull(),
   pinnedAt: tstz('pinned_at').notNull(),
+  /** The base URL that last answered the anchor, password hidden, and when: a run soon after trusts it. */
+  verifiedUrl: text('verified_url'),
+  verifiedAt: tstz('verified_at'),
 });
 
 /**
