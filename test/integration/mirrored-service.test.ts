@@ -87,7 +87,9 @@ describe('a mirror recognises the service it mirrors', () => {
     const trusted = lookups();
     assert.equal((await sync(mineUrl)).code, 0);
     assert.equal(lookups() - trusted, 0, 'no look-up right after the last check');
-    await t.database.db.execute(sql`UPDATE mirrored_service SET verified_at = verified_at - interval '1 hour'`);
+    await t.database.db.execute(
+      sql`UPDATE mirrored_service SET verified_at = verified_at - interval '1 hour'`,
+    );
     const lookupsBefore = lookups();
     const later = await sync(mineUrl);
     assert.equal(later.code, 0, later.err);
