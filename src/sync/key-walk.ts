@@ -268,7 +268,7 @@ function createKeyReader(input: {
   let cursor = input.from;
   let index = 0;
   let openGap = input.openGap;
-  /** The highest record read so far: the lower neighbour of a gap before the next answer's first. */
+  // The highest record read so far: the lower neighbour of a gap before the next answer's first.
   // At the start, the cursor itself: a gap between it and the first record read counts too.
   let below: SettleMark = { rawId: input.from, timestamp: 0 };
   let readAt = now();
@@ -291,13 +291,11 @@ function createKeyReader(input: {
           await delay((walkInput.emptyPageDelayMs ?? 250) * 2 ** tries, walkInput.signal);
           continue;
         }
-        const gap = openGapLow({
-          records: [...marks, below],
-          above: null,
-          readAt,
-          headAt: undefined,
-          windowMs,
-        });
+        // A window of 0: everything read is settled at once.
+        const gap =
+          windowMs <= 0
+            ? null
+            : openGapLow({ records: [...marks, below], above: null, readAt, headAt: undefined, windowMs });
         if (gap !== null) openGap = Math.min(openGap ?? gap, gap);
         const last = ids.length > 0 ? Math.max(...ids) : cursor;
         below = marks.find((m) => m.rawId === last) ?? below;

@@ -96,6 +96,29 @@ describe('a walk by key', () => {
     assert.deepEqual(key.requests, [{ cursor: 70, count: 100 }]);
   });
 
+  it('with a settling window of 0, tails from the watermark however many rawIds are missing', async () => {
+    const list = new LiveList({ count: 300, step: () => 2 });
+    const key = byKey(list);
+    const store = new MemoryStore();
+    await walkByKey({ store, fetchKeyPage: key.fetchKeyPage, spec, owner, count: 100, settleMs: 0 });
+    list.add(5);
+    key.requests.length = 0;
+    const tail = await walkByKey({
+      store,
+      fetchKeyPage: key.fetchKeyPage,
+      spec,
+      owner,
+      count: 100,
+      settleMs: 0,
+    });
+    assert.deepEqual(
+      key.requests.map((r) => r.cursor),
+      [599],
+      'one request, from the watermark',
+    );
+    assert.equal(tail.watermark, 609);
+  });
+
   it('resumes a stopped backfill from its cursor, asking nothing twice', async () => {
     const list = new LiveList({ count: 500 });
     const key = byKey(list);
