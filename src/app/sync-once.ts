@@ -112,6 +112,7 @@ export async function syncOnce(ctx: SyncContext, options: SyncOptions = {}): Pro
     ctx.logger.info({ tokens: result.tokens }, 'tokens refreshed');
   }
   const fetchPage = createFetchPage(ctx.client, options.requestSignal);
+  const fetchKeyPage = createFetchKeyPage(ctx.client, options.requestSignal);
   const specs = streamSpecs(options);
   // By key where the service speaks it (LEDGER_PAGING; `auto` asks it once), else by page number.
   const dialect = await (ctx.dialects?.resolve(options.requestSignal) ??
@@ -132,7 +133,7 @@ export async function syncOnce(ctx: SyncContext, options: SyncOptions = {}): Pro
       logger: ctx.logger,
     };
     const walked = await (dialect === 'key'
-      ? walkByKey({ ...common, fetchKeyPage: createFetchKeyPage(ctx.client, options.requestSignal) })
+      ? walkByKey({ ...common, fetchKeyPage })
       : walkStream({ ...common, fetchPage, concurrency: ctx.config.concurrency, writers: ctx.config.writers })
     ).catch(async (error: unknown) => {
       await ctx.dialects?.forgetOn(error);
@@ -160,7 +161,7 @@ export async function syncOnce(ctx: SyncContext, options: SyncOptions = {}): Pro
       lists: global && !byKey ? listsAfterWalk(global) : undefined,
       byKey: byKey
         ? {
-            fetchKeyPage: createFetchKeyPage(ctx.client, options.requestSignal),
+            fetchKeyPage,
             count: ctx.client.keyCount(),
           }
         : undefined,
