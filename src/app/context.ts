@@ -5,14 +5,16 @@ import { type Config, redactUrl } from '../config.js';
 import { type Database, openDatabase } from '../db/connect.js';
 import { createDeferredIndexes } from '../db/deferred-indexes.js';
 import { migrateDatabase } from '../db/migrate.js';
+import { createProofStore } from '../db/proof-store.js';
 import { createPgStore, type PgStoreOptions } from '../db/store.js';
 import { tokensListedAt, upsertTokens } from '../db/tokens.js';
 import type { Logger } from '../logger.js';
 import type { Metrics, WriteObserver } from '../metrics/index.js';
 import { loadFastKeccak } from '../sync/keccak.js';
 import type { LedgerToken } from '../sync/model.js';
+import type { BackfillStore } from '../sync/parallel-backfill.js';
 import type { DeferredIndexes, SyncStore } from '../sync/ports.js';
-import { observeSyncStore } from './instrumented-store.js';
+import { observeBackfillStore, observeSyncStore } from './instrumented-store.js';
 import { createListDialects, type ListDialects } from './list-dialect.js';
 import { createMirroredService, type MirroredService } from './mirrored-service.js';
 
@@ -28,6 +30,8 @@ export interface AppContext {
   store: SyncStore;
   /** The read-side indexes a first backfill builds at its end. */
   indexes: DeferredIndexes;
+  /** The proven ranges of backfills in parallel (range jobs, lanes by key). */
+  backfills: BackfillStore;
   /** Which service the mirror holds: refuses to fill it from another one. */
   service: MirroredService;
   /** The dialect of the list reads, kept across runs. */
@@ -97,6 +101,8 @@ export async function createContext(options: CreateContextOptions): Promise<AppC
   const pgStore = createPgStore({ database, logger, recheck, checkSignatures: config.checkSignatures });
   const writes = options.metrics?.writes;
   const store = writes === undefined ? pgStore : observeSyncStore(pgStore, writes);
+  const proofStore = createProofStore({ database, checkSignatures: config.checkSignatures, logger });
+  const backfills = writes === undefined ? proofStore : observeBackfillStore(proofStore, writes);
   return {
     // The embedded database has one connection: its writes are one at a time whatever is asked.
     config: database.kind === 'pglite' ? { ...config, writers: 1 } : config,
@@ -105,6 +111,7 @@ export async function createContext(options: CreateContextOptions): Promise<AppC
     database,
     store,
     indexes: createDeferredIndexes({ database, logger }),
+    backfills,
     service: createMirroredService({
       db: database.db,
       client,

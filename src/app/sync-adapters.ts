@@ -1,5 +1,6 @@
 import { isNotFound } from '../client/http.js';
 import type { LedgerClient } from '../client/ledger-client.js';
+import type { FetchKeyHead } from '../sync/key-backfill.js';
 import type { FetchByHash, FetchKeyPage, FetchPage } from '../sync/ports.js';
 
 /**
@@ -36,6 +37,30 @@ export function createFetchKeyPage(client: LedgerClient, signal?: AbortSignal): 
       },
       call,
     );
+}
+
+/**
+ * The newest rawId of a stream by key (`order=desc&count=1`): the head a backfill in lanes splits
+ * below. A newest record set aside still names its rawId; `null` when the list is empty or its
+ * newest record has none.
+ */
+export function createFetchKeyHead(client: LedgerClient, signal?: AbortSignal): FetchKeyHead {
+  return async (spec) => {
+    const answer = await client.txsByKey(
+      {
+        order: 'desc',
+        count: 1,
+        account: spec.account,
+        tokenTag: spec.tokenTag,
+        action: spec.action,
+        withoutAction: spec.withoutAction,
+      },
+      { signal },
+    );
+    const ids = [...answer.txs.map((tx) => tx.rawId), ...answer.rejected.map((r) => r.rawId ?? -1)];
+    const head = Math.max(-1, ...ids);
+    return head < 0 ? null : head;
+  };
 }
 
 /** The sync engine's `FetchByHash` over a client: `null` when the service answers 404. */

@@ -1,8 +1,10 @@
 import { hostname } from 'node:os';
 import type { LedgerClient } from '../client/ledger-client.js';
 import { leaseOwnerName, REFERENCE_REFRESH_MS } from '../defaults.js';
-import { walkByKey } from '../sync/key-walk.js';
+import { KEY_REQUESTS_PER_RANGE } from '../sync/key-backfill.js';
+import { syncByKey } from '../sync/key-sync.js';
 import type { LedgerToken, TxListFilter } from '../sync/model.js';
+import type { BackfillStore } from '../sync/parallel-backfill.js';
 import type { DeferredIndexes, StreamSpec, SyncStore } from '../sync/ports.js';
 import { type ReconcileResult, reconcilePending } from '../sync/reconcile.js';
 import { isGlobalList, listsAfterWalk } from '../sync/reread-plan.js';
@@ -10,7 +12,12 @@ import type { SyncLogger } from '../sync/sync-logger.js';
 import { type PageEvent, type WalkResult, walkStream } from '../sync/walk-stream.js';
 import type { ListDialects } from './list-dialect.js';
 import type { MirroredService } from './mirrored-service.js';
-import { createFetchByHash, createFetchKeyPage, createFetchPage } from './sync-adapters.js';
+import {
+  createFetchByHash,
+  createFetchKeyHead,
+  createFetchKeyPage,
+  createFetchPage,
+} from './sync-adapters.js';
 
 /**
  * What a one-shot sync needs; the context of `createContext` (src/context.ts) satisfies it, so a
@@ -21,6 +28,8 @@ export interface SyncContext {
   logger: SyncLogger;
   client: LedgerClient;
   store: SyncStore;
+  /** The proofs of a first backfill by key in lanes; without it, such a backfill is one walk. */
+  backfills?: BackfillStore | undefined;
   /** Defers the read-side indexes of a first backfill; without it they are kept up throughout. */
   indexes?: DeferredIndexes | undefined;
   /** Stores the tokens of `/info`; token refresh is skipped without it. */
@@ -133,7 +142,15 @@ export async function syncOnce(ctx: SyncContext, options: SyncOptions = {}): Pro
       logger: ctx.logger,
     };
     const walked = await (dialect === 'key'
-      ? walkByKey({ ...common, fetchKeyPage })
+      ? syncByKey({
+          ...common,
+          fetchKeyPage,
+          // A first backfill walks its rawId ranges in as many lanes as there are writers.
+          backfills: ctx.backfills,
+          fetchKeyHead: createFetchKeyHead(ctx.client, options.requestSignal),
+          lanes: ctx.config.writers,
+          rangeWidth: ctx.client.keyCount() * KEY_REQUESTS_PER_RANGE,
+        })
       : walkStream({ ...common, fetchPage, concurrency: ctx.config.concurrency, writers: ctx.config.writers })
     ).catch(async (error: unknown) => {
       await ctx.dialects?.forgetOn(error);

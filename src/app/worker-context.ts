@@ -1,13 +1,16 @@
 import { hostname } from 'node:os';
-import { createProofStore } from '../db/proof-store.js';
 import { LEASE_MS, leaseOwnerName, PAGES_PER_RANGE, REFERENCE_REFRESH_MS } from '../defaults.js';
 import type { LedgerQueues } from '../queue/queues.js';
 import type { SharedRequestBudget } from '../queue/request-budget.js';
 import type { WorkerDeps } from '../queue/worker-deps.js';
 import type { AppContext } from './context.js';
-import { observeBackfillStore } from './instrumented-store.js';
 import { createServiceGuard } from './mirrored-service.js';
-import { createFetchByHash, createFetchKeyPage, createFetchPage } from './sync-adapters.js';
+import {
+  createFetchByHash,
+  createFetchKeyHead,
+  createFetchKeyPage,
+  createFetchPage,
+} from './sync-adapters.js';
 
 /** Tunables of a worker process; each has a default. */
 export interface WorkerTuning {
@@ -36,17 +39,13 @@ export function createWorkerDeps(input: {
 }): WorkerDeps {
   const { app, budget, signal, requestSignal } = input;
   const tuning = input.tuning ?? {};
-  const proofStore = createProofStore({
-    database: app.database,
-    checkSignatures: app.config.checkSignatures,
-    logger: app.logger,
-  });
   return {
     syncStore: app.store,
     indexes: app.indexes,
-    backfillStore: app.writes === undefined ? proofStore : observeBackfillStore(proofStore, app.writes),
+    backfillStore: app.backfills,
     fetchPage: createFetchPage(app.client, requestSignal),
     fetchKeyPage: createFetchKeyPage(app.client, requestSignal),
+    fetchKeyHead: createFetchKeyHead(app.client, requestSignal),
     listDialect: () => app.dialects.resolve(requestSignal),
     forgetDialect: (error) => app.dialects.forgetOn(error),
     keyCount: () => app.client.keyCount(),

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { FlowJob } from 'bullmq';
+import { type KeyRangeTask, planKeyBackfill } from '../sync/key-backfill.js';
 import type { BackfillRun, RangeTask } from '../sync/parallel-backfill.js';
 import { backfillOwner, planBackfill } from '../sync/parallel-backfill.js';
 import type { StreamSpec } from '../sync/ports.js';
@@ -16,7 +17,13 @@ import type { WorkerDeps } from './worker-deps.js';
  */
 export async function enqueueBackfillRound(
   deps: Pick<WorkerDeps, 'queues'>,
-  input: { stream: StreamSpec; backfillId: string; round: number; tasks: RangeTask[]; revival?: string },
+  input: {
+    stream: StreamSpec;
+    backfillId: string;
+    round: number;
+    tasks: ReadonlyArray<RangeTask | KeyRangeTask>;
+    revival?: string;
+  },
 ): Promise<void> {
   const children: FlowJob[] = input.tasks.map((task, i) => ({
     name: 'backfill-range',
@@ -50,9 +57,18 @@ export async function enqueueBackfillRound(
 export async function startBackfillIfNeeded(
   deps: Pick<
     WorkerDeps,
-    'queues' | 'backfillStore' | 'syncStore' | 'fetchPage' | 'pagesPerRange' | 'leaseMs' | 'indexes'
+    | 'queues'
+    | 'backfillStore'
+    | 'syncStore'
+    | 'fetchPage'
+    | 'fetchKeyHead'
+    | 'keyCount'
+    | 'pagesPerRange'
+    | 'leaseMs'
+    | 'indexes'
   >,
   stream: StreamSpec,
+  dialect: 'key' | 'page' = 'page',
 ): Promise<{ backfill: string; state: 'started' | 'running' | 'revived'; ranges: number } | null> {
   const running = await deps.backfillStore.runningRun(streamKey(stream));
   if (running) {
@@ -67,15 +83,23 @@ export async function startBackfillIfNeeded(
     const fresh = state.watermark === null && state.walk === null;
     // Into an empty mirror, the read-side indexes are built when the check proves the backfill.
     if (fresh) await deps.indexes?.defer();
-    const plan = fresh
-      ? await planBackfill({
-          store: deps.backfillStore,
-          fetchPage: deps.fetchPage,
-          spec: stream,
-          id,
-          pagesPerRange: deps.pagesPerRange,
-        })
-      : null;
+    const plan = !fresh
+      ? null
+      : dialect === 'key'
+        ? await planKeyBackfill({
+            store: deps.backfillStore,
+            fetchKeyHead: deps.fetchKeyHead,
+            spec: stream,
+            id,
+            width: keyRangeWidth(deps),
+          })
+        : await planBackfill({
+            store: deps.backfillStore,
+            fetchPage: deps.fetchPage,
+            spec: stream,
+            id,
+            pagesPerRange: deps.pagesPerRange,
+          });
     if (!plan) {
       await deps.syncStore.releaseStream(lease, { ok: true });
       return null;
@@ -122,4 +146,12 @@ async function reviveLostRound(
     revival: `${Date.now()}`,
   });
   return true;
+}
+
+/**
+ * RawIds a range job by key: as many full answers, at the count the service accepts, as a range
+ * job by page number reads pages (`--pages-per-range`).
+ */
+export function keyRangeWidth(deps: Pick<WorkerDeps, 'keyCount' | 'pagesPerRange'>): number {
+  return deps.keyCount() * deps.pagesPerRange;
 }

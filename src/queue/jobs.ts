@@ -1,6 +1,7 @@
 import { accountProblem } from '../config.js';
 import { RECONCILE_LIMIT } from '../defaults.js';
 import { UsageError } from '../errors.js';
+import type { KeyRangeTask } from '../sync/key-backfill.js';
 import type { StreamSpec } from '../sync/ports.js';
 
 /** The queues: stream syncs and maintenance on one, the parallel backfill's pieces on the other. */
@@ -12,12 +13,21 @@ export interface SyncStreamJob {
   stream: StreamSpec;
 }
 
+/** Fetch one stretch of a stream's list and store it with the ranges it proves. */
+export type BackfillRangeJob = PageRangeJob | KeyRangeJob;
+
+/** One range of rawIds of a parallel backfill by key, walked from just below it. */
+export interface KeyRangeJob extends KeyRangeTask {
+  stream: StreamSpec;
+  backfillId: string;
+}
+
 /**
- * Fetch one stretch of a stream's list in ascending page order and store it with the ranges it
- * proves. Starts at `fromPage`; stops after `toPage`, or once a page reaches below
- * `stopBelowRawId` (a repair walk across a gap), or at the end of the list.
+ * One stretch of pages of a parallel backfill by page number, fetched in ascending page order.
+ * Starts at `fromPage`; stops after `toPage`, or once a page reaches below `stopBelowRawId` (a
+ * repair walk across a gap), or at the end of the list.
  */
-export interface BackfillRangeJob {
+export interface PageRangeJob {
   stream: StreamSpec;
   backfillId: string;
   fromPage: number;
@@ -80,6 +90,13 @@ export function parseJobPayload<N extends JobName>(name: N, data: unknown): JobP
     case 'sync-stream':
       return { stream: parseStream(object.stream, name) } as JobPayloads[N];
     case 'backfill-range':
+      if (object.upTo !== undefined)
+        return {
+          stream: parseStream(object.stream, name),
+          backfillId: str(object.backfillId, `${name}.backfillId`),
+          after: object.after === null ? null : int(object.after, `${name}.after`, 0),
+          upTo: int(object.upTo, `${name}.upTo`, 0),
+        } as JobPayloads[N];
       return {
         stream: parseStream(object.stream, name),
         backfillId: str(object.backfillId, `${name}.backfillId`),

@@ -1,4 +1,5 @@
 import type { Logger } from '../logger.js';
+import type { FetchKeyHead } from '../sync/key-backfill.js';
 import type { BackfillStore } from '../sync/parallel-backfill.js';
 import type { DeferredIndexes, FetchByHash, FetchKeyPage, FetchPage, SyncStore } from '../sync/ports.js';
 import type { LedgerQueues } from './queues.js';
@@ -14,6 +15,8 @@ export interface WorkerDeps {
   fetchPage: FetchPage;
   /** The stream's records after a cursor, by key (the deployed dialect). */
   fetchKeyPage: FetchKeyPage;
+  /** The stream's newest rawId, by key: what a parallel backfill by key splits below. */
+  fetchKeyHead: FetchKeyHead;
   /** How the service's lists are read: `LEDGER_PAGING`, or what the service answered when asked once. */
   listDialect: () => Promise<'key' | 'page'>;
   /** After a list answer of the wrong shape: the kept dialect is asked again by the next job. */

@@ -360,8 +360,15 @@ export async function checkBackfill(input: {
   round: number;
   /** Lease length, extended by the range commits once a third of it has passed. Default 60000 ms. */
   leaseMs?: number | undefined;
-  maxRounds?: number;
+  maxRounds?: number | undefined;
   pageSize?: number;
+  /** Who holds the stream's lease for the run. Default: the run's own owner ({@link backfillOwner}). */
+  owner?: string | undefined;
+  /**
+   * Plan the repair walks by page number (default); `false` leaves `tasks` empty: a backfill by
+   * key walks each gap from just below it (`keyRepairTasks`).
+   */
+  pageRepairs?: boolean | undefined;
   logger?: SyncLogger | undefined;
 }): Promise<CheckOutcome> {
   const logger = input.logger ?? quietLogger;
@@ -369,7 +376,7 @@ export async function checkBackfill(input: {
   const run = await input.store.getRun(input.backfillId);
   if (!run) throw new Error(`backfill ${input.backfillId} not found`);
   if (run.status === 'done') return { status: 'done', watermark: run.headRawId };
-  const owner = backfillOwner(run.id);
+  const owner = input.owner ?? backfillOwner(run.id);
   const { lease } = await input.syncStore.acquireStream(input.spec, owner, input.leaseMs ?? LEASE_MS.worker);
   const proven = await input.store.provenRanges(key);
   const report = judgeCompleteness(proven, run.headRawId);
@@ -404,12 +411,10 @@ export async function checkBackfill(input: {
     logger.error({ stream: key, backfill: run.id, gaps: report.gaps.length }, 'backfill left unproven gaps');
     return { status: 'failed', gaps: report.gaps };
   }
-  const tasks = await repairTasks({
-    store: input.store,
-    report,
-    head: run.headRawId,
-    pageSize: input.pageSize,
-  });
+  const tasks =
+    input.pageRepairs === false
+      ? []
+      : await repairTasks({ store: input.store, report, head: run.headRawId, pageSize: input.pageSize });
   await input.store.recordCheck({ id: run.id, round: input.round, gaps: report.gaps, status: 'running' });
   logger.info(
     { stream: key, backfill: run.id, round: input.round, gaps: report.gaps.length },

@@ -8,10 +8,12 @@ import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, describe, it } from 'node:test';
+import { sql } from 'drizzle-orm';
 import { createContext } from '../../src/app/context.js';
 import { syncOnce } from '../../src/app/sync-once.js';
 import { loadConfig } from '../../src/config.js';
 import type { Database } from '../../src/db/connect.js';
+import { queryRows } from '../../src/db/rows.js';
 import { silentLogger } from '../../src/logger.js';
 import { createSimulator, type Simulator, type SimulatorOptions } from '../../src/simulator/index.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
@@ -66,6 +68,48 @@ describe('sync by key, the deployed dialect', () => {
     // 20 answers of a hundred, the empty check of the end, and the one request that asked.
     assert.ok(requests.keyRequests <= 23, `${requests.keyRequests} key requests for 2000 records`);
     assert.ok(stats.keyRequests >= 21);
+  });
+
+  it('backfills a long list in lanes of rawId ranges; a run stopped midway is completed from its proofs', async () => {
+    const { sim, url, database } = await setup({ records: 6000, seed: 54, paging: 'key', holeRate: 0 });
+    const stop = new AbortController();
+    let answers = 0;
+    const first = await sync(
+      database,
+      { LEDGER_BASE_URL: url, LEDGER_WRITERS: '3' },
+      {
+        signal: stop.signal,
+        onPage: (event) => {
+          answers += event.pages;
+          if (answers >= 12) stop.abort(new Error('test stop'));
+        },
+      },
+    );
+    assert.equal(first.result.stopped, true);
+    const [run] = await queryRows<{ status: string; head: string }>(
+      database.db,
+      sql`SELECT status, head_raw_id::text AS head FROM backfill_runs`,
+    );
+    assert.equal(run?.status, 'running', 'the stopped run is kept');
+    const proven = await queryRows<{ lo: string; hi: string }>(
+      database.db,
+      sql`SELECT lo::text AS lo, hi::text AS hi FROM backfill_proven_ranges ORDER BY lo`,
+    );
+    // Three lanes began at once: proofs start at the bottom and at range boundaries above it.
+    assert.ok(
+      proven.some((r) => Number(r.lo) === 0) && proven.some((r) => Number(r.lo) > 0),
+      JSON.stringify(proven),
+    );
+    const before = sim.listRequests().keyRequests;
+    const second = await sync(database, { LEDGER_BASE_URL: url, LEDGER_WRITERS: '3' });
+    assert.equal(second.result.streams[0]?.finished, true);
+    await assertMirrorsTruth(database.db, sim);
+    const [done] = await queryRows<{ status: string }>(database.db, sql`SELECT status FROM backfill_runs`);
+    assert.equal(done?.status, 'done');
+    // Sixty answers of a hundred in all, plus the head, the detection and the tail: what the
+    // first run proved is not read again.
+    const total = sim.listRequests().keyRequests;
+    assert.ok(total <= 66, `${total} key requests for 6000 records (${before} in the stopped run)`);
   });
 
   it('reads a page-only server by page number, and a server of both by key', async () => {

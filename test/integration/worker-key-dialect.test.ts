@@ -1,7 +1,8 @@
 /**
- * Workers on a service that speaks only the key dialect: a stream job walks the list by key, a
- * hundred records a request; a worker killed mid-walk leaves a cursor the next job resumes from,
- * and the mirror ends equal to the service, tails and records arriving included.
+ * Workers on a service that speaks only the key dialect: a first backfill is split into range
+ * jobs by rawId (or, with `--sequential-backfill`, one stream job walks the list by key), a
+ * hundred records a request; a worker killed in the middle leaves proofs or a cursor the next
+ * jobs resume from, and the mirror ends equal to the service, tails and records arriving included.
  */
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
@@ -24,13 +25,70 @@ async function globalStream(setup: Setup): Promise<{ watermark: number | null; c
   };
 }
 
+/** Proven-range rows of the global stream. */
+async function provenRows(setup: Setup): Promise<number> {
+  const rows = await queryRows<{ n: number }>(
+    setup.db.database.db,
+    sql`SELECT count(*)::int AS n FROM backfill_proven_ranges WHERE stream_key = 'txs'`,
+  );
+  return rows[0]?.n ?? 0;
+}
+
 describe('workers on a service that speaks only the key dialect', () => {
   let setup: Setup | undefined;
   after(async () => {
     await setup?.close();
   });
 
-  it('backfill and tail by key, a killed worker resumed from its cursor, end equal to the service', async () => {
+  it('backfill in range jobs by key, a killed worker resumed, ends equal to the service', async () => {
+    setup = await setUp('worker-key-ranges', {
+      records: 3000,
+      seed: 53,
+      paging: 'key',
+      arrivalsPerSecond: 20,
+      packageDelayMs: 0,
+      burnTargetDelayMs: 0,
+      faults: { latencyMs: 30 },
+    });
+    const current = setup;
+    const doomed = current.start();
+    await doomed.ready;
+    await current.queues.add('sync-stream', { stream: {} });
+    await waitFor('a range job by key to commit a proof', async () => (await provenRows(current)) > 0, {
+      timeoutMs: 20_000,
+      everyMs: 20,
+    });
+    doomed.child.kill('SIGKILL');
+    await doomed.exited;
+    await current.start().ready;
+    current.sim.pauseArrivals();
+    const head = current.sim.headRawId();
+    await waitFor(
+      'the backfill by key, then the tail, to reach the head',
+      async () => {
+        const { watermark } = await globalStream(current);
+        if (watermark !== null && watermark >= head) return true;
+        await current.queues.add('sync-stream', { stream: {} });
+        return false;
+      },
+      { timeoutMs: 90_000, everyMs: 1000 },
+    );
+    await assertMirrorsTruth(current.db.database.db, current.sim);
+    const requests = current.sim.listRequests();
+    assert.equal(requests.pageRequests, 0, 'never a page number');
+    const runs = await queryRows<{ status: string; head: string }>(
+      current.db.database.db,
+      sql`SELECT status, head_raw_id::text AS head FROM backfill_runs`,
+    );
+    assert.equal(runs.length, 1);
+    assert.equal(runs[0]?.status, 'done');
+    // Ranges of 800 rawIds (8 answers of 100): at least four range jobs below a head of 3000.
+    const ranges = Math.ceil(Number(runs[0]?.head) / 800);
+    assert.ok(ranges >= 4, `${ranges} ranges`);
+  });
+
+  it('with --sequential-backfill, one walk by key, a killed worker resumed from its cursor, ends equal', async () => {
+    await setup?.close();
     setup = await setUp('worker-key', {
       records: 3000,
       seed: 52,
@@ -41,7 +99,7 @@ describe('workers on a service that speaks only the key dialect', () => {
       faults: { latencyMs: 30 },
     });
     const current = setup;
-    const doomed = current.start();
+    const doomed = current.start(['--sequential-backfill']);
     await doomed.ready;
     await current.queues.add('sync-stream', { stream: {} });
     await waitFor(
@@ -54,7 +112,7 @@ describe('workers on a service that speaks only the key dialect', () => {
     );
     doomed.child.kill('SIGKILL');
     await doomed.exited;
-    await current.start().ready;
+    await current.start(['--sequential-backfill']).ready;
     current.sim.pauseArrivals();
     const head = current.sim.headRawId();
     // The killed job's lease expires; stream jobs are asked for until the watermark reaches the head.

@@ -1,6 +1,7 @@
-import { enqueueBackfillRound } from '../../queue/backfill-flow.js';
+import { enqueueBackfillRound, keyRangeWidth } from '../../queue/backfill-flow.js';
 import { parseJobPayload } from '../../queue/jobs.js';
 import type { JobProcessor } from '../../queue/worker-deps.js';
+import { keyRepairTasks } from '../../sync/key-backfill.js';
 import { checkBackfill } from '../../sync/parallel-backfill.js';
 
 /**
@@ -9,6 +10,8 @@ import { checkBackfill } from '../../sync/parallel-backfill.js';
  */
 export const backfillCheck: JobProcessor = async (job, deps) => {
   const { stream, backfillId, round } = parseJobPayload('backfill-check', job.data);
+  // Gaps are walked again in the dialect the service speaks now: by key, each from just below it.
+  const byKey = (await deps.listDialect()) === 'key';
   const outcome = await checkBackfill({
     store: deps.backfillStore,
     syncStore: deps.syncStore,
@@ -17,9 +20,11 @@ export const backfillCheck: JobProcessor = async (job, deps) => {
     round,
     leaseMs: deps.leaseMs,
     logger: deps.logger,
+    pageRepairs: !byKey,
   });
   if (outcome.status === 'repair') {
-    await enqueueBackfillRound(deps, { stream, backfillId, round: round + 1, tasks: outcome.tasks });
+    const tasks = byKey ? keyRepairTasks(outcome.gaps, keyRangeWidth(deps)) : outcome.tasks;
+    await enqueueBackfillRound(deps, { stream, backfillId, round: round + 1, tasks });
     return { status: 'repair', gaps: outcome.gaps.length };
   }
   if (outcome.status === 'failed') return { status: 'failed', gaps: outcome.gaps.length };

@@ -21,9 +21,10 @@ export const syncStream: JobProcessor = async (job, deps) => {
   const startedAt = plannedStart(job);
   try {
     const dialect = await deps.listDialect();
-    // By key, a backfill is one walk a hundred records a request; by page number, range jobs.
-    if (dialect === 'page' && deps.parallelBackfill && supportsParallelBackfill(stream)) {
-      const backfill = await startBackfillIfNeeded(deps, stream);
+    // A first backfill is split into range jobs: by key any stream (ranges of rawIds), by page
+    // number only the global list (which counts its pages).
+    if (deps.parallelBackfill && (dialect === 'key' || supportsParallelBackfill(stream))) {
+      const backfill = await startBackfillIfNeeded(deps, stream, dialect);
       if (backfill) return backfill;
     }
     // A first walk into an empty mirror (`--sequential-backfill`) builds the read-side indexes at its end.

@@ -24,8 +24,9 @@ Options:
   --list-url URL          the host of the lists and single look-ups
                           (default: $${ENV.ledgerListUrl}, else the base URL)
   --concurrency N         jobs at once per queue in this process, 1..256 (default 4)
-  --pages-per-range N     pages per backfill range job, 1..10000 (default ${PAGES_PER_RANGE})
-  --sequential-backfill   backfill the global list with one stream walk instead of range jobs
+  --pages-per-range N     requests per backfill range job (pages, or answers by key),
+                          1..10000 (default ${PAGES_PER_RANGE})
+  --sequential-backfill   backfill with one stream walk instead of range jobs
   --lock-ms MS            job lock; a killed worker's jobs are picked up within about this,
                           1000..3600000 (default ${JOB_LOCK_MS})
   --lease-ms MS           stream lease length, 1000..3600000 (default ${LEASE_MS.worker})

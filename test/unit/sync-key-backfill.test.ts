@@ -1,0 +1,207 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { mergeRanges } from '../../src/sync/completeness.js';
+import { fetchKeyRange, keyRepairTasks, splitKeyRanges } from '../../src/sync/key-backfill.js';
+import { syncByKey } from '../../src/sync/key-sync.js';
+import type { TxKeyPage } from '../../src/sync/model.js';
+import type { FetchKeyPage } from '../../src/sync/ports.js';
+import { LiveList, MemoryStore, storedIds } from './sync-fakes.js';
+
+const spec = {};
+const owner = 'key-runner';
+
+/** The list answered by key, ascending after the cursor; `fail(cursor)` may throw instead. */
+function byKey(list: LiveList, options: { cap?: number; fail?: (cursor: number) => boolean } = {}) {
+  const requests: number[] = [];
+  const fetchKeyPage: FetchKeyPage = async (_spec, { cursor, count }) => {
+    await new Promise((resolve) => setImmediate(resolve));
+    if (options.fail?.(cursor)) throw new Error(`connection reset after rawId ${cursor}`);
+    requests.push(cursor);
+    const after = list.records.filter((tx) => tx.rawId > cursor).sort((a, b) => a.rawId - b.rawId);
+    const served = after.slice(0, Math.min(count ?? 100, options.cap ?? Number.POSITIVE_INFINITY));
+    const page: TxKeyPage = {
+      txs: structuredClone(served),
+      rejected: [],
+      hasNextPage: after.length > served.length,
+    };
+    return page;
+  };
+  const heads: number[] = [];
+  const fetchKeyHead = async () => {
+    const head = list.records.at(-1)?.rawId ?? null;
+    if (head !== null) heads.push(head);
+    return head;
+  };
+  return { fetchKeyPage, fetchKeyHead, requests, heads };
+}
+
+describe('the ranges of a backfill by key', () => {
+  it('split on multiples of the width, the bottom one from the start of the list', () => {
+    assert.deepEqual(splitKeyRanges({ lo: 0, hi: 25 }, 10), [
+      { after: null, upTo: 10 },
+      { after: 10, upTo: 20 },
+      { after: 20, upTo: 25 },
+    ]);
+    // A gap split again lines up with the ranges around it.
+    assert.deepEqual(keyRepairTasks([{ lo: 14, hi: 31 }], 10), [
+      { after: 13, upTo: 20 },
+      { after: 20, upTo: 30 },
+      { after: 30, upTo: 31 },
+    ]);
+  });
+
+  it('a range walk proves every rawId from below it to its top and stores nothing above it', async () => {
+    const list = new LiveList({ count: 400, step: () => 3 });
+    const key = byKey(list, { cap: 40 });
+    const store = new MemoryStore();
+    await store.startRun({ id: 'r', key: 'txs', headRawId: 1200, totalPages: 0 });
+    const result = await fetchKeyRange({
+      store,
+      fetchKeyPage: key.fetchKeyPage,
+      spec,
+      backfillId: 'r',
+      task: { after: 299, upTo: 599 },
+      count: 100,
+    });
+    assert.deepEqual(
+      storedIds(store),
+      list.records.map((tx) => tx.rawId).filter((id) => id > 299 && id <= 599),
+    );
+    assert.deepEqual(mergeRanges(await store.provenRanges('txs')), [{ lo: 300, hi: 599 }]);
+    // A silent cap of 40 is followed from the last rawId: 100 records in three answers.
+    assert.equal(result.pages, 3);
+  });
+});
+
+describe('a first sync by key in lanes', () => {
+  it('walks the ranges below the head at once, then tails what arrived meanwhile', async () => {
+    const list = new LiveList({ count: 5000 });
+    const key = byKey(list);
+    const store = new MemoryStore();
+    let arrived = false;
+    const fetchKeyPage: FetchKeyPage = async (s, q) => {
+      const page = await key.fetchKeyPage(s, q);
+      if (!arrived && q.cursor > 2500) {
+        arrived = true;
+        list.add(150);
+      }
+      return page;
+    };
+    const result = await syncByKey({
+      store,
+      backfills: store,
+      fetchKeyPage,
+      fetchKeyHead: key.fetchKeyHead,
+      spec,
+      owner,
+      count: 100,
+      lanes: 3,
+      rangeWidth: 1000,
+    });
+    assert.equal(result.finished, true);
+    assert.equal(result.watermark, 5150);
+    assert.deepEqual(
+      storedIds(store),
+      list.records.map((tx) => tx.rawId),
+    );
+    // 50 answers below the head, then the tail: from the head (5000), two answers for 150.
+    assert.equal(key.requests.length, 52);
+    assert.deepEqual(mergeRanges(await store.provenRanges('txs')), [{ lo: 0, hi: 5000 }]);
+    const run = await store.runningRun('txs');
+    assert.equal(run, null, 'the run is done');
+    // The ranges overlapped in time: three lanes.
+    const firstCursors = key.requests.slice(0, 3).sort((a, b) => a - b);
+    assert.deepEqual(firstCursors, [0, 1000, 2000]);
+  });
+
+  it('resumes a run a failure stopped: only the stretches its proofs leave are read again', async () => {
+    const list = new LiveList({ count: 4000 });
+    const store = new MemoryStore();
+    let failing = true;
+    const key = byKey(list, { fail: (cursor) => failing && cursor === 2600 });
+    const run = () =>
+      syncByKey({
+        store,
+        backfills: store,
+        fetchKeyPage: key.fetchKeyPage,
+        fetchKeyHead: key.fetchKeyHead,
+        spec,
+        owner,
+        count: 100,
+        lanes: 2,
+        rangeWidth: 1000,
+      });
+    await assert.rejects(run(), /connection reset after rawId 2600/);
+    assert.equal(store.streams.get('txs')?.watermark ?? null, null, 'no watermark past unproven stretches');
+    const proven = mergeRanges(await store.provenRanges('txs'));
+    assert.ok(
+      proven.some((r) => r.lo <= 2000 && r.hi === 2600),
+      `the failed range keeps what it proved: ${JSON.stringify(proven)}`,
+    );
+    failing = false;
+    key.requests.length = 0;
+    const result = await run();
+    assert.equal(result.finished, true);
+    assert.deepEqual(
+      storedIds(store),
+      list.records.map((tx) => tx.rawId),
+    );
+    assert.ok(
+      key.requests.every((cursor) => cursor >= 2600),
+      `only unproven stretches: ${key.requests}`,
+    );
+    assert.equal(key.heads.length, 1, 'the run is taken over, not planned again');
+  });
+
+  it('leaves a short list to the walk: no head request, no run', async () => {
+    const list = new LiveList({ count: 300 });
+    const key = byKey(list);
+    const store = new MemoryStore();
+    const result = await syncByKey({
+      store,
+      backfills: store,
+      fetchKeyPage: key.fetchKeyPage,
+      fetchKeyHead: key.fetchKeyHead,
+      spec,
+      owner,
+      count: 100,
+      lanes: 2,
+    });
+    assert.equal(result.finished, true);
+    assert.equal(key.requests.length, 3);
+    assert.equal(key.heads.length, 1);
+    assert.deepEqual(await store.provenRanges('txs'), []);
+  });
+
+  it('keeps the mark of a gap read before it could settle, so the tail reads a late record', async () => {
+    const list = new LiveList({ count: 3000 });
+    const late = list.records.splice(
+      list.records.findIndex((tx) => tx.rawId === 2990),
+      1,
+    );
+    const key = byKey(list);
+    let clock = 1_000_000;
+    const store = new MemoryStore({ now: () => new Date(clock) });
+    const input = {
+      store,
+      backfills: store,
+      fetchKeyPage: key.fetchKeyPage,
+      fetchKeyHead: key.fetchKeyHead,
+      spec,
+      owner,
+      count: 100,
+      lanes: 2,
+      rangeWidth: 1000,
+      settleMs: 3000,
+      now: () => clock,
+    };
+    const first = await syncByKey(input);
+    assert.equal(first.watermark, 3000);
+    assert.equal(storedIds(store).includes(2990), false);
+    list.records.push(...late);
+    list.records.sort((a, b) => a.rawId - b.rawId);
+    clock += 1000;
+    await syncByKey(input);
+    assert.equal(storedIds(store).includes(2990), true, 'the record shown late is stored');
+  });
+});
