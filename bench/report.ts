@@ -100,7 +100,7 @@ export interface Ratios {
 }
 
 /**
- * A figure's target (the README's performance table) and whether this run met it. The benchmark
+ * A figure's target (the headline table of docs/performance.md) and whether this run met it. The benchmark
  * reports; it does not fail.
  */
 export interface Target {

@@ -1,12 +1,17 @@
 // Runs the test files with node's test runner. Node 20's runner takes no globs, so the files are
 // listed here. Exits non-zero when any test fails or when no test ran at all.
+//   node test/run.mjs [unit | integration | <folder or file>…]   (default: unit and integration)
+// A folder or file is taken relative to the repository, or to test/. Before any test starts, what
+// the chosen files need from the machine is checked (test/preflight.mjs): a run missing PostgreSQL,
+// Redis, their server programs or Chromium stops at once with one line naming it.
 import { spawn } from 'node:child_process';
 import { existsSync, readdirSync, statSync } from 'node:fs';
-import { join, relative } from 'node:path';
+import { join, relative, resolve } from 'node:path';
+import { preflight, testNeeds } from './preflight.mjs';
 
 const root = new URL('..', import.meta.url).pathname;
 const suites = process.argv.slice(2).filter((a) => !a.startsWith('-'));
-const folders = suites.length > 0 ? suites : ['unit', 'integration'];
+const selected = suites.length > 0 ? suites : ['unit', 'integration'];
 
 function collect(dir) {
   let files = [];
@@ -22,10 +27,24 @@ function collect(dir) {
 // The chaos tests (two copies, run at once) keep several processes busy for minutes: they start
 // last, so that they do not share the machine with the benchmark smoke test, which runs first.
 const heavy = (file) => /chaos(-twin)?\.test\.ts$/.test(file);
-const collected = folders.flatMap((folder) => collect(join(root, 'test', folder)));
+/** A folder's test files, or the file itself; relative to the repository or to test/. */
+function select(arg) {
+  const path = [resolve(root, arg), resolve(root, 'test', arg)].find((p) => existsSync(p));
+  if (path === undefined) {
+    console.error(`no test folder or file ${arg} (in the repository or in test/)`);
+    process.exit(1);
+  }
+  return statSync(path).isDirectory() ? collect(path) : [relative(root, path)];
+}
+const collected = [...new Set(selected.flatMap(select))];
 const files = [...collected.filter((f) => !heavy(f)), ...collected.filter(heavy)];
 if (files.length === 0) {
   console.error('no test files found');
+  process.exit(1);
+}
+const missing = await preflight(testNeeds(files, { root }));
+if (missing !== null) {
+  console.error(missing);
   process.exit(1);
 }
 

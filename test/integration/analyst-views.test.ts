@@ -74,15 +74,15 @@ function expectedDailyVolume(truth: readonly TruthRecord[]): Map<string, string>
 
 const accountKey = (a: string) => (/^0x[0-9a-fA-F]{40}$/.test(a) ? a.toLowerCase() : a);
 
-/** The README's example statements for one account (`$1`): its balances, then its movements. */
-function readmeAccountExamples(): [string, string] {
-  const readme = readFileSync(join(packageRoot, 'README.md'), 'utf8');
-  const block = /^-- an account's balances.*\n(?:--.*\n)*([\s\S]*?)\n\n/m.exec(readme)?.[1] ?? '';
+/** The example statements for one account (`$1`) in docs/analytics.md: its balances, then its movements. */
+function documentedAccountExamples(): [string, string] {
+  const doc = readFileSync(join(packageRoot, 'docs', 'analytics.md'), 'utf8');
+  const block = /^-- an account's balances.*\n(?:--.*\n)*([\s\S]*?)\n\n/m.exec(doc)?.[1] ?? '';
   const statements = block
     .split(';')
     .map((s) => s.trim())
     .filter((s) => s !== '');
-  assert.equal(statements.length, 2, `the README's two account examples:\n${block}`);
+  assert.equal(statements.length, 2, `the two account examples of docs/analytics.md:\n${block}`);
   return [statements[0]!, statements[1]!];
 }
 
@@ -188,8 +188,8 @@ describe('analyst views against the simulator', () => {
     assert.ok(failedWithFee.length > 0, "failed bundles' fees compared");
   });
 
-  it("the README's account examples find an EVM address in any case and an Arweave id exactly", async () => {
-    const [balancesSql, movementsSql] = readmeAccountExamples();
+  it('the account examples of docs/analytics.md find an EVM address in any case and an Arweave id exactly', async () => {
+    const [balancesSql, movementsSql] = documentedAccountExamples();
     const accounts = truth.flatMap((r) => [r.from, r.to]);
     const arweave = accounts.find((a) => /^[\w-]{43}$/.test(a) && /[A-Z]/.test(a) && /[a-z]/.test(a));
     const evm = accounts.find((a) => /^0x[0-9a-fA-F]{40}$/.test(a) && /[A-F]/.test(a));
