@@ -141,7 +141,7 @@ export async function runIndexerWorkers(
   });
 }
 
-/** Whether no read-side index waits to be built (see `src/db/deferred-indexes.ts`). */
+/** Whether no read-side index waits to be built (see `src/db/schema/deferred-indexes.ts`). */
 async function indexesBuilt(client: pg.Client): Promise<boolean> {
   const result = await client
     .query<{ built: boolean }>('SELECT NOT EXISTS (SELECT 1 FROM deferred_indexes) AS built')

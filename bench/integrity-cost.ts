@@ -5,9 +5,9 @@
  *   node --import tsx bench/integrity-cost.ts [--records 20000]
  */
 import { parseArgs } from 'node:util';
+import { checkHash, checkSignature, isEvmAddress, type SignedRecord } from '../src/domain/integrity.js';
+import { loadFastKeccak } from '../src/domain/keccak.js';
 import { createSimulator } from '../src/simulator/simulator.js';
-import { checkHash, checkSignature, isEvmAddress, type SignedRecord } from '../src/sync/integrity.js';
-import { loadFastKeccak } from '../src/sync/keccak.js';
 
 const { values } = parseArgs({ options: { records: { type: 'string', default: '20000' } } });
 const count = Number(values.records);

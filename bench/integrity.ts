@@ -4,9 +4,9 @@
  * `--check-signatures` against one without, on the same simulator.
  */
 import { join } from 'node:path';
+import { checkHash, checkSignature, isEvmAddress, type SignedRecord } from '../src/domain/integrity.js';
+import { loadFastKeccak } from '../src/domain/keccak.js';
 import { createSimulator } from '../src/simulator/simulator.js';
-import { checkHash, checkSignature, isEvmAddress, type SignedRecord } from '../src/sync/integrity.js';
-import { loadFastKeccak } from '../src/sync/keccak.js';
 import { type BenchContext, freshDatabase, usingDatabase } from './context.js';
 import { round, type ThroughputRun } from './figures.js';
 import { runHttpCeiling } from './http-ceiling.js';

@@ -3,7 +3,7 @@
  * baseline's INSERTs and the COPY ceiling. Not the indexer's encoder (that one is measured).
  */
 
-/** The columns of `ledger_transactions` (as in `src/db/schema.ts`), in COPY/INSERT order. */
+/** The columns of `ledger_transactions` (as in `src/db/schema/tables.ts`), in COPY/INSERT order. */
 export const TX_COLUMNS = [
   'raw_id',
   'record_id',

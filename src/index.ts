@@ -7,6 +7,8 @@
 
 export { type AppContext, type CreateContextOptions, createContext } from './app/context.js';
 export { type SyncContext, type SyncOptions, type SyncResult, syncOnce } from './app/sync-once.js';
+export { DEFAULT_PATHS, type EndpointName, type ToolName } from './client/api-paths.js';
+export * from './client/api-types.js';
 export { type ClientStats, isNotFound } from './client/http.js';
 export {
   type CallOptions,
@@ -17,13 +19,11 @@ export {
   type TxsAfterQuery,
 } from './client/ledger-client.js';
 export { clientOptionsFromConfig, type LedgerClientOptions } from './client/options.js';
-export { DEFAULT_PATHS, type EndpointName, type ToolName } from './client/paths.js';
 export {
   createRequestBudget,
   type RequestBudget,
   type RequestBudgetOptions,
 } from './client/request-budget.js';
-export * from './client/types.js';
 export { type Config, loadConfig } from './config.js';
 export type { Database } from './db/connect.js';
 export * from './errors.js';
@@ -37,6 +37,6 @@ export {
   type SimulatorOptions,
   type SimulatorStats,
 } from './simulator/index.js';
-export type { StreamSpec } from './sync/ports.js';
-export type { ReconcileResult } from './sync/reconcile.js';
-export type { PageEvent, WalkResult } from './sync/walk-types.js';
+export type { StreamSpec } from './sync/ports/sync-store.js';
+export type { ReconcileResult } from './sync/reread/reread-pending.js';
+export type { PageEvent, WalkResult } from './sync/walk/walk-types.js';

@@ -6,11 +6,11 @@ import { type HttpSurface, jsonReply, type Reply, type Routes, startHttpSurface 
 import { renderStatusPage, renderUnavailablePage } from '../http/status-page.js';
 import type { Logger } from '../logger.js';
 import type { Metrics, QueueGaugeValues } from '../metrics/index.js';
-import { createHeadProbe, type HeadReadClient } from './service-heads.js';
 import { sharedRead, withinDeadline } from './shared-read.js';
-import { PAGE_REFRESH_SECONDS, readStatusPage } from './status-page.js';
-import { buildStatusReport, type QueueReport, statusJson } from './status-report.js';
-import { notMigratedLine, readReadiness, readStateSnapshot } from './stream-health.js';
+import { createHeadProbe, type HeadReadClient } from './status/service-heads.js';
+import { PAGE_REFRESH_SECONDS, readStatusPage } from './status/status-page-data.js';
+import { buildStatusReport, type QueueReport, statusJson } from './status/status-report.js';
+import { notMigratedLine, readReadiness, readStateSnapshot } from './status/stream-health.js';
 
 /** How long `/health` waits for `select 1` before it calls the database unavailable. */
 export const HEALTH_TIMEOUT_MS = 2000;

@@ -3,11 +3,16 @@
  * one the service answered with, asked once and kept in the database per list address, so later
  * runs ask nothing; a list answer of the wrong shape makes the run forget it (the next one asks).
  */
+
+import type { ListDialect } from '../client/api-types.js';
 import type { LedgerClient } from '../client/ledger-client.js';
-import type { ListDialect } from '../client/types.js';
 import { redactUrl } from '../config.js';
 import type { Db } from '../db/connect.js';
-import { forgetServiceDialect, readServiceDialect, saveServiceDialect } from '../db/service-dialects.js';
+import {
+  forgetServiceDialect,
+  readServiceDialect,
+  saveServiceDialect,
+} from '../db/stores/service-dialects.js';
 import { MalformedResponseError } from '../errors.js';
 
 /** The dialect of the list reads, kept in the database across runs. */

@@ -1,10 +1,10 @@
 import type { LedgerClient } from '../client/ledger-client.js';
 import type { Db } from '../db/connect.js';
-import { lowestStoredRecord, markVerified, pinAnchor, readPinnedAnchor } from '../db/mirrored-service.js';
+import { lowestStoredRecord, markVerified, pinAnchor, readPinnedAnchor } from '../db/stores/pinned-anchor.js';
 import { REFERENCE_REFRESH_MS } from '../defaults.js';
+import { lowestAnchor, servesAnchor } from '../domain/service-anchor.js';
 import { LedgerIndexerError, type ServiceAnchor, ServiceMismatchError } from '../errors.js';
 import type { Logger } from '../logger.js';
-import { lowestAnchor, servesAnchor } from '../sync/service-anchor.js';
 import { createFetchByHash } from './sync-adapters.js';
 
 /** How a sync may go on with this service: what {@link MirroredService.check} found. */

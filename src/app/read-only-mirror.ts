@@ -5,7 +5,7 @@
  */
 import type { Database } from '../db/connect.js';
 import { toDatabaseError } from '../db/database-errors.js';
-import { migrateDatabase, readMigrationState } from '../db/migrate.js';
+import { migrateDatabase, readMigrationState } from '../db/schema/migrate-database.js';
 import { DatabaseError, LedgerIndexerError } from '../errors.js';
 
 /** SQLSTATE 42501: the role lacks the privilege (a role granted SELECT alone). */

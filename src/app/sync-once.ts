@@ -1,15 +1,15 @@
 import { hostname } from 'node:os';
 import type { LedgerClient } from '../client/ledger-client.js';
 import { leaseOwnerName, REFERENCE_REFRESH_MS } from '../defaults.js';
-import { KEY_REQUESTS_PER_RANGE } from '../sync/key-backfill.js';
-import { syncByKey } from '../sync/key-sync.js';
-import type { LedgerToken, TxListFilter } from '../sync/model.js';
-import type { BackfillStore } from '../sync/parallel-backfill.js';
-import type { DeferredIndexes, StreamSpec, SyncStore } from '../sync/ports.js';
-import { type ReconcileResult, reconcilePending } from '../sync/reconcile.js';
-import { isGlobalList, listsAfterWalk } from '../sync/reread-plan.js';
+import type { LedgerToken, TxListFilter } from '../domain/model.js';
+import { KEY_REQUESTS_PER_RANGE } from '../sync/backfill/key-backfill.js';
+import { syncByKey } from '../sync/backfill/key-sync.js';
+import type { BackfillStore } from '../sync/backfill/parallel-backfill.js';
+import type { DeferredIndexes, StreamSpec, SyncStore } from '../sync/ports/sync-store.js';
+import { type ReconcileResult, reconcilePending } from '../sync/reread/reread-pending.js';
+import { isGlobalList, listsAfterWalk } from '../sync/reread/reread-plan.js';
 import type { SyncLogger } from '../sync/sync-logger.js';
-import { type PageEvent, type WalkResult, walkStream } from '../sync/walk-stream.js';
+import { type PageEvent, type WalkResult, walkStream } from '../sync/walk/walk-stream.js';
 import type { ListDialects } from './list-dialect.js';
 import type { MirroredService } from './mirrored-service.js';
 import {

@@ -3,8 +3,8 @@
  * movements and volumes by action and token that fits {@link REPORT_WIDTH} columns whatever
  * the amounts (the simulator mints 78-digit ones), its footnotes, and the non-final backlog.
  */
-import type { ActivityRow } from '../db/report.js';
-import type { NonFinalCounts } from '../db/stream-queries.js';
+import type { ActivityRow } from '../db/queries/action-report.js';
+import type { NonFinalCounts } from '../db/queries/stream-queries.js';
 import { formatCompactUnits, formatTable } from './format.js';
 
 /** The widest line the report prints: it reads on an 100-column terminal without wrapping. */

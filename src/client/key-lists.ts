@@ -1,13 +1,13 @@
 import type { AccountListForm, PagingMode } from '../config.js';
 import { HttpError } from '../errors.js';
 import type { Logger } from '../logger.js';
+import { fillPath, type PathTemplates, queryString } from './api-paths.js';
+import type { ListDialect, TxKeyAnswer, TxKeyPage, TxKeyQuery } from './api-types.js';
 import { isNotFound } from './http.js';
 import type { ClientGets } from './ledger-calls.js';
 import type { CallOptions } from './ledger-client.js';
 import { keyPageQuery } from './list-query.js';
 import { parseListDialect, parseTxKeyPage } from './page.js';
-import { fillPath, type PathTemplates, queryString } from './paths.js';
-import type { ListDialect, TxKeyAnswer, TxKeyPage, TxKeyQuery } from './types.js';
 
 /** The smallest count a refused key request is halved to; a refusal at this count is an ordinary error. */
 export const MIN_KEY_COUNT = 10;

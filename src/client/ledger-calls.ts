@@ -1,4 +1,6 @@
 import type { Logger } from '../logger.js';
+import { accountPathCandidates, fillPath, queryString, TOOL_NAMES, type ToolName } from './api-paths.js';
+import type { TxListQuery, TxPage } from './api-types.js';
 import { createHedgePolicy } from './hedge-policy.js';
 import { runHedged } from './hedged-call.js';
 import { type HttpTransport, isNotFound } from './http.js';
@@ -6,9 +8,7 @@ import type { CallOptions, ToolCall } from './ledger-client.js';
 import { listQuery } from './list-query.js';
 import type { ResolvedClientOptions } from './options.js';
 import { parseTxPage } from './page.js';
-import { accountPathCandidates, fillPath, queryString, TOOL_NAMES, type ToolName } from './paths.js';
 import { parseToolAnswer } from './resources.js';
-import type { TxListQuery, TxPage } from './types.js';
 
 type Parse<T> = (text: string, url: string) => T;
 

@@ -1,20 +1,5 @@
 import { type Logger, silentLogger } from '../logger.js';
-import { type ClientStats, createHttpTransport, type HttpTransport, type TransportStats } from './http.js';
-import { createDialectProbe, createKeyLister } from './key-lists.js';
-import { type ClientGets, createAccountLister, createClientGets, createTools } from './ledger-calls.js';
-import { listQuery } from './list-query.js';
-import { type LedgerClientOptions, type ResolvedClientOptions, resolveClientOptions } from './options.js';
-import { parseSingleTx, parseTxPage } from './page.js';
-import { fillPath, type ToolName } from './paths.js';
-import { createRequestBudget } from './request-budget.js';
-import {
-  parseAccountBalance,
-  parseBalances,
-  parseFees,
-  parseInfo,
-  parseOneFee,
-  parseSubmitResult,
-} from './resources.js';
+import { fillPath, type ToolName } from './api-paths.js';
 import type {
   LedgerAccountBalance,
   LedgerBalances,
@@ -28,7 +13,22 @@ import type {
   TxListFilter,
   TxListQuery,
   TxPage,
-} from './types.js';
+} from './api-types.js';
+import { type ClientStats, createHttpTransport, type HttpTransport, type TransportStats } from './http.js';
+import { createDialectProbe, createKeyLister } from './key-lists.js';
+import { type ClientGets, createAccountLister, createClientGets, createTools } from './ledger-calls.js';
+import { listQuery } from './list-query.js';
+import { type LedgerClientOptions, type ResolvedClientOptions, resolveClientOptions } from './options.js';
+import { parseSingleTx, parseTxPage } from './page.js';
+import { createRequestBudget } from './request-budget.js';
+import {
+  parseAccountBalance,
+  parseBalances,
+  parseFees,
+  parseInfo,
+  parseOneFee,
+  parseSubmitResult,
+} from './resources.js';
 
 /** Per-call options of every client method. */
 export interface CallOptions {

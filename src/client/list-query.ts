@@ -1,5 +1,5 @@
-import { queryString } from './paths.js';
-import type { TxKeyQuery, TxListQuery } from './types.js';
+import { queryString } from './api-paths.js';
+import type { TxKeyQuery, TxListQuery } from './api-types.js';
 
 /** The list query string; an empty filter is no filter, and `page` must be >= 1. */
 export function listQuery(query: TxListQuery): string {

@@ -14,8 +14,8 @@ import { REQUEST_DEFAULTS } from '../defaults.js';
 import { ConfigError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { packageRoot } from '../paths.js';
+import { type EndpointName, resolvePaths, type ToolName } from './api-paths.js';
 import type { ClientObserver } from './observer.js';
-import { type EndpointName, resolvePaths, type ToolName } from './paths.js';
 import type { RequestBudget } from './request-budget.js';
 
 /** Options of `createLedgerClient`. Only `baseUrl` is required. */

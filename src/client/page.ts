@@ -1,6 +1,6 @@
 import { MalformedResponseError } from '../errors.js';
+import type { LedgerTx, ListDialect, RejectedRecord, TxKeyAnswer, TxPage } from './api-types.js';
 import { describe, isNonNegativeSafeInteger, isObject, parseTxRecord, tryParseTxRecord } from './record.js';
-import type { LedgerTx, ListDialect, RejectedRecord, TxKeyAnswer, TxPage } from './types.js';
 
 /**
  * Parses a `/txs` or `/txsByAccount/{account}` answer. The page itself must be sound (JSON, an

@@ -1,6 +1,4 @@
 import { MalformedResponseError } from '../errors.js';
-import { parseJsonObject } from './page.js';
-import { describe, isNonNegativeSafeInteger, isObject } from './record.js';
 import type {
   LedgerAccountBalance,
   LedgerBalance,
@@ -9,7 +7,9 @@ import type {
   LedgerInfo,
   LedgerToken,
   SubmitTxResult,
-} from './types.js';
+} from './api-types.js';
+import { parseJsonObject } from './page.js';
+import { describe, isNonNegativeSafeInteger, isObject } from './record.js';
 
 const DIGITS = /^\d+$/;
 

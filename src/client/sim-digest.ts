@@ -5,10 +5,10 @@
 import type { MirrorDigest, RangeDigest, ResolvedDigestQuery } from '../digest/range-digest.js';
 import { MalformedResponseError } from '../errors.js';
 import { type Logger, silentLogger } from '../logger.js';
+import { queryString } from './api-paths.js';
 import { createHttpTransport } from './http.js';
 import { resolveClientOptions } from './options.js';
 import { parseJsonObject } from './page.js';
-import { queryString } from './paths.js';
 import { createRequestBudget } from './request-budget.js';
 
 /** Options of {@link createSimDigestClient}. */

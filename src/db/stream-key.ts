@@ -1,6 +1,6 @@
-import type { StreamSpec } from '../sync/ports.js';
+import type { StreamSpec } from '../sync/ports/sync-store.js';
 
-export { streamKey } from '../sync/stream-key.js';
+export { streamKey } from '../domain/stream-key.js';
 
 /** The spec with only its defined, non-empty fields, as stored beside the stream's key. */
 export function normaliseSpec(spec: StreamSpec): StreamSpec {

@@ -1,6 +1,6 @@
 import { Counter, collectDefaultMetrics, Histogram, type Registry } from 'prom-client';
 import type { ClientObserver } from '../client/observer.js';
-import type { WriteCounts } from '../sync/ports.js';
+import type { WriteCounts } from '../sync/ports/sync-store.js';
 import { METRIC_PREFIX } from './names.js';
 
 /** What the store wrappers tell as pages and re-reads are committed. */

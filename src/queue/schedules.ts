@@ -1,9 +1,9 @@
 import type { Redis } from 'ioredis';
 import { RECONCILE_LIMIT, REFERENCE_REFRESH_MS } from '../defaults.js';
+import { streamKey } from '../domain/stream-key.js';
 import type { Logger } from '../logger.js';
-import type { StreamSpec } from '../sync/ports.js';
-import { isGlobalList } from '../sync/reread-plan.js';
-import { streamKey } from '../sync/stream-key.js';
+import type { StreamSpec } from '../sync/ports/sync-store.js';
+import { isGlobalList } from '../sync/reread/reread-plan.js';
 import type { LedgerQueues } from './queues.js';
 
 /** What `schedule` registers. */

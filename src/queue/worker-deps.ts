@@ -1,9 +1,15 @@
 import type { Logger } from '../logger.js';
-import type { FetchKeyHead } from '../sync/key-backfill.js';
-import type { BackfillStore } from '../sync/parallel-backfill.js';
-import type { DeferredIndexes, FetchByHash, FetchKeyPage, FetchPage, SyncStore } from '../sync/ports.js';
+import type { FetchKeyHead } from '../sync/backfill/key-backfill.js';
+import type { BackfillStore } from '../sync/backfill/parallel-backfill.js';
+import type {
+  DeferredIndexes,
+  FetchByHash,
+  FetchKeyPage,
+  FetchPage,
+  SyncStore,
+} from '../sync/ports/sync-store.js';
 import type { LedgerQueues } from './queues.js';
-import type { SharedRequestBudget } from './request-budget.js';
+import type { SharedRequestBudget } from './shared-request-budget.js';
 
 /** Everything a job processor may use; built once per worker process and handed to every job. */
 export interface WorkerDeps {

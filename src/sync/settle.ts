@@ -7,7 +7,7 @@
  *
  * Pure functions over times and rawIds; the walk feeds them and its last commit stores the result.
  */
-import type { TxPage } from './model.js';
+import type { TxPage } from '../domain/model.js';
 
 /** A stream's settling state, as stored with it. */
 export interface SettleState {

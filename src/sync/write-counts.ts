@@ -1,4 +1,4 @@
-import type { WriteCounts } from './ports.js';
+import type { WriteCounts } from './ports/sync-store.js';
 
 /** Counts of a write that did nothing yet. */
 export function zeroCounts(): WriteCounts {

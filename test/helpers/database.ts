@@ -5,7 +5,7 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import pg from 'pg';
 import { type Database, openDatabase } from '../../src/db/connect.js';
-import { migrateDatabase } from '../../src/db/migrate.js';
+import { migrateDatabase } from '../../src/db/schema/migrate-database.js';
 import { migrationsFolder } from '../../src/paths.js';
 
 const TEMPLATE_LOCK_KEY = 7_311_905_013;

@@ -1,5 +1,5 @@
 import { secp256k1 } from '@noble/curves/secp256k1.js';
-import { addressOfPublicKey, personalMessageDigest } from '../../src/sync/integrity.js';
+import { addressOfPublicKey, personalMessageDigest } from '../../src/domain/integrity.js';
 
 /** A fresh secp256k1 key: its EVM address and a signer of messages as the service's `sig` (r, s, v). */
 export function testAccount() {

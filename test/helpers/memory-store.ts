@@ -6,12 +6,13 @@
  * queue with its backoff (the record tables are in `memory-records.ts`), backfill runs and proven
  * ranges.
  */
-import type { LedgerTx } from '../../src/client/types.js';
-import type { RecheckPolicy } from '../../src/db/rechecks.js';
+import type { LedgerTx } from '../../src/client/api-types.js';
+import type { RecheckPolicy } from '../../src/db/stores/reread-queue.js';
 import { normaliseSpec } from '../../src/db/stream-key.js';
+import { streamKey } from '../../src/domain/stream-key.js';
 import { CommitLostError, LeaseLostError } from '../../src/errors.js';
-import { mergeRanges, type RawIdRange } from '../../src/sync/completeness.js';
-import type { BackfillRun, BackfillStore } from '../../src/sync/parallel-backfill.js';
+import type { BackfillRun, BackfillStore } from '../../src/sync/backfill/parallel-backfill.js';
+import type { RangePage } from '../../src/sync/backfill/range-commits.js';
 import type {
   ClaimedRecord,
   PageCommit,
@@ -23,10 +24,9 @@ import type {
   SyncStore,
   WalkCheckpoint,
   WriteCounts,
-} from '../../src/sync/ports.js';
-import type { RangePage } from '../../src/sync/range-commits.js';
+} from '../../src/sync/ports/sync-store.js';
 import type { SettleState } from '../../src/sync/settle.js';
-import { streamKey } from '../../src/sync/stream-key.js';
+import { mergeRanges, type RawIdRange } from '../../src/verify/completeness.js';
 import { MemoryRecords } from './memory-records.js';
 
 /** Options of {@link MemoryStore}. */

@@ -1,4 +1,4 @@
-import type { SyncStatus } from '../../src/db/status.js';
+import type { SyncStatus } from '../../src/db/queries/sync-status.js';
 
 /** 12:mm UTC on 2026-11-25: the clock of the stream fixtures. */
 export const minuteAt = (minute: number): Date => new Date(Date.UTC(2026, 10, 25, 12, minute));

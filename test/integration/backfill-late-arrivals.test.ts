@@ -8,11 +8,11 @@ import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import { createFetchPage } from '../../src/app/sync-adapters.js';
 import { createLedgerClient } from '../../src/client/ledger-client.js';
-import { createProofStore } from '../../src/db/proof-store.js';
-import { createPgStore } from '../../src/db/store.js';
+import { createProofStore } from '../../src/db/stores/pg-backfill-store.js';
+import { createPgStore } from '../../src/db/stores/pg-sync-store.js';
 import { createSimulator } from '../../src/simulator/index.js';
-import { checkBackfill, fetchRange, planBackfill } from '../../src/sync/parallel-backfill.js';
-import { walkStream } from '../../src/sync/walk-stream.js';
+import { checkBackfill, fetchRange, planBackfill } from '../../src/sync/backfill/parallel-backfill.js';
+import { walkStream } from '../../src/sync/walk/walk-stream.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 import { assertMirrorsTruth } from './sync-truth.js';
 

@@ -4,11 +4,16 @@ import { sql } from 'drizzle-orm';
 import pg from 'pg';
 import { createFetchPage } from '../../src/app/sync-adapters.js';
 import { createLedgerClient, type LedgerClient } from '../../src/client/ledger-client.js';
-import { createProofStore } from '../../src/db/proof-store.js';
 import { queryRows } from '../../src/db/rows.js';
-import { createPgStore } from '../../src/db/store.js';
+import { createProofStore } from '../../src/db/stores/pg-backfill-store.js';
+import { createPgStore } from '../../src/db/stores/pg-sync-store.js';
 import { createSimulator, type Simulator } from '../../src/simulator/index.js';
-import { backfillOwner, checkBackfill, fetchRange, planBackfill } from '../../src/sync/parallel-backfill.js';
+import {
+  backfillOwner,
+  checkBackfill,
+  fetchRange,
+  planBackfill,
+} from '../../src/sync/backfill/parallel-backfill.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 import { makeLedgerTx } from '../helpers/ledger-tx.js';
 

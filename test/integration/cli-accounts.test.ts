@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { sql } from 'drizzle-orm';
-import { streamKey } from '../../src/sync/stream-key.js';
+import { streamKey } from '../../src/domain/stream-key.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 import { runCli } from './sync-cli-run.js';
 

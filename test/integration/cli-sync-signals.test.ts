@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { listStreams, recentRuns } from '../../src/db/stream-queries.js';
+import { listStreams, recentRuns } from '../../src/db/queries/stream-queries.js';
 import { createSimulator } from '../../src/simulator/index.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 import { startHttpServer, type TestHttpServer } from '../helpers/http-server.js';

@@ -6,8 +6,8 @@ import { after, before, describe, it } from 'node:test';
 import { sql } from 'drizzle-orm';
 import pg from 'pg';
 import { openDatabase } from '../../src/db/connect.js';
-import { migrateDatabase } from '../../src/db/migrate.js';
 import { queryRows } from '../../src/db/rows.js';
+import { migrateDatabase } from '../../src/db/schema/migrate-database.js';
 import { packageRoot } from '../../src/paths.js';
 import { adminUrl, dropDatabase, urlFor } from '../helpers/database.js';
 

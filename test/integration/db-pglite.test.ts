@@ -5,11 +5,11 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { sql } from 'drizzle-orm';
 import { type Database, openDatabase } from '../../src/db/connect.js';
-import { migrateDatabase } from '../../src/db/migrate.js';
+import { countNonFinal, countRejected, listStreams } from '../../src/db/queries/stream-queries.js';
 import { queryRows } from '../../src/db/rows.js';
-import { createPgStore } from '../../src/db/store.js';
-import { countNonFinal, countRejected, listStreams } from '../../src/db/stream-queries.js';
-import { upsertTokens } from '../../src/db/tokens.js';
+import { migrateDatabase } from '../../src/db/schema/migrate-database.js';
+import { createPgStore } from '../../src/db/stores/pg-sync-store.js';
+import { upsertTokens } from '../../src/db/stores/tokens.js';
 import { LeaseLostError } from '../../src/errors.js';
 import { makeLedgerTx } from '../helpers/database.js';
 

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { sql } from 'drizzle-orm';
 import { type Database, openDatabase } from '../../src/db/connect.js';
-import { holdRunnerLock, isRunnerGone } from '../../src/db/runner-lock.js';
+import { holdRunnerLock, isRunnerGone } from '../../src/db/stores/runner-lock.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 
 describe('runner liveness locks on PostgreSQL', () => {

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { sql } from 'drizzle-orm';
+import { countNonFinal, listStreams, recentRuns } from '../../src/db/queries/stream-queries.js';
 import { queryOne } from '../../src/db/rows.js';
-import { createPgStore } from '../../src/db/store.js';
-import { countNonFinal, listStreams, recentRuns } from '../../src/db/stream-queries.js';
+import { createPgStore } from '../../src/db/stores/pg-sync-store.js';
 import { LeaseLostError } from '../../src/errors.js';
 import { makeLedgerTx } from '../helpers/ledger-tx.js';
 import { MINUTE, useStoreFixture } from '../helpers/store-fixture.js';

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { sql } from 'drizzle-orm';
+import { countRejected, listStreams } from '../../src/db/queries/stream-queries.js';
 import { queryOne } from '../../src/db/rows.js';
-import { countRejected, listStreams } from '../../src/db/stream-queries.js';
-import { tokensListedAt, upsertTokens } from '../../src/db/tokens.js';
+import { tokensListedAt, upsertTokens } from '../../src/db/stores/tokens.js';
 import { DatabaseError } from '../../src/errors.js';
 import { makeLedgerTx } from '../helpers/ledger-tx.js';
 import { MINUTE, useStoreFixture } from '../helpers/store-fixture.js';

@@ -1,9 +1,13 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { sql } from 'drizzle-orm';
-import { claimDueQuery } from '../../src/db/reread-store.js';
 import { queryRows } from '../../src/db/rows.js';
-import { buildUpsertQuery, DEFAULT_RECHECK_POLICY, prepareBatch } from '../../src/db/write-transactions.js';
+import { claimDueQuery } from '../../src/db/stores/reread-store.js';
+import {
+  buildUpsertQuery,
+  DEFAULT_RECHECK_POLICY,
+  prepareBatch,
+} from '../../src/db/write/write-transactions.js';
 import { createTestDatabase, makeLedgerTx, type TestDatabase } from '../helpers/database.js';
 
 describe('page write plan', () => {

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { openDatabase } from '../../src/db/connect.js';
-import { listStreams } from '../../src/db/stream-queries.js';
+import { listStreams } from '../../src/db/queries/stream-queries.js';
 import { createSimulator } from '../../src/simulator/index.js';
 import { waitFor } from '../helpers/wait-for.js';
 import { runCli } from './sync-cli-run.js';

@@ -9,7 +9,7 @@ import { after, before, describe, it } from 'node:test';
 import { sql } from 'drizzle-orm';
 import { SURFACE_REUSE_MS } from '../../src/app/http-routes.js';
 import { openDatabase } from '../../src/db/connect.js';
-import { migrateDatabase } from '../../src/db/migrate.js';
+import { migrateDatabase } from '../../src/db/schema/migrate-database.js';
 import { createSimulator, type Simulator } from '../../src/simulator/index.js';
 import { freePort } from '../helpers/free-port.js';
 import { fetchText, parseSamples, sampleSum } from '../helpers/http-surface.js';

@@ -4,7 +4,7 @@ import { after, before, describe, it } from 'node:test';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import type { Redis } from 'ioredis';
 import { createRedisConnection } from '../../src/queue/connection.js';
-import { createSharedRequestBudget } from '../../src/queue/request-budget.js';
+import { createSharedRequestBudget } from '../../src/queue/shared-request-budget.js';
 import { busiestSecond } from '../helpers/proxy.js';
 import { type PrivateRedis, startPrivateRedis } from '../helpers/redis.js';
 

@@ -3,13 +3,13 @@ import { PassThrough } from 'node:stream';
 import { after, before, describe, it } from 'node:test';
 import type { Redis } from 'ioredis';
 import { main } from '../../src/cli/main.js';
-import { loadSchedules } from '../../src/db/schedules.js';
+import { loadSchedules } from '../../src/db/stores/wanted-schedules.js';
+import { streamKey } from '../../src/domain/stream-key.js';
 import { createRedisConnection } from '../../src/queue/connection.js';
 import { formatQueueStatus, queueStatus, readQueueStatus } from '../../src/queue/queue-status.js';
 import { createLedgerQueues, type LedgerQueues } from '../../src/queue/queues.js';
-import { createSharedRequestBudget } from '../../src/queue/request-budget.js';
 import { listSchedules, registerSchedules } from '../../src/queue/schedules.js';
-import { streamKey } from '../../src/sync/stream-key.js';
+import { createSharedRequestBudget } from '../../src/queue/shared-request-budget.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 import { deletePrefix, TEST_REDIS_URL, uniquePrefix } from '../helpers/redis.js';
 

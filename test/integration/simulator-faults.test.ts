@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, it } from 'node:test';
+import { checkHash, type SignedRecord } from '../../src/domain/integrity.js';
 import { NO_FAULTS } from '../../src/simulator/faults.js';
 import { createSimulator } from '../../src/simulator/simulator.js';
 import type { Simulator } from '../../src/simulator/types.js';
-import { checkHash, type SignedRecord } from '../../src/sync/integrity.js';
 
 type Json = Record<string, unknown>;
 

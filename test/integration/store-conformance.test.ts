@@ -1,7 +1,7 @@
 import { after, before } from 'node:test';
 import { sql } from 'drizzle-orm';
-import { createProofStore } from '../../src/db/proof-store.js';
-import { createPgStore } from '../../src/db/store.js';
+import { createProofStore } from '../../src/db/stores/pg-backfill-store.js';
+import { createPgStore } from '../../src/db/stores/pg-sync-store.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 import { storeConformance } from '../helpers/store-conformance.js';
 

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { sql } from 'drizzle-orm';
-import type { LedgerTx } from '../../src/client/types.js';
+import type { LedgerTx } from '../../src/client/api-types.js';
 import { queryRows } from '../../src/db/rows.js';
 import {
   createTestDatabase,

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { sql } from 'drizzle-orm';
+import { listStreams } from '../../src/db/queries/stream-queries.js';
 import { queryRows } from '../../src/db/rows.js';
-import { listStreams } from '../../src/db/stream-queries.js';
 import { createSimulator, type Simulator } from '../../src/simulator/index.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 import { waitFor } from '../helpers/wait-for.js';

@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { sql } from 'drizzle-orm';
 import { queryRows } from '../../src/db/rows.js';
+import { isEvmAddress } from '../../src/domain/integrity.js';
 import { createSimulator, type Simulator } from '../../src/simulator/index.js';
-import { isEvmAddress } from '../../src/sync/integrity.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 import { runMain } from '../helpers/run-main.js';
 

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import { sql } from 'drizzle-orm';
-import { DEFERRABLE_INDEXES } from '../../src/db/deferred-indexes.js';
 import { queryRows } from '../../src/db/rows.js';
+import { DEFERRABLE_INDEXES } from '../../src/db/schema/deferred-indexes.js';
 import { provenCount, type Setup, setUp, syncToTruth } from '../helpers/redis.js';
 
 describe('workers backfill in parallel', () => {

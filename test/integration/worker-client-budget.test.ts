@@ -1,12 +1,15 @@
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import { type AppContext, createContext } from '../../src/app/context.js';
-import { createWorkerDeps } from '../../src/app/worker-context.js';
+import { createWorkerDeps } from '../../src/app/worker/worker-context.js';
 import { loadConfig } from '../../src/config.js';
 import { silentLogger } from '../../src/logger.js';
 import { createRedisConnection } from '../../src/queue/connection.js';
 import { createLedgerQueues } from '../../src/queue/queues.js';
-import { createSharedRequestBudget, type SharedRequestBudget } from '../../src/queue/request-budget.js';
+import {
+  createSharedRequestBudget,
+  type SharedRequestBudget,
+} from '../../src/queue/shared-request-budget.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 import { startHttpServer, type TestHttpServer } from '../helpers/http-server.js';
 import { makeLedgerTx } from '../helpers/ledger-tx.js';

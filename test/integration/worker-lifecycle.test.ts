@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import { sql } from 'drizzle-orm';
 import { queryRows } from '../../src/db/rows.js';
-import { createPgStore } from '../../src/db/store.js';
+import { createPgStore } from '../../src/db/stores/pg-sync-store.js';
 import { LeaseLostError } from '../../src/errors.js';
 import { type Setup, setUp } from '../helpers/redis.js';
 import { waitFor } from '../helpers/wait-for.js';

@@ -1,13 +1,13 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { clientOptionsFromConfig } from '../../src/client/options.js';
 import {
   accountPathCandidates,
   DEFAULT_PATHS,
   fillPath,
   queryString,
   resolvePaths,
-} from '../../src/client/paths.js';
+} from '../../src/client/api-paths.js';
+import { clientOptionsFromConfig } from '../../src/client/options.js';
 import { loadConfig } from '../../src/config.js';
 import { ConfigError } from '../../src/errors.js';
 

@@ -1,6 +1,11 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { checkBackfill, fetchRange, planBackfill, type RangeTask } from '../../src/sync/parallel-backfill.js';
+import {
+  checkBackfill,
+  fetchRange,
+  planBackfill,
+  type RangeTask,
+} from '../../src/sync/backfill/parallel-backfill.js';
 import { LiveList, MemoryStore, storedIds } from './sync-fakes.js';
 
 /** Runs tasks last-first, the worst order for a list that grows while it is read. */

@@ -9,7 +9,7 @@ import {
   provenByRun,
   repairStartPage,
   splitPages,
-} from '../../src/sync/completeness.js';
+} from '../../src/verify/completeness.js';
 
 /** A live newest-first list: `ids` ascending; pages are cut from the newest end. */
 function pageOf(ids: number[], page: number, size = 10): ObservedPage {

@@ -1,16 +1,16 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { LedgerTx } from '../../src/client/types.js';
+import type { LedgerTx } from '../../src/client/api-types.js';
 import {
   createTokenTagMatcher,
   deriveTokenTag,
   encodeTransaction,
   parseBundleItems,
   pendingReason,
-} from '../../src/db/encode.js';
-import { prepareBatch } from '../../src/db/write-transactions.js';
+} from '../../src/db/write/encode.js';
+import { prepareBatch } from '../../src/db/write/write-transactions.js';
+import { recomputeLedgerHash, signedMessage } from '../../src/domain/integrity.js';
 import { InvalidRecordError } from '../../src/errors.js';
-import { recomputeLedgerHash, signedMessage } from '../../src/sync/integrity.js';
 import { makeLedgerTx } from '../helpers/database.js';
 import { testAccount } from '../helpers/evm-signer.js';
 

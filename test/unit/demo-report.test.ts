@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { nonFinalLine, REPORT_WIDTH, renderDemoReport, statusPageLines } from '../../src/cli/demo-report.js';
 import { formatCompactUnits } from '../../src/cli/format.js';
-import type { ActivityRow } from '../../src/db/report.js';
+import type { ActivityRow } from '../../src/db/queries/action-report.js';
 
 /** The simulator's enormous mint: 78 digits, an 18-decimals token. */
 const HUGE = '827452793310469184224541650826419875409166934527040218317043265309811402175956';

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import type { LedgerTx } from '../../src/client/api-types.js';
 import { parseDigest } from '../../src/client/sim-digest.js';
-import type { LedgerTx } from '../../src/client/types.js';
 import { compareDigests, type DigestSource } from '../../src/digest/compare-digests.js';
 import { formatComparison } from '../../src/digest/digest-report.js';
 import { digestRecords, resolveDigestQuery } from '../../src/digest/range-digest.js';

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { createServiceGuard, type ServiceCheck } from '../../src/app/mirrored-service.js';
+import { lowestAnchor, servesAnchor } from '../../src/domain/service-anchor.js';
 import { ServiceMismatchError } from '../../src/errors.js';
-import { lowestAnchor, servesAnchor } from '../../src/sync/service-anchor.js';
 import { makeLedgerTx } from '../helpers/ledger-tx.js';
 
 describe('the service anchor', () => {

@@ -1,11 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { secp256k1 } from '@noble/curves/secp256k1.js';
-import { checksumAddress, personalMessageDigest } from '../../src/simulator/evm.js';
-import { EvmKeyring } from '../../src/simulator/evm-keys.js';
-import { SimulatedLedger } from '../../src/simulator/ledger.js';
-import { createSimulator } from '../../src/simulator/simulator.js';
-import type { GroundTruthRecord } from '../../src/simulator/types.js';
 import {
   addressOfPublicKey,
   checkHash,
@@ -14,7 +9,12 @@ import {
   recomputeLedgerHash,
   recoverSigner,
   SIGNED_FIELDS,
-} from '../../src/sync/integrity.js';
+} from '../../src/domain/integrity.js';
+import { checksumAddress, personalMessageDigest } from '../../src/simulator/evm.js';
+import { EvmKeyring } from '../../src/simulator/evm-keys.js';
+import { SimulatedLedger } from '../../src/simulator/ledger.js';
+import { createSimulator } from '../../src/simulator/simulator.js';
+import type { GroundTruthRecord } from '../../src/simulator/types.js';
 
 const NOW = Date.UTC(2026, 0, 2);
 const signedPart = (r: GroundTruthRecord) =>

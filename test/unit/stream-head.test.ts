@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { knownHead, lagRawIds } from '../../src/app/stream-head.js';
+import { knownHead, lagRawIds } from '../../src/app/status/stream-head.js';
 import { minuteAt, statusStream } from '../helpers/stream-status.js';
 
 const at = minuteAt;

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { notReadyReasons } from '../../src/app/stream-health.js';
-import type { StreamFacts } from '../../src/db/stream-health.js';
-import type { VerifyRun } from '../../src/db/verify-runs.js';
+import { notReadyReasons } from '../../src/app/status/stream-health.js';
+import type { StreamFacts } from '../../src/db/queries/stream-facts.js';
+import type { VerifyRun } from '../../src/db/queries/verify-runs.js';
 import { minuteAt, statusStream } from '../helpers/stream-status.js';
 
 const at = minuteAt;

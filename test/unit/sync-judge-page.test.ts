@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { TxPage } from '../../src/client/types.js';
-import { judgePage } from '../../src/sync/judge-page.js';
+import type { TxPage } from '../../src/client/api-types.js';
+import { judgePage } from '../../src/sync/walk/judge-page.js';
 import { makeTx } from './sync-fakes.js';
 
 /** A page of a newest-first list holding the given rawIds. */

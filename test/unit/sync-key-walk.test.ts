@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { walkByKey } from '../../src/sync/key-walk.js';
-import type { TxKeyPage } from '../../src/sync/model.js';
-import type { FetchKeyPage } from '../../src/sync/ports.js';
+import type { TxKeyPage } from '../../src/domain/model.js';
+import type { FetchKeyPage } from '../../src/sync/ports/sync-store.js';
+import { walkByKey } from '../../src/sync/walk/key-walk.js';
 import { LiveList, MemoryStore, storedIds } from './sync-fakes.js';
 
 const spec = {};

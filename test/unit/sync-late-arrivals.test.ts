@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { walkStream } from '../../src/sync/walk-stream.js';
+import { walkStream } from '../../src/sync/walk/walk-stream.js';
 import { LiveList, MemoryStore, storedIds } from './sync-fakes.js';
 
 const spec = {};

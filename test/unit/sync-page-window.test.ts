@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { TxPage } from '../../src/client/types.js';
-import { createPageWindow } from '../../src/sync/page-window.js';
+import type { TxPage } from '../../src/client/api-types.js';
+import { createPageWindow } from '../../src/sync/walk/page-window.js';
 import { makeTx } from './sync-fakes.js';
 
 /** A fetch whose answers the test gives by hand, page by page. */

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { ClaimedRecord, FetchKeyPage } from '../../src/sync/ports.js';
-import { planKeyRereads, readKeyRereads } from '../../src/sync/reread-by-key.js';
+import type { ClaimedRecord, FetchKeyPage } from '../../src/sync/ports/sync-store.js';
+import { planKeyRereads, readKeyRereads } from '../../src/sync/reread/reread-by-key.js';
 import { makeTx } from './sync-fakes.js';
 
 /** A due record of a list holding rawIds 1..head, all stored: its rank is head - rawId. */

@@ -6,7 +6,7 @@ import {
   placeOnPages,
   planRereads,
   type RereadCandidate,
-} from '../../src/sync/reread-plan.js';
+} from '../../src/sync/reread/reread-plan.js';
 
 const at = (rawId: number, listRank: number | null, burnRank: number | null = null): RereadCandidate => ({
   rawId,

@@ -1,15 +1,15 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { TxPage } from '../../src/client/types.js';
+import type { TxPage } from '../../src/client/api-types.js';
 import type {
   PageCommit,
   StreamLease,
   SyncStore,
   WalkCheckpoint,
   WriteCounts,
-} from '../../src/sync/ports.js';
-import { type AcceptedPage, createWalkCommits } from '../../src/sync/walk-commits.js';
-import type { PageEvent, WalkResult } from '../../src/sync/walk-types.js';
+} from '../../src/sync/ports/sync-store.js';
+import { type AcceptedPage, createWalkCommits } from '../../src/sync/walk/walk-commits.js';
+import type { PageEvent, WalkResult } from '../../src/sync/walk/walk-types.js';
 import { makeTx } from './sync-fakes.js';
 
 /** The store as three functions over arrays: commits kept, leases handed out with rising fences. */

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { linkPages, pageRawIds } from '../../src/domain/page-links.js';
 import { MalformedResponseError } from '../../src/errors.js';
-import { linkPages, pageRawIds } from '../../src/sync/page-links.js';
-import { walkStream } from '../../src/sync/walk-stream.js';
+import { walkStream } from '../../src/sync/walk/walk-stream.js';
 import { withSeed } from '../helpers/seed.js';
 import { LiveList, MemoryStore, makeTx, storedIds } from './sync-fakes.js';
 

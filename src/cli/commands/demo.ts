@@ -107,8 +107,8 @@ export const command = defineCommand({
 async function startFreshIfOtherLedger(ctx: AppContext, io: CommandIo): Promise<void> {
   const found = await ctx.service.check();
   if (found.state !== 'other') return;
-  const { dropMirror } = await import('../../db/mirrored-service.js');
-  const { migrateDatabase } = await import('../../db/migrate.js');
+  const { dropMirror } = await import('../../db/stores/pinned-anchor.js');
+  const { migrateDatabase } = await import('../../db/schema/migrate-database.js');
   await dropMirror(ctx.database);
   await migrateDatabase(ctx.database);
   io.stderr.write(
@@ -127,8 +127,8 @@ async function syncAndReport(
   setupSeconds: number,
 ): Promise<number | undefined> {
   const { syncOnce } = await import('../../app/sync-once.js');
-  const { readActivity } = await import('../../db/report.js');
-  const { countNonFinal } = await import('../../db/stream-queries.js');
+  const { readActivity } = await import('../../db/queries/action-report.js');
+  const { countNonFinal } = await import('../../db/queries/stream-queries.js');
   const progress = createProgress({ out: io.stderr, tty: io.stderr.isTTY === true });
   const syncStarted = Date.now();
   const result = await syncOnce(ctx, { signal: io.signal, onPage: (event) => progress.page(event) });

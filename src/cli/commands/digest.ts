@@ -37,8 +37,8 @@ export const command = defineCommand({
     const config = loadConfig();
     const logger = createLogger(config.logLevel === 'info' ? 'warn' : config.logLevel);
     const { openDatabase } = await import('../../db/connect.js');
-    const { assertMigrated } = await import('../../app/verify-against.js');
-    const { digestStoredRecords } = await import('../../db/digest-rows.js');
+    const { assertMigrated } = await import('../../app/verify/verify-against.js');
+    const { digestStoredRecords } = await import('../../db/queries/digest-rows.js');
     const { formatDigest } = await import('../../digest/digest-report.js');
     const database = await openDatabase({
       databaseUrl: config.databaseUrl,

@@ -1,6 +1,6 @@
 import { openDatabase } from '../../db/connect.js';
-import { createDeferredIndexes } from '../../db/deferred-indexes.js';
-import { migrateDatabase } from '../../db/migrate.js';
+import { createDeferredIndexes } from '../../db/schema/deferred-indexes.js';
+import { migrateDatabase } from '../../db/schema/migrate-database.js';
 import { DatabaseError } from '../../errors.js';
 import { defineCommand } from '../define-command.js';
 

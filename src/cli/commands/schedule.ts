@@ -42,8 +42,8 @@ export const command = defineCommand({
     ];
     const logger = createLogger(config.logLevel === 'info' ? 'warn' : config.logLevel);
     const { openDatabase } = await import('../../db/connect.js');
-    const { migrateDatabase } = await import('../../db/migrate.js');
-    const { saveSchedules } = await import('../../db/schedules.js');
+    const { migrateDatabase } = await import('../../db/schema/migrate-database.js');
+    const { saveSchedules } = await import('../../db/stores/wanted-schedules.js');
     const { COMMAND_CONNECT_ATTEMPTS, openRedis } = await import('../../queue/connection.js');
     const { createLedgerQueues } = await import('../../queue/queues.js');
     const { applySchedules, wantedSchedules } = await import('../../queue/schedules.js');

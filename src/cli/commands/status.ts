@@ -1,5 +1,5 @@
-import type { StreamReport } from '../../app/status-report.js';
-import type { SyncStatus } from '../../db/status.js';
+import type { StreamReport } from '../../app/status/status-report.js';
+import type { SyncStatus } from '../../db/queries/sync-status.js';
 import { defineCommand } from '../define-command.js';
 import { formatTable, shortenMiddle } from '../format.js';
 
@@ -29,8 +29,8 @@ export const command = defineCommand({
     const config = loadConfig({ ledgerBaseUrl: values['base-url'] });
     const logger = createLogger(config.logLevel === 'info' ? 'warn' : config.logLevel);
     const { openDatabase } = await import('../../db/connect.js');
-    const { notMigratedLine } = await import('../../app/stream-health.js');
-    const { buildStatusReport, statusJson } = await import('../../app/status-report.js');
+    const { notMigratedLine } = await import('../../app/status/stream-health.js');
+    const { buildStatusReport, statusJson } = await import('../../app/status/status-report.js');
     const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, logger });
     onClose(() => database.close());
     // Looking never changes the schema: a database behind the code is reported, not migrated.

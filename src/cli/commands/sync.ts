@@ -85,7 +85,7 @@ export const command = defineCommand({
     const started = Date.now();
     const ctx = await createContext({ config, logger });
     onClose(() => ctx.close());
-    const { holdRunnerLock } = await import('../../db/runner-lock.js');
+    const { holdRunnerLock } = await import('../../db/stores/runner-lock.js');
     const { releaseDeadLeases, syncOwner } = await import('../stale-leases.js');
     // Held before the first lease and until the end: while this run lives, no other takes its leases.
     const owner = syncOwner();

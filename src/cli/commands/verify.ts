@@ -1,10 +1,10 @@
-import type { ListDialect } from '../../client/types.js';
+import type { ListDialect } from '../../client/api-types.js';
 import { ENV } from '../../config.js';
 import type { Database } from '../../db/connect.js';
 import { resolveDigestQuery } from '../../digest/range-digest.js';
 import { ConfigError, UsageError } from '../../errors.js';
-import type { BalanceReport } from '../../sync/balance-check.js';
-import type { StreamCompleteness } from '../../sync/completeness-report.js';
+import type { BalanceReport } from '../../verify/balance-check.js';
+import type { StreamCompleteness } from '../../verify/completeness-report.js';
 import { intFlag } from '../command.js';
 import { type CommandContext, commandFailure, defineCommand } from '../define-command.js';
 import { digestQueryFlags } from '../digest-flags.js';
@@ -100,7 +100,7 @@ export const command = defineCommand({
     const { values, io } = ctx;
     const walkLimit = intFlag('walk-limit', values['walk-limit'], 0, 100_000) ?? 200;
     const balances = intFlag('balances', values.balances, 1, 100_000);
-    const { parseAgainst, sideNames, verifyAgainst } = await import('../../app/verify-against.js');
+    const { parseAgainst, sideNames, verifyAgainst } = await import('../../app/verify/verify-against.js');
     const against = values.against === undefined ? undefined : parseAgainst(values.against);
     const rangeFlag = (['from', 'to', 'range-size'] as const).find((name) => values[name] !== undefined);
     if (against === undefined && rangeFlag !== undefined)
@@ -171,7 +171,7 @@ async function completeness(
 }> {
   const startedAt = new Date();
   const { createContext } = await import('../../app/context.js');
-  const { verifyStreams } = await import('../../app/verify-streams.js');
+  const { verifyStreams } = await import('../../app/verify/verify-streams.js');
   const { migrateIfBehind, writeUnlessReadOnly } = await import('../../app/read-only-mirror.js');
   const warn = (line: string) => io.stderr.write(`ledger-indexer verify: warning: ${line}\n`);
   // Verifying only reads: a mirror whose schema is current (a standby, a read-only role) is never written to.
@@ -181,14 +181,14 @@ async function completeness(
   // A first backfill stopped before its end left the read-side indexes deferred: built first.
   await writeUnlessReadOnly('building the deferred read-side indexes', () => app.indexes.restore(), warn);
   const { dialect, streams } = await verifyStreams({ app, walkLimit, signal: io.signal });
-  const { readConflicts } = await import('../../db/conflicts.js');
+  const { readConflicts } = await import('../../db/queries/conflicts.js');
   const conflicts = await readConflicts(app.database.db, CONFLICTS_LISTED);
-  const { readIntegrity } = await import('../../db/integrity.js');
+  const { readIntegrity } = await import('../../db/queries/integrity-checks.js');
   const integrity = await readIntegrity(app.database.db, CONFLICTS_LISTED);
-  const { formatCompleteness, formatConflicts } = await import('../../sync/completeness-report.js');
-  const { formatIntegrity, integrityHolds } = await import('../../sync/integrity-report.js');
-  const { verifyBalances } = await import('../../app/verify-balances.js');
-  const { formatBalances } = await import('../../sync/balance-check.js');
+  const { formatCompleteness, formatConflicts } = await import('../../verify/completeness-report.js');
+  const { formatIntegrity, integrityHolds } = await import('../../verify/integrity-report.js');
+  const { verifyBalances } = await import('../../app/verify/verify-balances.js');
+  const { formatBalances } = await import('../../verify/balance-check.js');
   const balances =
     balanceAccounts === undefined
       ? undefined
@@ -199,7 +199,7 @@ async function completeness(
     integrityHolds(integrity) &&
     (balances === undefined || balances.differences.length === 0);
   // The status page shows the last one: its time and outcome.
-  const { insertVerifyRun } = await import('../../db/verify-runs.js');
+  const { insertVerifyRun } = await import('../../db/queries/verify-runs.js');
   const run = {
     startedAt,
     finishedAt: new Date(),
@@ -244,7 +244,7 @@ async function completeness(
 /** This mirror, opened read-only for a comparison alone: looking never migrates it. */
 async function openForReading({ config, logger, onClose }: Context): Promise<Database> {
   const { openDatabase } = await import('../../db/connect.js');
-  const { assertMigrated } = await import('../../app/verify-against.js');
+  const { assertMigrated } = await import('../../app/verify/verify-against.js');
   const { databaseUrl, dataDir } = config();
   const database = await openDatabase({
     databaseUrl,

@@ -83,7 +83,7 @@ export const command = defineCommand({
       throw new ConfigError('--base-url', `is required (or set ${ENV.ledgerBaseUrl})`);
     const withRedis = requireRedis(config);
     const logger = createLogger(config.logLevel, 'ledger-indexer-worker');
-    const { runWorker } = await import('../../app/worker.js');
+    const { runWorker } = await import('../../app/worker/run-worker.js');
     await runWorker({
       config: withRedis,
       logger,

@@ -1,0 +1,79 @@
+import { selectUnstoredRawIds } from '../../db/queries/backfill-proofs.js';
+import { selectImmutableColumns, selectUnlistedInSpan } from '../../db/queries/key-spans.js';
+import { countListStored, type ListStream } from '../../db/queries/list-counts.js';
+import { immutableDifferences } from '../../db/schema/immutable-columns.js';
+import { encodeTransaction } from '../../db/write/encode.js';
+import type { LedgerTx } from '../../domain/model.js';
+import { InvalidRecordError } from '../../errors.js';
+import { countListByKey, type KeyCount, type KeySpan, type SpanComparison } from '../../verify/key-count.js';
+import type { AppContext } from '../context.js';
+import { createFetchKeyPage } from '../sync-adapters.js';
+
+/** RawIds named per kind (missing, not listed, differing); the totals are always counted. */
+const NAMED = 20;
+
+/**
+ * A stream's list walked by key from the bottom (the client's count a request, following a
+ * silent cap from the last rawId) and compared, answer by answer, with the table's records of
+ * the same rawId span up to `upTo` (the watermark; -1 compares nothing).
+ */
+export function countStreamByKey(input: {
+  app: Pick<AppContext, 'client' | 'database'>;
+  list: ListStream;
+  upTo: number;
+  signal?: AbortSignal | undefined;
+}): Promise<KeyCount> {
+  const { list } = input;
+  const fetchKeyPage = createFetchKeyPage(input.app.client, input.signal);
+  return countListByKey(
+    {
+      fetchAfter: (cursor) => fetchKeyPage(list, { cursor }),
+      compareSpan: (span) => compareSpan(input.app, list, span),
+    },
+    { upTo: input.upTo, nameAtMost: NAMED, signal: input.signal },
+  );
+}
+
+/** One span: the table's records of the list in it against those the service listed there. */
+async function compareSpan(
+  app: Pick<AppContext, 'database'>,
+  stream: ListStream,
+  span: KeySpan,
+): Promise<SpanComparison> {
+  const db = app.database.db;
+  const listed = [...new Set([...span.records.map((tx) => tx.rawId), ...span.rejectedRawIds])];
+  const range = { above: span.above, atOrBelow: span.atOrBelow };
+  return {
+    stored: await countListStored(db, { stream, ...range }),
+    missing: await selectUnstoredRawIds(db, listed),
+    extra: await selectUnlistedInSpan(db, { stream, ...range, listed, nameAtMost: NAMED }),
+    differing: await differingRecords(app, span.records),
+  };
+}
+
+/** Listed records whose immutable fields differ from the stored row's, ascending by rawId. */
+async function differingRecords(
+  app: Pick<AppContext, 'database'>,
+  records: readonly LedgerTx[],
+): Promise<{ rawId: number; fields: string[] }[]> {
+  const stored = await selectImmutableColumns(
+    app.database.db,
+    records.map((tx) => tx.rawId),
+  );
+  const differing = new Map<number, string[]>();
+  for (const tx of records) {
+    const row = stored.get(tx.rawId);
+    if (row === undefined) continue;
+    let served: ReturnType<typeof encodeTransaction>['row'];
+    try {
+      served = encodeTransaction(tx).row;
+    } catch (error) {
+      // A record that cannot be stored exactly is set aside by a sync, never compared.
+      if (error instanceof InvalidRecordError) continue;
+      throw error;
+    }
+    const fields = immutableDifferences(row, served);
+    if (fields.length > 0) differing.set(tx.rawId, fields);
+  }
+  return [...differing].sort((a, b) => a[0] - b[0]).map(([rawId, fields]) => ({ rawId, fields }));
+}

@@ -1,0 +1,84 @@
+import { RECONCILE_LIMIT } from '../../../defaults.js';
+import { LeaseLostError } from '../../../errors.js';
+import { startBackfillIfNeeded } from '../../../queue/backfill-flow.js';
+import { parseJobPayload } from '../../../queue/jobs.js';
+import { type JobProcessor, plannedStart } from '../../../queue/worker-deps.js';
+import { supportsParallelBackfill } from '../../../sync/backfill/parallel-backfill.js';
+import { reconcilePending } from '../../../sync/reread/reread-pending.js';
+import { isGlobalList, listsAfterWalk } from '../../../sync/reread/reread-plan.js';
+import { walkByKey } from '../../../sync/walk/key-walk.js';
+import { walkStream } from '../../../sync/walk/walk-stream.js';
+
+/**
+ * Syncs one stream: starts a parallel backfill of the global list when it was never synced,
+ * else walks the stream (its tail, or the rest of a walk in progress) with the sync engine.
+ * Another runner holding the stream's lease means the work is being done: the job ends quietly.
+ */
+export const syncStream: JobProcessor = async (job, deps) => {
+  const { stream } = parseJobPayload('sync-stream', job.data);
+  // Records due by the run's planned start are re-read: one read in a run is then due again
+  // exactly as many runs later as the re-read delay spans, not one run early by the jitter.
+  const startedAt = plannedStart(job);
+  try {
+    const dialect = await deps.listDialect();
+    // A first backfill is split into range jobs: by key any stream (ranges of rawIds), by page
+    // number only the global list (which counts its pages).
+    if (deps.parallelBackfill && (dialect === 'key' || supportsParallelBackfill(stream))) {
+      const backfill = await startBackfillIfNeeded(deps, stream, dialect);
+      if (backfill) return backfill;
+    }
+    // A first walk into an empty mirror (`--sequential-backfill`) builds the read-side indexes at its end.
+    await deps.indexes?.defer();
+    const common = {
+      store: deps.syncStore,
+      spec: stream,
+      owner: deps.owner,
+      leaseMs: deps.leaseMs,
+      settleMs: deps.settleMs,
+      signal: deps.signal,
+      logger: deps.logger,
+    };
+    const result =
+      dialect === 'key'
+        ? await walkByKey({ ...common, fetchKeyPage: deps.fetchKeyPage })
+        : await walkStream({
+            ...common,
+            fetchPage: deps.fetchPage,
+            concurrency: deps.concurrency,
+            writers: deps.writers,
+          });
+    if (result.finished && !deps.signal.aborted) await deps.indexes?.restore({ whenIdle: true });
+    // Records not final yet are re-read right after the walk of the global list, which read the
+    // head pages already; the scheduled re-read job picks up the rest.
+    const reread =
+      isGlobalList(stream) && result.finished && !deps.signal.aborted
+        ? await reconcilePending({
+            store: deps.syncStore,
+            fetchByHash: deps.fetchByHash,
+            fetchPage: deps.fetchPage,
+            lists: dialect === 'page' ? listsAfterWalk(result) : undefined,
+            byKey:
+              dialect === 'key' ? { fetchKeyPage: deps.fetchKeyPage, count: deps.keyCount() } : undefined,
+            maxRecords: RECONCILE_LIMIT,
+            dueBy: startedAt,
+            concurrency: deps.concurrency,
+            signal: deps.signal,
+            logger: deps.logger,
+          })
+        : null;
+    return {
+      stream: result.key,
+      mode: result.mode,
+      pages: result.pages,
+      watermark: result.watermark,
+      ...(reread ? { reread: reread.checked, rereadRequests: reread.requests } : {}),
+    };
+  } catch (error) {
+    await deps.forgetDialect?.(error);
+    if (error instanceof LeaseLostError) {
+      deps.logger.info({ stream: error.stream }, 'stream held by another runner, skipping');
+      return { skipped: 'lease-held' };
+    }
+    throw error;
+  }
+};

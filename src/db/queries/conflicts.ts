@@ -1,0 +1,54 @@
+/**
+ * Read-only queries over `ledger_tx_conflicts` for `status` and `verify`: records the service
+ * served again with immutable fields different from the stored ones.
+ */
+import { sql } from 'drizzle-orm';
+import type { ConflictReport } from '../../verify/completeness-report.js';
+import { type Executor, queryRows, toDate } from '../rows.js';
+
+/** Recorded conflicts per stream key (`null`: found by a re-read by hash). */
+export async function countConflictsByStream(executor: Executor): Promise<Map<string | null, number>> {
+  const rows = await queryRows<{ stream_key: string | null; n: number }>(
+    executor,
+    sql`SELECT stream_key, count(*)::int AS n FROM ledger_tx_conflicts GROUP BY stream_key`,
+  );
+  return new Map(rows.map((r) => [r.stream_key, Number(r.n)]));
+}
+
+/** How many conflicts are recorded, and the first `limit` (at least 1) of them by rawId with both versions. */
+export async function readConflicts(
+  executor: Executor,
+  limit: number,
+): Promise<{ total: number; conflicts: ConflictReport[] }> {
+  const rows = await queryRows<Record<string, unknown>>(
+    executor,
+    sql`
+    SELECT raw_id::text AS raw_id, fields, stored::text AS stored, served::text AS served, stream_key, page,
+           detected_at, seen_count, count(*) OVER ()::int AS total
+    FROM ledger_tx_conflicts
+    ORDER BY raw_id, detected_at
+    LIMIT ${Math.max(1, limit)}::int
+    `,
+  );
+  const conflicts = rows.map((r) => ({
+    rawId: Number(r['raw_id']),
+    fields: parseTextArray(r['fields']),
+    stream: (r['stream_key'] as string | null) ?? null,
+    page: r['page'] === null ? null : Number(r['page']),
+    detectedAt: (toDate(r['detected_at']) ?? new Date(0)).toISOString(),
+    seenCount: Number(r['seen_count']),
+    stored: JSON.parse(String(r['stored'])) as Record<string, unknown>,
+    served: JSON.parse(String(r['served'])) as Record<string, unknown>,
+  }));
+  return { total: Number(rows[0]?.['total'] ?? 0), conflicts };
+}
+
+/** A text[] as the drivers return it: an array (pg) or its literal `{a,b}` (some paths). */
+function parseTextArray(value: unknown): string[] {
+  if (Array.isArray(value)) return value.map(String);
+  const text = String(value ?? '');
+  return text
+    .replace(/^\{|\}$/g, '')
+    .split(',')
+    .filter((s) => s !== '');
+}

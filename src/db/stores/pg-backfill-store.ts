@@ -1,0 +1,140 @@
+import type { RejectedRecord } from '../../domain/model.js';
+import type { Logger } from '../../logger.js';
+import { type BackfillStore, backfillOwner } from '../../sync/backfill/parallel-backfill.js';
+import type { RangePage } from '../../sync/backfill/range-commits.js';
+import type { Database } from '../connect.js';
+import { nameOperations } from '../database-errors.js';
+import {
+  compactProvenRanges,
+  countStoredAbove,
+  insertBackfillRun,
+  selectBackfillRun,
+  selectProvenRanges,
+  selectRunningBackfill,
+  selectStreamStarted,
+  updateBackfillCheck,
+} from '../queries/backfill-proofs.js';
+import { warnIntegrityMismatches } from '../write/integrity-log.js';
+import { type RejectedRow, toPagedRejectedRows } from '../write/rejected-rows.js';
+import { withRetries } from '../write/write-retries.js';
+import { DEFAULT_RECHECK_POLICY, prepareBatch, writeTransactions } from '../write/write-transactions.js';
+
+/**
+ * The parallel backfill's store on PostgreSQL/PGlite. A range's pages go through the same
+ * encoding and upsert as a stream walk's, several pages in one transaction with the ranges they
+ * prove, so a proof never exists without its records.
+ */
+export function createProofStore(options: {
+  database: Database;
+  now?: () => Date;
+  /** Recover each EVM sender's signature as records are written. Default false. */
+  checkSignatures?: boolean;
+  logger?: Logger | undefined;
+}): BackfillStore {
+  const { database } = options;
+  const now = options.now ?? (() => new Date());
+  const commitRangePages: NonNullable<BackfillStore['commitRangePages']> = async (input) => {
+    const at = now();
+    const prepared = prepareBatch(
+      input.pages.flatMap((page) => page.records),
+      {
+        now: at,
+        burnWindowMs: DEFAULT_RECHECK_POLICY.burnWindowMs,
+        pages: input.pages.flatMap((page) => page.records.map(() => page.page)),
+        checkSignatures: options.checkSignatures === true,
+      },
+    );
+    // Records, rejected records, proof and lease in one statement, one round trip: committed
+    // asynchronously, since losing the last commits in a crash only leaves a gap for the check
+    // to repair.
+    const written = await withRetries(
+      'range-write',
+      () =>
+        writeTransactions(database.db, {
+          records: prepared.records,
+          divergent: prepared.divergent,
+          origin: { streamKey: input.key, backfillId: input.backfillId },
+          now: at,
+          queueRechecks: DEFAULT_RECHECK_POLICY,
+          // Parsed once per connection, not per commit (connections plan it afresh each time).
+          prepared: true,
+          range: {
+            streamKey: input.key,
+            backfillId: input.backfillId,
+            owner: backfillOwner(input.backfillId),
+            rejected: rejectedWithPages(input.pages, prepared.rejected),
+            proven: input.proven,
+            openGap: lowestOpenGap(input.pages),
+          },
+        }),
+      options.logger,
+    );
+    warnIntegrityMismatches(
+      options.logger,
+      { stream: input.key, pages: `${input.pages[0]?.page}-${input.pages.at(-1)?.page}` },
+      prepared.records,
+    );
+    const early = input.pages.reduce((n, page) => n + page.rejected.length, 0) + prepared.rejected.length;
+    return {
+      inserted: written.inserted,
+      updated: written.updated,
+      unchanged: written.unchanged,
+      rejected: early + written.clashes.length,
+      conflicts: written.conflicts,
+    };
+  };
+  const store: BackfillStore = {
+    startRun: (run) => insertBackfillRun(database.db, { ...run, now: now() }),
+    getRun: (id) => selectBackfillRun(database.db, id),
+    runningRun: (key) => selectRunningBackfill(database.db, key),
+    streamStarted: (key) => selectStreamStarted(database.db, key),
+    commitRangePage: ({ page, records, rejected, openGap, ...rest }) =>
+      commitRangePages({ ...rest, pages: [{ page, records, rejected, openGap }] }),
+    commitRangePages,
+    provenRanges: (key) => selectProvenRanges(database.db, key),
+    compactProvenRanges: (key) => database.db.transaction((tx) => compactProvenRanges(tx, key, now())),
+    storedAbove: (rawId) => countStoredAbove(database.db, rawId),
+    recordCheck: (input) => updateBackfillCheck(database.db, { ...input, now: now() }),
+  };
+  // The names its failures report (`DatabaseError.operation`).
+  return nameOperations(store, {
+    startRun: 'backfill-start',
+    getRun: 'backfill-select',
+    runningRun: 'backfill-select',
+    streamStarted: 'backfill-select',
+    commitRangePage: 'range-write',
+    commitRangePages: 'range-write',
+    provenRanges: 'proof-select',
+    storedAbove: 'proof-select',
+    compactProvenRanges: 'proof-compact',
+    recordCheck: 'backfill-check-write',
+  });
+}
+
+/**
+ * The records a range's pages set aside, each with the page that served it: those rejected while
+ * reading a page with it, those refused while encoding with the page of their rawId (the last
+ * page when they have none), grouped as stored.
+ */
+function rejectedWithPages(pages: readonly RangePage[], refused: readonly RejectedRecord[]): RejectedRow[] {
+  // Built only for the rare commit that refused a record, not for every commit's records.
+  const pageOf = new Map<number, number>();
+  if (refused.length > 0)
+    for (const page of pages) for (const tx of page.records) pageOf.set(tx.rawId, page.page);
+  const lastPage = pages.at(-1)?.page ?? null;
+  return toPagedRejectedRows([
+    ...pages.flatMap((page) => page.rejected.map((record) => ({ record, page: page.page }))),
+    ...refused.map((record) => ({
+      record,
+      page: (record.rawId === undefined ? undefined : pageOf.get(record.rawId)) ?? lastPage,
+    })),
+  ]);
+}
+
+/** The lowest open gap of a commit's pages, `null` when none has one. */
+function lowestOpenGap(pages: readonly RangePage[]): number | null {
+  const gaps = pages.flatMap((page) =>
+    page.openGap === null || page.openGap === undefined ? [] : [page.openGap],
+  );
+  return gaps.length === 0 ? null : Math.min(...gaps);
+}

@@ -1,0 +1,114 @@
+import { createHash } from 'node:crypto';
+import { type SQL, sql } from 'drizzle-orm';
+import type { RejectedRecord } from '../../domain/model.js';
+import type { Executor } from '../rows.js';
+import { toStorableText } from './encode.js';
+
+/** A `rejected_records` row to write: one per distinct reason and raw text, with its sightings. */
+export interface RejectedRow {
+  /** sha256 of reason, a newline and the raw text. */
+  fingerprint: string;
+  seenCount: number;
+  reason: string;
+  rawText: string;
+  rawId: number | null;
+  ledgerHash: string | null;
+  /** The page that served it, when the rows of several pages are written at once. */
+  page?: number | null | undefined;
+}
+
+/** Groups rejected records by fingerprint (pure): the same bad record twice is one row seen twice. */
+export function toRejectedRows(rejected: readonly RejectedRecord[]): RejectedRow[] {
+  return toPagedRejectedRows(rejected.map((record) => ({ record, page: null })));
+}
+
+/**
+ * Like {@link toRejectedRows} for the records of several pages, each with its page: a record seen
+ * on several pages keeps the last (highest) one, as writing the pages one by one would.
+ */
+export function toPagedRejectedRows(
+  rejected: ReadonlyArray<{ record: RejectedRecord; page: number | null }>,
+): RejectedRow[] {
+  const byFingerprint = new Map<string, RejectedRow>();
+  for (const { record, page } of rejected) {
+    const reason = toStorableText(record.reason);
+    const rawText = toStorableText(record.raw);
+    const fingerprint = createHash('sha256').update(reason).update('\n').update(rawText).digest('hex');
+    const seen = byFingerprint.get(fingerprint);
+    if (seen) {
+      seen.seenCount += 1;
+      if (page !== null && (seen.page === null || seen.page === undefined || page > seen.page))
+        seen.page = page;
+      continue;
+    }
+    byFingerprint.set(fingerprint, {
+      fingerprint,
+      seenCount: 1,
+      reason,
+      rawText,
+      rawId: record.rawId !== undefined && Number.isSafeInteger(record.rawId) ? record.rawId : null,
+      ledgerHash: record.ledgerHash === undefined ? null : toStorableText(record.ledgerHash),
+      page,
+    });
+  }
+  return [...byFingerprint.values()];
+}
+
+/** The rows as a `json_to_recordset` source with the columns of {@link RejectedRow} in snake_case (`page` null when absent). */
+export function rejectedSource(rows: readonly RejectedRow[]): SQL {
+  const json = JSON.stringify(
+    rows.map((r) => ({
+      fingerprint: r.fingerprint,
+      seen_count: r.seenCount,
+      reason: r.reason,
+      raw_text: r.rawText,
+      raw_id: r.rawId,
+      ledger_hash: r.ledgerHash,
+      page: r.page ?? null,
+    })),
+  );
+  return sql`json_to_recordset(${json}::json)
+    AS r(fingerprint text, seen_count integer, reason text, raw_text text, raw_id bigint, ledger_hash text, page integer)`;
+}
+
+/**
+ * The upsert of rejected rows selected by `source` (columns as in {@link rejectedSource}):
+ * seeing a record again bumps `seen_count` and `seen_at` and notes the latest stream and page.
+ * `page` is one page for every row, or an expression over `s` (`s.page`) when the rows of
+ * several pages are written at once.
+ */
+export function upsertRejectedSql(input: {
+  source: SQL;
+  streamKey: string | null;
+  page: number | null | SQL;
+  now: string;
+}): SQL {
+  return sql`
+    INSERT INTO rejected_records
+      (fingerprint, stream_key, page, reason, raw_text, raw_id, ledger_hash, first_seen_at, seen_at, seen_count)
+    SELECT s.fingerprint, ${input.streamKey}::text, ${input.page}::int, s.reason, s.raw_text, s.raw_id, s.ledger_hash,
+           ${input.now}::timestamptz, ${input.now}::timestamptz, s.seen_count
+    FROM ${input.source}
+    ORDER BY s.fingerprint
+    ON CONFLICT (fingerprint) DO UPDATE SET
+      seen_at = excluded.seen_at,
+      seen_count = rejected_records.seen_count + excluded.seen_count,
+      stream_key = coalesce(excluded.stream_key, rejected_records.stream_key),
+      page = coalesce(excluded.page, rejected_records.page)`;
+}
+
+/**
+ * Stores records that could not be stored as transactions, once per distinct reason and raw
+ * text: seeing the same bad record again only bumps `seen_count` and `seen_at` (and notes the
+ * latest stream and page).
+ */
+export async function writeRejected(
+  executor: Executor,
+  input: { rejected: readonly RejectedRecord[]; streamKey: string | null; page: number | null; now: Date },
+): Promise<void> {
+  if (input.rejected.length === 0) return;
+  const source = sql`(SELECT * FROM ${rejectedSource(toRejectedRows(input.rejected))}) s`;
+  await executor.execute(
+    upsertRejectedSql({ source, streamKey: input.streamKey, page: input.page, now: input.now.toISOString() }),
+  );
+}

@@ -1,0 +1,267 @@
+/**
+ * The parallel backfill by key: the rawIds from 0 to the newest one (one `order=desc&count=1`
+ * request) are split into ranges, each walked by key, ascending from just below it, until an
+ * answer reaches its top. An answer is every record between the cursor it was asked from and its
+ * last rawId, so each commit proves that span with the records in it: no counting, no seeking,
+ * no bisection. The proofs go to the proven ranges the page engine uses, and the same check
+ * (`checkBackfill`) moves the watermark once they reach the head; a gap left by a failed range is
+ * walked again by key, from just below it.
+ */
+
+import { streamKey } from '../../domain/stream-key.js';
+import { MalformedResponseError } from '../../errors.js';
+import { findGaps, type RawIdRange } from '../../verify/completeness.js';
+import { createCommitPipeline } from '../commit-pipeline.js';
+import type { FetchKeyPage, StreamSpec } from '../ports/sync-store.js';
+import { openGapLow, type SettleMark, settleMarks } from '../settle.js';
+import { delay, quietLogger, type SyncLogger } from '../sync-logger.js';
+import { addCounts, zeroCounts } from '../write-counts.js';
+import type { BackfillRun, BackfillStore, RangeResult } from './parallel-backfill.js';
+import type { RangePage } from './range-commits.js';
+
+/** A stretch of rawIds for one range walk by key: the records after `after` up to `upTo`. */
+export interface KeyRangeTask {
+  /** The cursor the walk starts from (exclusive); `null`: the bottom of the list, rawId 0 included. */
+  after: number | null;
+  /** The highest rawId of the range (inclusive). */
+  upTo: number;
+}
+
+/** Requests of a full count in one range by default: 10,000 rawIds a range at a hundred a request. */
+export const KEY_REQUESTS_PER_RANGE = 100;
+
+/** Reads the newest rawId of a stream (`order=desc&count=1`); `null` when the list is empty. */
+export type FetchKeyHead = (spec: StreamSpec) => Promise<number | null>;
+
+/**
+ * Splits the rawIds `lo..hi` into ranges of `width`: one range walk each. Ranges end on multiples
+ * of `width` (a cursor on a multiple reads whole answers up to the next one), so a later split of
+ * a gap lines up with them.
+ */
+export function splitKeyRanges(gap: RawIdRange, width: number): KeyRangeTask[] {
+  const step = Math.max(1, Math.floor(width));
+  const tasks: KeyRangeTask[] = [];
+  for (let lo = gap.lo; lo <= gap.hi; ) {
+    const hi = Math.min(gap.hi, lo === 0 ? step : (Math.floor((lo - 1) / step) + 1) * step);
+    tasks.push({ after: lo === 0 ? null : lo - 1, upTo: hi });
+    lo = hi + 1;
+  }
+  return tasks;
+}
+
+/** The range walks that cover `gaps`, each at most `width` rawIds wide. */
+export function keyRepairTasks(gaps: readonly RawIdRange[], width: number): KeyRangeTask[] {
+  return gaps.flatMap((gap) => splitKeyRanges(gap, width));
+}
+
+/**
+ * Begins a parallel backfill by key: reads the head, records the run, and plans the range walks
+ * (of an earlier run that gave up, only what its proofs leave). `null` when the list is empty or
+ * a run is already going.
+ */
+export async function planKeyBackfill(input: {
+  store: BackfillStore;
+  fetchKeyHead: FetchKeyHead;
+  spec: StreamSpec;
+  id: string;
+  /** RawIds a range. */
+  width: number;
+  /** A head below this is left to a plain walk (a few requests). Default 0. */
+  minHead?: number | undefined;
+}): Promise<{ run: BackfillRun; tasks: KeyRangeTask[] } | null> {
+  const key = streamKey(input.spec);
+  const head = await input.fetchKeyHead(input.spec);
+  if (head === null || head < (input.minHead ?? 0)) return null;
+  const run = await input.store.startRun({ id: input.id, key, headRawId: head, totalPages: 0 });
+  if (!run) return null;
+  return { run, tasks: await pendingKeyTasks(input.store, key, head, input.width) };
+}
+
+/** The range walks a run still needs: the stretches below its head that no proof covers. */
+export async function pendingKeyTasks(
+  store: Pick<BackfillStore, 'provenRanges'>,
+  key: string,
+  head: number,
+  width: number,
+): Promise<KeyRangeTask[]> {
+  const gaps = findGaps(await store.provenRanges(key), { lo: 0, hi: head });
+  return keyRepairTasks(gaps, width);
+}
+
+/** What {@link fetchKeyRange} needs. */
+export interface FetchKeyRangeInput {
+  store: BackfillStore;
+  fetchKeyPage: FetchKeyPage;
+  spec: StreamSpec;
+  backfillId: string;
+  task: KeyRangeTask;
+  /** Records asked per request. Default: the fetch's own. */
+  count?: number | undefined;
+  signal?: AbortSignal | undefined;
+  logger?: SyncLogger | undefined;
+  /** Called after each commit with the task that resumes after it (saved in a job). */
+  onProgress?: ((resume: KeyRangeTask) => Promise<void>) | undefined;
+  /** Called after each commit with what it stored (progress bars). */
+  onCommit?:
+    | ((committed: {
+        answers: number;
+        records: number;
+        counts: RangeResult['counts'];
+      }) => Promise<void> | void)
+    | undefined;
+  /** Most answers in one transaction. Default 8. */
+  answersPerCommit?: number | undefined;
+  /**
+   * The run's head time and the settling window: gaps read before they could settle lower the
+   * run's `openGap` (see `settle.ts`). Absent: every gap counts as open.
+   */
+  settle?: { headAt: number; windowMs: number } | undefined;
+  /** How often an empty answer that says more follow is asked again. Default 3. */
+  emptyAnswerRetries?: number | undefined;
+  now?: (() => number) | undefined;
+}
+
+/** One answer of a range walk, waiting for its commit. */
+interface KeyRangeAnswer {
+  page: RangePage;
+  /** What the answer proves: every rawId from the cursor it was asked from to its last, capped at the range's top. */
+  proven: RawIdRange;
+  /** The task that resumes after it. */
+  resume: KeyRangeTask;
+}
+
+/**
+ * Walks one range by key, ascending from `after`, committing the answers a few at a time with the
+ * spans they prove, while the next ones are read. Records above the range are left to the range
+ * above (its walk stores and proves them). A failed read first commits what was read before it.
+ */
+export async function fetchKeyRange(input: FetchKeyRangeInput): Promise<RangeResult> {
+  const { task, spec } = input;
+  const key = streamKey(spec);
+  const logger = input.logger ?? quietLogger;
+  const now = input.now ?? Date.now;
+  const result: RangeResult = { pages: 0, records: 0, counts: zeroCounts(), lowest: null };
+  const pipeline = createCommitPipeline<KeyRangeAnswer>({
+    maxPages: Math.max(1, input.answersPerCommit ?? 8),
+    lingerMs: 0,
+    now,
+    commit: async (answers) => {
+      const proven = answers.map((a) => a.proven);
+      const counts = await (input.store.commitRangePages
+        ? input.store.commitRangePages({
+            key,
+            backfillId: input.backfillId,
+            pages: answers.map((a) => a.page),
+            proven,
+          })
+        : commitOneByOne(input.store, key, input.backfillId, answers));
+      addCounts(result.counts, counts);
+      const records = answers.reduce((n, a) => n + a.page.records.length, 0);
+      await input.onCommit?.({ answers: answers.length, records, counts });
+      const last = answers[answers.length - 1]!;
+      if (last.resume.after !== null && last.resume.after < task.upTo) await input.onProgress?.(last.resume);
+    },
+  });
+  let cursor = task.after;
+  // The highest record read so far: the lower neighbour of a gap before the next answer's first.
+  let below: SettleMark | null = task.after === null ? null : { rawId: task.after, timestamp: 0 };
+  try {
+    for (let index = 1; ; index++) {
+      input.signal?.throwIfAborted();
+      const readAt = now();
+      const served = await readAnswer(input, key, cursor ?? 0);
+      const marks = settleMarks(served).filter((m) => cursor === null || m.rawId > cursor);
+      const ids = marks.map((m) => m.rawId);
+      const last = ids.length > 0 ? Math.max(...ids) : null;
+      const ends = !served.hasNextPage || (last !== null && last >= task.upTo);
+      const top = ends ? task.upTo : Math.min(last ?? task.upTo, task.upTo);
+      const records = served.txs.filter(
+        (tx) => (cursor === null || tx.rawId > cursor) && tx.rawId <= task.upTo,
+      );
+      const rejected = served.rejected.filter((r) => r.rawId === undefined || r.rawId <= task.upTo);
+      const openGap = gapOf(input, marks, below, readAt, top);
+      result.pages++;
+      result.records += records.length;
+      for (const tx of records) result.lowest = Math.min(result.lowest ?? tx.rawId, tx.rawId);
+      pipeline.add({
+        page: { page: index, records, rejected, openGap },
+        proven: { lo: cursor === null ? 0 : cursor + 1, hi: top },
+        resume: { after: top, upTo: task.upTo },
+      });
+      if (ends) break;
+      below = marks.find((m) => m.rawId === last) ?? below;
+      cursor = last;
+      if (pipeline.full()) await pipeline.submit();
+      // Else committed as soon as the running commit ends; a failure is thrown by the next submit.
+      else pipeline.submit().catch(() => {});
+    }
+  } catch (error) {
+    // Keep what was read, so a retry resumes after it; the read's error is the one to report.
+    await pipeline.flush().catch((commitError: unknown) => {
+      logger.warn({ stream: key, err: commitError }, 'answers read before a failed read not committed');
+    });
+    throw error;
+  }
+  await pipeline.flush();
+  logger.debug(
+    { stream: key, after: task.after, up_to: task.upTo, requests: result.pages },
+    'key range fetched',
+  );
+  return result;
+}
+
+/** One answer after `cursor`; an empty one that says more follow is asked again, then malformed. */
+async function readAnswer(input: FetchKeyRangeInput, key: string, cursor: number) {
+  for (let tries = 0; ; tries++) {
+    const served = await input.fetchKeyPage(input.spec, { cursor, count: input.count });
+    const fresh =
+      served.txs.some((tx) => tx.rawId > cursor) || served.rejected.some((r) => (r.rawId ?? 0) > cursor);
+    if (fresh || !served.hasNextPage) return served;
+    if (tries >= (input.emptyAnswerRetries ?? 3))
+      throw new MalformedResponseError(
+        `stream ${key} after rawId ${cursor}`,
+        'empty answer although more records follow',
+        '',
+      );
+    await delay(250 * 2 ** tries, input.signal);
+  }
+}
+
+/** The lowest rawId up to `top` the answer leaves missing that may still fill in (see `settle.ts`). */
+function gapOf(
+  input: FetchKeyRangeInput,
+  marks: readonly SettleMark[],
+  below: SettleMark | null,
+  readAt: number,
+  top: number,
+): number | null {
+  if (input.settle !== undefined && input.settle.windowMs <= 0) return null;
+  const records = below === null ? [...marks] : [...marks, below];
+  const gap = openGapLow({
+    records,
+    above: null,
+    readAt,
+    headAt: input.settle?.headAt,
+    windowMs: input.settle?.windowMs ?? Number.POSITIVE_INFINITY,
+    // The bottom range: the rawIds below its first record count too.
+    bottom: below === null,
+  });
+  return gap !== null && gap <= top ? gap : null;
+}
+
+/** Commits answers one transaction each, for a store without batched range commits. */
+async function commitOneByOne(
+  store: BackfillStore,
+  key: string,
+  backfillId: string,
+  answers: readonly KeyRangeAnswer[],
+): Promise<RangeResult['counts']> {
+  const total = zeroCounts();
+  for (const answer of answers) {
+    addCounts(
+      total,
+      await store.commitRangePage({ key, backfillId, ...answer.page, proven: [answer.proven] }),
+    );
+  }
+  return total;
+}

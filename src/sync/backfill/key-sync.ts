@@ -1,0 +1,230 @@
+/**
+ * A stream synced by key in one process: a first backfill of a long list walks its rawId ranges
+ * in several lanes at once (`key-backfill.ts`), each lane reading and committing on its own,
+ * then the walk by key (`key-walk.ts`) reads what arrived meanwhile and keeps the stream current.
+ * A short list, a stream synced before, or a full re-walk is the walk alone. A run killed in the
+ * middle leaves its proofs: the next one walks only the stretches they do not cover.
+ */
+import { randomUUID } from 'node:crypto';
+import { LEASE_MS, SETTLE_MS } from '../../defaults.js';
+import { streamKey } from '../../domain/stream-key.js';
+import { MalformedResponseError } from '../../errors.js';
+import type { StreamLease } from '../ports/sync-store.js';
+import { errorText, quietLogger } from '../sync-logger.js';
+import { type KeyWalkInput, walkByKey } from '../walk/key-walk.js';
+import type { WalkResult } from '../walk/walk-types.js';
+import { addCounts, zeroCounts } from '../write-counts.js';
+import {
+  type FetchKeyHead,
+  fetchKeyRange,
+  KEY_REQUESTS_PER_RANGE,
+  type KeyRangeTask,
+  pendingKeyTasks,
+  planKeyBackfill,
+} from './key-backfill.js';
+import { type BackfillRun, type BackfillStore, checkBackfill } from './parallel-backfill.js';
+
+/** What {@link syncByKey} needs: the walk's, and what the backfill in lanes takes besides. */
+export interface KeySyncInput extends KeyWalkInput {
+  /** The proofs of a backfill in lanes; without it, a first backfill is one walk. */
+  backfills?: BackfillStore | undefined;
+  /** Reads the newest rawId (`order=desc&count=1`); without it, a first backfill is one walk. */
+  fetchKeyHead?: FetchKeyHead | undefined;
+  /** Ranges walked at once in a first backfill. Default 2. */
+  lanes?: number | undefined;
+  /** RawIds a range. Default a hundred full answers' worth. */
+  rangeWidth?: number | undefined;
+  /** Checks of a backfill in lanes before it gives up. Default 5. */
+  maxRounds?: number | undefined;
+}
+
+/** Heads below this many full answers are backfilled by the walk alone: lanes would not pay. */
+const MIN_ANSWERS_FOR_LANES = 10;
+
+/**
+ * Syncs one stream by key: a first backfill of a long list (or one a killed run left) in lanes,
+ * then the walk, which reads the rest. Returns the walk's result with the lanes' work added.
+ */
+export async function syncByKey(input: KeySyncInput): Promise<WalkResult> {
+  const lanes = await backfillInLanes(input);
+  if (lanes !== null && !lanes.finished) return lanes;
+  const walked = await walkByKey(input);
+  if (lanes === null) return walked;
+  const counts = zeroCounts();
+  addCounts(counts, lanes.counts);
+  addCounts(counts, walked.counts);
+  return {
+    ...walked,
+    mode: 'backfill',
+    pages: lanes.pages + walked.pages,
+    records: lanes.records + walked.records,
+    counts,
+  };
+}
+
+/**
+ * The first backfill in lanes: plans a run (or takes over one a killed run left), walks the
+ * stretches its proofs leave, checks, and walks again what a failed range left, until the check
+ * moves the watermark to the run's head. `null` when the stream needs no backfill in lanes.
+ */
+async function backfillInLanes(input: KeySyncInput): Promise<WalkResult | null> {
+  const { backfills, fetchKeyHead, spec, owner } = input;
+  if (!backfills || !fetchKeyHead || input.full || (input.lanes ?? 2) < 2) return null;
+  const key = streamKey(spec);
+  const leaseMs = input.leaseMs ?? LEASE_MS.walk;
+  const logger = input.logger ?? quietLogger;
+  const width = input.rangeWidth ?? (input.count ?? 100) * KEY_REQUESTS_PER_RANGE;
+  const running = await backfills.runningRun(key);
+  if (!running && (await backfills.streamStarted(key))) return null;
+  const acquired = await input.store.acquireStream(spec, owner, leaseMs);
+  const lease: LeaseHolder = { lease: acquired.lease, takenAt: Date.now() };
+  let run: BackfillRun | null = running;
+  try {
+    if (!run && acquired.state.watermark === null && acquired.state.walk === null) {
+      const minHead = (width / KEY_REQUESTS_PER_RANGE) * MIN_ANSWERS_FOR_LANES;
+      run =
+        (await planKeyBackfill({ store: backfills, fetchKeyHead, spec, id: randomUUID(), width, minHead }))
+          ?.run ?? null;
+    }
+  } catch (error) {
+    await input.store.releaseStream(lease.lease, { ok: false, error: errorText(error) }).catch(() => {});
+    throw error;
+  }
+  if (!run) {
+    await input.store.releaseStream(lease.lease, { ok: true });
+    return null;
+  }
+  logger.info(
+    { stream: key, backfill: run.id, head: run.headRawId, lanes: input.lanes ?? 2 },
+    'backfill by key in lanes',
+  );
+  const result: WalkResult = {
+    key,
+    mode: 'backfill',
+    pages: 0,
+    records: 0,
+    counts: zeroCounts(),
+    refetched: 0,
+    watermark: null,
+    finished: false,
+    dialect: 'key',
+  };
+  try {
+    for (let round = run.round; ; round++) {
+      const tasks = await pendingKeyTasks(backfills, key, run.headRawId, width);
+      await walkRanges({ input, run, tasks, lease, result, leaseMs });
+      if (input.signal?.aborted) break;
+      const outcome = await checkBackfill({
+        store: backfills,
+        syncStore: input.store,
+        spec,
+        backfillId: run.id,
+        round,
+        owner,
+        leaseMs,
+        maxRounds: input.maxRounds,
+        pageRepairs: false,
+        logger,
+      });
+      if (outcome.status === 'done') {
+        result.watermark = outcome.watermark;
+        result.finished = true;
+        return result;
+      }
+      if (outcome.status === 'failed')
+        throw new MalformedResponseError(
+          `stream ${key} by key`,
+          `${outcome.gaps.length} stretch(es) below rawId ${run.headRawId} still unproven after ${round + 1} rounds`,
+          '',
+        );
+    }
+  } catch (error) {
+    const outcome = input.signal?.aborted
+      ? { ok: false as const, stopped: true, error: 'stopped' }
+      : { ok: false as const, error: errorText(error) };
+    await input.store.releaseStream(lease.lease, outcome).catch(() => {});
+    if (input.signal?.aborted) return result;
+    throw error;
+  }
+  await input.store.releaseStream(lease.lease, {
+    ok: false,
+    stopped: true,
+    error: `stopped by ${errorText(input.signal?.reason)}`,
+  });
+  return result;
+}
+
+/** The stream's lease as the lanes hold it, renewed once a third of it has passed. */
+interface LeaseHolder {
+  lease: StreamLease;
+  takenAt: number;
+  renewing?: Promise<void> | undefined;
+}
+
+/**
+ * Walks the ranges in `input.lanes` lanes, each lane taking the next range once its own is done.
+ * The first failure stops the other lanes (after they commit what they read) and is thrown.
+ */
+async function walkRanges(args: {
+  input: KeySyncInput;
+  run: BackfillRun;
+  tasks: KeyRangeTask[];
+  lease: LeaseHolder;
+  result: WalkResult;
+  leaseMs: number;
+}): Promise<void> {
+  const { input, run, result, lease, leaseMs } = args;
+  const queue = [...args.tasks];
+  const stop = new AbortController();
+  const signal = input.signal ? AbortSignal.any([input.signal, stop.signal]) : stop.signal;
+  const renew = async (): Promise<void> => {
+    if (Date.now() - lease.takenAt <= leaseMs / 3) return;
+    lease.renewing ??= input.store.acquireStream(input.spec, input.owner, leaseMs).then((acquired) => {
+      lease.lease = acquired.lease;
+      lease.takenAt = Date.now();
+      lease.renewing = undefined;
+    });
+    await lease.renewing;
+  };
+  const lane = async (): Promise<void> => {
+    for (let task = queue.shift(); task !== undefined && !signal.aborted; task = queue.shift()) {
+      await fetchKeyRange({
+        store: args.input.backfills!,
+        fetchKeyPage: input.fetchKeyPage,
+        spec: input.spec,
+        backfillId: run.id,
+        task,
+        count: input.count,
+        signal,
+        logger: input.logger,
+        settle: { headAt: run.headAt, windowMs: input.settleMs ?? SETTLE_MS },
+        now: input.now,
+        onCommit: async ({ answers, records, counts }) => {
+          result.pages += answers;
+          result.records += records;
+          addCounts(result.counts, counts);
+          input.onPage?.({
+            key: result.key,
+            mode: 'backfill',
+            page: result.pages,
+            pages: answers,
+            totalPages: 0,
+            records,
+            counts,
+          });
+          await renew();
+        },
+      });
+    }
+  };
+  const outcomes = await Promise.allSettled(
+    Array.from({ length: Math.max(1, Math.min(input.lanes ?? 2, queue.length)) }, () =>
+      lane().catch((error: unknown) => {
+        stop.abort(error);
+        throw error;
+      }),
+    ),
+  );
+  const failed = outcomes.find((o): o is PromiseRejectedResult => o.status === 'rejected');
+  if (failed && !input.signal?.aborted) throw stop.signal.reason ?? failed.reason;
+}

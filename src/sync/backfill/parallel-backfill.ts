@@ -1,0 +1,463 @@
+import { LEASE_MS, PAGE_SIZE } from '../../defaults.js';
+import type { TxPage } from '../../domain/model.js';
+import { isEmptyPage, pageRawIds } from '../../domain/page-links.js';
+import { streamKey } from '../../domain/stream-key.js';
+import { MalformedResponseError } from '../../errors.js';
+import {
+  type CompletenessReport,
+  judgeCompleteness,
+  type ObservedPage,
+  type PageRange,
+  provenByRun,
+  type RawIdRange,
+  repairStartFor,
+  repairStartPage,
+  splitPages,
+} from '../../verify/completeness.js';
+import type { FetchPage, StreamSpec, SyncStore, WriteCounts } from '../ports/sync-store.js';
+import { openGapLow, type SettleMark, type SettleState, settleMarks } from '../settle.js';
+import { quietLogger, type SyncLogger } from '../sync-logger.js';
+import { addCounts, zeroCounts } from '../write-counts.js';
+import { createRangeCommitter, RANGE_COMMIT_DEFAULTS, type RangePageWriter } from './range-commits.js';
+import { seekPage } from './range-seek.js';
+
+/** One parallel backfill of a stream, as stored. */
+export interface BackfillRun {
+  id: string;
+  key: string;
+  /** The newest rawId on page 1 when the run began: what the run must prove down to 0. */
+  headRawId: number;
+  totalPages: number;
+  status: 'running' | 'done' | 'failed';
+  round: number;
+  /** When the run began (ms), after reading its head: its range pages' gaps settle a window later. */
+  headAt: number;
+  /** The lowest rawId missing from a page read before it could settle; `null` when none was. */
+  openGap: number | null;
+}
+
+/** The persistence of the parallel backfill. Implemented in `src/db/stores/pg-backfill-store.ts`. */
+export interface BackfillStore extends RangePageWriter {
+  /** Records a new run; `null` when the stream already has one running. */
+  startRun(run: Omit<BackfillRun, 'status' | 'round' | 'headAt' | 'openGap'>): Promise<BackfillRun | null>;
+  getRun(id: string): Promise<BackfillRun | null>;
+  /** Whether the stream has a watermark or a walk in progress, read without taking its lease. */
+  streamStarted(key: string): Promise<boolean>;
+  /** The stream's run in progress, if any. */
+  runningRun(key: string): Promise<BackfillRun | null>;
+  /** Every range proven for the stream so far, by any run, merged. */
+  provenRanges(key: string): Promise<RawIdRange[]>;
+  /**
+   * Stores the stream's proven ranges in their merged form (same proof, fewer rows), so what is
+   * kept grows with the ranges still apart rather than with every batch ever committed. Returns
+   * how many ranges are left.
+   */
+  compactProvenRanges(key: string): Promise<number>;
+  /**
+   * How many stored records have a rawId above `rawId`: all stored records count, since only the
+   * global list, which holds every record, is backfilled in parallel.
+   */
+  storedAbove(rawId: number): Promise<number>;
+  /** Records a check's outcome on the run. */
+  recordCheck(input: {
+    id: string;
+    round: number;
+    gaps: RawIdRange[];
+    status: BackfillRun['status'];
+    error?: string;
+  }): Promise<void>;
+}
+
+/** A stretch of the list for one job: pages `fromPage..toPage`, or down past `stopBelowRawId`. */
+export interface RangeTask {
+  fromPage: number;
+  /** Last page to fetch; `null`: go on to the end of the list (or past `stopBelowRawId`). */
+  toPage: number | null;
+  /** Stop once a page holds a rawId below this (a repair walk across a gap). */
+  stopBelowRawId: number | null;
+  /**
+   * A repair walk first seeks forward from `fromPage` to the last page still holding a record at
+   * or above this rawId (arrivals pushed it there), probing pages at doubling distances rather
+   * than walking every page of the shift.
+   */
+  seekRawId?: number | null | undefined;
+  /**
+   * The lowest rawId of page `fromPage - 1`, committed by an earlier attempt of this task: the
+   * walk resumes there and still joins the two pages, since they were fetched in order.
+   */
+  previousLow?: number | null | undefined;
+}
+
+/**
+ * The lease owner of a parallel backfill on its stream. The backfill holds the stream's lease from
+ * its start to its last check (range commits extend it once a third of it has passed), so a
+ * one-shot `sync` or a stream walk leaves the stream alone meanwhile instead of walking it a
+ * second time.
+ */
+export function backfillOwner(backfillId: string): string {
+  return `backfill:${backfillId}`;
+}
+
+/** Only unfiltered lists hold every rawId, so only they can count stored records to find a page. */
+export function supportsParallelBackfill(spec: StreamSpec): boolean {
+  return !spec.account && !spec.tokenTag && !spec.action && !spec.withoutAction;
+}
+
+/**
+ * Begins a parallel backfill: reads page 1 for the head and the page count, records the run, and
+ * splits the pages into range tasks (the last one open-ended, since the list grows while the
+ * ranges are fetched). Returns `null` when a run is already going.
+ */
+export async function planBackfill(input: {
+  store: BackfillStore;
+  fetchPage: FetchPage;
+  spec: StreamSpec;
+  id: string;
+  pagesPerRange: number;
+}): Promise<{ run: BackfillRun; tasks: RangeTask[] } | null> {
+  const key = streamKey(input.spec);
+  const first = await input.fetchPage(input.spec, 1);
+  const ids = pageRawIds(first);
+  const headRawId = ids.length > 0 ? Math.max(...ids) : 0;
+  const totalPages = Math.max(1, first.totalPages);
+  const run = await input.store.startRun({ id: input.id, key, headRawId, totalPages });
+  if (!run) return null;
+  // An earlier run that gave up left its proofs: only what they do not cover is fetched again.
+  const earlier = await input.store.provenRanges(key);
+  if (earlier.length > 0) {
+    const report = judgeCompleteness(earlier, headRawId);
+    return { run, tasks: await repairTasks({ store: input.store, report, head: headRawId }) };
+  }
+  const tasks: RangeTask[] = splitPages(totalPages, input.pagesPerRange).map((range: PageRange, i, all) => ({
+    fromPage: range.from,
+    toPage: i === all.length - 1 ? null : range.to,
+    stopBelowRawId: null,
+    seekRawId: null,
+  }));
+  return { run, tasks };
+}
+
+/** One repair walk per gap: from where the record above it was last seen, down past it. */
+async function repairTasks(input: {
+  store: BackfillStore;
+  report: CompletenessReport;
+  head: number;
+  pageSize?: number | undefined;
+}): Promise<RangeTask[]> {
+  const tasks: RangeTask[] = [];
+  for (const gap of input.report.gaps) {
+    let fromPage = repairStartFor(gap, input.report.proven, 0);
+    if (fromPage === 0) {
+      fromPage = repairStartPage(await input.store.storedAbove(gap.hi), input.pageSize ?? PAGE_SIZE);
+    }
+    const seekRawId = gap.hi < input.head ? gap.hi + 1 : null;
+    tasks.push({ fromPage, toPage: null, stopBelowRawId: gap.lo, seekRawId });
+  }
+  return tasks;
+}
+
+/** What one range task fetched. */
+export interface RangeResult {
+  pages: number;
+  records: number;
+  counts: WriteCounts;
+  /** The lowest rawId seen, `null` when none. */
+  lowest: number | null;
+}
+
+/** What {@link fetchRange} needs: the ports, the run, the task and how to commit. */
+export interface FetchRangeInput {
+  store: BackfillStore;
+  fetchPage: FetchPage;
+  spec: StreamSpec;
+  backfillId: string;
+  task: RangeTask;
+  signal?: AbortSignal | undefined;
+  logger?: SyncLogger | undefined;
+  /** Called after each commit with the task that resumes after it (saved in the job). */
+  onProgress?: ((resume: RangeTask) => Promise<void>) | undefined;
+  /** Most pages per transaction. Default 32. */
+  pagesPerCommit?: number | undefined;
+  /** How long fetched pages wait for more while no commit runs. Default 1000 ms. */
+  commitLingerMs?: number | undefined;
+  /**
+   * The run's head time and the settling window: each page's gaps read before they could settle
+   * lower the run's `openGap` (see `settle.ts`). Absent: every gap counts as open.
+   */
+  settle?: { headAt: number; windowMs: number } | undefined;
+  /** Clock, for the read times of pages. Default `Date.now`. */
+  now?: (() => number) | undefined;
+}
+
+/**
+ * Fetches one range task in ascending page order, one page at a time, committing its pages a few
+ * at a time with the ranges they prove (their spans, and the joins between consecutive pages of
+ * this task) while the next pages are fetched. Pages of one task are never fetched out of order,
+ * so nothing can slip between them; a batch commits only after the one before it, so a proof
+ * never reaches past records that are not stored. A failed fetch first commits the pages
+ * fetched before it.
+ */
+export async function fetchRange(input: FetchRangeInput): Promise<RangeResult> {
+  const { task, spec } = input;
+  const key = streamKey(spec);
+  const logger = input.logger ?? quietLogger;
+  const result: RangeResult = { pages: 0, records: 0, counts: zeroCounts(), lowest: null };
+  const startPage = await rangeStartPage(input, result);
+  const previous: ObservedPage | null =
+    task.previousLow === null || task.previousLow === undefined || task.fromPage < 2
+      ? null
+      : {
+          page: task.fromPage - 1,
+          rawIds: [task.previousLow],
+          totalPages: Number.MAX_SAFE_INTEGER,
+          anchor: true,
+        };
+  let finished = false;
+  let lastPage = startPage;
+  const committer = createRangeCommitter({
+    writer: input.store,
+    key,
+    backfillId: input.backfillId,
+    previous,
+    maxPages: Math.max(1, input.pagesPerCommit ?? RANGE_COMMIT_DEFAULTS.maxPages),
+    lingerMs: input.commitLingerMs ?? RANGE_COMMIT_DEFAULTS.lingerMs,
+    onCommitted: async (last, counts) => {
+      addCounts(result.counts, counts);
+      if (finished && last.page === lastPage) return;
+      const low = last.rawIds.length > 0 ? Math.min(...last.rawIds) : null;
+      if (low === null) return;
+      await input.onProgress?.({ ...task, fromPage: last.page + 1, seekRawId: null, previousLow: low });
+    },
+  });
+  const gaps = pageGaps(input);
+  for (let page = startPage; ; page++) {
+    let served: TxPage;
+    const readAt = gaps.now();
+    try {
+      served = await fetchRangePage(input, page);
+    } catch (error) {
+      // Keep what was fetched, so a retry resumes after it; the fetch's error is the one to report.
+      await committer.flush().catch((commitError: unknown) => {
+        logger.warn({ stream: key, err: commitError }, 'pages fetched before a failed fetch not committed');
+      });
+      throw error;
+    }
+    const rawIds = pageRawIds(served);
+    const observed: ObservedPage = { page, rawIds, totalPages: served.totalPages };
+    result.pages++;
+    result.records += served.txs.length;
+    const low = rawIds.length > 0 ? Math.min(...rawIds) : null;
+    if (low !== null) result.lowest = result.lowest === null ? low : Math.min(result.lowest, low);
+    const atEnd = rawIds.length === 0 || page >= served.totalPages;
+    const pastGap = task.stopBelowRawId !== null && low !== null && low < task.stopBelowRawId;
+    const pastRange = task.toPage !== null && page >= task.toPage;
+    finished = atEnd || pastGap || pastRange;
+    lastPage = page;
+    const openGap = gaps.of(served, readAt, atEnd);
+    await committer.add(observed, { page, records: served.txs, rejected: served.rejected, openGap });
+    if (finished) break;
+  }
+  await committer.flush();
+  logger.debug(
+    { stream: key, from_page: task.fromPage, pages: result.pages, records: result.records },
+    'range fetched',
+  );
+  return result;
+}
+
+/**
+ * The gaps of a range task's pages that may still fill in: each page is judged with the lowest
+ * record of the page read before it in the task (the space between them was read with it).
+ */
+function pageGaps(input: Pick<FetchRangeInput, 'settle' | 'now'>): {
+  now: () => number;
+  of(served: TxPage, readAt: number, atEnd: boolean, alone?: boolean): number | null;
+} {
+  const now = input.now ?? Date.now;
+  let above: SettleMark | null = null;
+  return {
+    now,
+    of(served, readAt, atEnd, alone = false) {
+      const records = settleMarks(served);
+      const gap = openGapLow({
+        records,
+        above: alone ? null : above,
+        readAt,
+        headAt: input.settle?.headAt,
+        windowMs: input.settle?.windowMs ?? Number.POSITIVE_INFINITY,
+        bottom: atEnd,
+      });
+      if (!alone && records.length > 0) above = records.reduce((low, r) => (r.rawId < low.rawId ? r : low));
+      return gap;
+    },
+  };
+}
+
+/** One page of a range task; an empty page before the last one is malformed. */
+async function fetchRangePage(input: FetchRangeInput, page: number): Promise<TxPage> {
+  input.signal?.throwIfAborted();
+  const served = await input.fetchPage(input.spec, page);
+  if (isEmptyPage(served) && page < served.totalPages) {
+    throw new MalformedResponseError(
+      `stream ${streamKey(input.spec)} page ${page}`,
+      `empty page before the last (${served.totalPages})`,
+      '',
+    );
+  }
+  return served;
+}
+
+/**
+ * Where a task's walk starts: `fromPage`, or for a repair walk the page found by seeking, each
+ * probe stored (and counted in `result`) like any page.
+ */
+async function rangeStartPage(input: FetchRangeInput, result: RangeResult): Promise<number> {
+  const { task, spec } = input;
+  if (task.seekRawId === null || task.seekRawId === undefined) return task.fromPage;
+  const gaps = pageGaps(input);
+  const fetchAlone = async (page: number): Promise<number[]> => {
+    const readAt = gaps.now();
+    const served = await input.fetchPage(spec, page);
+    const rawIds = pageRawIds(served);
+    const observed: ObservedPage = { page, rawIds, totalPages: served.totalPages };
+    const counts = await input.store.commitRangePage({
+      key: streamKey(spec),
+      backfillId: input.backfillId,
+      page,
+      records: served.txs,
+      rejected: served.rejected,
+      proven: provenByRun([observed]),
+      openGap: gaps.of(served, readAt, false, true),
+    });
+    addCounts(result.counts, counts);
+    result.pages++;
+    result.records += served.txs.length;
+    return rawIds;
+  };
+  return seekPage({ from: task.fromPage, target: task.seekRawId, fetch: fetchAlone });
+}
+
+/** What a completeness check decided. */
+export type CheckOutcome =
+  | { status: 'done'; watermark: number }
+  | { status: 'repair'; gaps: RawIdRange[]; tasks: RangeTask[] }
+  | { status: 'failed'; gaps: RawIdRange[] };
+
+/**
+ * Checks a run once its ranges are fetched. It first renews the stream lease the backfill holds
+ * (`LeaseLostError` when another runner took it meanwhile: try again later). Complete: moves the
+ * stream's watermark to the run's head through that fenced lease, so it only ever moves past
+ * proven ranges, compacts the stream's proof and releases the lease. Otherwise plans one repair
+ * walk per gap, starting on a page that still lies above the gap and walking down until past it,
+ * and keeps the lease; after `maxRounds` checks the run fails with its gaps recorded and
+ * releases it.
+ */
+export async function checkBackfill(input: {
+  store: BackfillStore;
+  syncStore: SyncStore;
+  spec: StreamSpec;
+  backfillId: string;
+  round: number;
+  /** Lease length, extended by the range commits once a third of it has passed. Default 60000 ms. */
+  leaseMs?: number | undefined;
+  maxRounds?: number | undefined;
+  pageSize?: number;
+  /** Who holds the stream's lease for the run. Default: the run's own owner ({@link backfillOwner}). */
+  owner?: string | undefined;
+  /**
+   * Plan the repair walks by page number (default); `false` leaves `tasks` empty: a backfill by
+   * key walks each gap from just below it (`keyRepairTasks`).
+   */
+  pageRepairs?: boolean | undefined;
+  logger?: SyncLogger | undefined;
+}): Promise<CheckOutcome> {
+  const logger = input.logger ?? quietLogger;
+  const key = streamKey(input.spec);
+  const run = await input.store.getRun(input.backfillId);
+  if (!run) throw new Error(`backfill ${input.backfillId} not found`);
+  if (run.status === 'done') return { status: 'done', watermark: run.headRawId };
+  const owner = input.owner ?? backfillOwner(run.id);
+  const { lease } = await input.syncStore.acquireStream(input.spec, owner, input.leaseMs ?? LEASE_MS.worker);
+  const proven = await input.store.provenRanges(key);
+  const report = judgeCompleteness(proven, run.headRawId);
+  if (report.complete) {
+    await advanceWatermark({
+      syncStore: input.syncStore,
+      spec: input.spec,
+      owner,
+      watermark: run.headRawId,
+      settle: settledByRun(run),
+      proven: true,
+    });
+    // Before the run is marked done, so a check that dies here compacts on its retry.
+    const ranges = await input.store.compactProvenRanges(key);
+    await input.store.recordCheck({ id: run.id, round: input.round, gaps: [], status: 'done' });
+    logger.info(
+      { stream: key, backfill: run.id, round: input.round, watermark: run.headRawId, ranges },
+      'backfill proven complete',
+    );
+    return { status: 'done', watermark: run.headRawId };
+  }
+  if (input.round >= (input.maxRounds ?? 5)) {
+    const error = `${report.gaps.length} gap(s) still unproven after ${input.round} checks`;
+    await input.store.recordCheck({
+      id: run.id,
+      round: input.round,
+      gaps: report.gaps,
+      status: 'failed',
+      error,
+    });
+    await input.syncStore.releaseStream(lease, { ok: false, error });
+    logger.error({ stream: key, backfill: run.id, gaps: report.gaps.length }, 'backfill left unproven gaps');
+    return { status: 'failed', gaps: report.gaps };
+  }
+  const tasks =
+    input.pageRepairs === false
+      ? []
+      : await repairTasks({ store: input.store, report, head: run.headRawId, pageSize: input.pageSize });
+  await input.store.recordCheck({ id: run.id, round: input.round, gaps: report.gaps, status: 'running' });
+  logger.info(
+    { stream: key, backfill: run.id, round: input.round, gaps: report.gaps.length },
+    'repairing gaps',
+  );
+  return { status: 'repair', gaps: report.gaps, tasks };
+}
+
+/**
+ * Moves a stream's watermark forward (never back) through its lease: the store refuses the write
+ * if another runner took the lease since. A walk in progress is left alone.
+ */
+export async function advanceWatermark(input: {
+  syncStore: SyncStore;
+  spec: StreamSpec;
+  owner: string;
+  watermark: number;
+  /** The stream's settling state to store with it. */
+  settle?: SettleState | undefined;
+  /** Only while the stream's proven ranges reach the watermark (see `SyncStore.advanceWatermark`). */
+  proven?: boolean | undefined;
+}): Promise<void> {
+  const { lease } = await input.syncStore.acquireStream(input.spec, input.owner, LEASE_MS.watermark);
+  try {
+    await input.syncStore.advanceWatermark(lease, input.watermark, {
+      settle: input.settle,
+      proven: input.proven,
+    });
+  } catch (error) {
+    await input.syncStore.releaseStream(lease, { ok: false, error: String(error) }).catch(() => undefined);
+    throw error;
+  }
+  await input.syncStore.releaseStream(lease, { ok: true });
+}
+
+/**
+ * The settling state a proven run leaves: everything below the lowest gap its ranges read before
+ * it could settle (the whole list when none did), and its head waiting to settle when one did.
+ */
+export function settledByRun(run: Pick<BackfillRun, 'headRawId' | 'headAt' | 'openGap'>): SettleState {
+  if (run.openGap === null) return { settled: run.headRawId, pending: null };
+  return {
+    settled: Math.min(run.headRawId, run.openGap - 1),
+    pending: run.openGap > run.headRawId ? null : { rawId: run.headRawId, at: run.headAt },
+  };
+}

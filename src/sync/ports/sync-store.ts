@@ -1,0 +1,254 @@
+/**
+ * The seams between the sync engine (pure paging and reconciliation logic in `src/sync`) and the
+ * outside world. The engine is handed these functions; `src/db` implements the store on
+ * PostgreSQL/PGlite, `src/client` the fetching. Tests may implement them with arrays.
+ *
+ * Nothing in `src/sync` imports pg, drizzle, bullmq or pino.
+ */
+import type { LedgerTx, RejectedRecord, TxKeyPage, TxListFilter, TxPage } from '../../domain/model.js';
+import type { SettleState } from '../settle.js';
+
+/** Which list a stream follows: the global `/txs` (no account) or one account's, optionally filtered. */
+export interface StreamSpec extends TxListFilter {
+  account?: string | undefined;
+}
+
+/** Where a walk over a stream's pages stands; stored with the stream and committed with each page. */
+export interface WalkCheckpoint {
+  /** `backfill`: pages 1..totalPages, first time. `tail`: from page 1 down to the watermark. */
+  mode: 'backfill' | 'tail';
+  /** The next page to fetch (1-based). Resuming there only repeats records, never skips. */
+  nextPage: number;
+  /** The highest `rawId` seen on page 1 when this walk began; becomes the watermark when it ends. */
+  headRawId: number | null;
+  /** The largest `totalPages` seen during this walk (it grows while walking). */
+  totalPages: number;
+  /**
+   * When page 1 was read (ms since the epoch): records below the head are settled once read a
+   * settling window after it (see `settle.ts`). Absent on checkpoints written before it was kept.
+   */
+  headAt?: number | undefined;
+  /**
+   * A walk by key (the deployed dialect): the last rawId committed; the next request asks for
+   * the records after it. Absent on walks by page number, which go by `nextPage`.
+   */
+  cursor?: number | undefined;
+  /**
+   * A walk by key: the lowest rawId missing from what it read that may still fill in (see
+   * `settle.ts`), kept across runs; absent when none.
+   */
+  openGap?: number | undefined;
+  /**
+   * Which run of the walk wrote it, on the checkpoints of lane commits: the stream's checkpoint
+   * moves over one run's batches only, one after the other (see `SyncStore.consolidateWalk`).
+   */
+  attempt?: string | undefined;
+}
+
+/** A stream's persisted state as the engine sees it. */
+export interface StreamState {
+  key: string;
+  spec: StreamSpec;
+  /**
+   * Every record of the stream with `rawId <= watermark` is known to be stored. `null` until the
+   * first complete walk ends. Moves only when a walk finishes.
+   */
+  watermark: number | null;
+  /** The walk in progress, or `null` when none is. */
+  walk: WalkCheckpoint | null;
+  /** Where late arrivals have settled: how far down a tail reads again. */
+  settle: SettleState;
+}
+
+/** Proof of the right to write a stream's checkpoint: the lease's fencing number. */
+export interface StreamLease {
+  key: string;
+  /** Strictly increasing per stream; a write carrying an older number is refused. */
+  fence: number;
+  owner: string;
+}
+
+/** What one page contributes, committed atomically with the stream's new checkpoint. */
+export interface PageCommit {
+  lease: StreamLease;
+  /** The page number fetched (for rejected-record reports); the last one when the commit spans several. */
+  page: number;
+  /**
+   * The commit's first page, which a walk always gives. Unless it is a lane commit, the stored
+   * checkpoint must then lead there (its `nextPage`; page 1 when no walk is stored): otherwise the
+   * commit before it is not in the database (lost when the server crashed and came back) and the
+   * commit is refused with `CommitLostError`, so the checkpoint never moves past records that are
+   * not stored. Absent: not checked.
+   */
+  fromPage?: number | undefined;
+  /**
+   * A walk by key: the cursor the commit follows on from (`null`: the walk's first commit, where
+   * no checkpoint is stored). The stored checkpoint's `cursor` must be that, else the commit is
+   * refused with `CommitLostError`, like {@link fromPage}. Absent: not checked.
+   */
+  fromCursor?: number | null | undefined;
+  /**
+   * Wait for this commit to reach the disk, and with it every commit before it (PostgreSQL
+   * `synchronous_commit`): the walk's last commit, so a run reports only what a crash cannot take
+   * back. Default: the store's setting.
+   */
+  durable?: boolean | undefined;
+  records: LedgerTx[];
+  /**
+   * The commit's pages in the order they were fetched, each with the records it served (repeats
+   * included), when it spans several: each record is reported with its page, and a repeat whose
+   * immutable fields differ from an earlier sighting is a conflict. Default: `records` on `page`.
+   */
+  pages?: ReadonlyArray<{ page: number; records: readonly LedgerTx[] }> | undefined;
+  rejected: RejectedRecord[];
+  /** The checkpoint after this page; `null` when the walk is finished. */
+  walk: WalkCheckpoint | null;
+  /** The stream's watermark after this page (unchanged unless the walk finished). */
+  watermark: number | null;
+  /** The stream's settling state after the walk, on its last commit; absent: unchanged. */
+  settle?: SettleState | undefined;
+  /**
+   * A commit among several running at once, its batch starting at `fromPage`: its checkpoint is
+   * kept beside the stream's and counts once every batch before it is in (see
+   * {@link SyncStore.consolidateWalk}); the watermark stays as it is. Absent: the commit moves the
+   * stream's checkpoint itself, in order.
+   */
+  lane?: { fromPage: number } | undefined;
+}
+
+/** Counts of what a write did. `unchanged` rows were identical and not rewritten. */
+export interface WriteCounts {
+  inserted: number;
+  updated: number;
+  unchanged: number;
+  rejected: number;
+  /**
+   * Sightings whose immutable fields (amount, accounts, token, hash, signature…) differ from the
+   * stored record: the stored record is kept and the conflict recorded.
+   */
+  conflicts: number;
+}
+
+/** A stored record that is not final yet and is due for a re-read. */
+export interface PendingRecord {
+  rawId: number;
+  ledgerHash: string;
+  /** How many re-reads were already made. */
+  attempts: number;
+}
+
+/** A due record claimed for a re-read, with where it stands in the lists that could re-read it. */
+export interface ClaimedRecord extends PendingRecord {
+  /**
+   * Records stored above it (larger rawIds): its place in the global list, newest first, as far
+   * as the mirror knows. `null` when not asked for, or at least the `rankLimit` asked for.
+   */
+  listRank: number | null;
+  /** The same among the burns (the list `/txs?action=burn`); `null` for other actions. */
+  burnRank: number | null;
+}
+
+/** The persistence the sync engine needs. Implemented in `src/db/stores/pg-sync-store.ts`. */
+/** How a stream's lease ended: see {@link SyncStore.releaseStream}. */
+export type ReleaseOutcome = { ok: true } | { ok: false; error: string; stopped?: boolean };
+
+export interface SyncStore {
+  /**
+   * Takes (or renews) the lease on a stream, creating its row when new, and returns its state.
+   * Throws `LeaseLostError` while another owner holds an unexpired lease.
+   */
+  acquireStream(
+    spec: StreamSpec,
+    owner: string,
+    leaseMs: number,
+  ): Promise<{ lease: StreamLease; state: StreamState }>;
+  /** Writes a page's records, rejected records and the checkpoint in one transaction; refuses a stale fence. */
+  commitPage(commit: PageCommit): Promise<WriteCounts>;
+  /**
+   * Moves the stream's watermark up to `watermark` (never down), leaving its walk as it is; not a
+   * page, so the run's page count is unchanged. Refuses a stale fence like `commitPage`. Options:
+   * `settle` stores the stream's settling state too; `proven` moves it only while the stream's
+   * proven ranges cover every rawId up to `watermark`, checked in the same statement (a proof read
+   * just before may have been taken back by a crash), else throws `CommitLostError`.
+   */
+  advanceWatermark(
+    lease: StreamLease,
+    watermark: number,
+    options?: { settle?: SettleState | undefined; proven?: boolean | undefined },
+  ): Promise<void>;
+  /**
+   * Moves the stream's checkpoint over the lane commits (see {@link PageCommit.lane}) that follow
+   * it without a gap, each of the same walk run (`attempt`) as the one before, credits their
+   * counts to the run and extends the lease. Refuses a stale
+   * fence like `commitPage`. Taking the lease does the same, so a walk resumes after the last
+   * batch of that unbroken run; lane commits past a gap are dropped then (their pages are walked
+   * again).
+   */
+  consolidateWalk(lease: StreamLease): Promise<void>;
+  /**
+   * Ends the lease; records the outcome for `status`: a success time, or an error that counts in
+   * the stream's error streak. A run stopped by a signal ends its run row as `stopped` and leaves
+   * the stream's success time and error streak as they were.
+   */
+  releaseStream(lease: StreamLease, outcome: ReleaseOutcome): Promise<void>;
+  /** Records not final yet whose next re-read is due at `now`, oldest first. */
+  duePending(limit: number, now: Date): Promise<PendingRecord[]>;
+  /**
+   * Claims up to `limit` due records for a re-read: they are not due again for the store's claim
+   * length, so runners working at once read each record once; `commitReread` then schedules the
+   * next read. With `rankLimit`, each comes with its ranks in the global and the burn list.
+   * `dueBy`: records due by this time (default `now`); the claim runs from `now`.
+   */
+  claimDue(
+    limit: number,
+    now: Date,
+    options?: { rankLimit?: number; dueBy?: Date | undefined },
+  ): Promise<ClaimedRecord[]>;
+  /**
+   * Stores re-read records (status history included) and schedules the next re-read of those
+   * still not final; `missing` are hashes the service no longer knows (404). `seen` are other
+   * records a re-read came across (on a list page): those on the re-read queue count as read
+   * like `records`; the rest are left alone (new ones are for a stream walk to store).
+   */
+  commitReread(input: {
+    records: LedgerTx[];
+    missing: PendingRecord[];
+    now: Date;
+    seen?: LedgerTx[] | undefined;
+  }): Promise<WriteCounts>;
+}
+
+/** Fetches one page of a stream. Implemented over the client. */
+export type FetchPage = (spec: StreamSpec, page: number) => Promise<TxPage>;
+
+/**
+ * Fetches the records of a stream after `cursor` (exclusive), ascending, by key: the deployed
+ * dialect. `count` is a wish; a server may answer fewer with `hasNextPage` still true.
+ */
+export type FetchKeyPage = (
+  spec: StreamSpec,
+  query: { cursor: number; count?: number | undefined },
+) => Promise<TxKeyPage>;
+
+/** Fetches one record by its ledger hash; `null` when the service does not know it. */
+export type FetchByHash = (ledgerHash: string) => Promise<LedgerTx | null>;
+
+/**
+ * The read-side indexes a first backfill builds once at its end instead of keeping them up row by
+ * row. Implemented in `src/db/schema/deferred-indexes.ts`.
+ */
+export interface DeferredIndexes {
+  /**
+   * Drops them when the mirror holds no record yet (and they are not deferred already); returns
+   * their names. Never throws: a failure keeps them (and is logged).
+   */
+  defer(): Promise<string[]>;
+  /**
+   * Builds those deferred, returning their names (none when nothing was deferred). `whenIdle`: not
+   * while a backfill is under way, which builds them when it ends; and a failure is logged, not
+   * thrown (they stay deferred for the next run).
+   */
+  restore(options?: { whenIdle?: boolean }): Promise<string[]>;
+  /** The indexes deferred now, by name. */
+  pending(): Promise<string[]>;
+}

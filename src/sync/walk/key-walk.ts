@@ -1,0 +1,330 @@
+/**
+ * A stream walked by key, the dialect the deployed service and its own clients speak: ascending
+ * from a cursor, each answer's last rawId the next cursor. Backfill and tail are one walk: a
+ * backfill starts at the bottom, a tail at the stream's settled mark (below its watermark, so
+ * records shown late are read again). Consecutive cursors leave no room for a missing record,
+ * so nothing is counted, compared or bisected; a server that answers fewer records than asked
+ * (a silent cap) is simply followed from the last rawId it gave.
+ */
+import { LEASE_MS, SETTLE_MS } from '../../defaults.js';
+import type { LedgerTx, RejectedRecord } from '../../domain/model.js';
+import { MalformedResponseError } from '../../errors.js';
+import { type CommitPipeline, createCommitPipeline } from '../commit-pipeline.js';
+import type {
+  FetchKeyPage,
+  StreamLease,
+  StreamSpec,
+  SyncStore,
+  WalkCheckpoint,
+} from '../ports/sync-store.js';
+import {
+  openGapLow,
+  type SettleMark,
+  type SettleState,
+  settleAfterWalk,
+  settleMarks,
+  tailStop,
+} from '../settle.js';
+import { delay, errorText, quietLogger, type SyncLogger } from '../sync-logger.js';
+import { addCounts, zeroCounts } from '../write-counts.js';
+import type { PageEvent, WalkResult } from './walk-types.js';
+
+/** What {@link walkByKey} needs. */
+export interface KeyWalkInput {
+  store: SyncStore;
+  fetchKeyPage: FetchKeyPage;
+  spec: StreamSpec;
+  /** Who holds the lease while the walk runs. */
+  owner: string;
+  /** Lease length; renewed while the walk goes on. Default 120000. */
+  leaseMs?: number | undefined;
+  /** Records asked per request (the server may answer fewer). Default: the fetch's own. */
+  count?: number | undefined;
+  /** Start a new backfill from the bottom even when the stream is complete or mid-walk. */
+  full?: boolean | undefined;
+  /** The settling window, ms (see `settle.ts`). Default 3000. */
+  settleMs?: number | undefined;
+  /** Most answers committed in one transaction (those that arrived while a commit ran). Default 8. */
+  pagesPerCommit?: number | undefined;
+  /** How often an empty answer that says more follow is asked again before the walk fails. Default 3. */
+  emptyPageRetries?: number | undefined;
+  /** Pause before asking an empty answer again, doubled each time. Default 250. */
+  emptyPageDelayMs?: number | undefined;
+  /** Once aborted, the walk stops after the answer in flight, its records committed. */
+  signal?: AbortSignal | undefined;
+  /** Called after each commit (progress bars, metrics): `page` counts requests, `totalPages` is 0. */
+  onPage?: ((event: PageEvent) => void) | undefined;
+  logger?: SyncLogger | undefined;
+  now?: (() => number) | undefined;
+}
+
+/** One answer accepted, waiting for its commit. */
+interface KeyAnswer {
+  /** Its place in the walk's requests (1 first): the page number rejected records are filed under. */
+  index: number;
+  records: LedgerTx[];
+  rejected: RejectedRecord[];
+  /** The checkpoint after it; `null` when the walk ends with it. */
+  walk: WalkCheckpoint | null;
+  /** The lowest rawId missing from what the walk read so far that may still fill in. */
+  openGap: number | undefined;
+}
+
+/**
+ * Walks one stream by key: takes its lease, reads from where it stands (a walk in progress, else
+ * the settled mark, else the bottom) to the newest record, and commits the answers in order, each
+ * commit checking that the checkpoint it follows on from is stored. The last commit moves the
+ * watermark to the newest rawId read and stores the settling state; it waits for the disk.
+ */
+export async function walkByKey(input: KeyWalkInput): Promise<WalkResult> {
+  const { store, spec, owner } = input;
+  const leaseMs = input.leaseMs ?? LEASE_MS.walk;
+  const logger = input.logger ?? quietLogger;
+  const now = input.now ?? Date.now;
+  const windowMs = input.settleMs ?? SETTLE_MS;
+  const startedAt = now();
+  const acquired = await store.acquireStream(spec, owner, leaseMs);
+  const { key, watermark } = acquired.state;
+  const stored = acquired.state.walk?.cursor === undefined || input.full ? null : acquired.state.walk;
+  const mode: WalkCheckpoint['mode'] =
+    stored?.mode ?? (input.full || watermark === null ? 'backfill' : 'tail');
+  const from =
+    stored?.cursor ??
+    (mode === 'backfill'
+      ? 0
+      : Math.max(0, tailStop({ watermark, settled: acquired.state.settle.settled }) ?? 0));
+  const run: KeyRun = {
+    lease: acquired.lease,
+    leaseTakenAt: now(),
+    committedCursor: stored?.cursor ?? null,
+    highest: watermark ?? -1,
+    headAt: undefined,
+    result: {
+      key,
+      mode,
+      pages: 0,
+      records: 0,
+      counts: zeroCounts(),
+      refetched: 0,
+      watermark,
+      finished: false,
+      dialect: 'key',
+    },
+  };
+  logger.info({ stream: key, mode, dialect: 'key', cursor: from, watermark }, 'walk starts');
+  const finish = (openGap: number | undefined): SettleState =>
+    settleAfterWalk({
+      state: { ...acquired.state.settle, watermark },
+      mode,
+      settledBelow: openGap === undefined ? Number.POSITIVE_INFINITY : openGap - 1,
+      fromPageOne: stored === null,
+      startedAt,
+      windowMs,
+      watermark: run.highest,
+      headAt: run.headAt,
+      now: now(),
+    });
+  const pipeline = keyCommits({ input, run, watermark, finish, now });
+  const reader = createKeyReader({ input, key, mode, from, windowMs, openGap: stored?.openGap, now });
+  try {
+    for (;;) {
+      const answer = await reader.next();
+      for (const tx of answer.records) run.highest = Math.max(run.highest, tx.rawId);
+      if (answer.walk === null) run.headAt = reader.lastReadAt();
+      pipeline.add(answer);
+      const last = answer.walk === null;
+      if (last || pipeline.full() || input.signal?.aborted) await pipeline.submit();
+      // Else committed as soon as the running commit ends, with whatever arrived meanwhile; a
+      // failure is thrown by the next submit or flush.
+      else pipeline.submit().catch(() => {});
+      if (last || input.signal?.aborted) break;
+      if (now() - run.leaseTakenAt > leaseMs / 3) {
+        await pipeline.settled();
+        run.lease = (await store.acquireStream(spec, owner, leaseMs)).lease;
+        run.leaseTakenAt = now();
+      }
+    }
+    await pipeline.flush();
+    run.result.finished = run.committedCursor === null && run.result.pages > 0;
+  } catch (error) {
+    await pipeline.settled().catch(() => {});
+    await releaseAfterFailure(input, run.lease, error, logger);
+    throw error;
+  }
+  const { result } = run;
+  const stopped = !result.finished && input.signal?.aborted === true;
+  await store.releaseStream(
+    run.lease,
+    stopped
+      ? { ok: false, stopped: true, error: `stopped by ${errorText(input.signal?.reason)}` }
+      : { ok: true },
+  );
+  const { pages, records } = result;
+  logger.info(
+    {
+      stream: key,
+      mode,
+      dialect: 'key',
+      pages,
+      records,
+      watermark: result.watermark,
+      finished: result.finished,
+    },
+    result.finished ? 'walk finished' : 'walk stopped',
+  );
+  return result;
+}
+
+/** Ends the lease of a walk that failed (or was stopped), recording why; never throws. */
+async function releaseAfterFailure(
+  input: KeyWalkInput,
+  lease: StreamLease,
+  error: unknown,
+  logger: SyncLogger,
+): Promise<void> {
+  const outcome = input.signal?.aborted
+    ? { ok: false as const, stopped: true, error: 'stopped' }
+    : { ok: false as const, error: errorText(error) };
+  await input.store
+    .releaseStream(lease, outcome)
+    .catch((releaseError: unknown) =>
+      logger.warn({ stream: lease.key, err: errorText(releaseError) }, 'could not release the stream lease'),
+    );
+}
+
+/** What one walk by key carries from answer to answer. */
+interface KeyRun {
+  lease: StreamLease;
+  leaseTakenAt: number;
+  /** The cursor of the stored checkpoint: the next commit follows on from it (`null`: none stored). */
+  committedCursor: number | null;
+  /** The newest rawId read so far: the watermark the walk ends with. */
+  highest: number;
+  /** When the newest records were read (the walk's head). */
+  headAt: number | undefined;
+  result: WalkResult;
+}
+
+/**
+ * The commits of a walk by key: the answers that arrived while a commit ran go in the next one,
+ * in order; each checks that the checkpoint it follows on from is stored, and the last moves the
+ * watermark and stores the settling state, waiting for the disk.
+ */
+function keyCommits(input: {
+  input: KeyWalkInput;
+  run: KeyRun;
+  watermark: number | null;
+  finish: (openGap: number | undefined) => SettleState;
+  now: () => number;
+}): CommitPipeline<KeyAnswer> {
+  const { run, watermark } = input;
+  const { store, onPage } = input.input;
+  return createCommitPipeline<KeyAnswer>({
+    maxPages: Math.max(1, input.input.pagesPerCommit ?? 8),
+    lingerMs: 0,
+    now: input.now,
+    commit: async (answers) => {
+      const last = answers[answers.length - 1]!;
+      const ends = last.walk === null;
+      const records = distinct(answers.flatMap((a) => a.records));
+      const counts = await store.commitPage({
+        lease: run.lease,
+        page: last.index,
+        fromCursor: run.committedCursor,
+        records,
+        pages: answers.map((a) => ({ page: a.index, records: a.records })),
+        rejected: answers.flatMap((a) => a.rejected),
+        walk: last.walk,
+        watermark: ends ? run.highest : watermark,
+        durable: ends,
+        settle: ends ? input.finish(last.openGap) : undefined,
+      });
+      run.committedCursor = last.walk?.cursor ?? null;
+      const { result } = run;
+      if (ends) result.watermark = run.highest;
+      result.pages += answers.length;
+      result.records += records.length;
+      addCounts(result.counts, counts);
+      const { key, mode } = result;
+      onPage?.({
+        key,
+        mode,
+        page: last.index,
+        pages: answers.length,
+        totalPages: 0,
+        records: records.length,
+        counts,
+      });
+    },
+  });
+}
+
+/** Reads a stream's answers one after the other, each from the last rawId of the one before. */
+function createKeyReader(input: {
+  input: KeyWalkInput;
+  key: string;
+  mode: WalkCheckpoint['mode'];
+  from: number;
+  windowMs: number;
+  openGap: number | undefined;
+  now: () => number;
+}) {
+  const { key, mode, windowMs, now } = input;
+  const walkInput = input.input;
+  let cursor = input.from;
+  let index = 0;
+  let openGap = input.openGap;
+  // The highest record read so far: the lower neighbour of a gap before the next answer's first.
+  // At the start, the cursor itself: a gap between it and the first record read counts too.
+  let below: SettleMark = { rawId: input.from, timestamp: 0 };
+  let readAt = now();
+  return {
+    lastReadAt: () => readAt,
+    async next(): Promise<KeyAnswer> {
+      for (let tries = 0; ; tries++) {
+        index++;
+        readAt = now();
+        const served = await walkInput.fetchKeyPage(walkInput.spec, { cursor, count: walkInput.count });
+        const marks = settleMarks(served);
+        const ids = marks.map((m) => m.rawId).filter((id) => id > cursor);
+        if (ids.length === 0 && served.hasNextPage) {
+          if (tries >= (walkInput.emptyPageRetries ?? 3))
+            throw new MalformedResponseError(
+              `stream ${key} after rawId ${cursor}`,
+              'empty answer although more records follow',
+              '',
+            );
+          await delay((walkInput.emptyPageDelayMs ?? 250) * 2 ** tries, walkInput.signal);
+          continue;
+        }
+        // A window of 0: everything read is settled at once.
+        const gap =
+          windowMs <= 0
+            ? null
+            : openGapLow({ records: [...marks, below], above: null, readAt, headAt: undefined, windowMs });
+        if (gap !== null) openGap = Math.min(openGap ?? gap, gap);
+        const last = ids.length > 0 ? Math.max(...ids) : cursor;
+        below = marks.find((m) => m.rawId === last) ?? below;
+        cursor = last;
+        const walk: WalkCheckpoint | null = served.hasNextPage
+          ? {
+              mode,
+              nextPage: 1,
+              headRawId: null,
+              totalPages: 0,
+              cursor,
+              ...(openGap === undefined ? {} : { openGap }),
+            }
+          : null;
+        return { index, records: served.txs, rejected: served.rejected, walk, openGap };
+      }
+    },
+  };
+}
+
+/** One record per rawId, the last sighting kept. */
+function distinct(records: LedgerTx[]): LedgerTx[] {
+  const byRawId = new Map<number, LedgerTx>();
+  for (const tx of records) byRawId.set(tx.rawId, tx);
+  return [...byRawId.values()];
+}

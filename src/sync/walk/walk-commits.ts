@@ -1,0 +1,157 @@
+import type { LedgerTx, TxPage } from '../../domain/model.js';
+import { type CommitPipeline, createCommitPipeline } from '../commit-pipeline.js';
+import type { StreamLease, StreamSpec, SyncStore, WalkCheckpoint } from '../ports/sync-store.js';
+import type { SettleState } from '../settle.js';
+import { addCounts } from '../write-counts.js';
+import type { WalkResult, WalkStreamInput } from './walk-types.js';
+
+/** A page the walk accepted, with the walk's checkpoint after it. */
+export interface AcceptedPage {
+  page: number;
+  served: TxPage;
+  walk: WalkCheckpoint;
+  /** The walk ends with this page: its commit moves the watermark and clears the walk. */
+  finished: boolean;
+}
+
+/** A walk's commits: batches of accepted pages, each with its checkpoint, under the stream's lease. */
+export interface WalkCommits {
+  readonly pipeline: CommitPipeline<AcceptedPage>;
+  /** The lease whose fence every commit carries. */
+  lease(): StreamLease;
+  /** Whether a third of the lease has passed: time to renew it. */
+  leaseDue(): boolean;
+  /**
+   * Takes the lease again (a new fence) once the running commit ended: a commit still carrying
+   * the old fence would be refused.
+   */
+  renewLease(): Promise<void>;
+}
+
+/** How often a walk with several writers moves its stream's checkpoint over the commits made. */
+export const CONSOLIDATE_EVERY_MS = 1000;
+
+/**
+ * Creates the commits of one walk. Each commit stores its pages' records (one per rawId), the
+ * last page's rejected records and the checkpoint after it; it then adds to `result` (the
+ * watermark included) and reports the commit to `onPage`.
+ *
+ * With several `writers`, that many batches are written at once over as many connections. Their
+ * checkpoints are kept beside the stream's and count once every batch before them is in: the
+ * stream's checkpoint moves over them (`consolidateWalk`) about every second, before the walk's
+ * last batch (which runs alone), and when the lease is taken again. A walk killed meanwhile
+ * resumes after the last batch of the unbroken run from its start, so nothing is skipped.
+ */
+export function createWalkCommits(input: {
+  store: SyncStore;
+  spec: StreamSpec;
+  owner: string;
+  lease: StreamLease;
+  leaseMs: number;
+  result: WalkResult;
+  onPage: WalkStreamInput['onPage'];
+  maxPages: number;
+  lingerMs: number;
+  /** Batches written at once. Default 1. */
+  writers?: number | undefined;
+  /** The stream's settling state once the walk ends with a watermark, written by its last commit. */
+  settle?: ((watermark: number | null) => SettleState) | undefined;
+  now: () => number;
+}): WalkCommits {
+  const { store, result, now } = input;
+  const writers = Math.max(1, input.writers ?? 1);
+  let lease = input.lease;
+  let leaseTakenAt = now();
+  // Tags this run's lane checkpoints: batches of another run of the walk (a retry, a duplicate
+  // delivery) were fetched at other times and never continue this run's.
+  const attempt = Math.random().toString(36).slice(2, 12);
+  let consolidatedAt = now();
+  let consolidating = false;
+  const consolidate = async (): Promise<void> => {
+    consolidatedAt = now();
+    consolidating = true;
+    try {
+      await store.consolidateWalk(lease);
+    } finally {
+      consolidating = false;
+    }
+  };
+
+  const commit = async (pages: AcceptedPage[]): Promise<void> => {
+    // A page with rejected records ends its batch: they are reported with the last page.
+    const last = pages[pages.length - 1]!;
+    // Everything at or below the head seen when the walk began is now stored; -1 marks a stream
+    // that was complete while still empty.
+    const watermark = last.finished
+      ? Math.max(result.watermark ?? -1, last.walk.headRawId ?? -1)
+      : result.watermark;
+    const records = pages.reduce((sum, p) => sum + p.served.txs.length, 0);
+    const laned = writers > 1 && !runsAlone(pages);
+    // The last batch runs alone: every batch before it is in, so the checkpoint can reach it.
+    if (writers > 1 && last.finished) await consolidate();
+    const counts = await store.commitPage({
+      lease,
+      page: last.page,
+      fromPage: pages[0]!.page,
+      // The last commit waits for the disk, and with it every commit before it: what the run
+      // reports as stored, a crash cannot take back.
+      durable: last.finished,
+      records: distinctByRawId(pages.flatMap((p) => p.served.txs)),
+      pages: pages.map((p) => ({ page: p.page, records: p.served.txs })),
+      rejected: last.served.rejected,
+      walk: last.finished ? null : laned ? { ...last.walk, attempt } : last.walk,
+      watermark,
+      settle: last.finished ? input.settle?.(watermark) : undefined,
+      ...(laned ? { lane: { fromPage: pages[0]!.page } } : {}),
+    });
+    result.watermark = watermark;
+    result.pages += pages.length;
+    result.records += records;
+    addCounts(result.counts, counts);
+    input.onPage?.({
+      key: result.key,
+      mode: last.walk.mode,
+      page: last.page,
+      pages: pages.length,
+      totalPages: last.walk.totalPages,
+      records,
+      counts,
+    });
+    if (laned && !consolidating && now() - consolidatedAt >= CONSOLIDATE_EVERY_MS) await consolidate();
+  };
+
+  const pipeline = createCommitPipeline<AcceptedPage>({
+    commit,
+    maxPages: input.maxPages,
+    lingerMs: input.lingerMs,
+    lanes: writers,
+    runsAlone: writers > 1 ? runsAlone : undefined,
+    now,
+  });
+  return {
+    pipeline,
+    lease: () => lease,
+    leaseDue: () => now() - leaseTakenAt > input.leaseMs / 3,
+    async renewLease() {
+      await pipeline.settled();
+      lease = (await store.acquireStream(input.spec, input.owner, input.leaseMs)).lease;
+      leaseTakenAt = now();
+    },
+  };
+}
+
+/**
+ * Batches committed on their own, the stream's checkpoint with them: the walk's last (it moves
+ * the watermark, once every batch before it is in) and the one holding page 1 (it records the
+ * service's head; and lanes then all follow a stored checkpoint).
+ */
+function runsAlone(pages: readonly AcceptedPage[]): boolean {
+  return pages[0]?.page === 1 || pages[pages.length - 1]?.finished === true;
+}
+
+/** One record per rawId (overlapping pages repeat records), the last sighting kept. */
+function distinctByRawId(records: LedgerTx[]): LedgerTx[] {
+  const byRawId = new Map<number, LedgerTx>();
+  for (const tx of records) byRawId.set(tx.rawId, tx);
+  return [...byRawId.values()];
+}

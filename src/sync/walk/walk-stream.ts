@@ -1,0 +1,292 @@
+import { LEASE_MS, SETTLE_MS } from '../../defaults.js';
+import type { TxPage } from '../../domain/model.js';
+import { pageRawIds, sameIds } from '../../domain/page-links.js';
+import { MalformedResponseError } from '../../errors.js';
+import type { ReleaseOutcome, StreamLease, StreamState, SyncStore } from '../ports/sync-store.js';
+import {
+  createSettleTracker,
+  type SettleState,
+  type SettleTracker,
+  settleAfterWalk,
+  settleMarks,
+  tailStop,
+} from '../settle.js';
+import { delay, errorText, quietLogger, type SyncLogger } from '../sync-logger.js';
+import { zeroCounts } from '../write-counts.js';
+import { judgePage } from './judge-page.js';
+import { createPageWindow, type PageWindow } from './page-window.js';
+import { createWalkCommits, type WalkCommits } from './walk-commits.js';
+import { afterPage, requestBounds, startCursor, type WalkCursor } from './walk-cursor.js';
+import type { WalkResult, WalkStreamInput } from './walk-types.js';
+
+export type { PageEvent, WalkResult, WalkStreamInput } from './walk-types.js';
+
+const DEFAULTS = {
+  leaseMs: LEASE_MS.walk,
+  settleMs: SETTLE_MS,
+  concurrency: 4,
+  pagesPerCommit: 32,
+  commitLingerMs: 200,
+  emptyPageRetries: 3,
+  emptyPageDelayMs: 250,
+};
+
+/** One walk under way: what its steps share. */
+interface WalkRun {
+  input: WalkStreamInput;
+  logger: SyncLogger;
+  result: WalkResult;
+  cursor: WalkCursor;
+  window: PageWindow;
+  commits: WalkCommits;
+  /** Where a tail stops reading: the stream's settled mark (see `settle.ts`). */
+  stop: number | null;
+  settle: SettleTracker;
+  now: () => number;
+}
+
+/**
+ * Walks one stream: takes its lease, then backfills (pages 1..totalPages, resuming from the
+ * checkpoint) or tails (page 1 down to the watermark) according to its state, committing each
+ * page with the next checkpoint in one transaction, in ascending page order. Pages are fetched
+ * a few at a time; a page fetched before its predecessor is accepted only when its rawIds prove
+ * nothing slipped between the two (see {@link judgePage}), and fetched again otherwise.
+ *
+ * Fails (checkpoint intact, lease released with the error) when a fetch fails after the client's
+ * retries, or a page before `totalPages` stays empty.
+ */
+export async function walkStream(input: WalkStreamInput): Promise<WalkResult> {
+  const { store, spec, owner } = input;
+  const leaseMs = input.leaseMs ?? DEFAULTS.leaseMs;
+  const logger = input.logger ?? quietLogger;
+  const acquired = await store.acquireStream(spec, owner, leaseMs);
+  const { key, watermark } = acquired.state;
+  const cursor = startCursor(acquired.state, input.full ?? false);
+  const { walk } = cursor;
+  const now = input.now ?? Date.now;
+  const width = Math.max(1, input.concurrency ?? DEFAULTS.concurrency);
+  const settleMs = input.settleMs ?? DEFAULTS.settleMs;
+  const stop = tailStop({ watermark, settled: acquired.state.settle.settled });
+  const settle = createSettleTracker({
+    windowMs: settleMs,
+    width,
+    firstPage: walk.nextPage,
+    startedAt: now(),
+    headAt: walk.headAt,
+  });
+  const settleAtEnd = settleEnd({ state: acquired.state, walk, settle, settleMs, startedAt: now(), now });
+  const result: WalkResult = {
+    key,
+    mode: walk.mode,
+    pages: 0,
+    records: 0,
+    counts: zeroCounts(),
+    refetched: 0,
+    watermark,
+    finished: false,
+    dialect: 'page',
+  };
+  logger.info(
+    { stream: key, mode: walk.mode, next_page: walk.nextPage, watermark, stop, total_pages: walk.totalPages },
+    'walk starts',
+  );
+  const commits = createWalkCommits({
+    store,
+    spec,
+    owner,
+    lease: acquired.lease,
+    leaseMs,
+    result,
+    onPage: input.onPage,
+    maxPages: Math.max(1, input.pagesPerCommit ?? DEFAULTS.pagesPerCommit),
+    lingerMs: input.commitLingerMs ?? DEFAULTS.commitLingerMs,
+    writers: input.writers,
+    settle: settleAtEnd,
+    now,
+  });
+  const window = createPageWindow({
+    fetchPage: (page) => input.fetchPage(spec, page),
+    maxWidth: width,
+    bounds: () => requestBounds(run.cursor, stop),
+  });
+  const run: WalkRun = { input, logger, result, cursor, window, commits, stop, settle, now };
+  try {
+    await walkBatches(run);
+  } catch (error) {
+    await commits.pipeline.settled().catch(() => {});
+    const outcome = input.signal?.aborted
+      ? stoppedOutcome(input.signal)
+      : { ok: false as const, error: errorText(error) };
+    await releaseQuietly(store, commits.lease(), outcome, logger);
+    throw error;
+  } finally {
+    window.close();
+  }
+  const stopped = !result.finished && input.signal?.aborted === true;
+  await store.releaseStream(
+    commits.lease(),
+    stopped && input.signal ? stoppedOutcome(input.signal) : { ok: true },
+  );
+  logger.info(walkSummary(result), result.finished ? 'walk finished' : 'walk stopped');
+  return result;
+}
+
+/** Accepts and commits batch after batch until the walk ends, stops, or fails. */
+async function walkBatches(run: WalkRun): Promise<void> {
+  const { input, result, window, commits } = run;
+  const { pipeline } = commits;
+  for (;;) {
+    const { finished, failure } = await gatherBatch(run);
+    const pagesQueued = pipeline.queued > 0;
+    // Keep the next pages coming while the previous commit ends and this one runs.
+    if (!finished && !failure && pagesQueued) window.fill();
+    // The commit runs while the next pages are accepted; it ends before the next one starts.
+    await pipeline.submit();
+    if (!pagesQueued) throw failure?.error;
+    if (failure || finished || input.signal?.aborted) await pipeline.settled();
+    if (failure) throw failure.error;
+    if (finished) {
+      result.finished = true;
+      return;
+    }
+    if (input.signal?.aborted) return;
+    if (commits.leaseDue()) await commits.renewLease();
+  }
+}
+
+/**
+ * Accepts the pages already fetched in a row and queues them for one commit: one transaction
+ * for several pages keeps the database from being the bottleneck. A failed page ends the batch
+ * with the pages before it kept; its failure surfaces after they are committed.
+ */
+async function gatherBatch(run: WalkRun): Promise<{ finished: boolean; failure: { error: unknown } | null }> {
+  const { input, window } = run;
+  const { pipeline } = run.commits;
+  pipeline.openBatch();
+  for (;;) {
+    const page = run.cursor.walk.nextPage;
+    window.fill();
+    let served: TxPage;
+    try {
+      served = await acceptPage(run, page);
+    } catch (error) {
+      return { finished: false, failure: { error } };
+    }
+    const next = afterPage(run.cursor, page, served, run.stop);
+    run.settle.accepted(page, settleMarks(served), run.now());
+    const headAt = run.settle.headAt();
+    if (next.cursor.walk.headAt === undefined && headAt !== undefined) next.cursor.walk.headAt = headAt;
+    run.cursor = next.cursor;
+    const { finished } = next;
+    pipeline.add({ page, served, walk: run.cursor.walk, finished });
+    window.accepted();
+    // Rejected records are reported with their page: such a page ends the batch.
+    if (finished || pipeline.full() || served.rejected.length > 0 || input.signal?.aborted)
+      return { finished, failure: null };
+    // Wait a little for pages already on their way rather than commit a lone page: fewer,
+    // larger transactions.
+    const ahead = window.state(page + 1);
+    if (ahead === 'absent' || (ahead === 'pending' && pipeline.lingered()))
+      return { finished, failure: null };
+  }
+}
+
+/** Waits for a page and judges it: fetches an empty or unproven page again, throws a failed fetch. */
+async function acceptPage(run: WalkRun, page: number): Promise<TxPage> {
+  const { input, window, logger, result } = run;
+  const stream = result.key;
+  let fetched = await window.take(page);
+  let emptyTries = 0;
+  /** The rawIds of the copy whose link was unproven, once the page is being fetched again. */
+  let unprovenIds: number[] | null = null;
+  for (;;) {
+    if (!fetched.outcome.ok) throw fetched.outcome.error;
+    const served = fetched.outcome.value;
+    const { walk, previousMin } = run.cursor;
+    const judged = judgePage({
+      page,
+      served,
+      ordered: fetched.ordered,
+      totalPages: walk.totalPages,
+      previousMin,
+    });
+    if (judged.link !== null) window.recordLink(judged.link !== 'unproven');
+    if (judged.verdict === 'accept') {
+      const ids = unprovenIds && pageRawIds(served);
+      // The same records again: nothing moved, the gap was a hole in the rawIds, and the pages
+      // ahead are as good as they were. Otherwise the list shifted under them.
+      if (ids && !sameIds(unprovenIds, ids))
+        window.dropUnprovenAhead(page, ids.length > 0 ? Math.min(...ids) : null);
+      return served;
+    }
+    if (judged.verdict === 'empty-retry') {
+      if (emptyTries >= (input.emptyPageRetries ?? DEFAULTS.emptyPageRetries)) {
+        const problem = `page is empty although the list has ${judged.totalPages} pages`;
+        throw new MalformedResponseError(`stream ${stream} page ${page}`, problem, '');
+      }
+      logger.warn(
+        { stream, page, attempt: emptyTries + 1 },
+        'empty page before the last one, fetching again',
+      );
+      await delay((input.emptyPageDelayMs ?? DEFAULTS.emptyPageDelayMs) * 2 ** emptyTries, input.signal);
+      emptyTries++;
+    } else {
+      // Fetched again now that its predecessor is in, the page cannot have skipped anything.
+      // The pages ahead stay in flight: a hole in the rawIds explains most unproven links, and
+      // then they still continue this page; they are judged once it is back.
+      result.refetched++;
+      unprovenIds = pageRawIds(served);
+      logger.debug({ stream, page }, 'page link unproven, fetching again');
+    }
+    window.fill();
+    fetched = await window.take(page);
+  }
+}
+
+/** The stream's settling state once the walk ends with `watermark`, from what its run read. */
+function settleEnd(input: {
+  state: StreamState;
+  walk: { mode: 'backfill' | 'tail'; nextPage: number };
+  settle: SettleTracker;
+  settleMs: number;
+  startedAt: number;
+  now: () => number;
+}): (watermark: number | null) => SettleState {
+  const { state, walk, settle } = input;
+  return (watermark) =>
+    settleAfterWalk({
+      state: { ...state.settle, watermark: state.watermark },
+      mode: walk.mode,
+      settledBelow: settle.settledBelow(walk.mode === 'backfill'),
+      fromPageOne: walk.nextPage === 1,
+      startedAt: input.startedAt,
+      windowMs: input.settleMs,
+      watermark,
+      headAt: settle.headAt(),
+      now: input.now(),
+    });
+}
+
+function walkSummary(result: WalkResult): object {
+  const { key, mode, pages, records, counts, refetched, watermark, finished } = result;
+  const { inserted, updated, rejected } = counts;
+  return { stream: key, mode, pages, records, inserted, updated, rejected, refetched, watermark, finished };
+}
+
+/** A walk ended by its signal (SIGTERM, SIGINT, a worker closing): not a failure of the stream. */
+function stoppedOutcome(signal: AbortSignal): ReleaseOutcome {
+  return { ok: false, stopped: true, error: `stopped by ${errorText(signal.reason)}` };
+}
+
+async function releaseQuietly(
+  store: SyncStore,
+  lease: StreamLease,
+  outcome: ReleaseOutcome,
+  logger: SyncLogger,
+): Promise<void> {
+  try {
+    await store.releaseStream(lease, outcome);
+  } catch (error) {
+    logger.warn({ stream: lease.key, err: errorText(error) }, 'could not release the stream lease');
+  }
+}

@@ -1,0 +1,76 @@
+import type { FetchPage, StreamSpec, SyncStore, WalkCheckpoint, WriteCounts } from '../ports/sync-store.js';
+import type { SyncLogger } from '../sync-logger.js';
+
+/** What `walkStream` needs: the ports, the stream, and how hard to push. */
+export interface WalkStreamInput {
+  store: SyncStore;
+  fetchPage: FetchPage;
+  spec: StreamSpec;
+  /** Who holds the lease (host, pid, run id): shows in `sync_streams` while the walk runs. */
+  owner: string;
+  /** Lease length; renewed while the walk goes on. Default 120000. */
+  leaseMs?: number;
+  /** Most pages in flight at once. Default 4. Pages are accepted in ascending order whatever it is. */
+  concurrency?: number;
+  /** Start a new backfill from page 1 even when the stream is complete or mid-walk. Default false. */
+  full?: boolean;
+  /** How often an empty page before `totalPages` is fetched again before the walk fails. Default 3. */
+  emptyPageRetries?: number;
+  /** Most pages committed in one transaction (pages already fetched in a row). Default 32. */
+  pagesPerCommit?: number;
+  /** How long a commit may wait for pages already requested to join it. Default 200 ms. */
+  commitLingerMs?: number;
+  /**
+   * Batches written at once, each over its own database connection: their checkpoints count in
+   * page order whatever order they end in (see `createWalkCommits`). Default 1.
+   */
+  writers?: number | undefined;
+  /**
+   * The settling window, ms: a tail reads again down to the stream's settled mark, and a span
+   * counts as settled only when read this long after its head was seen. Default 3000.
+   */
+  settleMs?: number | undefined;
+  /** Pause before refetching an empty page, doubled each time. Default 250. */
+  emptyPageDelayMs?: number;
+  /** Once aborted, the walk stops after the page in flight, checkpoint committed. */
+  signal?: AbortSignal | undefined;
+  /** Called after each committed page (progress bars, metrics). */
+  onPage?: ((event: PageEvent) => void) | undefined;
+  logger?: SyncLogger | undefined;
+  /** Clock, for lease renewal. Default `Date.now`. */
+  now?: () => number;
+}
+
+/** One commit (one or more pages), as reported to {@link WalkStreamInput.onPage}. */
+export interface PageEvent {
+  key: string;
+  mode: WalkCheckpoint['mode'];
+  /** The last page of the commit. */
+  page: number;
+  /** Pages in the commit. */
+  pages: number;
+  /** The largest `totalPages` seen so far in this walk. */
+  totalPages: number;
+  /** Valid records on the commit's pages (repeats included). */
+  records: number;
+  counts: WriteCounts;
+}
+
+/** What one call of `walkStream` did. */
+export interface WalkResult {
+  key: string;
+  mode: WalkCheckpoint['mode'];
+  /** Pages committed by this call. */
+  pages: number;
+  /** Valid records fetched (repeats included). */
+  records: number;
+  counts: WriteCounts;
+  /** Pages fetched again because their link to the previous page could not be proven. */
+  refetched: number;
+  /** The stream's watermark after this call. */
+  watermark: number | null;
+  /** The walk reached its end (the watermark moved); false when stopped by the signal. */
+  finished: boolean;
+  /** How the list was read: by page number, or by key (the deployed dialect). Default `page`. */
+  dialect?: 'page' | 'key' | undefined;
+}
