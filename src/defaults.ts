@@ -60,17 +60,6 @@ export const REQUEST_DEFAULTS = {
   hedgeMinMs: 500,
 } as const;
 
-/** What kind of runner holds a stream lease; the first part of its owner name. */
-export type LeaseOwnerRole = 'sync' | 'worker';
-
-/**
- * A lease owner's name, `<role>:<host>:<pid>:<random>`: unique per runner (leases require it),
- * and a later `sync` on the same host can tell from it whether the holder's process still runs.
- */
-export function leaseOwnerName(role: LeaseOwnerRole, host: string, pid: number): string {
-  return `${role}:${host}:${pid}:${Math.random().toString(36).slice(2, 10)}`;
-}
-
 /**
  * The `/metrics` head probe (with `LEDGER_BASE_URL` set): a stream's head seen within this many
  * ms (by any process, or by a walk reading page 1) is not asked again, so Prometheus scraping

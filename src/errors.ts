@@ -5,8 +5,6 @@
 
 import { type DatabaseFailureKind, describeSqlState, RETRYABLE_DATABASE_FAILURES } from './sqlstate.js';
 
-export type { DatabaseFailureKind } from './sqlstate.js';
-
 /** Base class of every error ledger-indexer raises on purpose. */
 export class LedgerIndexerError extends Error {
   /** Whether repeating the same operation later may succeed. */

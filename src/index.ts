@@ -9,15 +9,10 @@ export { type AppContext, type CreateContextOptions, createContext } from './app
 export { type SyncContext, type SyncOptions, type SyncResult, syncOnce } from './app/sync-once.js';
 export { DEFAULT_PATHS, type EndpointName, type ToolName } from './client/api-paths.js';
 export * from './client/api-types.js';
-export { type ClientStats, isNotFound } from './client/http.js';
-export {
-  type CallOptions,
-  createLedgerClient,
-  type LedgerClient,
-  type ToolCall,
-  type ToolCallOptions,
-  type TxsAfterQuery,
-} from './client/ledger-client.js';
+export type { CallOptions, ToolCall, ToolCallOptions } from './client/call-options.js';
+export { isNotFound } from './client/http.js';
+export type { ClientStats } from './client/http-types.js';
+export { createLedgerClient, type LedgerClient, type TxsAfterQuery } from './client/ledger-client.js';
 export { clientOptionsFromConfig, type LedgerClientOptions } from './client/options.js';
 export {
   createRequestBudget,
@@ -26,6 +21,7 @@ export {
 } from './client/request-budget.js';
 export { type Config, loadConfig } from './config.js';
 export type { Database } from './db/connect.js';
+export type { StreamSpec } from './domain/stream-key.js';
 export * from './errors.js';
 export { createLogger, type Logger, silentLogger } from './logger.js';
 export {
@@ -37,6 +33,5 @@ export {
   type SimulatorOptions,
   type SimulatorStats,
 } from './simulator/index.js';
-export type { StreamSpec } from './sync/ports/sync-store.js';
 export type { ReconcileResult } from './sync/reread/reread-pending.js';
 export type { PageEvent, WalkResult } from './sync/walk/walk-types.js';

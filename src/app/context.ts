@@ -12,8 +12,10 @@ import { loadFastKeccak } from '../domain/keccak.js';
 import type { LedgerToken } from '../domain/model.js';
 import type { Logger } from '../logger.js';
 import type { Metrics, WriteObserver } from '../metrics/index.js';
-import type { BackfillStore } from '../sync/backfill/parallel-backfill.js';
-import type { DeferredIndexes, SyncStore } from '../sync/ports/sync-store.js';
+
+import type { BackfillStore } from '../sync/ports/backfill-store.js';
+import type { DeferredIndexes } from '../sync/ports/read-indexes.js';
+import type { SyncStore } from '../sync/ports/sync-store.js';
 import { observeBackfillStore, observeSyncStore } from './instrumented-store.js';
 import { createListDialects, type ListDialects } from './list-dialect.js';
 import { createMirroredService, type MirroredService } from './mirrored-service.js';

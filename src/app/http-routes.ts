@@ -1,13 +1,12 @@
 import { sql } from 'drizzle-orm';
-import type { Config } from '../config.js';
 import type { Database } from '../db/connect.js';
 import { LedgerIndexerError } from '../errors.js';
 import { type HttpSurface, jsonReply, type Reply, type Routes, startHttpSurface } from '../http/server.js';
 import { renderStatusPage, renderUnavailablePage } from '../http/status-page.js';
-import type { Logger } from '../logger.js';
-import type { Metrics, QueueGaugeValues } from '../metrics/index.js';
+import type { QueueGaugeValues } from '../metrics/index.js';
+import type { RouteSources } from './route-sources.js';
 import { sharedRead, withinDeadline } from './shared-read.js';
-import { createHeadProbe, type HeadReadClient } from './status/service-heads.js';
+import { createHeadProbe } from './status/service-heads.js';
 import { PAGE_REFRESH_SECONDS, readStatusPage } from './status/status-page-data.js';
 import { buildStatusReport, type QueueReport, statusJson } from './status/status-report.js';
 import { notMigratedLine, readReadiness, readStateSnapshot } from './status/stream-health.js';
@@ -34,20 +33,6 @@ export const SURFACE_REUSE_MS = 1000;
  * {@link SURFACE_DEADLINE_MS}, apart from the pool the process syncs with.
  */
 export const SURFACE_DATABASE = { connectMs: 2000, statementMs: 3000, maxConnections: 3 } as const;
-
-/** What the routes read from: the database, and on a worker its queues. */
-export interface RouteSources {
-  config: Config;
-  database: Database;
-  logger: Logger;
-  metrics: Metrics;
-  /** The worker's queues, for `/status` and the queue gauges; absent: `status`'s own Redis reading. */
-  readQueues?: (() => Promise<QueueReport>) | undefined;
-  /** Aborted when the process stops: a `/status` in flight gives up its requests. */
-  signal: AbortSignal;
-  /** What the service head reads share with the process's client: a worker's budget, the request metrics. */
-  shared?: HeadReadClient | undefined;
-}
 
 /** The HTTP surface's routes over the database (and a worker's queues). */
 export function createRoutes(sources: RouteSources): Routes {

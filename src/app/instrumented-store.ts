@@ -1,5 +1,6 @@
 import { REREAD_STREAM, type WriteObserver } from '../metrics/index.js';
-import type { BackfillStore } from '../sync/backfill/parallel-backfill.js';
+
+import type { BackfillStore } from '../sync/ports/backfill-store.js';
 import type { SyncStore } from '../sync/ports/sync-store.js';
 
 /** The store, telling `observer` what each page commit and re-read wrote. */

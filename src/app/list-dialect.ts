@@ -7,7 +7,8 @@
 import type { ListDialect } from '../client/api-types.js';
 import type { LedgerClient } from '../client/ledger-client.js';
 import { redactUrl } from '../config.js';
-import type { Db } from '../db/connect.js';
+
+import type { Db } from '../db/drizzle-db.js';
 import {
   forgetServiceDialect,
   readServiceDialect,

@@ -1,5 +1,6 @@
 import type { LedgerClient } from '../client/ledger-client.js';
-import type { Db } from '../db/connect.js';
+
+import type { Db } from '../db/drizzle-db.js';
 import { lowestStoredRecord, markVerified, pinAnchor, readPinnedAnchor } from '../db/stores/pinned-anchor.js';
 import { REFERENCE_REFRESH_MS } from '../defaults.js';
 import { lowestAnchor, servesAnchor } from '../domain/service-anchor.js';

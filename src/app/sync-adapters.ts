@@ -1,7 +1,6 @@
 import { isNotFound } from '../client/http.js';
 import type { LedgerClient } from '../client/ledger-client.js';
-import type { FetchKeyHead } from '../sync/backfill/key-backfill.js';
-import type { FetchByHash, FetchKeyPage, FetchPage } from '../sync/ports/sync-store.js';
+import type { FetchByHash, FetchKeyHead, FetchKeyPage, FetchPage } from '../sync/ports/fetches.js';
 
 /**
  * The sync engine's `FetchPage` over a client: the global list, or one account's when the spec

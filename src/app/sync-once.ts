@@ -1,15 +1,19 @@
 import { hostname } from 'node:os';
 import type { LedgerClient } from '../client/ledger-client.js';
-import { leaseOwnerName, REFERENCE_REFRESH_MS } from '../defaults.js';
+import { REFERENCE_REFRESH_MS } from '../defaults.js';
+import { leaseOwnerName } from '../domain/lease-owner.js';
 import type { LedgerToken, TxListFilter } from '../domain/model.js';
+import type { StreamSpec } from '../domain/stream-key.js';
 import { KEY_REQUESTS_PER_RANGE } from '../sync/backfill/key-backfill.js';
 import { syncByKey } from '../sync/backfill/key-sync.js';
-import type { BackfillStore } from '../sync/backfill/parallel-backfill.js';
-import type { DeferredIndexes, StreamSpec, SyncStore } from '../sync/ports/sync-store.js';
+import type { BackfillStore } from '../sync/ports/backfill-store.js';
+import type { DeferredIndexes } from '../sync/ports/read-indexes.js';
+import type { SyncStore } from '../sync/ports/sync-store.js';
 import { type ReconcileResult, reconcilePending } from '../sync/reread/reread-pending.js';
 import { isGlobalList, listsAfterWalk } from '../sync/reread/reread-plan.js';
 import type { SyncLogger } from '../sync/sync-logger.js';
-import { type PageEvent, type WalkResult, walkStream } from '../sync/walk/walk-stream.js';
+import { walkStream } from '../sync/walk/walk-stream.js';
+import type { PageEvent, WalkResult } from '../sync/walk/walk-types.js';
 import type { ListDialects } from './list-dialect.js';
 import type { MirroredService } from './mirrored-service.js';
 import {

@@ -1,4 +1,4 @@
-import type { PageEvent } from '../sync/walk/walk-stream.js';
+import type { PageEvent } from '../sync/walk/walk-types.js';
 import { formatDuration } from './format.js';
 
 /** Where the progress goes and how. */

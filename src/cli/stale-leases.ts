@@ -2,7 +2,8 @@ import { hostname } from 'node:os';
 import type { Database } from '../db/connect.js';
 import { listStreams } from '../db/queries/stream-queries.js';
 import { isRunnerGone } from '../db/stores/runner-lock.js';
-import { leaseOwnerName } from '../defaults.js';
+
+import { leaseOwnerName } from '../domain/lease-owner.js';
 import type { Logger } from '../logger.js';
 import type { SyncStore } from '../sync/ports/sync-store.js';
 import { processEnds } from './process-liveness.js';

@@ -1,24 +1,14 @@
 /**
  * Types of what the ledger service answers, after validation; the domain types the sync engine
- * shares live in `src/domain/model.ts` and are re-exported here. Amounts and other big numbers
+ * shares live in `src/domain/model.ts`, imported from there. Amounts and other big numbers
  * stay decimal strings end to end; they never pass through a JavaScript `number`.
  */
+
+import type { LedgerToken, LedgerTx, RejectedRecord, TxListFilter } from '../domain/model.js';
 
 /** The four actions the service documents. It has others (`set`, …): any string is kept. */
 export const KNOWN_ACTIONS = ['mint', 'transfer', 'burn', 'bundle'] as const;
 export type KnownAction = (typeof KNOWN_ACTIONS)[number];
-
-export type {
-  InternalStatus,
-  LedgerExpress,
-  LedgerToken,
-  LedgerTx,
-  RejectedRecord,
-  TxListFilter,
-  TxPage,
-} from '../domain/model.js';
-
-import type { LedgerToken, LedgerTx, RejectedRecord, TxListFilter } from '../domain/model.js';
 
 export interface TxListQuery extends TxListFilter {
   /** 1-based; default 1. */

@@ -7,7 +7,8 @@ import {
   ResponseTooLargeError,
   TimeoutError,
 } from '../errors.js';
-import type { HttpRequest, HttpTransportOptions, TransportStats } from './http.js';
+
+import type { HttpRequest, HttpTransportOptions, TransportStats } from './http-types.js';
 import type { AttemptOutcome } from './observer.js';
 import { parseRetryAfter } from './retry-after.js';
 import { type AbortLike, StopToken } from './stop-token.js';

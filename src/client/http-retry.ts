@@ -1,7 +1,7 @@
 import pRetry from 'p-retry';
 import { HttpError, isRetryable, NetworkError, TimeoutError } from '../errors.js';
-import type { HttpRequest } from './http.js';
 import { attempt, type TransportState } from './http-attempt.js';
+import type { HttpRequest } from './http-types.js';
 import { retryDelayMs } from './retry-after.js';
 import { sleep } from './stop-token.js';
 

@@ -10,16 +10,11 @@ export {
   type ToolName,
 } from './api-paths.js';
 export * from './api-types.js';
-export { type ClientStats, isNotFound } from './http.js';
+export type { CallOptions, ToolCall, ToolCallOptions } from './call-options.js';
+export { isNotFound } from './http.js';
+export type { ClientStats } from './http-types.js';
 export { MIN_KEY_COUNT } from './key-lists.js';
-export {
-  type CallOptions,
-  createLedgerClient,
-  type LedgerClient,
-  type ToolCall,
-  type ToolCallOptions,
-  type TxsAfterQuery,
-} from './ledger-client.js';
+export { createLedgerClient, type LedgerClient, type TxsAfterQuery } from './ledger-client.js';
 export { clientOptionsFromConfig, type LedgerClientOptions } from './options.js';
 export { parseListDialect, parseSingleTx, parseTxKeyPage, parseTxPage } from './page.js';
 export { parseTxRecord, tryParseTxRecord } from './record.js';

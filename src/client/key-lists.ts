@@ -3,9 +3,9 @@ import { HttpError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { fillPath, type PathTemplates, queryString } from './api-paths.js';
 import type { ListDialect, TxKeyAnswer, TxKeyPage, TxKeyQuery } from './api-types.js';
+import type { CallOptions } from './call-options.js';
 import { isNotFound } from './http.js';
 import type { ClientGets } from './ledger-calls.js';
-import type { CallOptions } from './ledger-client.js';
 import { keyPageQuery } from './list-query.js';
 import { parseListDialect, parseTxKeyPage } from './page.js';
 

@@ -1,10 +1,12 @@
+import type { TxPage } from '../domain/model.js';
 import type { Logger } from '../logger.js';
 import { accountPathCandidates, fillPath, queryString, TOOL_NAMES, type ToolName } from './api-paths.js';
-import type { TxListQuery, TxPage } from './api-types.js';
+import type { TxListQuery } from './api-types.js';
+import type { CallOptions, ToolCall } from './call-options.js';
 import { createHedgePolicy } from './hedge-policy.js';
 import { runHedged } from './hedged-call.js';
-import { type HttpTransport, isNotFound } from './http.js';
-import type { CallOptions, ToolCall } from './ledger-client.js';
+import { isNotFound } from './http.js';
+import type { HttpTransport } from './http-types.js';
 import { listQuery } from './list-query.js';
 import type { ResolvedClientOptions } from './options.js';
 import { parseTxPage } from './page.js';

@@ -1,3 +1,4 @@
+import type { LedgerTx, TxListFilter, TxPage } from '../domain/model.js';
 import { type Logger, silentLogger } from '../logger.js';
 import { fillPath, type ToolName } from './api-paths.js';
 import type {
@@ -5,16 +6,15 @@ import type {
   LedgerBalances,
   LedgerFee,
   LedgerInfo,
-  LedgerTx,
   ListDialect,
   SubmitTxResult,
   TxKeyPage,
   TxKeyQuery,
-  TxListFilter,
   TxListQuery,
-  TxPage,
 } from './api-types.js';
-import { type ClientStats, createHttpTransport, type HttpTransport, type TransportStats } from './http.js';
+import type { CallOptions, ToolCall } from './call-options.js';
+import { createHttpTransport } from './http.js';
+import type { ClientStats, HttpTransport, TransportStats } from './http-types.js';
 import { createDialectProbe, createKeyLister } from './key-lists.js';
 import { type ClientGets, createAccountLister, createClientGets, createTools } from './ledger-calls.js';
 import { listQuery } from './list-query.js';
@@ -30,18 +30,6 @@ import {
   parseSubmitResult,
 } from './resources.js';
 
-/** Per-call options of every client method. */
-export interface CallOptions {
-  /** Aborts the call, its waits and its retries; the call rejects with the signal's reason. */
-  signal?: AbortSignal | undefined;
-}
-
-/** Per-call options of a Tools call. */
-export interface ToolCallOptions extends CallOptions {
-  /** Overrides the tool's configured method: GET sends `params` as a query, POST as a JSON body. */
-  method?: 'GET' | 'POST' | undefined;
-}
-
 /** Key paging request of {@link LedgerClient.txsAfter}: records after `cursor` (a `rawId`), ascending. */
 export interface TxsAfterQuery extends TxListFilter {
   /** The last `rawId` already seen; 0 to start from the beginning. */
@@ -49,9 +37,6 @@ export interface TxsAfterQuery extends TxListFilter {
   /** Records wanted. Default: the client's accepted count (`keyCount()`, 100 unless set). */
   count?: number | undefined;
 }
-
-/** A Tools endpoint: generic, since its parameters and answer are not documented. */
-export type ToolCall = (params?: Record<string, unknown>, options?: ToolCallOptions) => Promise<unknown>;
 
 /**
  * The typed client of the ledger service: one method per endpoint the service offers.

@@ -1,5 +1,6 @@
+import type { LedgerTx, RejectedRecord, TxPage } from '../domain/model.js';
 import { MalformedResponseError } from '../errors.js';
-import type { LedgerTx, ListDialect, RejectedRecord, TxKeyAnswer, TxPage } from './api-types.js';
+import type { ListDialect, TxKeyAnswer } from './api-types.js';
 import { describe, isNonNegativeSafeInteger, isObject, parseTxRecord, tryParseTxRecord } from './record.js';
 
 /**

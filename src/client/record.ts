@@ -1,5 +1,5 @@
+import type { InternalStatus, LedgerExpress, LedgerTx, RejectedRecord } from '../domain/model.js';
 import { InvalidRecordError } from '../errors.js';
-import type { InternalStatus, LedgerExpress, LedgerTx, RejectedRecord } from './api-types.js';
 
 /** Decimal digits only: no sign, no point, no exponent. */
 const DIGITS = /^\d+$/;

@@ -1,3 +1,4 @@
+import type { LedgerToken } from '../domain/model.js';
 import { MalformedResponseError } from '../errors.js';
 import type {
   LedgerAccountBalance,
@@ -5,7 +6,6 @@ import type {
   LedgerBalances,
   LedgerFee,
   LedgerInfo,
-  LedgerToken,
   SubmitTxResult,
 } from './api-types.js';
 import { parseJsonObject } from './page.js';

@@ -1,16 +1,13 @@
 import { resolve } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import { drizzle as drizzlePg } from 'drizzle-orm/node-postgres';
-import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
 import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
 import { redactUrl } from '../config.js';
 import type { Logger } from '../logger.js';
 import { pgliteOpenError, prepareDataFolder } from './data-folder.js';
 import { toDatabaseError, translateDbErrors } from './database-errors.js';
+import type { Db } from './drizzle-db.js';
 import { ConnectingPool } from './pool.js';
-
-/** A Drizzle database usable over both drivers; every query of `src/db` is written once for both. */
-export type Db = PgDatabase<PgQueryResultHKT>;
 
 /**
  * An open database: PostgreSQL through a `pg` pool, or the embedded PGlite in a folder. Its

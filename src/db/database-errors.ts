@@ -6,7 +6,8 @@
  */
 import { DrizzleQueryError } from 'drizzle-orm/errors';
 import { DatabaseError, LedgerIndexerError } from '../errors.js';
-import type { Db } from './connect.js';
+
+import type { Db } from './drizzle-db.js';
 
 /**
  * `error` as a {@link DatabaseError} when the database or the connection to it failed, naming

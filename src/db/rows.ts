@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { SQL } from 'drizzle-orm';
-import type { Db } from './connect.js';
 import { toDatabaseError } from './database-errors.js';
+import type { Db } from './drizzle-db.js';
 
 /** Anything that runs SQL: the database or a transaction of it. */
 export interface Executor {

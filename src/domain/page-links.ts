@@ -1,5 +1,4 @@
 import { PAGE_SIZE } from '../defaults.js';
-import type { WalkCheckpoint } from '../sync/ports/sync-store.js';
 import type { TxPage } from './model.js';
 
 /** Every `rawId` a page carries, valid and rejected records alike (rejected ones when readable). */
@@ -66,7 +65,8 @@ export function linkPages(previousMin: number | null, next: number[]): 'overlap'
  * (then the walk goes on one page at a time).
  */
 export function tailPagesAtMost(input: {
-  walk: WalkCheckpoint;
+  /** The walk's checkpoint (`WalkCheckpoint`). */
+  walk: { mode: 'backfill' | 'tail'; nextPage: number; headRawId: number | null };
   watermark: number | null;
   /** The lowest rawId on the last accepted page (`walk.nextPage - 1`), `null` when unknown. */
   lowestSeen: number | null;

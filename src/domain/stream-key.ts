@@ -1,4 +1,4 @@
-import type { StreamSpec } from '../sync/ports/sync-store.js';
+import type { TxListFilter } from './model.js';
 
 /**
  * The stable key of a stream, derived from its spec only: the same list with the same filters
@@ -25,4 +25,20 @@ const EVM_ADDRESS = /^0x[0-9a-f]{40}$/i;
 /** An account as keyed: EVM addresses in lower case, every other id as given. */
 export function accountKey(account: string): string {
   return EVM_ADDRESS.test(account) ? account.toLowerCase() : account;
+}
+
+/** Which list a stream follows: the global `/txs` (no account) or one account's, optionally filtered. */
+export interface StreamSpec extends TxListFilter {
+  account?: string | undefined;
+}
+
+/** The spec with only its defined, non-empty fields, as stored beside the stream's key. */
+export function normaliseSpec(spec: StreamSpec): StreamSpec {
+  const out: StreamSpec = {};
+  if (spec.account !== undefined) out.account = spec.account;
+  for (const name of ['action', 'tokenTag', 'withoutAction'] as const) {
+    const value = spec[name];
+    if (value !== undefined && value !== '') out[name] = value;
+  }
+  return out;
 }

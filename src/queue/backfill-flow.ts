@@ -1,10 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import type { FlowJob } from 'bullmq';
+import { backfillOwner } from '../domain/lease-owner.js';
+import type { StreamSpec } from '../domain/stream-key.js';
 import { streamKey } from '../domain/stream-key.js';
 import { type KeyRangeTask, planKeyBackfill } from '../sync/backfill/key-backfill.js';
-import type { BackfillRun, RangeTask } from '../sync/backfill/parallel-backfill.js';
-import { backfillOwner, planBackfill } from '../sync/backfill/parallel-backfill.js';
-import type { StreamSpec } from '../sync/ports/sync-store.js';
+import type { RangeTask } from '../sync/backfill/parallel-backfill.js';
+import { planBackfill } from '../sync/backfill/parallel-backfill.js';
+import type { BackfillRun } from '../sync/ports/backfill-store.js';
 import type { BackfillCheckJob, BackfillRangeJob } from './jobs.js';
 import { QUEUE_NAMES } from './jobs.js';
 import { DEFAULT_JOB_OPTIONS } from './queues.js';

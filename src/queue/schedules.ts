@@ -1,8 +1,8 @@
 import type { Redis } from 'ioredis';
 import { RECONCILE_LIMIT, REFERENCE_REFRESH_MS } from '../defaults.js';
+import type { StreamSpec } from '../domain/stream-key.js';
 import { streamKey } from '../domain/stream-key.js';
 import type { Logger } from '../logger.js';
-import type { StreamSpec } from '../sync/ports/sync-store.js';
 import { isGlobalList } from '../sync/reread/reread-plan.js';
 import type { LedgerQueues } from './queues.js';
 

@@ -1,13 +1,8 @@
 import type { Logger } from '../logger.js';
-import type { FetchKeyHead } from '../sync/backfill/key-backfill.js';
-import type { BackfillStore } from '../sync/backfill/parallel-backfill.js';
-import type {
-  DeferredIndexes,
-  FetchByHash,
-  FetchKeyPage,
-  FetchPage,
-  SyncStore,
-} from '../sync/ports/sync-store.js';
+import type { BackfillStore } from '../sync/ports/backfill-store.js';
+import type { FetchByHash, FetchKeyHead, FetchKeyPage, FetchPage } from '../sync/ports/fetches.js';
+import type { DeferredIndexes } from '../sync/ports/read-indexes.js';
+import type { SyncStore } from '../sync/ports/sync-store.js';
 import type { LedgerQueues } from './queues.js';
 import type { SharedRequestBudget } from './shared-request-budget.js';
 

@@ -8,20 +8,7 @@
  * Pure functions over times and rawIds; the walk feeds them and its last commit stores the result.
  */
 import type { TxPage } from '../domain/model.js';
-
-/** A stream's settling state, as stored with it. */
-export interface SettleState {
-  /**
-   * Every record of the stream with `rawId <= settled` is stored, late ones included: where a
-   * tail stops reading. `null` on a mirror from before settling existed: its watermark is trusted.
-   */
-  settled: number | null;
-  /**
-   * The head a finished walk reached and when it was seen (ms): settled by a later walk that
-   * began at least the window after it and read down to `settled`. `null` when nothing waits.
-   */
-  pending: { rawId: number; at: number } | null;
-}
+import type { SettleState } from './ports/sync-store.js';
 
 /** Where a tail stops reading: the settled mark, or the watermark on a mirror without one. */
 export function tailStop(state: { watermark: number | null; settled: number | null }): number | null {

@@ -1,5 +1,6 @@
+import type { ConflictReport } from '../db/queries/conflicts.js';
 import { PAGE_SIZE } from '../defaults.js';
-import { findGaps, mergeRanges, type RawIdRange } from './completeness.js';
+import { findGaps, mergeRanges, type RawIdRange } from '../domain/raw-id-ranges.js';
 import type { ListCount } from './list-count.js';
 
 /** Missing rawIds named in a report; the count is always given. */
@@ -274,21 +275,6 @@ function holesBasis(r: StreamCompleteness): string {
       ? "the service lists none of them but the missing records below (the list's count exceeds the table's by those alone)"
       : "the service lists none of them (the list's count equals the table's)";
   return 'not proven absent';
-}
-
-/** A recorded conflict, as `verify` lists it. */
-export interface ConflictReport {
-  rawId: number;
-  /** The columns that differ (`amount`, `ledger_hash`, …). */
-  fields: string[];
-  /** Stream and page that served it first; null for a re-read by hash. */
-  stream: string | null;
-  page: number | null;
-  detectedAt: string;
-  seenCount: number;
-  /** The version kept and the version served instead, as columns. */
-  stored: Record<string, unknown>;
-  served: Record<string, unknown>;
 }
 
 /** The conflicts as text lines: one per record version, with the differing values kept → served. */

@@ -7,17 +7,7 @@
  * between them. Pages fetched in another order can skip what the list shifted past them: those
  * places stay unproven until a sequential walk across them joins both sides.
  */
-
-/** An inclusive range of rawIds, `lo <= hi`. */
-export interface RawIdRange {
-  lo: number;
-  hi: number;
-  /**
-   * The page on which the record at `lo` was seen. Arrivals only push a record to later pages,
-   * so it is on this page or a later one now: where a walk down to the space below starts.
-   */
-  loPage?: number | undefined;
-}
+import { findGaps, mergeRanges, type RawIdRange } from '../domain/raw-id-ranges.js';
 
 /** One page as fetched: the rawIds it served (newest first) and the page count it reported. */
 export interface ObservedPage {
@@ -89,48 +79,12 @@ export function provenByRun(pages: readonly ObservedPage[]): RawIdRange[] {
 }
 
 /**
- * Sorts and merges ranges that overlap or touch (no integer between them). A merged range keeps
- * the latest page its lowest record was seen on.
- */
-export function mergeRanges(ranges: readonly RawIdRange[]): RawIdRange[] {
-  const sorted = [...ranges].sort((a, b) => a.lo - b.lo || a.hi - b.hi);
-  const merged: RawIdRange[] = [];
-  for (const range of sorted) {
-    const last = merged[merged.length - 1];
-    if (last && range.lo <= last.hi + 1) {
-      last.hi = Math.max(last.hi, range.hi);
-      if (range.lo === last.lo && range.loPage !== undefined) {
-        last.loPage = Math.max(last.loPage ?? 0, range.loPage);
-      }
-    } else {
-      merged.push(range.loPage === undefined ? { lo: range.lo, hi: range.hi } : { ...range });
-    }
-  }
-  return merged;
-}
-
-/**
  * The page a repair walk of `gap` starts on: where the record just above the gap was last seen
  * (it can only have moved to later pages since), else `fallback`.
  */
 export function repairStartFor(gap: RawIdRange, proven: readonly RawIdRange[], fallback: number): number {
   const above = proven.find((range) => range.lo === gap.hi + 1);
   return above?.loPage ?? fallback;
-}
-
-/** The parts of `target` that no proven range covers. */
-export function findGaps(proven: readonly RawIdRange[], target: RawIdRange): RawIdRange[] {
-  const gaps: RawIdRange[] = [];
-  let cursor = target.lo;
-  for (const range of mergeRanges(proven)) {
-    if (range.hi < cursor) continue;
-    if (range.lo > target.hi) break;
-    if (range.lo > cursor) gaps.push({ lo: cursor, hi: Math.min(range.lo - 1, target.hi) });
-    cursor = Math.max(cursor, range.hi + 1);
-    if (cursor > target.hi) break;
-  }
-  if (cursor <= target.hi) gaps.push({ lo: cursor, hi: target.hi });
-  return gaps;
 }
 
 /**

@@ -1,30 +1,5 @@
 /** What `verify` says about the stored records' integrity checks (types and text, no I/O). */
-
-/** Stored outcomes of one check; `unchecked`: rows written before the check existed, or signatures off. */
-export interface CheckCounts {
-  ok: number;
-  mismatch: number;
-  unknown: number;
-  unchecked: number;
-}
-
-/** A stored record that is not what its sender signed. */
-export interface IntegrityMismatch {
-  rawId: number;
-  ledgerHash: string;
-  /** `hash`, `signature` or both. */
-  checks: Array<'hash' | 'signature'>;
-}
-
-/** The integrity part of `verify`'s report. */
-export interface IntegrityReport {
-  hash: CheckCounts;
-  signature: CheckCounts;
-  /** The records with a mismatch, first by rawId (at most the limit asked for). */
-  mismatches: IntegrityMismatch[];
-  /** How many records have a mismatch. */
-  mismatchTotal: number;
-}
+import type { CheckCounts, IntegrityReport } from '../db/queries/integrity-checks.js';
 
 /** Whether every stored record that could be checked holds. */
 export function integrityHolds(report: IntegrityReport): boolean {

@@ -17,8 +17,6 @@ import {
   type TopCursor,
 } from './list-position.js';
 
-export type { CountedPage } from './list-position.js';
-
 export interface ListCountPorts {
   fetchPage(page: number): Promise<CountedPage>;
   /**

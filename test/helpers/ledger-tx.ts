@@ -1,5 +1,5 @@
-import type { LedgerTx } from '../../src/client/api-types.js';
 import { recomputeLedgerHash } from '../../src/domain/integrity.js';
+import type { LedgerTx } from '../../src/domain/model.js';
 
 /** A valid, packaged `transfer` record; `overrides` change any field. */
 export function makeLedgerTx(overrides: Partial<LedgerTx> = {}): LedgerTx {

@@ -4,15 +4,16 @@
  * encoded and checked by the store's own pure `prepareBatch`, so what is rejected or counted as
  * unchanged is the same.
  */
-import type { LedgerTx, RejectedRecord } from '../../src/client/api-types.js';
+
 import { immutableDifferences } from '../../src/db/schema/immutable-columns.js';
 import {
   DEFAULT_RECHECK_POLICY,
   nextRereadDelay,
   type RecheckPolicy,
-} from '../../src/db/stores/reread-queue.js';
+} from '../../src/db/write/reread-queue.js';
 import type { PendingReason, TransactionRow } from '../../src/db/write/encode.js';
 import { prepareBatch } from '../../src/db/write/write-transactions.js';
+import type { LedgerTx, RejectedRecord } from '../../src/domain/model.js';
 import type { PendingRecord, WriteCounts } from '../../src/sync/ports/sync-store.js';
 
 /** A re-read queue entry. */

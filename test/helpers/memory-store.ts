@@ -6,27 +6,26 @@
  * queue with its backoff (the record tables are in `memory-records.ts`), backfill runs and proven
  * ranges.
  */
-import type { LedgerTx } from '../../src/client/api-types.js';
-import type { RecheckPolicy } from '../../src/db/stores/reread-queue.js';
-import { normaliseSpec } from '../../src/db/stream-key.js';
-import { streamKey } from '../../src/domain/stream-key.js';
+
+import type { RecheckPolicy } from '../../src/db/write/reread-queue.js';
+import type { LedgerTx } from '../../src/domain/model.js';
+import { mergeRanges, type RawIdRange } from '../../src/domain/raw-id-ranges.js';
+import type { StreamSpec } from '../../src/domain/stream-key.js';
+import { normaliseSpec, streamKey } from '../../src/domain/stream-key.js';
 import { CommitLostError, LeaseLostError } from '../../src/errors.js';
-import type { BackfillRun, BackfillStore } from '../../src/sync/backfill/parallel-backfill.js';
-import type { RangePage } from '../../src/sync/backfill/range-commits.js';
+import type { BackfillRun, BackfillStore, RangePage } from '../../src/sync/ports/backfill-store.js';
 import type {
   ClaimedRecord,
   PageCommit,
   PendingRecord,
   ReleaseOutcome,
+  SettleState,
   StreamLease,
-  StreamSpec,
   StreamState,
   SyncStore,
   WalkCheckpoint,
   WriteCounts,
 } from '../../src/sync/ports/sync-store.js';
-import type { SettleState } from '../../src/sync/settle.js';
-import { mergeRanges, type RawIdRange } from '../../src/verify/completeness.js';
 import { MemoryRecords } from './memory-records.js';
 
 /** Options of {@link MemoryStore}. */

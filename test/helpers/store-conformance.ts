@@ -6,16 +6,12 @@
  */
 import assert from 'node:assert/strict';
 import { beforeEach, describe, it } from 'node:test';
-import type { LedgerTx } from '../../src/client/api-types.js';
+
+import type { LedgerTx } from '../../src/domain/model.js';
+import type { StreamSpec } from '../../src/domain/stream-key.js';
 import { CommitLostError, LeaseLostError } from '../../src/errors.js';
-import type { BackfillStore } from '../../src/sync/backfill/parallel-backfill.js';
-import type {
-  PageCommit,
-  StreamLease,
-  StreamSpec,
-  SyncStore,
-  WalkCheckpoint,
-} from '../../src/sync/ports/sync-store.js';
+import type { BackfillStore } from '../../src/sync/ports/backfill-store.js';
+import type { PageCommit, StreamLease, SyncStore, WalkCheckpoint } from '../../src/sync/ports/sync-store.js';
 import { makeLedgerTx } from './ledger-tx.js';
 import { recordConformance } from './store-conformance-records.js';
 

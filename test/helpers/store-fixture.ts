@@ -1,8 +1,8 @@
 import { after, before, beforeEach } from 'node:test';
 import { sql } from 'drizzle-orm';
-import type { LedgerTx } from '../../src/client/api-types.js';
 import { queryRows } from '../../src/db/rows.js';
 import { createPgStore } from '../../src/db/stores/pg-sync-store.js';
+import type { LedgerTx } from '../../src/domain/model.js';
 import type { PageCommit, StreamLease, SyncStore } from '../../src/sync/ports/sync-store.js';
 import { createTestDatabase, type TestDatabase } from './database.js';
 

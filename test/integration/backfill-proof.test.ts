@@ -7,13 +7,9 @@ import { createLedgerClient, type LedgerClient } from '../../src/client/ledger-c
 import { queryRows } from '../../src/db/rows.js';
 import { createProofStore } from '../../src/db/stores/pg-backfill-store.js';
 import { createPgStore } from '../../src/db/stores/pg-sync-store.js';
+import { backfillOwner } from '../../src/domain/lease-owner.js';
 import { createSimulator, type Simulator } from '../../src/simulator/index.js';
-import {
-  backfillOwner,
-  checkBackfill,
-  fetchRange,
-  planBackfill,
-} from '../../src/sync/backfill/parallel-backfill.js';
+import { checkBackfill, fetchRange, planBackfill } from '../../src/sync/backfill/parallel-backfill.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 import { makeLedgerTx } from '../helpers/ledger-tx.js';
 

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { sql } from 'drizzle-orm';
-import type { LedgerTx } from '../../src/client/api-types.js';
 import { queryRows } from '../../src/db/rows.js';
+import type { LedgerTx } from '../../src/domain/model.js';
 import {
   createTestDatabase,
   makeHashedLedgerTx,

@@ -3,7 +3,8 @@
  */
 import assert from 'node:assert/strict';
 import { sql } from 'drizzle-orm';
-import type { Db } from '../../src/db/connect.js';
+
+import type { Db } from '../../src/db/drizzle-db.js';
 import { queryRows } from '../../src/db/rows.js';
 import type { GroundTruthRecord, Simulator } from '../../src/simulator/index.js';
 

@@ -1,14 +1,13 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { mergeRanges, type RawIdRange } from '../../src/domain/raw-id-ranges.js';
 import {
-  type BackfillStore,
   checkBackfill,
   fetchRange,
   planBackfill,
   type RangeTask,
 } from '../../src/sync/backfill/parallel-backfill.js';
-import type { RangePage } from '../../src/sync/backfill/range-commits.js';
-import { mergeRanges, type RawIdRange } from '../../src/verify/completeness.js';
+import type { BackfillStore, RangePage } from '../../src/sync/ports/backfill-store.js';
 import { LiveList, MemoryStore, storedIds } from './sync-fakes.js';
 
 /** The in-memory backfill store, committing several pages per transaction, checking every commit. */

@@ -1,10 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { findGaps, mergeRanges } from '../../src/domain/raw-id-ranges.js';
 import {
-  findGaps,
   findRawIdHoles,
   judgeCompleteness,
-  mergeRanges,
   type ObservedPage,
   provenByRun,
   repairStartPage,

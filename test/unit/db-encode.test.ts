@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { LedgerTx } from '../../src/client/api-types.js';
 import {
   createTokenTagMatcher,
   deriveTokenTag,
@@ -10,6 +9,7 @@ import {
 } from '../../src/db/write/encode.js';
 import { prepareBatch } from '../../src/db/write/write-transactions.js';
 import { recomputeLedgerHash, signedMessage } from '../../src/domain/integrity.js';
+import type { LedgerTx } from '../../src/domain/model.js';
 import { InvalidRecordError } from '../../src/errors.js';
 import { makeLedgerTx } from '../helpers/database.js';
 import { testAccount } from '../helpers/evm-signer.js';

@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { LedgerTx } from '../../src/client/api-types.js';
 import { parseDigest } from '../../src/client/sim-digest.js';
 import { compareDigests, type DigestSource } from '../../src/digest/compare-digests.js';
 import { formatComparison } from '../../src/digest/digest-report.js';
 import { digestRecords, resolveDigestQuery } from '../../src/digest/range-digest.js';
+import type { LedgerTx } from '../../src/domain/model.js';
 import { MalformedResponseError } from '../../src/errors.js';
 import { makeLedgerTx } from '../helpers/ledger-tx.js';
 import { withSeed } from '../helpers/seed.js';

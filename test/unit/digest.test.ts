@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { describe, it } from 'node:test';
-import type { LedgerTx } from '../../src/client/api-types.js';
 import { canonicalLine, DIGEST_FIELDS, differingFields } from '../../src/digest/canonical-line.js';
 import { createDigestBuilder, digestRecords } from '../../src/digest/range-digest.js';
+import type { LedgerTx } from '../../src/domain/model.js';
 import { makeLedgerTx } from '../helpers/ledger-tx.js';
 import { withSeed } from '../helpers/seed.js';
 

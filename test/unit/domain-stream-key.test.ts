@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { streamKey as storeKey } from '../../src/db/stream-key.js';
-import { streamKey } from '../../src/domain/stream-key.js';
+import { streamKey as storeKey, streamKey } from '../../src/domain/stream-key.js';
 
 describe('streamKey', () => {
   const specs = [

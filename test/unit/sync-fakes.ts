@@ -2,8 +2,11 @@
  * Array-backed implementations of the sync engine's ports (it is handed its store and fetch): a
  * live newest-first list served page by page, and the in-memory store (`test/helpers`).
  */
-import type { LedgerTx, TxPage } from '../../src/client/api-types.js';
-import type { FetchPage, StreamSpec } from '../../src/sync/ports/sync-store.js';
+
+import type { LedgerTx, TxPage } from '../../src/domain/model.js';
+
+import type { StreamSpec } from '../../src/domain/stream-key.js';
+import type { FetchPage } from '../../src/sync/ports/fetches.js';
 import { makeLedgerTx } from '../helpers/ledger-tx.js';
 import type { MemoryStore } from '../helpers/memory-store.js';
 

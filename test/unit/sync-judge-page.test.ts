@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { TxPage } from '../../src/client/api-types.js';
+
+import type { TxPage } from '../../src/domain/model.js';
 import { judgePage } from '../../src/sync/walk/judge-page.js';
 import { makeTx } from './sync-fakes.js';
 

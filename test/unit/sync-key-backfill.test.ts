@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { TxKeyPage } from '../../src/domain/model.js';
+import { mergeRanges } from '../../src/domain/raw-id-ranges.js';
 import { fetchKeyRange, keyRepairTasks, splitKeyRanges } from '../../src/sync/backfill/key-backfill.js';
 import { syncByKey } from '../../src/sync/backfill/key-sync.js';
-import type { FetchKeyPage } from '../../src/sync/ports/sync-store.js';
-import { mergeRanges } from '../../src/verify/completeness.js';
+import type { FetchKeyPage } from '../../src/sync/ports/fetches.js';
 import { LiveList, MemoryStore, storedIds } from './sync-fakes.js';
 
 const spec = {};

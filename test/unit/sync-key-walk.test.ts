@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { TxKeyPage } from '../../src/domain/model.js';
-import type { FetchKeyPage } from '../../src/sync/ports/sync-store.js';
+
+import type { FetchKeyPage } from '../../src/sync/ports/fetches.js';
 import { walkByKey } from '../../src/sync/walk/key-walk.js';
 import { LiveList, MemoryStore, storedIds } from './sync-fakes.js';
 

@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { streamSpecs, syncOnce } from '../../src/app/sync-once.js';
-import type { LedgerToken, TxListQuery } from '../../src/client/api-types.js';
+import type { TxListQuery } from '../../src/client/api-types.js';
 import type { LedgerClient } from '../../src/client/ledger-client.js';
+import type { LedgerToken } from '../../src/domain/model.js';
 import { quietLogger } from '../../src/sync/sync-logger.js';
 import { LiveList, MemoryStore, makeTx } from './sync-fakes.js';
 

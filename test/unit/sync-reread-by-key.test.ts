@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { ClaimedRecord, FetchKeyPage } from '../../src/sync/ports/sync-store.js';
+import type { FetchKeyPage } from '../../src/sync/ports/fetches.js';
+import type { ClaimedRecord } from '../../src/sync/ports/sync-store.js';
 import { planKeyRereads, readKeyRereads } from '../../src/sync/reread/reread-by-key.js';
 import { makeTx } from './sync-fakes.js';
 

@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { settledByRun } from '../../src/sync/backfill/parallel-backfill.js';
+import type { SettleState } from '../../src/sync/ports/sync-store.js';
 import {
   createSettleTracker,
   openGapLow,
   type SettleMark,
-  type SettleState,
   settleAfterWalk,
   tailStop,
 } from '../../src/sync/settle.js';

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { tailPagesAtMost } from '../../src/domain/page-links.js';
-import type { StreamSpec } from '../../src/sync/ports/sync-store.js';
+
+import type { StreamSpec } from '../../src/domain/stream-key.js';
 import { walkStream } from '../../src/sync/walk/walk-stream.js';
 import { withSeed } from '../helpers/seed.js';
 import { LiveList, MemoryStore, storedIds } from './sync-fakes.js';

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { type CountedPage, countList, type ListCountPorts } from '../../src/verify/list-count.js';
+import { countList, type ListCountPorts } from '../../src/verify/list-count.js';
+import type { CountedPage } from '../../src/verify/list-position.js';
 import { withSeed } from '../helpers/seed.js';
 
 const range = (lo: number, hi: number): number[] => Array.from({ length: hi - lo + 1 }, (_, i) => lo + i);

@@ -7,8 +7,8 @@ import type { ClientObserver } from '../../client/observer.js';
 import type { RequestBudget } from '../../client/request-budget.js';
 import type { Config } from '../../config.js';
 import type { Database } from '../../db/connect.js';
-import { type HeadSighting, recordStreamHeads } from '../../db/queries/stream-heads.js';
 import { listStreams, type StreamStatus } from '../../db/queries/stream-queries.js';
+import { type HeadSighting, recordStreamHeads } from '../../db/write/stream-heads.js';
 import { HEAD_PROBE_MAX_AGE_MS, HEAD_PROBE_TIMEOUT_MS } from '../../defaults.js';
 import type { Logger } from '../../logger.js';
 

@@ -5,7 +5,8 @@ import { readLastVerifyRun } from '../../db/queries/verify-runs.js';
 import { LedgerIndexerError } from '../../errors.js';
 import type { StatusPageData, StreamRow } from '../../http/status-page.js';
 import { minuteSeries } from '../../http/throughput-chart.js';
-import type { RouteSources } from '../http-routes.js';
+
+import type { RouteSources } from '../route-sources.js';
 import type { HeadProbe } from './service-heads.js';
 import { buildStatusReport, type StatusReport } from './status-report.js';
 import { type HealthSnapshot, notMigratedLine, snapshotOfStatus } from './stream-health.js';

@@ -4,8 +4,8 @@ import { readStreamFacts, type StreamFacts } from '../../db/queries/stream-facts
 import { readSyncStatus, type SyncStatus } from '../../db/queries/sync-status.js';
 import { readLastVerifyRun, type VerifyRun } from '../../db/queries/verify-runs.js';
 import { readMigrationState } from '../../db/schema/migrate-database.js';
+import type { RawIdRange } from '../../domain/raw-id-ranges.js';
 import type { StateSnapshot, StreamGaugeValues } from '../../metrics/index.js';
-import type { RawIdRange } from '../../verify/completeness.js';
 import { headAgeSeconds, knownHead, lagRawIds } from './stream-head.js';
 
 /** One stream's health: its gauges, and what keeps it from being ready (empty when ready). */

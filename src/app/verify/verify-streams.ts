@@ -15,10 +15,12 @@ import {
   type ListStream,
 } from '../../db/queries/list-counts.js';
 import { pageRawIds, pageSlots } from '../../domain/page-links.js';
+import type { StreamSpec } from '../../domain/stream-key.js';
 import { supportsParallelBackfill } from '../../sync/backfill/parallel-backfill.js';
-import type { FetchPage, StreamSpec } from '../../sync/ports/sync-store.js';
+import type { FetchPage } from '../../sync/ports/fetches.js';
 import { judgeStream, type StreamCompleteness } from '../../verify/completeness-report.js';
-import { type CountedPage, countList, type ListCount } from '../../verify/list-count.js';
+import { countList, type ListCount } from '../../verify/list-count.js';
+import type { CountedPage } from '../../verify/list-position.js';
 import type { AppContext } from '../context.js';
 import { createFetchPage } from '../sync-adapters.js';
 import { countStreamByKey } from './verify-by-key.js';

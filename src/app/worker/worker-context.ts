@@ -1,5 +1,6 @@
 import { hostname } from 'node:os';
-import { LEASE_MS, leaseOwnerName, PAGES_PER_RANGE, REFERENCE_REFRESH_MS } from '../../defaults.js';
+import { LEASE_MS, PAGES_PER_RANGE, REFERENCE_REFRESH_MS } from '../../defaults.js';
+import { leaseOwnerName } from '../../domain/lease-owner.js';
 import type { LedgerQueues } from '../../queue/queues.js';
 import type { SharedRequestBudget } from '../../queue/shared-request-budget.js';
 import type { WorkerDeps } from '../../queue/worker-deps.js';

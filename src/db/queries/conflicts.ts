@@ -3,7 +3,7 @@
  * served again with immutable fields different from the stored ones.
  */
 import { sql } from 'drizzle-orm';
-import type { ConflictReport } from '../../verify/completeness-report.js';
+
 import { type Executor, queryRows, toDate } from '../rows.js';
 
 /** Recorded conflicts per stream key (`null`: found by a re-read by hash). */
@@ -51,4 +51,19 @@ function parseTextArray(value: unknown): string[] {
     .replace(/^\{|\}$/g, '')
     .split(',')
     .filter((s) => s !== '');
+}
+
+/** A recorded conflict, as `verify` lists it. */
+export interface ConflictReport {
+  rawId: number;
+  /** The columns that differ (`amount`, `ledger_hash`, …). */
+  fields: string[];
+  /** Stream and page that served it first; null for a re-read by hash. */
+  stream: string | null;
+  page: number | null;
+  detectedAt: string;
+  seenCount: number;
+  /** The version kept and the version served instead, as columns. */
+  stored: Record<string, unknown>;
+  served: Record<string, unknown>;
 }

@@ -5,7 +5,8 @@
 import { sql } from 'drizzle-orm';
 import type { DigestRecord } from '../../digest/canonical-line.js';
 import { createDigestBuilder, type DigestQuery, type MirrorDigest } from '../../digest/range-digest.js';
-import type { Db } from '../connect.js';
+
+import type { Db } from '../drizzle-db.js';
 import { type Executor, queryRows } from '../rows.js';
 
 /** Rows read by one query. */

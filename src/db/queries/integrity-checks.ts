@@ -1,6 +1,6 @@
 /** Read-only queries over the stored integrity checks (`hash_check`, `signature_check`) for `verify`. */
 import { sql } from 'drizzle-orm';
-import type { CheckCounts, IntegrityMismatch, IntegrityReport } from '../../verify/integrity-report.js';
+
 import { type Executor, queryRows } from '../rows.js';
 
 /** Counts of both checks over every stored record, and the first `limit` records that failed one. */
@@ -47,4 +47,30 @@ function zero(): CheckCounts {
 function add(counts: CheckCounts, outcome: string | null, n: number): void {
   if (outcome === 'ok' || outcome === 'mismatch' || outcome === 'unknown') counts[outcome] += n;
   else counts.unchecked += n;
+}
+
+/** Stored outcomes of one check; `unchecked`: rows written before the check existed, or signatures off. */
+export interface CheckCounts {
+  ok: number;
+  mismatch: number;
+  unknown: number;
+  unchecked: number;
+}
+
+/** A stored record that is not what its sender signed. */
+export interface IntegrityMismatch {
+  rawId: number;
+  ledgerHash: string;
+  /** `hash`, `signature` or both. */
+  checks: Array<'hash' | 'signature'>;
+}
+
+/** The integrity part of `verify`'s report. */
+export interface IntegrityReport {
+  hash: CheckCounts;
+  signature: CheckCounts;
+  /** The records with a mismatch, first by rawId (at most the limit asked for). */
+  mismatches: IntegrityMismatch[];
+  /** How many records have a mismatch. */
+  mismatchTotal: number;
 }

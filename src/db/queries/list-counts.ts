@@ -4,7 +4,8 @@
  */
 
 import { type SQL, sql } from 'drizzle-orm';
-import type { StreamSpec } from '../../sync/ports/sync-store.js';
+
+import type { StreamSpec } from '../../domain/stream-key.js';
 import { type Executor, queryRows, toNumber } from '../rows.js';
 
 /** A stream: its key (which names its rejected records) and its list's filters. */

@@ -2,7 +2,8 @@
  * Read-only queries for `status` and reports: plain functions over the database, no state.
  */
 import { sql } from 'drizzle-orm';
-import type { StreamSpec, WalkCheckpoint } from '../../sync/ports/sync-store.js';
+import type { StreamSpec } from '../../domain/stream-key.js';
+import type { WalkCheckpoint } from '../../sync/ports/sync-store.js';
 import { type Executor, queryOne, queryRows, toDate } from '../rows.js';
 
 /** A stream's stored state, lease and health. */

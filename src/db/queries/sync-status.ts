@@ -1,5 +1,6 @@
 import { sql } from 'drizzle-orm';
-import type { StreamSpec } from '../../sync/ports/sync-store.js';
+
+import type { StreamSpec } from '../../domain/stream-key.js';
 import type { Executor } from '../rows.js';
 import { queryOne, queryRows } from '../rows.js';
 import { deferredIndexNames } from '../schema/deferred-indexes.js';

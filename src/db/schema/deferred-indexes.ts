@@ -1,7 +1,8 @@
 import { sql } from 'drizzle-orm';
 import { DatabaseError } from '../../errors.js';
 import type { Logger } from '../../logger.js';
-import type { DeferredIndexes } from '../../sync/ports/sync-store.js';
+
+import type { DeferredIndexes } from '../../sync/ports/read-indexes.js';
 import type { Database } from '../connect.js';
 import { databaseOperation, toDatabaseError } from '../database-errors.js';
 import { type Executor, queryRows } from '../rows.js';

@@ -4,8 +4,6 @@
  * target-chain hash, express, and the derived token tag) legitimately change after first sight.
  * A record served again with one of these different is a conflict, never an update.
  */
-import type { TransactionRow } from '../write/encode.js';
-
 export const IMMUTABLE_COLUMNS = [
   'token_symbol',
   'action',
@@ -30,8 +28,8 @@ const NUMERIC: ReadonlySet<ImmutableColumn> = new Set(['amount', 'fee', 'nonce']
 
 /** The immutable columns whose values differ between two rows of one record (numerics compared as numbers). */
 export function immutableDifferences(
-  a: Pick<TransactionRow, ImmutableColumn>,
-  b: Pick<TransactionRow, ImmutableColumn>,
+  a: Readonly<Record<ImmutableColumn, string>>,
+  b: Readonly<Record<ImmutableColumn, string>>,
 ): ImmutableColumn[] {
   const canonical = (column: ImmutableColumn, value: string): string =>
     NUMERIC.has(column) ? value.replace(/^0+(?=\d)/, '') : value;

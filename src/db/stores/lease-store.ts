@@ -1,17 +1,17 @@
 /** Stream leases on PostgreSQL/PGlite: taking, renewing and releasing them, and the watermark. */
 import { sql } from 'drizzle-orm';
+import type { StreamSpec } from '../../domain/stream-key.js';
+import { normaliseSpec, streamKey } from '../../domain/stream-key.js';
 import { CommitLostError, LeaseLostError } from '../../errors.js';
 import type {
   ReleaseOutcome,
   StreamLease,
-  StreamSpec,
   StreamState,
   SyncStore,
   WalkCheckpoint,
 } from '../../sync/ports/sync-store.js';
 import type { Database } from '../connect.js';
 import { type Executor, queryRows, toDate } from '../rows.js';
-import { normaliseSpec, streamKey } from '../stream-key.js';
 import { settleAssignments } from '../write/settle-columns.js';
 import { consolidateWalkCommits, hasWalkCommits } from './walk-consolidation.js';
 

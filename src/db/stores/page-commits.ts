@@ -3,14 +3,15 @@ import { sql } from 'drizzle-orm';
 import { CommitLostError, type LeaseLostError } from '../../errors.js';
 import type { Logger } from '../../logger.js';
 import type { PageCommit, SyncStore, WriteCounts } from '../../sync/ports/sync-store.js';
-import type { Database, Db } from '../connect.js';
+import type { Database } from '../connect.js';
+import type { Db } from '../drizzle-db.js';
 import { queryRows } from '../rows.js';
 import { warnIntegrityMismatches } from '../write/integrity-log.js';
 import { toRejectedRows } from '../write/rejected-rows.js';
 import { withRetries } from '../write/write-retries.js';
 import { prepareBatch, writeTransactions } from '../write/write-transactions.js';
 import { leaseLost } from './lease-store.js';
-import type { RecheckPolicy } from './reread-queue.js';
+import type { RecheckPolicy } from '../write/reread-queue.js';
 
 /** Options of {@link createPageCommits}. */
 export interface PageCommitOptions {

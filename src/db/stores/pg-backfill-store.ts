@@ -1,23 +1,21 @@
+import { backfillOwner } from '../../domain/lease-owner.js';
 import type { RejectedRecord } from '../../domain/model.js';
 import type { Logger } from '../../logger.js';
-import { type BackfillStore, backfillOwner } from '../../sync/backfill/parallel-backfill.js';
-import type { RangePage } from '../../sync/backfill/range-commits.js';
+import type { BackfillStore, RangePage } from '../../sync/ports/backfill-store.js';
 import type { Database } from '../connect.js';
 import { nameOperations } from '../database-errors.js';
 import {
-  compactProvenRanges,
   countStoredAbove,
-  insertBackfillRun,
   selectBackfillRun,
   selectProvenRanges,
   selectRunningBackfill,
   selectStreamStarted,
-  updateBackfillCheck,
 } from '../queries/backfill-proofs.js';
 import { warnIntegrityMismatches } from '../write/integrity-log.js';
 import { type RejectedRow, toPagedRejectedRows } from '../write/rejected-rows.js';
 import { withRetries } from '../write/write-retries.js';
 import { DEFAULT_RECHECK_POLICY, prepareBatch, writeTransactions } from '../write/write-transactions.js';
+import { compactProvenRanges, insertBackfillRun, updateBackfillCheck } from './backfill-runs.js';
 
 /**
  * The parallel backfill's store on PostgreSQL/PGlite. A range's pages go through the same

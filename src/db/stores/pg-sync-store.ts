@@ -4,7 +4,7 @@ import type { Database } from '../connect.js';
 import { nameOperations } from '../database-errors.js';
 import { createLeaseStore } from './lease-store.js';
 import { createPageCommits } from './page-commits.js';
-import { DEFAULT_RECHECK_POLICY, type RecheckPolicy } from './reread-queue.js';
+import { DEFAULT_RECHECK_POLICY, type RecheckPolicy } from '../write/reread-queue.js';
 import { createRereadStore } from './reread-store.js';
 
 /** Options of {@link createPgStore}. */

@@ -1,7 +1,8 @@
 import { sql } from 'drizzle-orm';
 import type { ServiceAnchor } from '../../errors.js';
-import type { Database, Db } from '../connect.js';
+import type { Database } from '../connect.js';
 import { databaseOperation } from '../database-errors.js';
+import type { Db } from '../drizzle-db.js';
 import { queryRows, toDate } from '../rows.js';
 
 /** The anchor pinned in `mirrored_service`, with where it was pinned from. */

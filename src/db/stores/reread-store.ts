@@ -8,7 +8,7 @@ import { type Executor, queryRows } from '../rows.js';
 import { writeRejected } from '../write/rejected-rows.js';
 import { withRetries } from '../write/write-retries.js';
 import { prepareBatch, writeTransactions } from '../write/write-transactions.js';
-import { type RecheckPolicy, rescheduleRechecks } from './reread-queue.js';
+import { type RecheckPolicy, rescheduleRechecks } from '../write/reread-queue.js';
 
 /**
  * Settings of a re-read transaction: commit without waiting for the disk flush (see

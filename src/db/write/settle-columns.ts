@@ -1,6 +1,7 @@
 /** The stream's settling columns (`sync_streams.settled_raw_id` and its pending head), as SQL. */
 import { type SQL, sql } from 'drizzle-orm';
-import type { SettleState } from '../../sync/settle.js';
+
+import type { SettleState } from '../../sync/ports/sync-store.js';
 
 /** The settling columns a walk's last commit (or a proven backfill) writes; nothing when it leaves them. */
 export function settleAssignments(settle: SettleState | undefined): SQL {

@@ -4,16 +4,17 @@
  * bundle items and queues or clears re-reads.
  */
 import { type SQL, sql } from 'drizzle-orm';
-import type { SettleState } from '../../sync/settle.js';
-import { backfillLeaseRenewal } from '../queries/backfill-proofs.js';
-import { headAssignments } from '../queries/stream-heads.js';
+
+import type { SettleState } from '../../sync/ports/sync-store.js';
 import { BUNDLE_ITEM_COLUMNS, RECORD_COLUMNS, type WrittenColumn } from '../schema/transaction-columns.js';
-import type { RecheckPolicy } from '../stores/reread-queue.js';
+import type { RecheckPolicy } from './reread-queue.js';
 import { textArray } from '../text-array.js';
 import { conflictCtes, immutableTuple } from './conflict-sql.js';
 import type { EncodedTransaction } from './encode.js';
+import { backfillLeaseRenewal } from './range-write-sql.js';
 import { type RejectedRow, rejectedSource, upsertRejectedSql } from './rejected-rows.js';
 import { settleAssignments } from './settle-columns.js';
+import { headAssignments } from './stream-heads.js';
 
 const COLUMNS = RECORD_COLUMNS.map((c) => c.name);
 const castTo = (column: WrittenColumn<string>): string =>

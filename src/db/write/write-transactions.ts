@@ -11,7 +11,7 @@ import { immutableDifferences } from '../schema/immutable-columns.js';
 import { encodeTransaction } from './encode.js';
 import { buildUpsertQuery, type ServedRecord, type UpsertInput } from './upsert-sql.js';
 
-export { DEFAULT_RECHECK_POLICY, type RecheckPolicy, rescheduleRechecks } from '../stores/reread-queue.js';
+export { DEFAULT_RECHECK_POLICY, type RecheckPolicy, rescheduleRechecks } from './reread-queue.js';
 export { buildUpsertQuery, type ServedRecord, type UpsertInput } from './upsert-sql.js';
 
 /**

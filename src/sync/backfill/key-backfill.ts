@@ -8,16 +8,17 @@
  * walked again by key, from just below it.
  */
 
+import { findGaps, type RawIdRange } from '../../domain/raw-id-ranges.js';
+import type { StreamSpec } from '../../domain/stream-key.js';
 import { streamKey } from '../../domain/stream-key.js';
 import { MalformedResponseError } from '../../errors.js';
-import { findGaps, type RawIdRange } from '../../verify/completeness.js';
 import { createCommitPipeline } from '../commit-pipeline.js';
-import type { FetchKeyPage, StreamSpec } from '../ports/sync-store.js';
+import type { BackfillRun, BackfillStore, RangePage } from '../ports/backfill-store.js';
+import type { FetchKeyHead, FetchKeyPage } from '../ports/fetches.js';
 import { openGapLow, type SettleMark, settleMarks } from '../settle.js';
 import { delay, quietLogger, type SyncLogger } from '../sync-logger.js';
 import { addCounts, zeroCounts } from '../write-counts.js';
-import type { BackfillRun, BackfillStore, RangeResult } from './parallel-backfill.js';
-import type { RangePage } from './range-commits.js';
+import type { RangeResult } from './parallel-backfill.js';
 
 /** A stretch of rawIds for one range walk by key: the records after `after` up to `upTo`. */
 export interface KeyRangeTask {
@@ -29,9 +30,6 @@ export interface KeyRangeTask {
 
 /** Requests of a full count in one range by default: 10,000 rawIds a range at a hundred a request. */
 export const KEY_REQUESTS_PER_RANGE = 100;
-
-/** Reads the newest rawId of a stream (`order=desc&count=1`); `null` when the list is empty. */
-export type FetchKeyHead = (spec: StreamSpec) => Promise<number | null>;
 
 /**
  * Splits the rawIds `lo..hi` into ranges of `width`: one range walk each. Ranges end on multiples

@@ -9,20 +9,21 @@ import { randomUUID } from 'node:crypto';
 import { LEASE_MS, SETTLE_MS } from '../../defaults.js';
 import { streamKey } from '../../domain/stream-key.js';
 import { MalformedResponseError } from '../../errors.js';
+import type { BackfillRun, BackfillStore } from '../ports/backfill-store.js';
+import type { FetchKeyHead } from '../ports/fetches.js';
 import type { StreamLease } from '../ports/sync-store.js';
 import { errorText, quietLogger } from '../sync-logger.js';
 import { type KeyWalkInput, walkByKey } from '../walk/key-walk.js';
 import type { WalkResult } from '../walk/walk-types.js';
 import { addCounts, zeroCounts } from '../write-counts.js';
 import {
-  type FetchKeyHead,
   fetchKeyRange,
   KEY_REQUESTS_PER_RANGE,
   type KeyRangeTask,
   pendingKeyTasks,
   planKeyBackfill,
 } from './key-backfill.js';
-import { type BackfillRun, type BackfillStore, checkBackfill } from './parallel-backfill.js';
+import { checkBackfill } from './parallel-backfill.js';
 
 /** What {@link syncByKey} needs: the walk's, and what the backfill in lanes takes besides. */
 export interface KeySyncInput extends KeyWalkInput {

@@ -1,6 +1,9 @@
 import { LEASE_MS, PAGE_SIZE } from '../../defaults.js';
+import { backfillOwner } from '../../domain/lease-owner.js';
 import type { TxPage } from '../../domain/model.js';
 import { isEmptyPage, pageRawIds } from '../../domain/page-links.js';
+import type { RawIdRange } from '../../domain/raw-id-ranges.js';
+import type { StreamSpec } from '../../domain/stream-key.js';
 import { streamKey } from '../../domain/stream-key.js';
 import { MalformedResponseError } from '../../errors.js';
 import {
@@ -9,64 +12,18 @@ import {
   type ObservedPage,
   type PageRange,
   provenByRun,
-  type RawIdRange,
   repairStartFor,
   repairStartPage,
   splitPages,
 } from '../../verify/completeness.js';
-import type { FetchPage, StreamSpec, SyncStore, WriteCounts } from '../ports/sync-store.js';
-import { openGapLow, type SettleMark, type SettleState, settleMarks } from '../settle.js';
+import type { BackfillRun, BackfillStore } from '../ports/backfill-store.js';
+import type { FetchPage } from '../ports/fetches.js';
+import type { SettleState, SyncStore, WriteCounts } from '../ports/sync-store.js';
+import { openGapLow, type SettleMark, settleMarks } from '../settle.js';
 import { quietLogger, type SyncLogger } from '../sync-logger.js';
 import { addCounts, zeroCounts } from '../write-counts.js';
-import { createRangeCommitter, RANGE_COMMIT_DEFAULTS, type RangePageWriter } from './range-commits.js';
+import { createRangeCommitter, RANGE_COMMIT_DEFAULTS } from './range-commits.js';
 import { seekPage } from './range-seek.js';
-
-/** One parallel backfill of a stream, as stored. */
-export interface BackfillRun {
-  id: string;
-  key: string;
-  /** The newest rawId on page 1 when the run began: what the run must prove down to 0. */
-  headRawId: number;
-  totalPages: number;
-  status: 'running' | 'done' | 'failed';
-  round: number;
-  /** When the run began (ms), after reading its head: its range pages' gaps settle a window later. */
-  headAt: number;
-  /** The lowest rawId missing from a page read before it could settle; `null` when none was. */
-  openGap: number | null;
-}
-
-/** The persistence of the parallel backfill. Implemented in `src/db/stores/pg-backfill-store.ts`. */
-export interface BackfillStore extends RangePageWriter {
-  /** Records a new run; `null` when the stream already has one running. */
-  startRun(run: Omit<BackfillRun, 'status' | 'round' | 'headAt' | 'openGap'>): Promise<BackfillRun | null>;
-  getRun(id: string): Promise<BackfillRun | null>;
-  /** Whether the stream has a watermark or a walk in progress, read without taking its lease. */
-  streamStarted(key: string): Promise<boolean>;
-  /** The stream's run in progress, if any. */
-  runningRun(key: string): Promise<BackfillRun | null>;
-  /** Every range proven for the stream so far, by any run, merged. */
-  provenRanges(key: string): Promise<RawIdRange[]>;
-  /**
-   * Stores the stream's proven ranges in their merged form (same proof, fewer rows), so what is
-   * kept grows with the ranges still apart rather than with every batch ever committed. Returns
-   * how many ranges are left.
-   */
-  compactProvenRanges(key: string): Promise<number>;
-  /**
-   * How many stored records have a rawId above `rawId`: all stored records count, since only the
-   * global list, which holds every record, is backfilled in parallel.
-   */
-  storedAbove(rawId: number): Promise<number>;
-  /** Records a check's outcome on the run. */
-  recordCheck(input: {
-    id: string;
-    round: number;
-    gaps: RawIdRange[];
-    status: BackfillRun['status'];
-    error?: string;
-  }): Promise<void>;
-}
 
 /** A stretch of the list for one job: pages `fromPage..toPage`, or down past `stopBelowRawId`. */
 export interface RangeTask {
@@ -86,16 +43,6 @@ export interface RangeTask {
    * walk resumes there and still joins the two pages, since they were fetched in order.
    */
   previousLow?: number | null | undefined;
-}
-
-/**
- * The lease owner of a parallel backfill on its stream. The backfill holds the stream's lease from
- * its start to its last check (range commits extend it once a third of it has passed), so a
- * one-shot `sync` or a stream walk leaves the stream alone meanwhile instead of walking it a
- * second time.
- */
-export function backfillOwner(backfillId: string): string {
-  return `backfill:${backfillId}`;
 }
 
 /** Only unfiltered lists hold every rawId, so only they can count stored records to find a page. */

@@ -1,6 +1,6 @@
-import type { LedgerTx, RejectedRecord } from '../../domain/model.js';
-import { type ObservedPage, provenByRun, type RawIdRange } from '../../verify/completeness.js';
+import { type ObservedPage, provenByRun } from '../../verify/completeness.js';
 import { createCommitPipeline } from '../commit-pipeline.js';
+import type { RangePage, RangePageWriter } from '../ports/backfill-store.js';
 import type { WriteCounts } from '../ports/sync-store.js';
 import { addCounts, zeroCounts } from '../write-counts.js';
 
@@ -11,38 +11,6 @@ export const RANGE_COMMIT_DEFAULTS = {
   /** How long fetched pages wait for more while no commit runs: fewer, larger transactions. */
   lingerMs: 1000,
 };
-
-/** One fetched page of a range task, waiting to be committed. */
-export interface RangePage {
-  page: number;
-  records: LedgerTx[];
-  rejected: RejectedRecord[];
-  /** The lowest rawId missing from the page that may still fill in (see `settle.ts`); absent: none. */
-  openGap?: number | null | undefined;
-}
-
-/** The store's writes of a range's pages (part of `BackfillStore`). */
-export interface RangePageWriter {
-  /**
-   * Stores a page's records (idempotent upserts) and the ranges it proves, in one transaction; a
-   * page's `openGap` lowers the run's (`BackfillRun.openGap`) in the same transaction.
-   */
-  commitRangePage(
-    input: RangePage & { key: string; backfillId: string; proven: RawIdRange[] },
-  ): Promise<WriteCounts>;
-  /**
-   * Stores consecutive pages' records and the ranges they prove, in one transaction. Optional:
-   * without it the pages are committed one at a time through `commitRangePage`.
-   */
-  commitRangePages?:
-    | ((input: {
-        key: string;
-        backfillId: string;
-        pages: RangePage[];
-        proven: RawIdRange[];
-      }) => Promise<WriteCounts>)
-    | undefined;
-}
 
 /** Commits consecutive pages of one range task, several per transaction, one commit at a time. */
 export interface RangeCommitter {

@@ -1,17 +1,14 @@
 /**
- * The seams between the sync engine (pure paging and reconciliation logic in `src/sync`) and the
- * outside world. The engine is handed these functions; `src/db` implements the store on
- * PostgreSQL/PGlite, `src/client` the fetching. Tests may implement them with arrays.
+ * The store port of the sync engine: a stream's state, its lease, a page's commit and the re-read
+ * queue. The ports (this folder) are the seams between the engine (pure paging and re-read logic
+ * in `src/sync`) and the outside world: `src/db/stores` implements the stores on
+ * PostgreSQL/PGlite, `src/app/sync-adapters.ts` the fetches over the client (`fetches.ts`).
+ * Tests may implement them with arrays.
  *
  * Nothing in `src/sync` imports pg, drizzle, bullmq or pino.
  */
-import type { LedgerTx, RejectedRecord, TxKeyPage, TxListFilter, TxPage } from '../../domain/model.js';
-import type { SettleState } from '../settle.js';
-
-/** Which list a stream follows: the global `/txs` (no account) or one account's, optionally filtered. */
-export interface StreamSpec extends TxListFilter {
-  account?: string | undefined;
-}
+import type { LedgerTx, RejectedRecord } from '../../domain/model.js';
+import type { StreamSpec } from '../../domain/stream-key.js';
 
 /** Where a walk over a stream's pages stands; stored with the stream and committed with each page. */
 export interface WalkCheckpoint {
@@ -148,10 +145,10 @@ export interface ClaimedRecord extends PendingRecord {
   burnRank: number | null;
 }
 
-/** The persistence the sync engine needs. Implemented in `src/db/stores/pg-sync-store.ts`. */
 /** How a stream's lease ended: see {@link SyncStore.releaseStream}. */
 export type ReleaseOutcome = { ok: true } | { ok: false; error: string; stopped?: boolean };
 
+/** The persistence the sync engine needs. Implemented in `src/db/stores/pg-sync-store.ts`. */
 export interface SyncStore {
   /**
    * Takes (or renews) the lease on a stream, creating its row when new, and returns its state.
@@ -218,37 +215,16 @@ export interface SyncStore {
   }): Promise<WriteCounts>;
 }
 
-/** Fetches one page of a stream. Implemented over the client. */
-export type FetchPage = (spec: StreamSpec, page: number) => Promise<TxPage>;
-
-/**
- * Fetches the records of a stream after `cursor` (exclusive), ascending, by key: the deployed
- * dialect. `count` is a wish; a server may answer fewer with `hasNextPage` still true.
- */
-export type FetchKeyPage = (
-  spec: StreamSpec,
-  query: { cursor: number; count?: number | undefined },
-) => Promise<TxKeyPage>;
-
-/** Fetches one record by its ledger hash; `null` when the service does not know it. */
-export type FetchByHash = (ledgerHash: string) => Promise<LedgerTx | null>;
-
-/**
- * The read-side indexes a first backfill builds once at its end instead of keeping them up row by
- * row. Implemented in `src/db/schema/deferred-indexes.ts`.
- */
-export interface DeferredIndexes {
+/** A stream's settling state, as stored with it. */
+export interface SettleState {
   /**
-   * Drops them when the mirror holds no record yet (and they are not deferred already); returns
-   * their names. Never throws: a failure keeps them (and is logged).
+   * Every record of the stream with `rawId <= settled` is stored, late ones included: where a
+   * tail stops reading. `null` on a mirror from before settling existed: its watermark is trusted.
    */
-  defer(): Promise<string[]>;
+  settled: number | null;
   /**
-   * Builds those deferred, returning their names (none when nothing was deferred). `whenIdle`: not
-   * while a backfill is under way, which builds them when it ends; and a failure is logged, not
-   * thrown (they stay deferred for the next run).
+   * The head a finished walk reached and when it was seen (ms): settled by a later walk that
+   * began at least the window after it and read down to `settled`. `null` when nothing waits.
    */
-  restore(options?: { whenIdle?: boolean }): Promise<string[]>;
-  /** The indexes deferred now, by name. */
-  pending(): Promise<string[]>;
+  pending: { rawId: number; at: number } | null;
 }

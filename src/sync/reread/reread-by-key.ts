@@ -5,7 +5,8 @@
  * above each); a record an answer would carry with too few others is looked up on its own.
  */
 import type { LedgerTx } from '../../domain/model.js';
-import type { ClaimedRecord, FetchKeyPage } from '../ports/sync-store.js';
+import type { FetchKeyPage } from '../ports/fetches.js';
+import type { ClaimedRecord } from '../ports/sync-store.js';
 
 /** One planned key answer: from `cursor` (exclusive), expected to carry `covers`. */
 export interface KeyRead {

@@ -1,13 +1,6 @@
 import type { LedgerTx } from '../../domain/model.js';
-import type {
-  ClaimedRecord,
-  FetchByHash,
-  FetchKeyPage,
-  FetchPage,
-  PendingRecord,
-  SyncStore,
-  WriteCounts,
-} from '../ports/sync-store.js';
+import type { FetchByHash, FetchKeyPage, FetchPage } from '../ports/fetches.js';
+import type { ClaimedRecord, PendingRecord, SyncStore, WriteCounts } from '../ports/sync-store.js';
 import { errorText, quietLogger, type SyncLogger } from '../sync-logger.js';
 import { addCounts, zeroCounts } from '../write-counts.js';
 import { planKeyRereads, readKeyRereads } from './reread-by-key.js';

@@ -8,7 +8,8 @@
  * one by one through `/txsByHash`.
  */
 import { PAGE_SIZE } from '../../defaults.js';
-import type { StreamSpec } from '../ports/sync-store.js';
+
+import type { StreamSpec } from '../../domain/stream-key.js';
 
 /** A due record and where it stands in the lists (see `ClaimedRecord`). */
 export interface RereadCandidate {

@@ -8,23 +8,12 @@
  */
 import { LEASE_MS, SETTLE_MS } from '../../defaults.js';
 import type { LedgerTx, RejectedRecord } from '../../domain/model.js';
+import type { StreamSpec } from '../../domain/stream-key.js';
 import { MalformedResponseError } from '../../errors.js';
 import { type CommitPipeline, createCommitPipeline } from '../commit-pipeline.js';
-import type {
-  FetchKeyPage,
-  StreamLease,
-  StreamSpec,
-  SyncStore,
-  WalkCheckpoint,
-} from '../ports/sync-store.js';
-import {
-  openGapLow,
-  type SettleMark,
-  type SettleState,
-  settleAfterWalk,
-  settleMarks,
-  tailStop,
-} from '../settle.js';
+import type { FetchKeyPage } from '../ports/fetches.js';
+import type { SettleState, StreamLease, SyncStore, WalkCheckpoint } from '../ports/sync-store.js';
+import { openGapLow, type SettleMark, settleAfterWalk, settleMarks, tailStop } from '../settle.js';
 import { delay, errorText, quietLogger, type SyncLogger } from '../sync-logger.js';
 import { addCounts, zeroCounts } from '../write-counts.js';
 import type { PageEvent, WalkResult } from './walk-types.js';

@@ -1,7 +1,7 @@
 import type { LedgerTx, TxPage } from '../../domain/model.js';
+import type { StreamSpec } from '../../domain/stream-key.js';
 import { type CommitPipeline, createCommitPipeline } from '../commit-pipeline.js';
-import type { StreamLease, StreamSpec, SyncStore, WalkCheckpoint } from '../ports/sync-store.js';
-import type { SettleState } from '../settle.js';
+import type { SettleState, StreamLease, SyncStore, WalkCheckpoint } from '../ports/sync-store.js';
 import { addCounts } from '../write-counts.js';
 import type { WalkResult, WalkStreamInput } from './walk-types.js';
 

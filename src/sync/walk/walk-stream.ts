@@ -2,10 +2,15 @@ import { LEASE_MS, SETTLE_MS } from '../../defaults.js';
 import type { TxPage } from '../../domain/model.js';
 import { pageRawIds, sameIds } from '../../domain/page-links.js';
 import { MalformedResponseError } from '../../errors.js';
-import type { ReleaseOutcome, StreamLease, StreamState, SyncStore } from '../ports/sync-store.js';
+import type {
+  ReleaseOutcome,
+  SettleState,
+  StreamLease,
+  StreamState,
+  SyncStore,
+} from '../ports/sync-store.js';
 import {
   createSettleTracker,
-  type SettleState,
   type SettleTracker,
   settleAfterWalk,
   settleMarks,
@@ -18,8 +23,6 @@ import { createPageWindow, type PageWindow } from './page-window.js';
 import { createWalkCommits, type WalkCommits } from './walk-commits.js';
 import { afterPage, requestBounds, startCursor, type WalkCursor } from './walk-cursor.js';
 import type { WalkResult, WalkStreamInput } from './walk-types.js';
-
-export type { PageEvent, WalkResult, WalkStreamInput } from './walk-types.js';
 
 const DEFAULTS = {
   leaseMs: LEASE_MS.walk,

@@ -2,7 +2,7 @@
 import { sql } from 'drizzle-orm';
 import { RECHECK_DEFAULTS } from '../../defaults.js';
 import type { Executor } from '../rows.js';
-import type { PendingReason } from '../write/encode.js';
+import type { PendingReason } from './encode.js';
 
 /**
  * When and how often records that are not final are re-read.

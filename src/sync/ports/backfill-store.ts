@@ -1,0 +1,86 @@
+/**
+ * The parallel backfill's port: its runs, the ranges of rawIds they prove, and the writes of a
+ * range's pages with their proofs. Implemented in `src/db/stores/pg-backfill-store.ts`.
+ */
+import type { LedgerTx, RejectedRecord } from '../../domain/model.js';
+import type { RawIdRange } from '../../domain/raw-id-ranges.js';
+import type { WriteCounts } from './sync-store.js';
+
+/** One parallel backfill of a stream, as stored. */
+export interface BackfillRun {
+  id: string;
+  key: string;
+  /** The newest rawId on page 1 when the run began: what the run must prove down to 0. */
+  headRawId: number;
+  totalPages: number;
+  status: 'running' | 'done' | 'failed';
+  round: number;
+  /** When the run began (ms), after reading its head: its range pages' gaps settle a window later. */
+  headAt: number;
+  /** The lowest rawId missing from a page read before it could settle; `null` when none was. */
+  openGap: number | null;
+}
+
+/** The persistence of the parallel backfill. Implemented in `src/db/stores/pg-backfill-store.ts`. */
+export interface BackfillStore extends RangePageWriter {
+  /** Records a new run; `null` when the stream already has one running. */
+  startRun(run: Omit<BackfillRun, 'status' | 'round' | 'headAt' | 'openGap'>): Promise<BackfillRun | null>;
+  getRun(id: string): Promise<BackfillRun | null>;
+  /** Whether the stream has a watermark or a walk in progress, read without taking its lease. */
+  streamStarted(key: string): Promise<boolean>;
+  /** The stream's run in progress, if any. */
+  runningRun(key: string): Promise<BackfillRun | null>;
+  /** Every range proven for the stream so far, by any run, merged. */
+  provenRanges(key: string): Promise<RawIdRange[]>;
+  /**
+   * Stores the stream's proven ranges in their merged form (same proof, fewer rows), so what is
+   * kept grows with the ranges still apart rather than with every batch ever committed. Returns
+   * how many ranges are left.
+   */
+  compactProvenRanges(key: string): Promise<number>;
+  /**
+   * How many stored records have a rawId above `rawId`: all stored records count, since only the
+   * global list, which holds every record, is backfilled in parallel.
+   */
+  storedAbove(rawId: number): Promise<number>;
+  /** Records a check's outcome on the run. */
+  recordCheck(input: {
+    id: string;
+    round: number;
+    gaps: RawIdRange[];
+    status: BackfillRun['status'];
+    error?: string;
+  }): Promise<void>;
+}
+
+/** One fetched page of a range task, waiting to be committed. */
+export interface RangePage {
+  page: number;
+  records: LedgerTx[];
+  rejected: RejectedRecord[];
+  /** The lowest rawId missing from the page that may still fill in (see `settle.ts`); absent: none. */
+  openGap?: number | null | undefined;
+}
+
+/** The store's writes of a range's pages (part of `BackfillStore`). */
+export interface RangePageWriter {
+  /**
+   * Stores a page's records (idempotent upserts) and the ranges it proves, in one transaction; a
+   * page's `openGap` lowers the run's (`BackfillRun.openGap`) in the same transaction.
+   */
+  commitRangePage(
+    input: RangePage & { key: string; backfillId: string; proven: RawIdRange[] },
+  ): Promise<WriteCounts>;
+  /**
+   * Stores consecutive pages' records and the ranges they prove, in one transaction. Optional:
+   * without it the pages are committed one at a time through `commitRangePage`.
+   */
+  commitRangePages?:
+    | ((input: {
+        key: string;
+        backfillId: string;
+        pages: RangePage[];
+        proven: RawIdRange[];
+      }) => Promise<WriteCounts>)
+    | undefined;
+}
