@@ -6,13 +6,13 @@
  */
 
 import { immutableDifferences } from '../../src/db/schema/immutable-columns.js';
+import type { PendingReason, TransactionRow } from '../../src/db/write/encode.js';
+import { prepareBatch } from '../../src/db/write/prepare-batch.js';
 import {
   DEFAULT_RECHECK_POLICY,
   nextRereadDelay,
   type RecheckPolicy,
 } from '../../src/db/write/reread-queue.js';
-import type { PendingReason, TransactionRow } from '../../src/db/write/encode.js';
-import { prepareBatch } from '../../src/db/write/write-transactions.js';
 import type { LedgerTx, RejectedRecord } from '../../src/domain/model.js';
 import type { PendingRecord, WriteCounts } from '../../src/sync/ports/sync-store.js';
 

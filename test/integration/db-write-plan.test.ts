@@ -3,11 +3,9 @@ import { after, before, describe, it } from 'node:test';
 import { sql } from 'drizzle-orm';
 import { queryRows } from '../../src/db/rows.js';
 import { claimDueQuery } from '../../src/db/stores/reread-store.js';
-import {
-  buildUpsertQuery,
-  DEFAULT_RECHECK_POLICY,
-  prepareBatch,
-} from '../../src/db/write/write-transactions.js';
+import { prepareBatch } from '../../src/db/write/prepare-batch.js';
+import { DEFAULT_RECHECK_POLICY } from '../../src/db/write/reread-queue.js';
+import { buildRereadWrite } from '../../src/db/write/reread-write-sql.js';
 import { createTestDatabase, makeLedgerTx, type TestDatabase } from '../helpers/database.js';
 
 describe('page write plan', () => {
@@ -42,7 +40,7 @@ describe('page write plan', () => {
     const now = new Date('2026-03-01T12:00:00Z');
     const batch = prepareBatch(records, { now, burnWindowMs: DEFAULT_RECHECK_POLICY.burnWindowMs });
     assert.equal(batch.records.length, 160);
-    const query = buildUpsertQuery({ records: batch.records, now, queueRechecks: DEFAULT_RECHECK_POLICY });
+    const query = buildRereadWrite({ records: batch.records, now });
     const plan = (await queryRows<{ 'QUERY PLAN': string }>(t.database.db, sql`EXPLAIN ${query}`))
       .map((row) => row['QUERY PLAN'])
       .join('\n');
@@ -57,7 +55,7 @@ describe('page write plan', () => {
     await t.database.db.execute(sql`ALTER TABLE ledger_transactions SET (autovacuum_enabled = false)`);
     const now = new Date('2026-03-01T12:00:00Z');
     const seed = prepareBatch([makeLedgerTx({ rawId: 30_001 })], { now, burnWindowMs: 0 });
-    await t.database.db.execute(buildUpsertQuery({ records: seed.records, now, queueRechecks: null }));
+    await t.database.db.execute(buildRereadWrite({ records: seed.records, now }));
     await t.database.db.execute(sql`
       INSERT INTO ledger_transactions
       SELECT (jsonb_populate_record(t, jsonb_build_object(

@@ -80,7 +80,7 @@ describe('npm run build', { timeout: 120_000 }, () => {
     for (const name of ['createLedgerClient', 'createSimulator', 'createContext', 'syncOnce', 'loadConfig']) {
       assert.equal(typeof library[name], 'function', `${name} is exported`);
     }
-    for (const internal of ['walkStream', 'createPgStore', 'fetchRange', 'buildUpsertQuery']) {
+    for (const internal of ['walkStream', 'createPgStore', 'fetchRange', 'buildPageWrite']) {
       assert.equal(library[internal], undefined, `${internal} stays internal`);
     }
   });

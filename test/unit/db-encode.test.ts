@@ -7,7 +7,8 @@ import {
   parseBundleItems,
   pendingReason,
 } from '../../src/db/write/encode.js';
-import { prepareBatch } from '../../src/db/write/write-transactions.js';
+
+import { prepareBatch } from '../../src/db/write/prepare-batch.js';
 import { recomputeLedgerHash, signedMessage } from '../../src/domain/integrity.js';
 import type { LedgerTx } from '../../src/domain/model.js';
 import { InvalidRecordError } from '../../src/errors.js';

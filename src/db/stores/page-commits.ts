@@ -7,11 +7,13 @@ import type { Database } from '../connect.js';
 import type { Db } from '../drizzle-db.js';
 import { queryRows } from '../rows.js';
 import { warnIntegrityMismatches } from '../write/integrity-log.js';
+import { buildPageWrite } from '../write/page-write-sql.js';
+import { prepareBatch } from '../write/prepare-batch.js';
 import { toRejectedRows } from '../write/rejected-rows.js';
-import { withRetries } from '../write/write-retries.js';
-import { prepareBatch, writeTransactions } from '../write/write-transactions.js';
-import { leaseLost } from './lease-store.js';
 import type { RecheckPolicy } from '../write/reread-queue.js';
+import { withRetries } from '../write/write-retries.js';
+import { writeTransactions } from '../write/write-transactions.js';
+import { leaseLost } from './lease-store.js';
 
 /** Options of {@link createPageCommits}. */
 export interface PageCommitOptions {
@@ -49,26 +51,29 @@ export function createPageCommits(options: PageCommitOptions): Pick<SyncStore, '
         () =>
           writeTransactions(database.db, {
             records: prepared.records,
-            divergent: prepared.divergent,
-            now: at,
-            queueRechecks: policy,
             prepared: true,
-            page: {
-              streamKey: lease.key,
-              fence: lease.fence,
-              owner: lease.owner,
-              page: commit.page,
-              walk: commit.walk,
-              watermark: commit.watermark,
-              settle: commit.settle,
-              head: pageOneHead(pages),
-              rejected: toRejectedRows(early),
-              synchronousCommit: commit.durable === true ? 'on' : synchronousCommit,
-              fromPage: commit.lane ? undefined : commit.fromPage,
-              fromCursor: commit.lane ? undefined : commit.fromCursor,
-              pages: pages.length,
-              lane: commit.lane && { ...commit.lane, attempt: commit.walk?.attempt ?? '' },
-            },
+            statement: buildPageWrite({
+              records: prepared.records,
+              divergent: prepared.divergent,
+              now: at,
+              policy,
+              page: {
+                streamKey: lease.key,
+                fence: lease.fence,
+                owner: lease.owner,
+                page: commit.page,
+                walk: commit.walk,
+                watermark: commit.watermark,
+                settle: commit.settle,
+                head: pageOneHead(pages),
+                rejected: toRejectedRows(early),
+                synchronousCommit: commit.durable === true ? 'on' : synchronousCommit,
+                fromPage: commit.lane ? undefined : commit.fromPage,
+                fromCursor: commit.lane ? undefined : commit.fromCursor,
+                pages: pages.length,
+                lane: commit.lane && { ...commit.lane, attempt: commit.walk?.attempt ?? '' },
+              },
+            }),
           }),
         logger,
       );

@@ -12,9 +12,12 @@ import {
   selectStreamStarted,
 } from '../queries/backfill-proofs.js';
 import { warnIntegrityMismatches } from '../write/integrity-log.js';
+import { prepareBatch } from '../write/prepare-batch.js';
+import { buildRangeWrite } from '../write/range-write-sql.js';
 import { type RejectedRow, toPagedRejectedRows } from '../write/rejected-rows.js';
+import { DEFAULT_RECHECK_POLICY } from '../write/reread-queue.js';
 import { withRetries } from '../write/write-retries.js';
-import { DEFAULT_RECHECK_POLICY, prepareBatch, writeTransactions } from '../write/write-transactions.js';
+import { writeTransactions } from '../write/write-transactions.js';
 import { compactProvenRanges, insertBackfillRun, updateBackfillCheck } from './backfill-runs.js';
 
 /**
@@ -50,20 +53,22 @@ export function createProofStore(options: {
       () =>
         writeTransactions(database.db, {
           records: prepared.records,
-          divergent: prepared.divergent,
-          origin: { streamKey: input.key, backfillId: input.backfillId },
-          now: at,
-          queueRechecks: DEFAULT_RECHECK_POLICY,
           // Parsed once per connection, not per commit (connections plan it afresh each time).
           prepared: true,
-          range: {
-            streamKey: input.key,
-            backfillId: input.backfillId,
-            owner: backfillOwner(input.backfillId),
-            rejected: rejectedWithPages(input.pages, prepared.rejected),
-            proven: input.proven,
-            openGap: lowestOpenGap(input.pages),
-          },
+          statement: buildRangeWrite({
+            records: prepared.records,
+            divergent: prepared.divergent,
+            now: at,
+            policy: DEFAULT_RECHECK_POLICY,
+            range: {
+              streamKey: input.key,
+              backfillId: input.backfillId,
+              owner: backfillOwner(input.backfillId),
+              rejected: rejectedWithPages(input.pages, prepared.rejected),
+              proven: input.proven,
+              openGap: lowestOpenGap(input.pages),
+            },
+          }),
         }),
       options.logger,
     );

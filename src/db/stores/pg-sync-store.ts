@@ -2,9 +2,9 @@ import type { Logger } from '../../logger.js';
 import type { SyncStore } from '../../sync/ports/sync-store.js';
 import type { Database } from '../connect.js';
 import { nameOperations } from '../database-errors.js';
+import { DEFAULT_RECHECK_POLICY, type RecheckPolicy } from '../write/reread-queue.js';
 import { createLeaseStore } from './lease-store.js';
 import { createPageCommits } from './page-commits.js';
-import { DEFAULT_RECHECK_POLICY, type RecheckPolicy } from '../write/reread-queue.js';
 import { createRereadStore } from './reread-store.js';
 
 /** Options of {@link createPgStore}. */

@@ -5,10 +5,12 @@ import type { Logger } from '../../logger.js';
 import type { ClaimedRecord, PendingRecord, SyncStore, WriteCounts } from '../../sync/ports/sync-store.js';
 import type { Database } from '../connect.js';
 import { type Executor, queryRows } from '../rows.js';
+import { prepareBatch } from '../write/prepare-batch.js';
 import { writeRejected } from '../write/rejected-rows.js';
-import { withRetries } from '../write/write-retries.js';
-import { prepareBatch, writeTransactions } from '../write/write-transactions.js';
 import { type RecheckPolicy, rescheduleRechecks } from '../write/reread-queue.js';
+import { buildRereadWrite } from '../write/reread-write-sql.js';
+import { withRetries } from '../write/write-retries.js';
+import { type TransactionWriteResult, writeTransactions } from '../write/write-transactions.js';
 
 /**
  * Settings of a re-read transaction: commit without waiting for the disk flush (see
@@ -29,6 +31,17 @@ export interface RereadStoreOptions {
 }
 
 /** The re-read part of the sync store (see `createPgStore`). */
+/** What a re-read that found no record to store wrote. */
+const NOTHING_WRITTEN: TransactionWriteResult = {
+  fenced: true,
+  inserted: 0,
+  updated: 0,
+  unchanged: 0,
+  conflicts: 0,
+  conflicted: [],
+  clashes: [],
+};
+
 export function createRereadStore(
   options: RereadStoreOptions,
 ): Pick<SyncStore, 'duePending' | 'claimDue' | 'commitReread'> {
@@ -77,12 +90,14 @@ export function createRereadStore(
       });
       return inTransaction('reread-write', async (tx) => {
         await tx.execute(sql`SELECT ${SESSION_SETTINGS(synchronousCommit)}`);
-        const written = await writeTransactions(tx, {
-          records: prepared.records,
-          now: input.now,
-          queueRechecks: null,
-          prepared: true,
-        });
+        const written =
+          prepared.records.length === 0
+            ? NOTHING_WRITTEN
+            : await writeTransactions(tx, {
+                records: prepared.records,
+                prepared: true,
+                statement: buildRereadWrite({ records: prepared.records, now: input.now }),
+              });
         const rejected = [...prepared.rejected, ...written.clashes];
         await writeRejected(tx, { rejected, streamKey: null, page: null, now: input.now });
         // A record refused, or served with other immutable fields, keeps its re-read schedule.

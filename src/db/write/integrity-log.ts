@@ -1,6 +1,7 @@
 /** Warnings for records that are not what their sender signed: stored anyway, logged once per page. */
 import type { Logger } from '../../logger.js';
-import type { ServedRecord } from './upsert-sql.js';
+
+import type { ServedRecord } from './record-write-sql.js';
 
 /** rawIds listed in one warning; the count is always given. */
 const LISTED = 10;

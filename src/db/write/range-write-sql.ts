@@ -1,5 +1,90 @@
-/** The range write: a parallel backfill's pages committed with the ranges they prove. */
+/**
+ * The range write: a parallel backfill's pages committed on their own, in one statement: the
+ * records, their rejected ones, the ranges they prove and the lease's extension, committed
+ * asynchronously (a commit lost in a crash only leaves a gap for the check to repair). Run it
+ * outside a transaction: it is one. SQL without I/O.
+ */
 import { type SQL, sql } from 'drizzle-orm';
+import { textArray } from '../text-array.js';
+import {
+  type RecordWriteInput,
+  recordWriteCtes,
+  rejectedWithClashes,
+  rereadQueueCtes,
+  writeResult,
+} from './record-write-sql.js';
+import { type RejectedRow, upsertRejectedSql } from './rejected-rows.js';
+import type { RecheckPolicy } from './reread-queue.js';
+
+/** The backfill side of a range commit. */
+export interface RangeWrite {
+  streamKey: string;
+  backfillId: string;
+  /** The backfill's owner of the stream lease (`backfillOwner`). */
+  owner: string;
+  /** Records set aside before the write, grouped, each with its page (`toPagedRejectedRows`). */
+  rejected: readonly RejectedRow[];
+  /** The ranges of rawIds the pages prove. */
+  proven: ReadonlyArray<{ lo: number; hi: number; loPage?: number | undefined }>;
+  /** The lowest rawId missing from the pages that may still fill in: lowers the run's `open_gap`. */
+  openGap?: number | null | undefined;
+}
+
+/** Input of {@link buildRangeWrite}. */
+export interface RangeWriteInput extends Pick<RecordWriteInput, 'records' | 'divergent'> {
+  now: Date;
+  /** Queues the records not final for re-reading with this policy. */
+  policy: RecheckPolicy;
+  range: RangeWrite;
+}
+
+/** The range write's statement; its result row is {@link writeResult}'s. */
+export function buildRangeWrite(input: RangeWriteInput): SQL {
+  const now = input.now.toISOString();
+  const { range } = input;
+  const records = recordWriteCtes({
+    records: input.records,
+    divergent: input.divergent,
+    streamKey: range.streamKey,
+    runId: sql`NULL::bigint`,
+    backfillId: range.backfillId,
+    now,
+    fenced: false,
+  });
+  return sql`
+    WITH ${records}${rereadQueueCtes(input.policy, now)}${rangeCtes(range, now)}
+    ${writeResult({ fenced: false, synchronousCommit: 'off' })}
+  `;
+}
+
+/**
+ * Stores a parallel backfill range's rejected records (with their pages), extends the backfill's
+ * lease on the stream once a third of it has passed, and records the ranges the pages prove: with
+ * the records, in the one statement, so a proof never exists without them.
+ */
+function rangeCtes(range: RangeWrite, now: string): SQL {
+  const proven = [
+    range.proven.map((r) => String(r.lo)),
+    range.proven.map((r) => String(r.hi)),
+    range.proven.map((r) => (r.loPage === undefined ? null : String(r.loPage))),
+  ].map((values) => textArray(values));
+  const source = rejectedWithClashes(range.rejected, sql``);
+  return sql`,
+    rejected_written AS (${upsertRejectedSql({ source, streamKey: range.streamKey, page: sql`s.page`, now })}),
+    lease_renewed AS (${backfillLeaseRenewal({ key: range.streamKey, owner: range.owner, at: now })}),
+    proven_written AS (
+      INSERT INTO backfill_proven_ranges (stream_key, lo, hi, lo_page, backfill_id, proven_at)
+      SELECT ${range.streamKey}, p.lo, p.hi, p.lo_page, ${range.backfillId}, ${now}::timestamptz
+      FROM unnest(${proven[0]}::bigint[], ${proven[1]}::bigint[], ${proven[2]}::integer[]) AS p(lo, hi, lo_page)
+    )${
+      range.openGap === null || range.openGap === undefined
+        ? sql``
+        : sql`,
+    gap_kept AS (
+      UPDATE backfill_runs SET open_gap = least(open_gap, ${range.openGap}::bigint) WHERE id = ${range.backfillId}
+    )`
+    }`;
+}
 
 /**
  * The update that extends the stream lease a parallel backfill holds while its ranges make

@@ -1,13 +1,22 @@
-import { createHash } from 'node:crypto';
 import { type SQL, sql } from 'drizzle-orm';
 import type { RejectedRecord } from '../../domain/model.js';
 import type { Executor } from '../rows.js';
 import { toStorableText } from './encode.js';
 
-/** A `rejected_records` row to write: one per distinct reason and raw text, with its sightings. */
+/**
+ * A rejected record's fingerprint, `rejected_records.fingerprint`: sha256 (hex) of its reason, a
+ * newline and its raw text, over SQL text expressions. Written here only: the rows a write sets
+ * aside before the statement get theirs from the same expression ({@link rejectedSource}).
+ */
+export function rejectedFingerprint(reason: SQL, rawText: SQL): SQL {
+  return sql`encode(sha256(convert_to(${reason} || E'\n' || ${rawText}, 'UTF8')), 'hex')`;
+}
+
+/**
+ * A `rejected_records` row to write: one per distinct reason and raw text (its fingerprint,
+ * {@link rejectedFingerprint}), with its sightings.
+ */
 export interface RejectedRow {
-  /** sha256 of reason, a newline and the raw text. */
-  fingerprint: string;
   seenCount: number;
   reason: string;
   rawText: string;
@@ -17,7 +26,7 @@ export interface RejectedRow {
   page?: number | null | undefined;
 }
 
-/** Groups rejected records by fingerprint (pure): the same bad record twice is one row seen twice. */
+/** Groups rejected records by reason and raw text (pure): the same bad record twice is one row seen twice. */
 export function toRejectedRows(rejected: readonly RejectedRecord[]): RejectedRow[] {
   return toPagedRejectedRows(rejected.map((record) => ({ record, page: null })));
 }
@@ -29,20 +38,20 @@ export function toRejectedRows(rejected: readonly RejectedRecord[]): RejectedRow
 export function toPagedRejectedRows(
   rejected: ReadonlyArray<{ record: RejectedRecord; page: number | null }>,
 ): RejectedRow[] {
+  // Keyed as the fingerprint hashes them: the same key, the same fingerprint.
   const byFingerprint = new Map<string, RejectedRow>();
   for (const { record, page } of rejected) {
     const reason = toStorableText(record.reason);
     const rawText = toStorableText(record.raw);
-    const fingerprint = createHash('sha256').update(reason).update('\n').update(rawText).digest('hex');
-    const seen = byFingerprint.get(fingerprint);
+    const key = `${reason}\n${rawText}`;
+    const seen = byFingerprint.get(key);
     if (seen) {
       seen.seenCount += 1;
       if (page !== null && (seen.page === null || seen.page === undefined || page > seen.page))
         seen.page = page;
       continue;
     }
-    byFingerprint.set(fingerprint, {
-      fingerprint,
+    byFingerprint.set(key, {
       seenCount: 1,
       reason,
       rawText,
@@ -54,11 +63,13 @@ export function toPagedRejectedRows(
   return [...byFingerprint.values()];
 }
 
-/** The rows as a `json_to_recordset` source with the columns of {@link RejectedRow} in snake_case (`page` null when absent). */
+/**
+ * The rows as a subquery (to alias) with the columns of {@link RejectedRow} in snake_case
+ * (`page` null when absent) and their `fingerprint`.
+ */
 export function rejectedSource(rows: readonly RejectedRow[]): SQL {
   const json = JSON.stringify(
     rows.map((r) => ({
-      fingerprint: r.fingerprint,
       seen_count: r.seenCount,
       reason: r.reason,
       raw_text: r.rawText,
@@ -67,8 +78,12 @@ export function rejectedSource(rows: readonly RejectedRow[]): SQL {
       page: r.page ?? null,
     })),
   );
-  return sql`json_to_recordset(${json}::json)
-    AS r(fingerprint text, seen_count integer, reason text, raw_text text, raw_id bigint, ledger_hash text, page integer)`;
+  return sql`(
+      SELECT ${rejectedFingerprint(sql`j.reason`, sql`j.raw_text`)} AS fingerprint,
+             j.seen_count, j.reason, j.raw_text, j.raw_id, j.ledger_hash, j.page
+      FROM json_to_recordset(${json}::json)
+        AS j(seen_count integer, reason text, raw_text text, raw_id bigint, ledger_hash text, page integer)
+    )`;
 }
 
 /**
@@ -107,7 +122,7 @@ export async function writeRejected(
   input: { rejected: readonly RejectedRecord[]; streamKey: string | null; page: number | null; now: Date },
 ): Promise<void> {
   if (input.rejected.length === 0) return;
-  const source = sql`(SELECT * FROM ${rejectedSource(toRejectedRows(input.rejected))}) s`;
+  const source = sql`${rejectedSource(toRejectedRows(input.rejected))} s`;
   await executor.execute(
     upsertRejectedSql({ source, streamKey: input.streamKey, page: input.page, now: input.now.toISOString() }),
   );

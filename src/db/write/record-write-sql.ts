@@ -1,0 +1,297 @@
+/**
+ * The named pieces every mode of the record write (page, range, re-read: `page-write-sql.ts`,
+ * `range-write-sql.ts`, `reread-write-sql.ts`) builds its one statement from, as SQL without I/O:
+ * the records as rows, their conflicts, the row writes, the status history, the bundle items,
+ * the re-read queue, the rejected records refused for a taken hash, and the result row. Columns
+ * travel as one text[] parameter each.
+ */
+import { type SQL, sql } from 'drizzle-orm';
+import { BUNDLE_ITEM_COLUMNS, RECORD_COLUMNS, type WrittenColumn } from '../schema/transaction-columns.js';
+import { textArray } from '../text-array.js';
+import { conflictCtes, immutableTuple } from './conflict-sql.js';
+import type { EncodedTransaction } from './encode.js';
+import { type RejectedRow, rejectedFingerprint, rejectedSource } from './rejected-rows.js';
+import type { RecheckPolicy } from './reread-queue.js';
+
+const COLUMNS = RECORD_COLUMNS.map((c) => c.name);
+const castTo = (column: WrittenColumn<string>): string =>
+  column.sqlType === 'text' ? column.name : `${column.name}::${column.sqlType} AS ${column.name}`;
+
+// Fixed identifiers only: no value ever goes into these strings. Values travel as one text[]
+// parameter per column (driver-independent, cheap to parse), cast to the column types in SQL.
+const CAST_LIST = sql.raw(
+  [...RECORD_COLUMNS.map(castTo), 'pending', 'page::integer AS page', 'divergent::boolean AS divergent'].join(
+    ', ',
+  ),
+);
+const UNNEST_NAMES = sql.raw([...COLUMNS, 'pending', 'page', 'divergent'].join(', '));
+const COLUMN_LIST = sql.raw(COLUMNS.join(', '));
+const DATA_COLUMNS = COLUMNS.filter((c) => c !== 'raw_id');
+const SELECT_LIST = sql.raw(COLUMNS.map((c) => (c === 'token_tag' ? 'i.matched_tag' : `i.${c}`)).join(', '));
+// Check outcomes a write may lack (signatures not checked this time): a stored outcome stays.
+const KEPT_WHEN_NULL: ReadonlySet<string> = new Set(['signature_check']);
+const newValue = (c: string, value: string, stored: string): string =>
+  KEPT_WHEN_NULL.has(c) ? `coalesce(${value}, ${stored}.${c})` : value;
+const excludedValue = (c: string): string => newValue(c, `excluded.${c}`, 'ledger_transactions');
+const UPDATE_SET = sql.raw(DATA_COLUMNS.map((c) => `${c} = ${excludedValue(c)}`).join(', '));
+const CURRENT_VALUES = sql.raw(DATA_COLUMNS.map((c) => `ledger_transactions.${c}`).join(', '));
+const NEW_VALUES = sql.raw(DATA_COLUMNS.map(excludedValue).join(', '));
+const taggedColumn = (c: string): string => newValue(c, c === 'token_tag' ? 'i.matched_tag' : `i.${c}`, 't');
+const TAGGED_SET = sql.raw(DATA_COLUMNS.map((c) => `${c} = ${taggedColumn(c)}`).join(', '));
+const STORED_VALUES = sql.raw(DATA_COLUMNS.map((c) => `t.${c}`).join(', '));
+const TAGGED_VALUES = sql.raw(DATA_COLUMNS.map(taggedColumn).join(', '));
+
+/**
+ * Why a record is refused when another rawId already stores its `ledgerHash` (the reason its
+ * rejected row keeps), over the `clash` CTE's `i` (the record) and `t` (the stored one): written
+ * here only, and read back by `writeTransactions`.
+ */
+const CLASH_REASON = sql.raw(
+  `'ledgerHash ' || i.ledger_hash || ' is already stored under rawId ' || t.raw_id`,
+);
+
+/** A record to write, with the page that served it. */
+export interface ServedRecord extends EncodedTransaction {
+  /** The page it was served on; null or absent when unknown (re-reads). */
+  page?: number | null | undefined;
+}
+
+/** What every mode writes: the records, and where they were served. */
+export interface RecordWriteInput {
+  /** One per rawId. */
+  records: readonly ServedRecord[];
+  /** Later sightings of those records that disagree with them: recorded as conflicts only. */
+  divergent?: readonly ServedRecord[] | undefined;
+  /** The stream the records were served for (conflicts note it); null for re-reads. */
+  streamKey: string | null;
+  /** An expression giving the `sync_runs` id of the page's run, or NULL. */
+  runId: SQL;
+  /** The parallel backfill the records were served for, or null. */
+  backfillId: string | null;
+  /** ISO time of the write. */
+  now: string;
+  /** Whether the records are written only once the `fenced` CTE (before them) has a row. */
+  fenced: boolean;
+}
+
+/**
+ * The records' part of the statement, the same in every mode: `served`, `input`, `tagged`, `old`
+ * and `clash` (the rows), `conflict` and `conflicts_written`, `fresh`, `changed` and `upserted`
+ * (the row writes), `history`, and the bundle items. A mode adds its own CTEs after it.
+ */
+export function recordWriteCtes(input: RecordWriteInput): SQL {
+  const conflicts = conflictCtes({
+    streamKey: input.streamKey,
+    runId: input.runId,
+    backfillId: input.backfillId,
+    now: input.now,
+  });
+  return sql`${servedCtes(input)},
+    ${conflicts},
+    ${rowWriteCtes(input.now)},
+    ${historyCte(input.now)},
+    ${bundleItemCtes(input.records)}`;
+}
+
+/**
+ * The records as rows: `served` (every sighting, the divergent ones only take part in the
+ * conflict check), `input` (one per rawId), `tagged` (with the `ledger_tokens` tag matching
+ * theirs), `old` (their stored rows) and `clash` (those whose `ledgerHash` another rawId has, with the reason they are refused).
+ */
+function servedCtes(input: RecordWriteInput): SQL {
+  const divergent = input.divergent ?? [];
+  const rows = divergent.length === 0 ? input.records : [...input.records, ...divergent];
+  const columns = sql.join(
+    [
+      ...COLUMNS.map((c) => rows.map((r) => cell(r.row[c]))),
+      rows.map((r) => r.pending),
+      rows.map((r) => (r.page === null || r.page === undefined ? null : String(r.page))),
+      rows.map((_, i) => (i < input.records.length ? 'f' : 't')),
+    ].map((values) => sql`${textArray(values)}::text[]`),
+    sql`, `,
+  );
+  return sql`served AS (
+      -- Every sighting; the divergent ones only take part in the conflict check.
+      SELECT ${CAST_LIST} FROM unnest(${columns}) AS r(${UNNEST_NAMES})
+      ${input.fenced ? sql`WHERE EXISTS (SELECT 1 FROM fenced)` : sql``}
+    ),
+    input AS (
+      SELECT ${COLUMN_LIST}, pending FROM served WHERE NOT divergent
+    ),
+    folded_tags AS (
+      SELECT DISTINCT ON (lower(tag)) lower(tag) AS folded, tag FROM ledger_tokens ORDER BY lower(tag), tag
+    ),
+    tagged AS (
+      SELECT i.*, coalesce(exact.tag, folded.tag, i.token_tag) AS matched_tag
+      FROM input i
+      LEFT JOIN ledger_tokens exact ON exact.tag = i.token_tag
+      LEFT JOIN folded_tags folded ON folded.folded = lower(i.token_tag)
+    ),
+    old AS (
+      SELECT t.* FROM ledger_transactions t WHERE t.raw_id IN (SELECT raw_id FROM input)
+    ),
+    clash AS (
+      SELECT i.raw_id, i.ledger_hash, t.raw_id AS other_raw_id, ${CLASH_REASON} AS reason
+      FROM input i JOIN ledger_transactions t ON t.ledger_hash = i.ledger_hash AND t.raw_id <> i.raw_id
+    )`;
+}
+
+/**
+ * `fresh` (records inserted), `changed` (stored records updated) and `upserted` (both): only rows
+ * that differ are written, and never one in conflict or clash.
+ */
+function rowWriteCtes(now: string): SQL {
+  return sql`fresh AS (
+      -- Records not stored at the statement's start. ON CONFLICT only guards against another
+      -- writer inserting the same record meanwhile; then it behaves like the update below.
+      INSERT INTO ledger_transactions (${COLUMN_LIST}, first_seen_at, updated_at)
+      SELECT ${SELECT_LIST}, ${now}::timestamptz, ${now}::timestamptz
+      FROM tagged i
+      WHERE i.raw_id NOT IN (SELECT raw_id FROM old) AND i.raw_id NOT IN (SELECT raw_id FROM clash)
+      ORDER BY i.raw_id
+      ON CONFLICT (raw_id) DO UPDATE SET ${UPDATE_SET}, updated_at = excluded.updated_at
+      WHERE (${CURRENT_VALUES}) IS DISTINCT FROM (${NEW_VALUES})
+        AND ${immutableTuple('ledger_transactions')} IS NOT DISTINCT FROM ${immutableTuple('excluded')}
+      RETURNING raw_id, status, internal_status, internal_status_code, data
+    ),
+    changed AS (
+      -- Stored records: only those that differ are written, and unchanged rows are not even locked.
+      -- A row whose immutable fields differ is a conflict (above), never an update.
+      UPDATE ledger_transactions t SET ${TAGGED_SET}, updated_at = ${now}::timestamptz
+      FROM tagged i
+      WHERE t.raw_id = i.raw_id
+        AND i.raw_id IN (SELECT raw_id FROM old) AND i.raw_id NOT IN (SELECT raw_id FROM clash)
+        AND (${STORED_VALUES}) IS DISTINCT FROM (${TAGGED_VALUES})
+        AND ${immutableTuple('t')} IS NOT DISTINCT FROM ${immutableTuple('i')}
+      RETURNING t.raw_id, t.status, t.internal_status, t.internal_status_code, t.data
+    ),
+    upserted AS (
+      SELECT *, true AS inserted FROM fresh UNION ALL SELECT *, false AS inserted FROM changed
+    )`;
+}
+
+/** Appends a status-history row for each record new, or whose status or internal status changed. */
+function historyCte(now: string): SQL {
+  return sql`history AS (
+      INSERT INTO ledger_tx_status_history (raw_id, status, internal_status, internal_status_code, observed_at)
+      SELECT u.raw_id, u.status, u.internal_status, u.internal_status_code, ${now}::timestamptz
+      FROM upserted u LEFT JOIN old o ON o.raw_id = u.raw_id
+      WHERE o.raw_id IS NULL
+         OR o.status IS DISTINCT FROM u.status
+         OR o.internal_status IS DISTINCT FROM u.internal_status
+      ORDER BY u.raw_id
+    )`;
+}
+
+/**
+ * The statement's one result row: `fenced`, `inserted`, `written` (inserted + updated),
+ * `conflicts` (disagreeing sightings), `kept_conflicts` (the rawIds of those among the records,
+ * JSON text) and `clashes` (JSON text, each with its reason).
+ */
+export function writeResult(commit: { fenced: boolean; synchronousCommit: 'on' | 'off' | null }): SQL {
+  const { synchronousCommit } = commit;
+  return sql`SELECT
+      ${commit.fenced ? sql`(SELECT count(*)::int FROM fenced)` : sql`1`} AS fenced,
+      ${synchronousCommit ? sql`set_config('synchronous_commit', ${synchronousCommit}, true) AS commit_mode,` : sql``}
+      (SELECT count(*)::int FROM fresh) AS inserted,
+      (SELECT count(*)::int FROM upserted) AS written,
+      (SELECT count(*)::int FROM conflict) AS conflicts,
+      (SELECT coalesce(json_agg(raw_id)::text, '[]') FROM conflict WHERE NOT divergent) AS kept_conflicts,
+      (SELECT coalesce(json_agg(json_build_object('raw_id', raw_id, 'ledger_hash', ledger_hash, 'reason', reason))::text, '[]')
+       FROM clash) AS clashes`;
+}
+
+/** Rewrites the bundle items of the records written (new ones, or stored ones whose `data` changed). */
+function bundleItemCtes(records: readonly ServedRecord[]): SQL {
+  const items = records.flatMap((r) => r.items);
+  const itemColumns = sql.join(
+    ITEM_COLUMNS.map((c) => sql`${textArray(items.map((item) => String(item[c])))}::text[]`),
+    sql`, `,
+  );
+  return sql`items_target AS (
+      SELECT u.raw_id FROM upserted u LEFT JOIN old o ON o.raw_id = u.raw_id
+      WHERE o.raw_id IS NULL OR o.data IS DISTINCT FROM u.data
+    ),
+    items_in AS (
+      SELECT ${ITEM_CAST_LIST} FROM unnest(${itemColumns}) AS r(${ITEM_COLUMN_LIST})
+    ),
+    items_deleted AS (
+      -- Key lookups by an array of the targets: joined to the few targets instead, the planner
+      -- scans the whole table while its statistics lag behind a backfill.
+      DELETE FROM ledger_bundle_items b
+      WHERE b.raw_id = ANY (ARRAY(SELECT raw_id FROM items_target))
+        AND NOT EXISTS (SELECT 1 FROM items_in n WHERE n.raw_id = b.raw_id AND n.item_index = b.item_index)
+    ),
+    items_written AS (
+      INSERT INTO ledger_bundle_items (${ITEM_COLUMN_LIST})
+      SELECT ${ITEM_COLUMN_LIST} FROM items_in n WHERE n.raw_id IN (SELECT raw_id FROM items_target)
+      ORDER BY n.raw_id, n.item_index
+      ON CONFLICT (raw_id, item_index) DO UPDATE SET ${ITEM_UPDATE_SET}
+    )`;
+}
+
+/**
+ * Queues the records written that are not final for a re-read, and drops the final ones from the
+ * queue. A queued record seen again on a page was just read: it is not due before
+ * `recheckAfterMs` from now (a later due time, a backoff, is kept).
+ */
+export function rereadQueueCtes(policy: RecheckPolicy, now: string): SQL {
+  return sql`,
+    rechecks_added AS (
+      INSERT INTO ledger_tx_rechecks AS r (raw_id, due_at, attempts, pending, unchanged)
+      SELECT i.raw_id, ${now}::timestamptz + ${policy.recheckAfterMs}::float8 * interval '1 millisecond', 0, i.pending, 0
+      FROM input i
+      WHERE i.pending IS NOT NULL
+        AND (i.raw_id IN (SELECT raw_id FROM upserted)
+             OR (i.raw_id IN (SELECT raw_id FROM ledger_tx_rechecks) AND i.raw_id NOT IN (SELECT raw_id FROM conflict)))
+      ORDER BY i.raw_id
+      ON CONFLICT (raw_id) DO UPDATE SET
+        due_at = greatest(r.due_at, excluded.due_at),
+        unchanged = CASE WHEN r.pending = excluded.pending THEN r.unchanged ELSE 0 END,
+        pending = excluded.pending
+    ),
+    rechecks_done AS (
+      DELETE FROM ledger_tx_rechecks r USING input i
+      WHERE r.raw_id = i.raw_id AND i.pending IS NULL AND i.raw_id NOT IN (SELECT raw_id FROM conflict)
+    )`;
+}
+
+/**
+ * The rejected rows a commit writes, as the source `s` of `upsertRejectedSql`: those set aside
+ * before the write (kept when `gate` holds) and those the statement refused for a `ledgerHash`
+ * stored under another rawId (`clash`), grouped by fingerprint; `s.page` is the latest page.
+ */
+export function rejectedWithClashes(early: readonly RejectedRow[], gate: SQL): SQL {
+  return sql`(
+      SELECT fingerprint, sum(seen_count)::int AS seen_count, min(reason) AS reason, min(raw_text) AS raw_text,
+             min(raw_id) AS raw_id, min(ledger_hash) AS ledger_hash, max(page) AS page
+      FROM (
+        SELECT r.fingerprint, r.seen_count, r.reason, r.raw_text, r.raw_id, r.ledger_hash, r.page
+        FROM ${rejectedSource(early)} r ${gate}
+        UNION ALL
+        SELECT ${rejectedFingerprint(sql`x.reason`, sql`x.raw_text`)}, 1, x.reason, x.raw_text,
+               x.raw_id, x.ledger_hash, x.page
+        FROM (
+          SELECT c.reason, row_to_json(i)::text AS raw_text, c.raw_id, c.ledger_hash,
+                 (SELECT min(v.page) FROM served v WHERE v.raw_id = c.raw_id) AS page
+          FROM clash c JOIN input i ON i.raw_id = c.raw_id
+        ) x
+      ) all_rejected
+      GROUP BY fingerprint
+    ) s`;
+}
+
+const ITEM_COLUMNS = BUNDLE_ITEM_COLUMNS.map((c) => c.name);
+const ITEM_CAST_LIST = sql.raw(BUNDLE_ITEM_COLUMNS.map(castTo).join(', '));
+const ITEM_COLUMN_LIST = sql.raw(ITEM_COLUMNS.join(', '));
+const ITEM_UPDATE_SET = sql.raw(
+  ITEM_COLUMNS.filter((c) => c !== 'raw_id' && c !== 'item_index')
+    .map((c) => `${c} = excluded.${c}`)
+    .join(', '),
+);
+
+function cell(value: string | number | Record<string, unknown> | null): string | null {
+  if (value === null) return null;
+  if (typeof value === 'object') return JSON.stringify(value);
+  return String(value);
+}
