@@ -1,4 +1,4 @@
-import { RECHECK_DEFAULTS, REQUEST_DEFAULTS, SETTLE_MS } from './defaults.js';
+import { REQUEST_DEFAULTS, REREAD_DEFAULTS, SETTLE_MS } from './defaults.js';
 import { ConfigError } from './errors.js';
 
 /**
@@ -270,9 +270,9 @@ export function loadConfig(
     maxBodyBytes: int('maxBodyBytes', REQUEST_DEFAULTS.maxBodyBytes, LIMITS.maxBodyBytes),
     hedgeAfter: multiple('hedgeAfter', REQUEST_DEFAULTS.hedgeAfter),
     hedgeMinMs: int('hedgeMinMs', REQUEST_DEFAULTS.hedgeMinMs, LIMITS.hedgeMinMs),
-    recheckAfterMs: int('recheckAfterMs', RECHECK_DEFAULTS.recheckAfterMs, LIMITS.recheckAfterMs),
+    recheckAfterMs: int('recheckAfterMs', REREAD_DEFAULTS.recheckAfterMs, LIMITS.recheckAfterMs),
     settleMs: int('settleMs', SETTLE_MS, LIMITS.settleMs),
-    stragglerAgeMs: int('stragglerAgeMs', RECHECK_DEFAULTS.stragglerAgeMs, LIMITS.stragglerAgeMs),
+    stragglerAgeMs: int('stragglerAgeMs', REREAD_DEFAULTS.stragglerAgeMs, LIMITS.stragglerAgeMs),
     checkSignatures: bool('checkSignatures', false),
     httpHost: parseHost(raw('httpHost'), name('httpHost')) ?? '127.0.0.1',
     httpPort: raw('httpPort') === undefined ? undefined : int('httpPort', 0, LIMITS.httpPort),

@@ -26,7 +26,7 @@ export const JOB_LOCK_MS = 30_000;
 export const PAGES_PER_RANGE = 32;
 
 /** Re-read schedule defaults of records not final yet, for `loadConfig` and the store alike. */
-export const RECHECK_DEFAULTS = {
+export const REREAD_DEFAULTS = {
   recheckAfterMs: 2_000,
   stragglerAgeMs: 2 * 60_000,
 } as const;
@@ -42,7 +42,7 @@ export const SETTLE_MS = 3_000;
 export const REFERENCE_REFRESH_MS = 10 * 60_000;
 
 /** Records one scheduled re-read job looks up at most. */
-export const RECONCILE_LIMIT = 500;
+export const REREAD_LIMIT = 500;
 
 /** Request defaults of the client, for `loadConfig` (environment) and `createLedgerClient` (options) alike. */
 export const REQUEST_DEFAULTS = {

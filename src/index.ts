@@ -33,5 +33,5 @@ export {
   type SimulatorOptions,
   type SimulatorStats,
 } from './simulator/index.js';
-export type { ReconcileResult } from './sync/reread/reread-pending.js';
+export type { RereadResult, RereadResult as ReconcileResult } from './sync/reread/reread-pending.js';
 export type { PageEvent, WalkResult } from './sync/walk/walk-types.js';

@@ -5,7 +5,7 @@ import { type Config, redactUrl } from '../config.js';
 import { type Database, openDatabase } from '../db/connect.js';
 import { createDeferredIndexes } from '../db/schema/deferred-indexes.js';
 import { migrateDatabase } from '../db/schema/migrate-database.js';
-import { createProofStore } from '../db/stores/pg-backfill-store.js';
+import { createBackfillStore } from '../db/stores/pg-backfill-store.js';
 import { createPgStore, type PgStoreOptions } from '../db/stores/pg-sync-store.js';
 import { tokensListedAt, upsertTokens } from '../db/stores/tokens.js';
 import { loadFastKeccak } from '../domain/keccak.js';
@@ -54,7 +54,9 @@ export interface CreateContextOptions {
   /** Apply pending migrations first. Default true. */
   migrate?: boolean;
   /** Re-read schedule of non-final records (tests shorten it). Default: the configuration's, else the store's. */
-  recheck?: PgStoreOptions['recheck'];
+  reread?: PgStoreOptions['reread'];
+  /** @deprecated The former name of {@link reread}; `reread` wins where both are given. */
+  recheck?: PgStoreOptions['reread'];
   /** An open database to use instead of opening one from the configuration; not closed by `close()`. */
   database?: Database;
   /**
@@ -95,16 +97,17 @@ export async function createContext(options: CreateContextOptions): Promise<AppC
     if (!options.database) await database.close();
     throw error;
   }
-  const recheck = {
+  const reread = {
     recheckAfterMs: config.recheckAfterMs,
     stragglerAgeMs: config.stragglerAgeMs,
     ...options.recheck,
+    ...options.reread,
   };
-  const pgStore = createPgStore({ database, logger, recheck, checkSignatures: config.checkSignatures });
+  const pgStore = createPgStore({ database, logger, reread, checkSignatures: config.checkSignatures });
   const writes = options.metrics?.writes;
   const store = writes === undefined ? pgStore : observeSyncStore(pgStore, writes);
-  const proofStore = createProofStore({ database, checkSignatures: config.checkSignatures, logger });
-  const backfills = writes === undefined ? proofStore : observeBackfillStore(proofStore, writes);
+  const backfillStore = createBackfillStore({ database, checkSignatures: config.checkSignatures, logger });
+  const backfills = writes === undefined ? backfillStore : observeBackfillStore(backfillStore, writes);
   return {
     // The embedded database has one connection: its writes are one at a time whatever is asked.
     config: database.kind === 'pglite' ? { ...config, writers: 1 } : config,

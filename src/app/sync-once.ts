@@ -1,4 +1,3 @@
-import { hostname } from 'node:os';
 import type { LedgerClient } from '../client/ledger-client.js';
 import { REFERENCE_REFRESH_MS } from '../defaults.js';
 import { leaseOwnerName } from '../domain/lease-owner.js';
@@ -9,7 +8,7 @@ import { syncByKey } from '../sync/backfill/key-sync.js';
 import type { BackfillStore } from '../sync/ports/backfill-store.js';
 import type { DeferredIndexes } from '../sync/ports/read-indexes.js';
 import type { SyncStore } from '../sync/ports/sync-store.js';
-import { type ReconcileResult, reconcilePending } from '../sync/reread/reread-pending.js';
+import { type RereadResult, rereadPending } from '../sync/reread/reread-pending.js';
 import { isGlobalList, listsAfterWalk } from '../sync/reread/reread-plan.js';
 import type { SyncLogger } from '../sync/sync-logger.js';
 import { walkStream } from '../sync/walk/walk-stream.js';
@@ -64,6 +63,8 @@ export interface SyncOptions extends TxListFilter {
   /** The lease owner; default `sync:<host>:<pid>:<random>`. */
   owner?: string | undefined;
   /** Re-read non-final records after the walks. Default true. */
+  reread?: boolean | undefined;
+  /** @deprecated The former name of {@link reread}; `reread` wins where both are given. */
   reconcile?: boolean | undefined;
   /**
    * Refresh tokens from `/info` first: `true` always, `false` never. Default: when the stored
@@ -89,7 +90,10 @@ export interface SyncResult {
   /** Tokens refreshed from `/info`, `null` when not refreshed. */
   tokens: number | null;
   streams: WalkResult[];
-  reconcile: ReconcileResult | null;
+  /** What the re-read of non-final records after the walks did; `null` when none ran. */
+  reread: RereadResult | null;
+  /** @deprecated The same as {@link reread}, under its former name. */
+  reconcile: RereadResult | null;
   /** The signal stopped the run before everything was up to date. */
   stopped: boolean;
 }
@@ -114,8 +118,8 @@ export function streamSpecs(options: SyncOptions): StreamSpec[] {
  */
 export async function syncOnce(ctx: SyncContext, options: SyncOptions = {}): Promise<SyncResult> {
   const startedAt = new Date();
-  const owner = options.owner ?? leaseOwnerName('sync', hostname(), process.pid);
-  const result: SyncResult = { tokens: null, streams: [], reconcile: null, stopped: false };
+  const owner = options.owner ?? leaseOwnerName('sync');
+  const result: SyncResult = { tokens: null, streams: [], reread: null, reconcile: null, stopped: false };
   // Before anything is written: a mirror of one service is never filled from another.
   const service = await ctx.service?.ensure({ adopt: options.adoptService, signal: options.requestSignal });
   if (ctx.saveTokens && (await tokensDue(ctx, options.refreshTokens))) {
@@ -168,14 +172,14 @@ export async function syncOnce(ctx: SyncContext, options: SyncOptions = {}): Pro
     await ctx.indexes?.restore({ whenIdle: true });
   }
   if (service?.state === 'empty') await ctx.service?.pinFirstRecord();
-  if (options.reconcile !== false && !options.signal?.aborted) {
+  if ((options.reread ?? options.reconcile) !== false && !options.signal?.aborted) {
     // Through list pages only when the global list is mirrored whole: a record's rank among the
     // stored ones is then its place in the list. Its tail walk read the head pages already.
     const global = result.streams.find(
       (walk, i) => walk.finished && isGlobalList(specs[i] ?? { account: '' }),
     );
     const byKey = global?.dialect === 'key';
-    result.reconcile = await reconcilePending({
+    result.reread = await rereadPending({
       store: ctx.store,
       fetchByHash: createFetchByHash(ctx.client, options.requestSignal),
       fetchPage,
@@ -192,6 +196,7 @@ export async function syncOnce(ctx: SyncContext, options: SyncOptions = {}): Pro
       signal: options.signal,
       logger: ctx.logger,
     });
+    result.reconcile = result.reread;
   }
   result.stopped = options.signal?.aborted === true;
   return result;

@@ -2,8 +2,7 @@ import { hostname } from 'node:os';
 import type { Database } from '../db/connect.js';
 import { listStreams } from '../db/queries/stream-queries.js';
 import { isRunnerGone } from '../db/stores/runner-lock.js';
-
-import { leaseOwnerName } from '../domain/lease-owner.js';
+import { parseLeaseOwner } from '../domain/lease-owner.js';
 import type { Logger } from '../logger.js';
 import type { SyncStore } from '../sync/ports/sync-store.js';
 import { processEnds } from './process-liveness.js';
@@ -14,24 +13,9 @@ import { processEnds } from './process-liveness.js';
  */
 const DEAD_OWNER_GRACE_MS = 2_000;
 
-/**
- * The lease owner of a one-shot sync: `sync:<host>:<pid>:<random>`. On PostgreSQL the run holds
- * the owner's liveness lock (`holdRunnerLock`) for its whole life, so a later run can tell a dead one.
- */
-export function syncOwner(): string {
-  return leaseOwnerName('sync', hostname(), process.pid);
-}
-
-/** The parts of an owner name `<role>:<host>:<pid>:<random>`; `undefined` for a name of another form. */
-export function parseOwner(owner: string): { role: string; host: string; pid: number } | undefined {
-  const [role, host, pid] = owner.split(':');
-  if (!role || !host || !pid || !/^\d+$/.test(pid)) return undefined;
-  return { role, host, pid: Number(pid) };
-}
-
 /** The pid of `owner` when it is a one-shot sync of this host other than this very process. */
 export function localSyncPid(owner: string): number | undefined {
-  const parsed = parseOwner(owner);
+  const parsed = parseLeaseOwner(owner);
   if (parsed?.role !== 'sync' || parsed.host !== hostname() || parsed.pid === process.pid) return undefined;
   return parsed.pid;
 }
@@ -48,7 +32,7 @@ export type OwnerGoneCheck = (owner: string) => Promise<boolean>;
  */
 export function createOwnerGoneCheck(database: Database, graceMs = DEAD_OWNER_GRACE_MS): OwnerGoneCheck {
   if (database.kind === 'postgres') {
-    return async (owner) => parseOwner(owner)?.role === 'sync' && isRunnerGone(database, owner, graceMs);
+    return async (owner) => parseLeaseOwner(owner)?.role === 'sync' && isRunnerGone(database, owner, graceMs);
   }
   return async (owner) => {
     const pid = localSyncPid(owner);

@@ -1,7 +1,9 @@
 /**
  * The names of stream lease owners, built and read in one place: a runner's
- * (`<role>:<host>:<pid>:<random>`) and a parallel backfill's (`backfill:<id>`).
+ * (`<role>:<host>:<pid>:<random>`, of this process by default) and a parallel backfill's
+ * (`backfill:<id>`), and a runner's name read back.
  */
+import { hostname } from 'node:os';
 
 /**
  * The lease owner of a parallel backfill on its stream. The backfill holds the stream's lease from
@@ -20,6 +22,13 @@ export type LeaseOwnerRole = 'sync' | 'worker';
  * A lease owner's name, `<role>:<host>:<pid>:<random>`: unique per runner (leases require it),
  * and a later `sync` on the same host can tell from it whether the holder's process still runs.
  */
-export function leaseOwnerName(role: LeaseOwnerRole, host: string, pid: number): string {
+export function leaseOwnerName(role: LeaseOwnerRole, host = hostname(), pid = process.pid): string {
   return `${role}:${host}:${pid}:${Math.random().toString(36).slice(2, 10)}`;
+}
+
+/** The parts of an owner name `<role>:<host>:<pid>:<random>`; `undefined` for a name of another form. */
+export function parseLeaseOwner(owner: string): { role: string; host: string; pid: number } | undefined {
+  const [role, host, pid] = owner.split(':');
+  if (!role || !host || !pid || !/^\d+$/.test(pid)) return undefined;
+  return { role, host, pid: Number(pid) };
 }

@@ -1,5 +1,5 @@
 import { accountProblem } from '../config.js';
-import { RECONCILE_LIMIT } from '../defaults.js';
+import { REREAD_LIMIT } from '../defaults.js';
 import type { StreamSpec } from '../domain/stream-key.js';
 import { UsageError } from '../errors.js';
 import type { KeyRangeTask } from '../sync/backfill/key-backfill.js';
@@ -47,7 +47,7 @@ export interface BackfillCheckJob {
 }
 
 /** Re-read stored records that are not final yet. */
-export interface ReconcileJob {
+export interface RereadJob {
   limit: number;
   /** The global list is followed: records near its head are re-read through list pages. Default false. */
   lists?: boolean;
@@ -67,7 +67,7 @@ export interface JobPayloads {
   'sync-stream': SyncStreamJob;
   'backfill-range': BackfillRangeJob;
   'backfill-check': BackfillCheckJob;
-  reconcile: ReconcileJob;
+  reconcile: RereadJob;
   'refresh-reference': RefreshReferenceJob;
 }
 export type JobName = keyof JobPayloads;
@@ -121,7 +121,7 @@ export function parseJobPayload<N extends JobName>(name: N, data: unknown): JobP
       } as JobPayloads[N];
     case 'reconcile':
       return {
-        limit: object.limit === undefined ? RECONCILE_LIMIT : int(object.limit, `${name}.limit`, 1),
+        limit: object.limit === undefined ? REREAD_LIMIT : int(object.limit, `${name}.limit`, 1),
         lists: object.lists === true,
         overdueMs: object.overdueMs === undefined ? 0 : int(object.overdueMs, `${name}.overdueMs`, 0),
       } as JobPayloads[N];

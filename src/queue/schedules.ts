@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import { RECONCILE_LIMIT, REFERENCE_REFRESH_MS } from '../defaults.js';
+import { REFERENCE_REFRESH_MS, REREAD_LIMIT } from '../defaults.js';
 import type { StreamSpec } from '../domain/stream-key.js';
 import { streamKey } from '../domain/stream-key.js';
 import type { Logger } from '../logger.js';
@@ -13,7 +13,7 @@ export interface ScheduleOptions {
   /** The streams to keep in sync; the global list when empty. */
   streams: StreamSpec[];
   /** Period of the re-read job. Default: `everyMs`, at least 30 s when the global list is kept in sync (its stream job re-reads too). */
-  reconcileEveryMs?: number | undefined;
+  rereadEveryMs?: number | undefined;
   /** Period of the token and fee refresh. Default: 10 minutes. */
   referenceEveryMs?: number | undefined;
 }
@@ -36,8 +36,8 @@ export function wantedSchedules(options: ScheduleOptions): WantedSchedule[] {
   const lists = streams.some(isGlobalList);
   // With the global list kept in sync, its stream job re-reads after every walk, reading the head
   // pages once for both; the re-read job then only sweeps up what is left, less often.
-  const reconcileEveryMs =
-    options.reconcileEveryMs ?? (lists ? Math.max(options.everyMs, 30_000) : options.everyMs);
+  const rereadEveryMs =
+    options.rereadEveryMs ?? (lists ? Math.max(options.everyMs, 30_000) : options.everyMs);
   return [
     ...streams.map((stream) => ({
       id: `sync:${streamKey(stream)}`,
@@ -50,8 +50,8 @@ export function wantedSchedules(options: ScheduleOptions): WantedSchedule[] {
       name: 'reconcile',
       // Records are due again at the next stream run after they fell due: those still due two
       // periods and a second later were left by the stream jobs, and are the sweep's.
-      data: { limit: RECONCILE_LIMIT, lists, ...(lists ? { overdueMs: 2 * options.everyMs + 1_000 } : {}) },
-      everyMs: reconcileEveryMs,
+      data: { limit: REREAD_LIMIT, lists, ...(lists ? { overdueMs: 2 * options.everyMs + 1_000 } : {}) },
+      everyMs: rereadEveryMs,
     },
     {
       id: 'refresh-reference',

@@ -69,7 +69,7 @@ export interface StreamCompleteness {
 export function judgeStream(input: {
   stream: string;
   watermark: number | null;
-  proofRanges: readonly RawIdRange[];
+  provenRanges: readonly RawIdRange[];
   holes: readonly RawIdRange[];
   holeCount: number;
   serviceHead: number | null;
@@ -96,7 +96,7 @@ export function judgeStream(input: {
 }): StreamCompleteness {
   const pageSize = input.pageSize ?? PAGE_SIZE;
   const proven = mergeRanges([
-    ...input.proofRanges,
+    ...input.provenRanges,
     ...(input.watermark !== null && input.watermark >= 0 ? [{ lo: 0, hi: input.watermark }] : []),
   ]).map(({ lo, hi }) => ({ lo, hi }));
   const unprovenGaps = input.watermark === null ? [] : findGaps(proven, { lo: 0, hi: input.watermark });

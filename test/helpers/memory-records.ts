@@ -9,15 +9,15 @@ import { immutableDifferences } from '../../src/db/schema/immutable-columns.js';
 import type { PendingReason, TransactionRow } from '../../src/db/write/encode.js';
 import { prepareBatch } from '../../src/db/write/prepare-batch.js';
 import {
-  DEFAULT_RECHECK_POLICY,
+  DEFAULT_REREAD_POLICY,
   nextRereadDelay,
-  type RecheckPolicy,
+  type RereadPolicy,
 } from '../../src/db/write/reread-queue.js';
 import type { LedgerTx, RejectedRecord } from '../../src/domain/model.js';
 import type { PendingRecord, WriteCounts } from '../../src/sync/ports/sync-store.js';
 
 /** A re-read queue entry. */
-export interface MemoryRecheck {
+export interface MemoryReread {
   /** ms since the epoch. */
   dueAt: number;
   attempts: number;
@@ -50,12 +50,12 @@ export class MemoryRecords {
   /** When each record was first stored (ms since the epoch). */
   readonly firstSeen = new Map<number, number>();
   /** The re-read queue by rawId (only stored records). */
-  readonly rechecks = new Map<number, MemoryRecheck>();
+  readonly rechecks = new Map<number, MemoryReread>();
   readonly rejected: MemoryRejected[] = [];
-  protected readonly policy: RecheckPolicy;
+  protected readonly policy: RereadPolicy;
 
-  constructor(recheck: Partial<RecheckPolicy> = {}) {
-    this.policy = { ...DEFAULT_RECHECK_POLICY, ...recheck };
+  constructor(recheck: Partial<RereadPolicy> = {}) {
+    this.policy = { ...DEFAULT_REREAD_POLICY, ...recheck };
   }
 
   /** Stored records, and rejected records not stored, with a rawId above `rawId`. */
@@ -189,11 +189,7 @@ export class MemoryRecords {
 
 /** Whether the stored record encodes to exactly `row` (every column the upsert compares). */
 /** Per rawId, the last sighting of the batch that agrees with the first one's immutable fields. */
-function latestAgreeing(
-  records: readonly LedgerTx[],
-  at: Date,
-  policy: RecheckPolicy,
-): Map<number, LedgerTx> {
+function latestAgreeing(records: readonly LedgerTx[], at: Date, policy: RereadPolicy): Map<number, LedgerTx> {
   const first = new Map<number, LedgerTx>();
   const latest = new Map<number, LedgerTx>();
   for (const tx of records) {
@@ -206,12 +202,12 @@ function latestAgreeing(
   return latest;
 }
 
-function conflicting(stored: LedgerTx, row: TransactionRow, at: Date, policy: RecheckPolicy): boolean {
+function conflicting(stored: LedgerTx, row: TransactionRow, at: Date, policy: RereadPolicy): boolean {
   const [encoded] = prepareBatch([stored], { now: at, burnWindowMs: policy.burnWindowMs }).records;
   return encoded !== undefined && immutableDifferences(encoded.row, row).length > 0;
 }
 
-function sameRow(stored: LedgerTx, row: unknown, at: Date, policy: RecheckPolicy): boolean {
+function sameRow(stored: LedgerTx, row: unknown, at: Date, policy: RereadPolicy): boolean {
   const [encoded] = prepareBatch([stored], { now: at, burnWindowMs: policy.burnWindowMs }).records;
   return encoded !== undefined && JSON.stringify(encoded.row) === JSON.stringify(row);
 }

@@ -7,7 +7,7 @@
  * ranges.
  */
 
-import type { RecheckPolicy } from '../../src/db/write/reread-queue.js';
+import type { RereadPolicy } from '../../src/db/write/reread-queue.js';
 import type { LedgerTx } from '../../src/domain/model.js';
 import { mergeRanges, type RawIdRange } from '../../src/domain/raw-id-ranges.js';
 import type { StreamSpec } from '../../src/domain/stream-key.js';
@@ -32,8 +32,8 @@ import { MemoryRecords } from './memory-records.js';
 export interface MemoryStoreOptions {
   /** The clock for leases, first sightings and re-read scheduling. Default `new Date()`. */
   now?: () => Date;
-  /** Re-read schedule; each field defaults as in `DEFAULT_RECHECK_POLICY`. */
-  recheck?: Partial<RecheckPolicy>;
+  /** Re-read schedule; each field defaults as in `DEFAULT_REREAD_POLICY`. */
+  recheck?: Partial<RereadPolicy>;
 }
 
 /** A stream's row: its state and its lease. */

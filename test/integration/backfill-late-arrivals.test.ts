@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import { createFetchPage } from '../../src/app/sync-adapters.js';
 import { createLedgerClient } from '../../src/client/ledger-client.js';
-import { createProofStore } from '../../src/db/stores/pg-backfill-store.js';
+import { createBackfillStore } from '../../src/db/stores/pg-backfill-store.js';
 import { createPgStore } from '../../src/db/stores/pg-sync-store.js';
 import { createSimulator } from '../../src/simulator/index.js';
 import { checkBackfill, fetchRange, planBackfill } from '../../src/sync/backfill/parallel-backfill.js';
@@ -41,7 +41,7 @@ describe('a parallel backfill of a service that shows records late', () => {
     databases.push(t);
     const client = createLedgerClient({ baseUrl: url, requestsPerSecond: 0, retryMinMs: 10 });
     const fetchPage = createFetchPage(client);
-    const store = createProofStore({ database: t.database });
+    const store = createBackfillStore({ database: t.database });
     const syncStore = createPgStore({ database: t.database });
     try {
       // Records arrive for a second first, a third of them listed only 1.5 s later.

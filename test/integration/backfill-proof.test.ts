@@ -5,7 +5,7 @@ import pg from 'pg';
 import { createFetchPage } from '../../src/app/sync-adapters.js';
 import { createLedgerClient, type LedgerClient } from '../../src/client/ledger-client.js';
 import { queryRows } from '../../src/db/rows.js';
-import { createProofStore } from '../../src/db/stores/pg-backfill-store.js';
+import { createBackfillStore } from '../../src/db/stores/pg-backfill-store.js';
 import { createPgStore } from '../../src/db/stores/pg-sync-store.js';
 import { backfillOwner } from '../../src/domain/lease-owner.js';
 import { createSimulator, type Simulator } from '../../src/simulator/index.js';
@@ -35,7 +35,7 @@ describe('a parallel backfill proven complete in PostgreSQL', () => {
     Number((await queryRows<{ n: string }>(t.database.db, query))[0]?.n);
 
   it('keeps a handful of proven-range rows, not one per page, and counts no page for the watermark', async () => {
-    const store = createProofStore({ database: t.database });
+    const store = createBackfillStore({ database: t.database });
     const syncStore = createPgStore({ database: t.database });
     const fetchPage = createFetchPage(client);
     const plan = await planBackfill({ store, fetchPage, spec: {}, id: 'b1', pagesPerRange: 10 });
@@ -79,7 +79,7 @@ describe("a parallel backfill's range commits and the stream lease", () => {
     const start = new Date('2026-11-25T12:00:00.000Z');
     let clock = start;
     const syncStore = createPgStore({ database: t.database, now: () => clock });
-    const store = createProofStore({ database: t.database, now: () => clock });
+    const store = createBackfillStore({ database: t.database, now: () => clock });
     await syncStore.acquireStream({}, backfillOwner('b2'), leaseMs);
     const expiresAt = async () =>
       (
@@ -137,7 +137,7 @@ describe('a range commit in PostgreSQL', () => {
   });
 
   it('is one statement: records, rejected records with the page of each, and the proof', async () => {
-    const store = createProofStore({ database: t.database });
+    const store = createBackfillStore({ database: t.database });
     await store.commitRangePage({
       key: 'txs',
       backfillId: 'b1',
@@ -234,7 +234,7 @@ describe('a range job retried after its last commit was lost in a crash', () => 
   });
 
   it('proves only what it stored: the check repairs what the lost commit held, and every record ends stored', async () => {
-    const store = createProofStore({ database: t.database });
+    const store = createBackfillStore({ database: t.database });
     const syncStore = createPgStore({ database: t.database });
     const fetchPage = createFetchPage(client);
     const plan = await planBackfill({ store, fetchPage, spec: {}, id: 'b3', pagesPerRange: 100 });

@@ -22,7 +22,7 @@ import { loadConfig } from '../../src/config.js';
 import { type Database, openDatabase } from '../../src/db/connect.js';
 import { queryRows } from '../../src/db/rows.js';
 import { migrateDatabase } from '../../src/db/schema/migrate-database.js';
-import { createProofStore } from '../../src/db/stores/pg-backfill-store.js';
+import { createBackfillStore } from '../../src/db/stores/pg-backfill-store.js';
 import { createPgStore } from '../../src/db/stores/pg-sync-store.js';
 import { DatabaseError } from '../../src/errors.js';
 import { silentLogger } from '../../src/logger.js';
@@ -142,10 +142,10 @@ async function runSync(url: string, database: Database, writers: number, env: Re
     config,
     logger: silentLogger(),
     database,
-    recheck: { recheckAfterMs: 0 },
+    reread: { recheckAfterMs: 0 },
   });
   try {
-    return await syncOnce(ctx, { reconcile: false });
+    return await syncOnce(ctx, { reread: false });
   } finally {
     await ctx.close();
   }
@@ -289,7 +289,7 @@ describe('a database crash between two commits of a range job', () => {
     const sim = createSimulator({ records: 300, seed: 84, holeRate: 0 });
     const simUrl = (await sim.listen()).url;
     const { url, database } = await freshDatabase('crash_range');
-    const store = createProofStore({ database });
+    const store = createBackfillStore({ database });
     // One page a commit. Pages 1-7 are made durable (a checkpoint writes the WAL out) before page
     // 8 is answered; page 8's commit is acknowledged, and the crash takes it back before page 9 is
     // answered: page 9's commit is the first to build on a commit the database lost.
@@ -328,7 +328,7 @@ describe('a database crash between two commits of a range job', () => {
       );
       // The check and its repairs, as the next jobs (new connections) run them.
       await asNextRun(url, async (next) => {
-        const nextStore = createProofStore({ database: next });
+        const nextStore = createBackfillStore({ database: next });
         const nextSync = createPgStore({ database: next });
         const check = (round: number) =>
           checkBackfill({ store: nextStore, syncStore: nextSync, spec: {}, backfillId: 'crash', round });

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { sql } from 'drizzle-orm';
-import { createProofStore } from '../../src/db/stores/pg-backfill-store.js';
+import { createBackfillStore } from '../../src/db/stores/pg-backfill-store.js';
 import { makeLedgerTx } from '../helpers/ledger-tx.js';
 import { MINUTE, useStoreFixture } from '../helpers/store-fixture.js';
 
@@ -101,7 +101,7 @@ describe('PostgreSQL store: conflicting content for one rawId', () => {
   });
 
   it('records a conflict of a parallel backfill range with its stream, page and backfill', async () => {
-    const proofs = createProofStore({ database: f.t.database, now: () => f.clock });
+    const proofs = createBackfillStore({ database: f.t.database, now: () => f.clock });
     const tx = makeLedgerTx({ rawId: 3 });
     const range = { key: 'txs', backfillId: 'bf-1', proven: [] };
     await proofs.commitRangePage({ ...range, page: 2, records: [tx], rejected: [] });

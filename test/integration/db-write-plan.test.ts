@@ -4,7 +4,7 @@ import { sql } from 'drizzle-orm';
 import { queryRows } from '../../src/db/rows.js';
 import { claimDueQuery } from '../../src/db/stores/reread-store.js';
 import { prepareBatch } from '../../src/db/write/prepare-batch.js';
-import { DEFAULT_RECHECK_POLICY } from '../../src/db/write/reread-queue.js';
+import { DEFAULT_REREAD_POLICY } from '../../src/db/write/reread-queue.js';
 import { buildRereadWrite } from '../../src/db/write/reread-write-sql.js';
 import { createTestDatabase, makeLedgerTx, type TestDatabase } from '../helpers/database.js';
 
@@ -38,7 +38,7 @@ describe('page write plan', () => {
       makeLedgerTx({ rawId: 100_000 + i, action: 'bundle', data }),
     );
     const now = new Date('2026-03-01T12:00:00Z');
-    const batch = prepareBatch(records, { now, burnWindowMs: DEFAULT_RECHECK_POLICY.burnWindowMs });
+    const batch = prepareBatch(records, { now, burnWindowMs: DEFAULT_REREAD_POLICY.burnWindowMs });
     assert.equal(batch.records.length, 160);
     const query = buildRereadWrite({ records: batch.records, now });
     const plan = (await queryRows<{ 'QUERY PLAN': string }>(t.database.db, sql`EXPLAIN ${query}`))

@@ -1,6 +1,6 @@
 import { after, before } from 'node:test';
 import { sql } from 'drizzle-orm';
-import { createProofStore } from '../../src/db/stores/pg-backfill-store.js';
+import { createBackfillStore } from '../../src/db/stores/pg-backfill-store.js';
 import { createPgStore } from '../../src/db/stores/pg-sync-store.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 import { storeConformance } from '../helpers/store-conformance.js';
@@ -20,6 +20,6 @@ storeConformance('PostgreSQL store', async (now) => {
   );
   return {
     sync: createPgStore({ database: t.database, now }),
-    backfill: createProofStore({ database: t.database, now }),
+    backfill: createBackfillStore({ database: t.database, now }),
   };
 });

@@ -45,7 +45,7 @@ async function sync(
     config,
     logger: silentLogger(),
     database,
-    recheck: { recheckAfterMs: 0 },
+    reread: { recheckAfterMs: 0 },
   });
   try {
     const result = await syncOnce(ctx, options);
@@ -173,7 +173,7 @@ describe('sync by key, the deployed dialect', () => {
     await sync(database, { LEDGER_BASE_URL: url });
     await new Promise((resolve) => setTimeout(resolve, 2500));
     const { result } = await sync(database, { LEDGER_BASE_URL: url });
-    const reread = result.reconcile;
+    const reread = result.reread;
     assert.ok(reread && reread.checked >= 100, `records re-read: ${JSON.stringify(reread)}`);
     assert.ok(reread.viaPages >= reread.checked / 2, 'most through key answers');
     assert.ok(

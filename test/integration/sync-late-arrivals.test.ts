@@ -30,7 +30,7 @@ async function sync(url: string, database: Database, env: Record<string, string>
     config,
     logger: silentLogger(),
     database,
-    recheck: { recheckAfterMs: 0 },
+    reread: { recheckAfterMs: 0 },
   });
   try {
     return await syncOnce(ctx, {});

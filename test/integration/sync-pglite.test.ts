@@ -41,7 +41,7 @@ async function sync() {
     config,
     logger: silentLogger(),
     database,
-    recheck: { recheckAfterMs: 0 },
+    reread: { recheckAfterMs: 0 },
   });
   try {
     return await syncOnce(ctx);

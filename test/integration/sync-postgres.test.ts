@@ -37,7 +37,7 @@ async function sync(url: string, database: Database, options: SyncOptions = {}) 
     config,
     logger: silentLogger(),
     database,
-    recheck: { recheckAfterMs: 0 },
+    reread: { recheckAfterMs: 0 },
   });
   try {
     return await syncOnce(ctx, options);

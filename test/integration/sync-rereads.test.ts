@@ -89,7 +89,7 @@ describe('records that change after first sight', () => {
       .reduce((n, [, c]) => n + c, 0);
     // The tail walk read the head pages (and the records on them); the re-read does the rest.
     const walked = (result.streams[0]?.pages ?? 0) * 10;
-    assert.equal((result.reconcile?.checked ?? 0) + walked, 120, 'every unsettled record re-read once');
+    assert.equal((result.reread?.checked ?? 0) + walked, 120, 'every unsettled record re-read once');
     assert.ok(
       byHash <= 2,
       `records near the head are re-read through pages, not one by one (${byHash} look-ups)`,

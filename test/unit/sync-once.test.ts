@@ -64,7 +64,8 @@ describe('syncOnce', () => {
       ['txsByAccount/0xA', 'txsByAccount/eid1'],
     );
     assert.ok(calls.includes('account:0xA:3') && calls.includes('account:eid1:1'));
-    assert.equal(result.reconcile?.checked, 1);
+    assert.equal(result.reread?.checked, 1);
+    assert.equal(result.reconcile, result.reread, 'under its former name too');
     assert.equal(store.rows.get(1000)?.status, 'packaged');
     assert.equal(result.stopped, false);
   });
@@ -82,7 +83,7 @@ describe('syncOnce', () => {
       { signal: controller.signal },
     );
     assert.deepEqual(calls, []);
-    assert.equal(result.reconcile, null);
+    assert.equal(result.reread, null);
     assert.equal(result.stopped, true);
   });
 });
@@ -107,7 +108,7 @@ describe('syncOnce token refresh', () => {
         saveTokens: async () => undefined,
         tokensListedAt: async () => listedAt,
       },
-      { refreshTokens, reconcile: false },
+      { refreshTokens, reread: false },
     );
     return infos;
   };

@@ -1,16 +1,16 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { reconcilePending } from '../../src/sync/reread/reread-pending.js';
+import { rereadPending } from '../../src/sync/reread/reread-pending.js';
 import { MemoryStore, makeTx } from './sync-fakes.js';
 
-describe('reconcilePending', () => {
+describe('rereadPending', () => {
   it('re-reads due records, stores the settled ones and reports the missing', async () => {
     const store = new MemoryStore();
     for (const id of [1, 2, 3, 4]) {
       store.rows.set(id, makeTx(id));
       store.queueReread(id);
     }
-    const result = await reconcilePending({
+    const result = await rereadPending({
       store,
       fetchByHash: async (hash) => {
         const rawId = Number(hash.replace('0xhash', ''));
@@ -33,7 +33,7 @@ describe('reconcilePending', () => {
     for (const id of [50, 49, 47, 44, 41, 5]) store.queueReread(id);
     const pages: string[] = [];
     const lookups: string[] = [];
-    const result = await reconcilePending({
+    const result = await rereadPending({
       store,
       lists: {},
       fetchPage: async (spec, page) => {
@@ -65,7 +65,7 @@ describe('reconcilePending', () => {
     store.queueReread(30);
     store.queueReread(29);
     store.queueReread(25, { dueAt: new Date(Date.now() + 60_000) });
-    await reconcilePending({
+    await rereadPending({
       store,
       lists: {},
       fetchPage: async (_spec, page) => ({
@@ -90,7 +90,7 @@ describe('reconcilePending', () => {
     for (let id = 1; id <= 20; id++) store.rows.set(id, makeTx(id));
     store.queueReread(12);
     const lookups: string[] = [];
-    await reconcilePending({
+    await rereadPending({
       store,
       lists: {},
       // Two records arrived: page 1 now ends above rawId 12.
@@ -116,7 +116,7 @@ describe('reconcilePending', () => {
     for (let id = 140; id >= 121; id--) store.queueReread(id);
     const pages: number[] = [];
     const lookups: string[] = [];
-    const result = await reconcilePending({
+    const result = await rereadPending({
       store,
       lists: { globalPagesRead: 2 },
       // Two records arrived since: every record sits two places lower.
@@ -148,7 +148,7 @@ describe('reconcilePending', () => {
     // Read by this run's own walk half a second after it began: due by now, not by its start.
     store.queueReread(2, { dueAt: new Date(began.getTime() + 500) });
     const looked: string[] = [];
-    const result = await reconcilePending({
+    const result = await rereadPending({
       store,
       dueBy: began,
       fetchByHash: async (hash) => {
@@ -166,7 +166,7 @@ describe('reconcilePending', () => {
     store.rows.set(7, makeTx(7));
     store.queueReread(7, { attempts: 2 });
     let calls = 0;
-    const result = await reconcilePending({
+    const result = await rereadPending({
       store,
       fetchByHash: async () => {
         calls++;
@@ -185,7 +185,7 @@ describe('reconcilePending', () => {
       store.rows.set(id, makeTx(id));
       store.queueReread(id);
     }
-    const result = await reconcilePending({
+    const result = await rereadPending({
       store,
       batchSize: 8,
       maxRecords: 10,

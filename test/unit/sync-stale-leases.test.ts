@@ -4,7 +4,8 @@ import { once } from 'node:events';
 import { hostname } from 'node:os';
 import { describe, it } from 'node:test';
 import { processEnds, processRunning } from '../../src/cli/process-liveness.js';
-import { localSyncPid, parseOwner, syncOwner } from '../../src/cli/stale-leases.js';
+import { localSyncPid } from '../../src/cli/stale-leases.js';
+import { leaseOwnerName, parseLeaseOwner } from '../../src/domain/lease-owner.js';
 
 describe('localSyncPid', () => {
   it('names the pid of a one-shot sync of this host', () => {
@@ -15,12 +16,12 @@ describe('localSyncPid', () => {
     assert.equal(localSyncPid('sync:elsewhere:4242:abc'), undefined);
     assert.equal(localSyncPid(`worker:${hostname()}:4242:abc`), undefined);
     assert.equal(localSyncPid('runner-a'), undefined);
-    assert.equal(localSyncPid(syncOwner()), undefined);
+    assert.equal(localSyncPid(leaseOwnerName('sync')), undefined);
   });
 
   it('reads the role, host and pid of an owner name', () => {
-    assert.deepEqual(parseOwner('backfill:h:12:x'), { role: 'backfill', host: 'h', pid: 12 });
-    assert.equal(parseOwner('backfill:abc'), undefined);
+    assert.deepEqual(parseLeaseOwner('backfill:h:12:x'), { role: 'backfill', host: 'h', pid: 12 });
+    assert.equal(parseLeaseOwner('backfill:abc'), undefined);
   });
 });
 

@@ -21,7 +21,7 @@ const judge = (listCount: ListCount, extra: Partial<Parameters<typeof judgeStrea
   judgeStream({
     stream: 'txs',
     watermark: 500,
-    proofRanges: [],
+    provenRanges: [],
     holes: [{ lo: 40, hi: 41 }],
     holeCount: 20,
     serviceHead: 503,

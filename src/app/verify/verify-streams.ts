@@ -55,7 +55,7 @@ export async function verifyStreams(input: {
     const known = {
       stream: stream.key,
       watermark: stream.watermark,
-      proofRanges: await selectProvenRanges(db, stream.key),
+      provenRanges: await selectProvenRanges(db, stream.key),
       holes: global ? await selectRawIdHoles(db, mark, 20) : [],
       holeCount: global ? await countRawIdHoles(db, mark) : 0,
       table: await countStoredForStream(db, { stream: list, rawId: mark }),

@@ -1,4 +1,3 @@
-import { hostname } from 'node:os';
 import { LEASE_MS, PAGES_PER_RANGE, REFERENCE_REFRESH_MS } from '../../defaults.js';
 import { leaseOwnerName } from '../../domain/lease-owner.js';
 import type { LedgerQueues } from '../../queue/queues.js';
@@ -64,7 +63,7 @@ export function createWorkerDeps(input: {
     concurrency: app.config.concurrency,
     writers: app.config.writers,
     settleMs: app.config.settleMs,
-    owner: leaseOwnerName('worker', hostname(), process.pid),
+    owner: leaseOwnerName('worker'),
     pagesPerRange: tuning.pagesPerRange ?? PAGES_PER_RANGE,
     parallelBackfill: tuning.parallelBackfill ?? true,
     leaseMs: tuning.leaseMs ?? LEASE_MS.worker,

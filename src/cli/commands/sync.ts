@@ -86,9 +86,11 @@ export const command = defineCommand({
     const ctx = await createContext({ config, logger });
     onClose(() => ctx.close());
     const { holdRunnerLock } = await import('../../db/stores/runner-lock.js');
-    const { releaseDeadLeases, syncOwner } = await import('../stale-leases.js');
-    // Held before the first lease and until the end: while this run lives, no other takes its leases.
-    const owner = syncOwner();
+    const { releaseDeadLeases } = await import('../stale-leases.js');
+    const { leaseOwnerName } = await import('../../domain/lease-owner.js');
+    // Held before the first lease and until the end: while this run lives, no other takes its
+    // leases, and a later run on this host can tell from the owner's liveness lock that it died.
+    const owner = leaseOwnerName('sync');
     const runnerLock = await holdRunnerLock(ctx.database, owner);
     onClose(() => runnerLock.release());
     if (ctx.database.kind === 'postgres' && !runnerLock.held)
@@ -150,8 +152,8 @@ function summarise(result: SyncResult, elapsedMs: number): string {
       `${conflictNote(walk.counts.conflicts)}); ${state}`
     );
   });
-  if (result.reconcile) {
-    const r = result.reconcile;
+  if (result.reread) {
+    const r = result.reread;
     lines.push(
       `pending re-reads: ${r.checked} checked, ${r.counts.updated} changed, ${r.missing} gone, ${r.failed} failed` +
         conflictNote(r.counts.conflicts),

@@ -10,7 +10,7 @@ import { warnIntegrityMismatches } from '../write/integrity-log.js';
 import { buildPageWrite } from '../write/page-write-sql.js';
 import { prepareBatch } from '../write/prepare-batch.js';
 import { toRejectedRows } from '../write/rejected-rows.js';
-import type { RecheckPolicy } from '../write/reread-queue.js';
+import type { RereadPolicy } from '../write/reread-queue.js';
 import { withRetries } from '../write/write-retries.js';
 import { writeTransactions } from '../write/write-transactions.js';
 import { leaseLost } from './lease-store.js';
@@ -19,7 +19,7 @@ import { leaseLost } from './lease-store.js';
 export interface PageCommitOptions {
   database: Database;
   now: () => Date;
-  policy: RecheckPolicy;
+  policy: RereadPolicy;
   synchronousCommit: 'on' | 'off';
   checkSignatures: boolean;
   logger?: Logger | undefined;

@@ -15,7 +15,7 @@ import { warnIntegrityMismatches } from '../write/integrity-log.js';
 import { prepareBatch } from '../write/prepare-batch.js';
 import { buildRangeWrite } from '../write/range-write-sql.js';
 import { type RejectedRow, toPagedRejectedRows } from '../write/rejected-rows.js';
-import { DEFAULT_RECHECK_POLICY } from '../write/reread-queue.js';
+import { DEFAULT_REREAD_POLICY } from '../write/reread-queue.js';
 import { withRetries } from '../write/write-retries.js';
 import { writeTransactions } from '../write/write-transactions.js';
 import { compactProvenRanges, insertBackfillRun, updateBackfillCheck } from './backfill-runs.js';
@@ -25,7 +25,7 @@ import { compactProvenRanges, insertBackfillRun, updateBackfillCheck } from './b
  * encoding and upsert as a stream walk's, several pages in one transaction with the ranges they
  * prove, so a proof never exists without its records.
  */
-export function createProofStore(options: {
+export function createBackfillStore(options: {
   database: Database;
   now?: () => Date;
   /** Recover each EVM sender's signature as records are written. Default false. */
@@ -40,7 +40,7 @@ export function createProofStore(options: {
       input.pages.flatMap((page) => page.records),
       {
         now: at,
-        burnWindowMs: DEFAULT_RECHECK_POLICY.burnWindowMs,
+        burnWindowMs: DEFAULT_REREAD_POLICY.burnWindowMs,
         pages: input.pages.flatMap((page) => page.records.map(() => page.page)),
         checkSignatures: options.checkSignatures === true,
       },
@@ -59,7 +59,7 @@ export function createProofStore(options: {
             records: prepared.records,
             divergent: prepared.divergent,
             now: at,
-            policy: DEFAULT_RECHECK_POLICY,
+            policy: DEFAULT_REREAD_POLICY,
             range: {
               streamKey: input.key,
               backfillId: input.backfillId,

@@ -2,7 +2,7 @@ import type { Logger } from '../../logger.js';
 import type { SyncStore } from '../../sync/ports/sync-store.js';
 import type { Database } from '../connect.js';
 import { nameOperations } from '../database-errors.js';
-import { DEFAULT_RECHECK_POLICY, type RecheckPolicy } from '../write/reread-queue.js';
+import { DEFAULT_REREAD_POLICY, type RereadPolicy } from '../write/reread-queue.js';
 import { createLeaseStore } from './lease-store.js';
 import { createPageCommits } from './page-commits.js';
 import { createRereadStore } from './reread-store.js';
@@ -12,8 +12,10 @@ export interface PgStoreOptions {
   database: Database;
   /** The clock for leases, `first_seen_at`/`updated_at` and re-read scheduling. Default `new Date()`. */
   now?: () => Date;
-  /** Re-read schedule of records not final; each field defaults as in {@link DEFAULT_RECHECK_POLICY}. */
-  recheck?: Partial<RecheckPolicy>;
+  /** Re-read schedule of records not final; each field defaults as in {@link DEFAULT_REREAD_POLICY}. */
+  reread?: Partial<RereadPolicy> | undefined;
+  /** @deprecated The former name of {@link reread}; `reread` wins where both are given. */
+  recheck?: Partial<RereadPolicy> | undefined;
   /**
    * Wait for each commit to reach the disk (PostgreSQL `synchronous_commit`). Default false: a
    * crash may then lose the last fraction of a second of commits, rows and checkpoint together,
@@ -38,7 +40,7 @@ export interface PgStoreOptions {
 export function createPgStore(options: PgStoreOptions): SyncStore {
   const { database } = options;
   const now = options.now ?? (() => new Date());
-  const policy: RecheckPolicy = { ...DEFAULT_RECHECK_POLICY, ...options.recheck };
+  const policy: RereadPolicy = { ...DEFAULT_REREAD_POLICY, ...options.recheck, ...options.reread };
   const logger = options.logger;
   const synchronousCommit: 'on' | 'off' = options.synchronousCommit === true ? 'on' : 'off';
   const checkSignatures = options.checkSignatures === true;

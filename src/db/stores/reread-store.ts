@@ -7,7 +7,7 @@ import type { Database } from '../connect.js';
 import { type Executor, queryRows } from '../rows.js';
 import { prepareBatch } from '../write/prepare-batch.js';
 import { writeRejected } from '../write/rejected-rows.js';
-import { type RecheckPolicy, rescheduleRechecks } from '../write/reread-queue.js';
+import { type RereadPolicy, rescheduleRereads } from '../write/reread-queue.js';
 import { buildRereadWrite } from '../write/reread-write-sql.js';
 import { withRetries } from '../write/write-retries.js';
 import { type TransactionWriteResult, writeTransactions } from '../write/write-transactions.js';
@@ -24,7 +24,7 @@ const SESSION_SETTINGS = (synchronousCommit: 'on' | 'off') =>
 /** Options of {@link createRereadStore}. */
 export interface RereadStoreOptions {
   database: Database;
-  policy: RecheckPolicy;
+  policy: RereadPolicy;
   synchronousCommit: 'on' | 'off';
   checkSignatures: boolean;
   logger?: Logger | undefined;
@@ -112,7 +112,7 @@ export function createRereadStore(
           ),
           ...written.conflicted.map((rawId) => ({ rawId, pending: 'missing' as const })),
         ];
-        await rescheduleRechecks(tx, { reread, now: input.now, policy });
+        await rescheduleRereads(tx, { reread, now: input.now, policy });
         return {
           inserted: written.inserted,
           updated: written.updated,

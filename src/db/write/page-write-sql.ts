@@ -14,7 +14,7 @@ import {
   writeResult,
 } from './record-write-sql.js';
 import { type RejectedRow, upsertRejectedSql } from './rejected-rows.js';
-import type { RecheckPolicy } from './reread-queue.js';
+import type { RereadPolicy } from './reread-queue.js';
 import { settleAssignments } from './settle-columns.js';
 import { headAssignments } from './stream-heads.js';
 
@@ -57,7 +57,7 @@ export interface PageWrite {
 export interface PageWriteInput extends Pick<RecordWriteInput, 'records' | 'divergent'> {
   now: Date;
   /** Queues the records not final for re-reading with this policy. */
-  policy: RecheckPolicy;
+  policy: RereadPolicy;
   page: PageWrite;
 }
 

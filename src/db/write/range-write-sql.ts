@@ -14,7 +14,7 @@ import {
   writeResult,
 } from './record-write-sql.js';
 import { type RejectedRow, upsertRejectedSql } from './rejected-rows.js';
-import type { RecheckPolicy } from './reread-queue.js';
+import type { RereadPolicy } from './reread-queue.js';
 
 /** The backfill side of a range commit. */
 export interface RangeWrite {
@@ -34,7 +34,7 @@ export interface RangeWrite {
 export interface RangeWriteInput extends Pick<RecordWriteInput, 'records' | 'divergent'> {
   now: Date;
   /** Queues the records not final for re-reading with this policy. */
-  policy: RecheckPolicy;
+  policy: RereadPolicy;
   range: RangeWrite;
 }
 

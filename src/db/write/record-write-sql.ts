@@ -11,7 +11,7 @@ import { textArray } from '../text-array.js';
 import { conflictCtes, immutableTuple } from './conflict-sql.js';
 import type { EncodedTransaction } from './encode.js';
 import { type RejectedRow, rejectedFingerprint, rejectedSource } from './rejected-rows.js';
-import type { RecheckPolicy } from './reread-queue.js';
+import type { RereadPolicy } from './reread-queue.js';
 
 const COLUMNS = RECORD_COLUMNS.map((c) => c.name);
 const castTo = (column: WrittenColumn<string>): string =>
@@ -235,7 +235,7 @@ function bundleItemCtes(records: readonly ServedRecord[]): SQL {
  * queue. A queued record seen again on a page was just read: it is not due before
  * `recheckAfterMs` from now (a later due time, a backoff, is kept).
  */
-export function rereadQueueCtes(policy: RecheckPolicy, now: string): SQL {
+export function rereadQueueCtes(policy: RereadPolicy, now: string): SQL {
   return sql`,
     rechecks_added AS (
       INSERT INTO ledger_tx_rechecks AS r (raw_id, due_at, attempts, pending, unchanged)

@@ -1,6 +1,6 @@
 /** The re-read queue of records not final yet: its policy and its rescheduling after a re-read. */
 import { sql } from 'drizzle-orm';
-import { RECHECK_DEFAULTS } from '../../defaults.js';
+import { REREAD_DEFAULTS } from '../../defaults.js';
 import type { Executor } from '../rows.js';
 import type { PendingReason } from './encode.js';
 
@@ -12,7 +12,7 @@ import type { PendingReason } from './encode.js';
  * with its age instead (a quarter of it, at most `maxMs`): the geometric backoff of a record
  * that waits hours. It leaves the queue when final, or `burnWindowMs` after first sight.
  */
-export interface RecheckPolicy {
+export interface RereadPolicy {
   /** `LEDGER_RECHECK_AFTER_MS`: how long after a read a record not final is due again. Default 2 s. */
   recheckAfterMs: number;
   /** `LEDGER_STRAGGLER_AGE_MS`: age since first sight past which an unchanged record is read with backoff. Default 2 min. */
@@ -30,8 +30,8 @@ export interface RecheckPolicy {
   claimMs: number;
 }
 
-export const DEFAULT_RECHECK_POLICY: RecheckPolicy = {
-  ...RECHECK_DEFAULTS,
+export const DEFAULT_REREAD_POLICY: RereadPolicy = {
+  ...REREAD_DEFAULTS,
   fastReads: 3,
   maxMs: 60 * 60 * 1000,
   burnWindowMs: 24 * 60 * 60 * 1000,
@@ -51,12 +51,12 @@ export const BACKOFF_SHARE_OF_AGE = 0.25;
  * it at its first re-read (read just before it) is about to be, and the next run finds it beside
  * the records of its age that it re-reads anyway, where 2 s later it would sit alone on a page.
  */
-export async function rescheduleRechecks(
+export async function rescheduleRereads(
   executor: Executor,
   input: {
     reread: ReadonlyArray<{ rawId: number; pending: PendingReason | 'missing' }>;
     now: Date;
-    policy: RecheckPolicy;
+    policy: RereadPolicy;
   },
 ): Promise<void> {
   if (input.reread.length === 0) return;
@@ -97,9 +97,9 @@ export async function rescheduleRechecks(
   `);
 }
 
-/** The delay before the next re-read, as {@link rescheduleRechecks} computes it (for stores without SQL). */
+/** The delay before the next re-read, as {@link rescheduleRereads} computes it (for stores without SQL). */
 export function nextRereadDelay(
-  policy: RecheckPolicy,
+  policy: RereadPolicy,
   input: {
     ageMs: number;
     unchanged: number;

@@ -33,8 +33,8 @@ export interface TransactionWriteResult {
  * are `divergent` sightings. A new row, or a changed `status` / `internal_status`, appends a
  * status-history row; a new row rewrites its bundle items. The token tag is replaced by the
  * `ledger_tokens` tag matching it (exact first, then case-insensitive: the rule of
- * `createTokenTagMatcher`). With `queueRechecks`, records not final are queued for re-reading
- * (keeping an existing schedule) and final ones leave the queue.
+ * `createTokenTagMatcher`). The page and range writes queue records not final for re-reading
+ * (keeping an existing schedule), and final ones leave the queue.
  */
 export async function writeTransactions(
   executor: Executor,

@@ -17,8 +17,8 @@ import {
   rankIn,
 } from './reread-plan.js';
 
-/** What {@link reconcilePending} needs. */
-export interface ReconcileInput {
+/** What {@link rereadPending} needs. */
+export interface RereadInput {
   store: SyncStore;
   fetchByHash: FetchByHash;
   /**
@@ -55,8 +55,8 @@ export interface ReconcileInput {
   now?: () => Date;
 }
 
-/** What one call of {@link reconcilePending} did. */
-export interface ReconcileResult {
+/** What one call of {@link rereadPending} did. */
+export interface RereadResult {
   /** Records re-read (through a list page or a look-up). */
   checked: number;
   /** Of those, re-read through list pages. */
@@ -80,11 +80,11 @@ const RANK_LIMIT = 500;
  * but did not (the list moved) is looked up. A request that fails is logged and its records left
  * for a later run; it never fails the sync, since the records are already stored.
  */
-export async function reconcilePending(input: ReconcileInput): Promise<ReconcileResult> {
+export async function rereadPending(input: RereadInput): Promise<RereadResult> {
   const batchSize = input.batchSize ?? 1000;
   const logger = input.logger ?? quietLogger;
   const now = input.now ?? (() => new Date());
-  const result: ReconcileResult = {
+  const result: RereadResult = {
     checked: 0,
     viaPages: 0,
     requests: 0,
@@ -151,11 +151,11 @@ export async function reconcilePending(input: ReconcileInput): Promise<Reconcile
  * again by that before their pages are read.
  */
 async function readLists(
-  input: ReconcileInput,
+  input: RereadInput,
   fetchPage: FetchPage,
   plan: RereadPlan<ClaimedRecord>,
   due: readonly ClaimedRecord[],
-  context: { globalPagesRead: number; result: ReconcileResult },
+  context: { globalPagesRead: number; result: RereadResult },
 ): Promise<{ found: Map<number, LedgerTx>; seen: LedgerTx[]; globalPages: number[] }> {
   const { result, globalPagesRead } = context;
   const logger = input.logger ?? quietLogger;
@@ -232,10 +232,10 @@ async function readLists(
  * together, commits what the answers showed, and returns the records left to look up.
  */
 async function rereadByKey(
-  input: ReconcileInput,
-  byKey: NonNullable<ReconcileInput['byKey']>,
+  input: RereadInput,
+  byKey: NonNullable<RereadInput['byKey']>,
   due: readonly ClaimedRecord[],
-  context: { result: ReconcileResult; now: () => Date },
+  context: { result: RereadResult; now: () => Date },
 ): Promise<ClaimedRecord[]> {
   const { result, now } = context;
   const logger = input.logger ?? quietLogger;
@@ -263,9 +263,9 @@ async function rereadByKey(
 
 /** Looks records up one by one and commits what was found, and what the service no longer knows. */
 async function lookUp(
-  input: ReconcileInput,
+  input: RereadInput,
   due: readonly ClaimedRecord[],
-  result: ReconcileResult,
+  result: RereadResult,
   now: () => Date,
 ): Promise<void> {
   if (due.length === 0) return;

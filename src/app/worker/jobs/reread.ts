@@ -1,12 +1,12 @@
 import { parseJobPayload } from '../../../queue/jobs.js';
 import type { JobProcessor } from '../../../queue/worker-deps.js';
-import { reconcilePending } from '../../../sync/reread/reread-pending.js';
+import { rereadPending } from '../../../sync/reread/reread-pending.js';
 
-/** Re-reads stored records that are not final yet (status changes, late fields). */
-export const reconcile: JobProcessor = async (job, deps) => {
+/** Re-reads stored records that are not final yet (status changes, late fields): the job named `reconcile`. */
+export const reread: JobProcessor = async (job, deps) => {
   const { limit, lists, overdueMs } = parseJobPayload('reconcile', job.data);
   const dialect = lists ? await deps.listDialect() : null;
-  const result = await reconcilePending({
+  const result = await rereadPending({
     store: deps.syncStore,
     fetchByHash: deps.fetchByHash,
     fetchPage: deps.fetchPage,

@@ -1,10 +1,10 @@
-import { RECONCILE_LIMIT } from '../../../defaults.js';
+import { REREAD_LIMIT } from '../../../defaults.js';
 import { LeaseLostError } from '../../../errors.js';
 import { startBackfillIfNeeded } from '../../../queue/backfill-flow.js';
 import { parseJobPayload } from '../../../queue/jobs.js';
 import { type JobProcessor, plannedStart } from '../../../queue/worker-deps.js';
 import { supportsParallelBackfill } from '../../../sync/backfill/parallel-backfill.js';
-import { reconcilePending } from '../../../sync/reread/reread-pending.js';
+import { rereadPending } from '../../../sync/reread/reread-pending.js';
 import { isGlobalList, listsAfterWalk } from '../../../sync/reread/reread-plan.js';
 import { walkByKey } from '../../../sync/walk/key-walk.js';
 import { walkStream } from '../../../sync/walk/walk-stream.js';
@@ -52,14 +52,14 @@ export const syncStream: JobProcessor = async (job, deps) => {
     // head pages already; the scheduled re-read job picks up the rest.
     const reread =
       isGlobalList(stream) && result.finished && !deps.signal.aborted
-        ? await reconcilePending({
+        ? await rereadPending({
             store: deps.syncStore,
             fetchByHash: deps.fetchByHash,
             fetchPage: deps.fetchPage,
             lists: dialect === 'page' ? listsAfterWalk(result) : undefined,
             byKey:
               dialect === 'key' ? { fetchKeyPage: deps.fetchKeyPage, count: deps.keyCount() } : undefined,
-            maxRecords: RECONCILE_LIMIT,
+            maxRecords: REREAD_LIMIT,
             dueBy: startedAt,
             concurrency: deps.concurrency,
             signal: deps.signal,
