@@ -3,8 +3,6 @@
  * never by message text. Every error keeps its `cause`.
  */
 
-import { type DatabaseFailureKind, describeSqlState, RETRYABLE_DATABASE_FAILURES } from './sqlstate.js';
-
 /** Base class of every error ledger-indexer raises on purpose. */
 export class LedgerIndexerError extends Error {
   /** Whether repeating the same operation later may succeed. */
@@ -186,16 +184,36 @@ export class DataFolderError extends LedgerIndexerError {
   }
 }
 
-/** Network error codes of a connection that never opened. */
-const CANNOT_CONNECT_CODES = new Set([
-  'ECONNREFUSED',
-  'ENOTFOUND',
-  'EAI_AGAIN',
-  'EHOSTUNREACH',
-  'ENETUNREACH',
+/**
+ * What kind of database failure an error is, from its SQLSTATE (class or exact code) or, without
+ * one, from how the connection failed. Decides the words of the message and whether a later run
+ * may succeed.
+ */
+export type DatabaseFailureKind =
+  /** The connection was lost or never made (class 08, 57P01-57P03, network errors). */
+  | 'connection'
+  /** The database refuses writes (25006): a standby, or `default_transaction_read_only`. */
+  | 'read-only'
+  /** Disk, memory or connection slots ran out (class 53, class 58). */
+  | 'resources'
+  /** A concurrent transaction won (serialization failure, deadlock, lock not available). */
+  | 'conflict'
+  /** A constraint refused a row (class 23). */
+  | 'integrity'
+  /** Credentials, privileges or the database itself are wrong (class 28, 42501, 3D000). */
+  | 'access'
+  /** The statement itself is wrong (syntax, undefined object, bad value): a bug to report. */
+  | 'bug'
+  /** Anything else. */
+  | 'other';
+
+/** Kinds after which the same work may succeed later (BullMQ retries the job, `sync` resumes). */
+export const RETRYABLE_DATABASE_FAILURES: ReadonlySet<DatabaseFailureKind> = new Set([
+  'connection',
+  'read-only',
+  'resources',
+  'conflict',
 ]);
-/** Network error codes of a connection that broke (also told by `syscall`/`errno` fields). */
-const CONNECTION_LOST_CODES = new Set(['ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'ECONNABORTED']);
 
 /** What a {@link DatabaseError} is built from. */
 export interface DatabaseErrorInit {
@@ -262,70 +280,6 @@ export class DatabaseError extends LedgerIndexerError {
       cause: this.cause,
     };
   }
-
-  /**
-   * A database error from what the driver threw, looking through wrappers (Drizzle's "Failed
-   * query" error holds the driver's in `cause`): a SQLSTATE decides by its code and class, a
-   * network error code means the connection failed. `undefined` when neither is found.
-   */
-  static fromCode(error: unknown, operation?: string): DatabaseError | undefined {
-    const found = findFailureCode(error);
-    if (found === undefined) return undefined;
-    if (found.sqlstate !== undefined) {
-      const meaning = describeSqlState(found.sqlstate);
-      return new DatabaseError({
-        ...meaning,
-        sqlstate: found.sqlstate,
-        operation,
-        constraint: meaning.kind === 'integrity' ? found.constraint : undefined,
-        cause: error,
-      });
-    }
-    const cannotConnect = CANNOT_CONNECT_CODES.has(found.networkCode);
-    return new DatabaseError({
-      kind: 'connection',
-      words: cannotConnect ? 'cannot connect' : 'connection lost',
-      networkCode: found.networkCode,
-      operation,
-      cause: error,
-    });
-  }
-}
-
-type FailureCode =
-  | { sqlstate: string; constraint: string | undefined; networkCode?: undefined }
-  | { sqlstate?: undefined; networkCode: string };
-
-/**
- * The first SQLSTATE or network error code along `error`'s cause chain (and the first error of
- * an `AggregateError`, as a connection to several addresses fails). A network error is told by
- * its `syscall`/`errno` fields or a known code, a SQLSTATE by its five-character `code`.
- */
-function findFailureCode(error: unknown): FailureCode | undefined {
-  let current: unknown = error;
-  for (let depth = 0; depth < 8 && current && typeof current === 'object'; depth++) {
-    const fields = current as { code?: unknown; syscall?: unknown; errno?: unknown; constraint?: unknown };
-    if (typeof fields.code === 'string') {
-      const network =
-        typeof fields.syscall === 'string' ||
-        typeof fields.errno === 'number' ||
-        CANNOT_CONNECT_CODES.has(fields.code) ||
-        CONNECTION_LOST_CODES.has(fields.code);
-      if (network) return { networkCode: fields.code };
-      if (/^[0-9A-Z]{5}$/.test(fields.code)) {
-        return {
-          sqlstate: fields.code,
-          constraint: typeof fields.constraint === 'string' ? fields.constraint : undefined,
-        };
-      }
-    }
-    const inner: unknown =
-      current instanceof AggregateError && current.errors.length > 0
-        ? current.errors[0]
-        : (current as { cause?: unknown }).cause;
-    current = inner;
-  }
-  return undefined;
 }
 
 /**

@@ -2,12 +2,14 @@
  * Database errors translated where they leave `src/db`: what the driver throws (Drizzle's
  * "Failed query" error, whose message holds the whole statement and every parameter, around
  * pg's or PGlite's error) becomes a {@link DatabaseError} whose message is one line of words
- * and codes. Everything above `src/db` sees only that.
+ * and codes. Everything above `src/db` sees only that. Failures are classified here (with
+ * `sqlstate.ts`, a SQLSTATE in words) by SQLSTATE or network code, never by message text.
  */
 import { DrizzleQueryError } from 'drizzle-orm/errors';
 import { DatabaseError, LedgerIndexerError } from '../errors.js';
 
 import type { Db } from './drizzle-db.js';
+import { describeSqlState } from './sqlstate.js';
 
 /**
  * `error` as a {@link DatabaseError} when the database or the connection to it failed, naming
@@ -29,7 +31,7 @@ export function toDatabaseError(
   if (error instanceof DrizzleQueryError && error.cause instanceof DatabaseError) {
     return toDatabaseError(error.cause, options);
   }
-  const coded = DatabaseError.fromCode(error, options.operation);
+  const coded = classifyDatabaseFailure(error, options.operation);
   if (coded) return coded;
   if (options.fromDriver || error instanceof DrizzleQueryError) {
     // pg raises plain `Error`s without a code only about the connection ("Connection terminated
@@ -107,4 +109,79 @@ export function translateDbErrors(db: Db): Db {
       return Reflect.get(target, property, receiver) as unknown;
     },
   });
+}
+
+/** Network error codes of a connection that never opened. */
+const CANNOT_CONNECT_CODES = new Set([
+  'ECONNREFUSED',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+]);
+/** Network error codes of a connection that broke (also told by `syscall`/`errno` fields). */
+const CONNECTION_LOST_CODES = new Set(['ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'ECONNABORTED']);
+
+/**
+ * A database error from what the driver threw, looking through wrappers (Drizzle's "Failed
+ * query" error holds the driver's in `cause`): a SQLSTATE decides by its code and class, a
+ * network error code means the connection failed. `undefined` when neither is found.
+ */
+export function classifyDatabaseFailure(error: unknown, operation?: string): DatabaseError | undefined {
+  const found = findFailureCode(error);
+  if (found === undefined) return undefined;
+  if (found.sqlstate !== undefined) {
+    const meaning = describeSqlState(found.sqlstate);
+    return new DatabaseError({
+      ...meaning,
+      sqlstate: found.sqlstate,
+      operation,
+      constraint: meaning.kind === 'integrity' ? found.constraint : undefined,
+      cause: error,
+    });
+  }
+  const cannotConnect = CANNOT_CONNECT_CODES.has(found.networkCode);
+  return new DatabaseError({
+    kind: 'connection',
+    words: cannotConnect ? 'cannot connect' : 'connection lost',
+    networkCode: found.networkCode,
+    operation,
+    cause: error,
+  });
+}
+
+type FailureCode =
+  | { sqlstate: string; constraint: string | undefined; networkCode?: undefined }
+  | { sqlstate?: undefined; networkCode: string };
+
+/**
+ * The first SQLSTATE or network error code along `error`'s cause chain (and the first error of
+ * an `AggregateError`, as a connection to several addresses fails). A network error is told by
+ * its `syscall`/`errno` fields or a known code, a SQLSTATE by its five-character `code`.
+ */
+function findFailureCode(error: unknown): FailureCode | undefined {
+  let current: unknown = error;
+  for (let depth = 0; depth < 8 && current && typeof current === 'object'; depth++) {
+    const fields = current as { code?: unknown; syscall?: unknown; errno?: unknown; constraint?: unknown };
+    if (typeof fields.code === 'string') {
+      const network =
+        typeof fields.syscall === 'string' ||
+        typeof fields.errno === 'number' ||
+        CANNOT_CONNECT_CODES.has(fields.code) ||
+        CONNECTION_LOST_CODES.has(fields.code);
+      if (network) return { networkCode: fields.code };
+      if (/^[0-9A-Z]{5}$/.test(fields.code)) {
+        return {
+          sqlstate: fields.code,
+          constraint: typeof fields.constraint === 'string' ? fields.constraint : undefined,
+        };
+      }
+    }
+    const inner: unknown =
+      current instanceof AggregateError && current.errors.length > 0
+        ? current.errors[0]
+        : (current as { cause?: unknown }).cause;
+    current = inner;
+  }
+  return undefined;
 }

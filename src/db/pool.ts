@@ -1,5 +1,6 @@
 import pg from 'pg';
 import { DatabaseError } from '../errors.js';
+import { classifyDatabaseFailure } from './database-errors.js';
 
 type ConnectCallback = (
   error: Error | undefined,
@@ -39,7 +40,7 @@ export function connectFailure(
   elapsedMs: number,
   timeoutMs: number | undefined,
 ): DatabaseError {
-  const coded = DatabaseError.fromCode(error);
+  const coded = classifyDatabaseFailure(error);
   if (coded !== undefined) return coded;
   const timedOut = timeoutMs !== undefined && timeoutMs > 0 && elapsedMs >= timeoutMs;
   return new DatabaseError({

@@ -4,9 +4,9 @@ import { DrizzleQueryError } from 'drizzle-orm/errors';
 import pg from 'pg';
 import { failureLine } from '../../src/cli/run-outcome.js';
 import { toDatabaseError } from '../../src/db/database-errors.js';
+import { describeSqlState } from '../../src/db/sqlstate.js';
 import { DatabaseError, LeaseLostError } from '../../src/errors.js';
 import { serializeError } from '../../src/logger.js';
-import { describeSqlState } from '../../src/sqlstate.js';
 
 /** A statement and parameters as a page write sends them: record values the output must never show. */
 const STATEMENT = 'INSERT INTO ledger_transactions (raw_id, amount, ledger_hash) VALUES ($1, $2, $3)';

@@ -1,31 +1,10 @@
 /**
  * SQLSTATE codes in words: what a PostgreSQL (or PGlite) error code means to someone running
- * ledger-indexer. Pure data; `DatabaseError` in errors.ts builds its one-line message from it.
+ * ledger-indexer. Pure data; `classifyDatabaseFailure` (database-errors.ts) builds a
+ * `DatabaseError`'s one-line message from it.
  * Codes: https://www.postgresql.org/docs/current/errcodes-appendix.html
  */
-
-/**
- * What kind of database failure an error is, from its SQLSTATE (class or exact code) or, without
- * one, from how the connection failed. Decides the words of the message and whether a later run
- * may succeed.
- */
-export type DatabaseFailureKind =
-  /** The connection was lost or never made (class 08, 57P01-57P03, network errors). */
-  | 'connection'
-  /** The database refuses writes (25006): a standby, or `default_transaction_read_only`. */
-  | 'read-only'
-  /** Disk, memory or connection slots ran out (class 53, class 58). */
-  | 'resources'
-  /** A concurrent transaction won (serialization failure, deadlock, lock not available). */
-  | 'conflict'
-  /** A constraint refused a row (class 23). */
-  | 'integrity'
-  /** Credentials, privileges or the database itself are wrong (class 28, 42501, 3D000). */
-  | 'access'
-  /** The statement itself is wrong (syntax, undefined object, bad value): a bug to report. */
-  | 'bug'
-  /** Anything else. */
-  | 'other';
+import type { DatabaseFailureKind } from '../errors.js';
 
 /** The words and kind of one SQLSTATE, as {@link describeSqlState} returns them. */
 export interface SqlStateMeaning {
@@ -73,14 +52,6 @@ const SQLSTATE_CLASSES: Record<string, SqlStateMeaning> = {
   P0: { kind: 'other', words: 'raised by a database function or trigger' },
   XX: { kind: 'other', words: 'internal error of the database' },
 };
-
-/** Kinds after which the same work may succeed later (BullMQ retries the job, `sync` resumes). */
-export const RETRYABLE_DATABASE_FAILURES: ReadonlySet<DatabaseFailureKind> = new Set([
-  'connection',
-  'read-only',
-  'resources',
-  'conflict',
-]);
 
 /** Words for a SQLSTATE: its exact code when known, else its class (first two characters). */
 export function describeSqlState(code: string): SqlStateMeaning {
