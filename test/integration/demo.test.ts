@@ -16,6 +16,11 @@ describe('demo', () => {
     }).done;
     assert.equal(code, 0, stderr.slice(-1000));
     assert.match(stdout, /^synced \d+ records \(\d+ requests by key, 100 a request\) in [\d.]+s/m);
+    // Which dialect, and why: the simulator answered by key when asked.
+    assert.match(
+      stdout,
+      /^read by key \(\/txs\?cursor=…&order=asc\): the service answered by key when asked once/m,
+    );
     assert.match(stdout, /^tail pass: \d+ records that arrived meanwhile/m);
     assert.match(stdout, /records by action and token \((\d+) in all\)/);
     const total = Number(/\((\d+) in all\)/.exec(stdout)?.[1]);
