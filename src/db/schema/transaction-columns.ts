@@ -1,6 +1,6 @@
 /**
  * The columns of `ledger_transactions` and `ledger_bundle_items` as the writes see them, derived
- * from the Drizzle tables of `schema.ts`: a column added there is written everywhere without
+ * from the Drizzle tables of `tables.ts`: a column added there is written everywhere without
  * another list to update, and a row type that misses it fails to compile.
  */
 import { getTableColumns } from 'drizzle-orm';

@@ -209,7 +209,7 @@ export type TokenTagMatcher = (derived: string) => string;
 /**
  * Builds a {@link TokenTagMatcher} over the `/info` tags: an exact match wins, else a
  * case-insensitive one (the sender's case of symbol and id varies). The database applies the
- * same rule when it writes rows (see `upsert-sql.ts`).
+ * same rule when it writes rows (see `record-write-sql.ts`).
  */
 export function createTokenTagMatcher(knownTags: readonly string[]): TokenTagMatcher {
   const exact = new Set(knownTags);
