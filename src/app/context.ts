@@ -106,7 +106,12 @@ export async function createContext(options: CreateContextOptions): Promise<AppC
   const pgStore = createPgStore({ database, logger, reread, checkSignatures: config.checkSignatures });
   const writes = options.metrics?.writes;
   const store = writes === undefined ? pgStore : observeSyncStore(pgStore, writes);
-  const backfillStore = createBackfillStore({ database, checkSignatures: config.checkSignatures, logger });
+  const backfillStore = createBackfillStore({
+    database,
+    checkSignatures: config.checkSignatures,
+    reread,
+    logger,
+  });
   const backfills = writes === undefined ? backfillStore : observeBackfillStore(backfillStore, writes);
   return {
     // The embedded database has one connection: its writes are one at a time whatever is asked.

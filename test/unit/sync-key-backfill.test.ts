@@ -153,6 +153,67 @@ describe('a first sync by key in lanes', () => {
     assert.equal(key.heads.length, 1, 'the run is taken over, not planned again');
   });
 
+  it('tails only from the head right after the lanes; a run a window later reads their unsettled span again', async () => {
+    // Every third rawId missing: gaps that may still fill while the window runs.
+    const list = new LiveList({ count: 3000, step: () => 3 });
+    const key = byKey(list);
+    let clock = 1_000_000;
+    const store = new MemoryStore({ now: () => new Date(clock) });
+    const input = {
+      store,
+      backfills: store,
+      fetchKeyPage: key.fetchKeyPage,
+      fetchKeyHead: key.fetchKeyHead,
+      spec,
+      owner,
+      count: 100,
+      lanes: 2,
+      rangeWidth: 3000,
+      settleMs: 3000,
+      now: () => clock,
+    };
+    await syncByKey(input);
+    const head = list.records.at(-1)!.rawId;
+    // About 30 answers below the head (one more where a range ends between two records), then one
+    // from the head: the span read within the window is not read twice.
+    assert.ok(key.requests.length <= 34, `${key.requests.length} requests`);
+    assert.equal(key.requests.at(-1), head);
+    key.requests.length = 0;
+    clock += 10_000;
+    await syncByKey(input);
+    assert.ok(
+      key.requests[0]! < 100,
+      `a window later the tail starts at the lowest open gap: ${key.requests[0]}`,
+    );
+  });
+
+  it('sets a record aside once where two ranges meet, though it carries no rawId', async () => {
+    // From rawId 50: the answer that ends the first range (950-1049) reaches into the second.
+    const list = new LiveList({ count: 2500, firstRawId: 50 });
+    const key = byKey(list);
+    const store = new MemoryStore();
+    // Each answer sets aside a record listed right after its tenth, without a readable rawId.
+    const fetchKeyPage: FetchKeyPage = async (s, q) => {
+      const page = await key.fetchKeyPage(s, q);
+      const at = page.txs.findIndex((tx) => tx.rawId === 1005);
+      if (at >= 0)
+        page.rejected.push({ reason: 'amount is not a decimal string', raw: '{"rawId":"x"}', index: at + 1 });
+      return page;
+    };
+    const result = await syncByKey({
+      store,
+      backfills: store,
+      fetchKeyPage,
+      fetchKeyHead: key.fetchKeyHead,
+      spec,
+      owner,
+      count: 100,
+      lanes: 2,
+      rangeWidth: 1000,
+    });
+    assert.equal(result.counts.rejected, 1);
+  });
+
   it('leaves a short list to the walk: no head request, no run', async () => {
     const list = new LiveList({ count: 300 });
     const key = byKey(list);

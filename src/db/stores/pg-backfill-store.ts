@@ -15,7 +15,7 @@ import { warnIntegrityMismatches } from '../write/integrity-log.js';
 import { prepareBatch } from '../write/prepare-batch.js';
 import { buildRangeWrite } from '../write/range-write-sql.js';
 import { type RejectedRow, toPagedRejectedRows } from '../write/rejected-rows.js';
-import { DEFAULT_REREAD_POLICY } from '../write/reread-queue.js';
+import { DEFAULT_REREAD_POLICY, type RereadPolicy } from '../write/reread-queue.js';
 import { withRetries } from '../write/write-retries.js';
 import { writeTransactions } from '../write/write-transactions.js';
 import { compactProvenRanges, insertBackfillRun, updateBackfillCheck } from './backfill-runs.js';
@@ -30,17 +30,20 @@ export function createBackfillStore(options: {
   now?: () => Date;
   /** Recover each EVM sender's signature as records are written. Default false. */
   checkSignatures?: boolean;
+  /** When the records a range stores are first re-read: the mirror's policy, as its walks use. */
+  reread?: Partial<RereadPolicy> | undefined;
   logger?: Logger | undefined;
 }): BackfillStore {
   const { database } = options;
   const now = options.now ?? (() => new Date());
+  const policy: RereadPolicy = { ...DEFAULT_REREAD_POLICY, ...options.reread };
   const commitRangePages: NonNullable<BackfillStore['commitRangePages']> = async (input) => {
     const at = now();
     const prepared = prepareBatch(
       input.pages.flatMap((page) => page.records),
       {
         now: at,
-        burnWindowMs: DEFAULT_REREAD_POLICY.burnWindowMs,
+        burnWindowMs: policy.burnWindowMs,
         pages: input.pages.flatMap((page) => page.records.map(() => page.page)),
         checkSignatures: options.checkSignatures === true,
       },
@@ -59,7 +62,7 @@ export function createBackfillStore(options: {
             records: prepared.records,
             divergent: prepared.divergent,
             now: at,
-            policy: DEFAULT_REREAD_POLICY,
+            policy,
             range: {
               streamKey: input.key,
               backfillId: input.backfillId,

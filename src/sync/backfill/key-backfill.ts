@@ -8,6 +8,7 @@
  * walked again by key, from just below it.
  */
 
+import type { RejectedRecord, TxKeyPage } from '../../domain/model.js';
 import { findGaps, type RawIdRange } from '../../domain/raw-id-ranges.js';
 import type { StreamSpec } from '../../domain/stream-key.js';
 import { streamKey } from '../../domain/stream-key.js';
@@ -176,7 +177,7 @@ export async function fetchKeyRange(input: FetchKeyRangeInput): Promise<RangeRes
       const records = served.txs.filter(
         (tx) => (cursor === null || tx.rawId > cursor) && tx.rawId <= task.upTo,
       );
-      const rejected = served.rejected.filter((r) => r.rawId === undefined || r.rawId <= task.upTo);
+      const rejected = rejectedUpTo(served, task.upTo);
       const openGap = gapOf(input, marks, below, readAt, top);
       result.pages++;
       result.records += records.length;
@@ -206,6 +207,30 @@ export async function fetchKeyRange(input: FetchKeyRangeInput): Promise<RangeRes
     'key range fetched',
   );
   return result;
+}
+
+/**
+ * The records an answer set aside that belong to the range: those whose rawId is at most `upTo`,
+ * and those without one that the answer listed before its first record above `upTo` (the range
+ * above reads the rest), so a record is set aside by one range only.
+ */
+function rejectedUpTo(served: TxKeyPage, upTo: number): RejectedRecord[] {
+  const rejectedAt = new Set(served.rejected.map((r) => r.index).filter((i) => i !== undefined));
+  let cut = Number.POSITIVE_INFINITY;
+  let position = 0;
+  for (const tx of served.txs) {
+    while (rejectedAt.has(position)) position++;
+    if (tx.rawId > upTo) {
+      cut = position;
+      break;
+    }
+    position++;
+  }
+  for (const r of served.rejected)
+    if (r.rawId !== undefined && r.rawId > upTo && r.index !== undefined) cut = Math.min(cut, r.index);
+  return served.rejected.filter((r) =>
+    r.rawId !== undefined ? r.rawId <= upTo : r.index === undefined || r.index < cut,
+  );
 }
 
 /** One answer after `cursor`; an empty one that says more follow is asked again, then malformed. */

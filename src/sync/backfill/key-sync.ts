@@ -49,7 +49,9 @@ const MIN_ANSWERS_FOR_LANES = 10;
 export async function syncByKey(input: KeySyncInput): Promise<WalkResult> {
   const lanes = await backfillInLanes(input);
   if (lanes !== null && !lanes.finished) return lanes;
-  const walked = await walkByKey(input);
+  // Right after the lanes, within their settling window: the tail reads what arrived since their
+  // head, and the next run reads their unsettled span again.
+  const walked = await walkByKey({ ...input, fromWatermark: lanes !== null });
   if (lanes === null) return walked;
   const counts = zeroCounts();
   addCounts(counts, lanes.counts);

@@ -31,6 +31,11 @@ export interface KeyWalkInput {
   count?: number | undefined;
   /** Start a new backfill from the bottom even when the stream is complete or mid-walk. */
   full?: boolean | undefined;
+  /**
+   * A tail reads from the watermark, not the settled mark, and leaves the settled mark where it
+   * is: right after a backfill in lanes, whose unsettled span a tail a window later reads again.
+   */
+  fromWatermark?: boolean | undefined;
   /** The settling window, ms (see `settle.ts`). Default 3000. */
   settleMs?: number | undefined;
   /** Most answers committed in one transaction (those that arrived while a commit ran). Default 8. */
@@ -74,14 +79,7 @@ export async function walkByKey(input: KeyWalkInput): Promise<WalkResult> {
   const startedAt = now();
   const acquired = await store.acquireStream(spec, owner, leaseMs);
   const { key, watermark } = acquired.state;
-  const stored = acquired.state.walk?.cursor === undefined || input.full ? null : acquired.state.walk;
-  const mode: WalkCheckpoint['mode'] =
-    stored?.mode ?? (input.full || watermark === null ? 'backfill' : 'tail');
-  const from =
-    stored?.cursor ??
-    (mode === 'backfill'
-      ? 0
-      : Math.max(0, tailStop({ watermark, settled: acquired.state.settle.settled }) ?? 0));
+  const { stored, mode, from, settles } = walkStart(acquired.state, input);
   const run: KeyRun = {
     lease: acquired.lease,
     leaseTakenAt: now(),
@@ -105,8 +103,8 @@ export async function walkByKey(input: KeyWalkInput): Promise<WalkResult> {
     settleAfterWalk({
       state: { ...acquired.state.settle, watermark },
       mode,
-      settledBelow: openGap === undefined ? Number.POSITIVE_INFINITY : openGap - 1,
-      fromPageOne: stored === null,
+      settledBelow: !settles ? null : openGap === undefined ? Number.POSITIVE_INFINITY : openGap - 1,
+      fromPageOne: stored === null && settles,
       startedAt,
       windowMs,
       watermark: run.highest,
@@ -162,6 +160,24 @@ export async function walkByKey(input: KeyWalkInput): Promise<WalkResult> {
     result.finished ? 'walk finished' : 'walk stopped',
   );
   return result;
+}
+
+/**
+ * Where a walk by key begins: a walk in progress at its cursor; else a backfill at the bottom, or
+ * a tail at the settled mark (at the watermark with `fromWatermark`, then settling nothing below).
+ */
+function walkStart(
+  state: Awaited<ReturnType<SyncStore['acquireStream']>>['state'],
+  input: Pick<KeyWalkInput, 'full' | 'fromWatermark'>,
+): { stored: WalkCheckpoint | null; mode: WalkCheckpoint['mode']; from: number; settles: boolean } {
+  const { watermark } = state;
+  const stored = state.walk?.cursor === undefined || input.full ? null : state.walk;
+  const mode: WalkCheckpoint['mode'] =
+    stored?.mode ?? (input.full || watermark === null ? 'backfill' : 'tail');
+  const tailFrom = input.fromWatermark ? watermark : tailStop({ watermark, settled: state.settle.settled });
+  const from = stored?.cursor ?? (mode === 'backfill' ? 0 : Math.max(0, tailFrom ?? 0));
+  // A tail from the watermark read nothing of the span below it: it settles none of it.
+  return { stored, mode, from, settles: !(input.fromWatermark && mode === 'tail') };
 }
 
 /** Ends the lease of a walk that failed (or was stopped), recording why; never throws. */
