@@ -140,3 +140,27 @@ describe('a mirror recognises the service it mirrors', () => {
     assert.match(back.err, /does not know its record rawId \d+/);
   });
 });
+
+describe('the anchor of a mirror pinned before the table existed', () => {
+  let t: TestDatabase;
+  let service: Simulator;
+  after(async () => {
+    await service?.close();
+    await t?.drop();
+  });
+
+  it('is its lowest stored record by number, not by text (rawId 9 before 10)', async () => {
+    t = await createTestDatabase();
+    service = createSimulator({ records: 30, seed: 43, holeRate: 0, arrivalsPerSecond: 0 });
+    const { url } = await service.listen();
+    const env = { DATABASE_URL: t.url, LEDGER_REQUESTS_PER_SECOND: '0', LOG_LEVEL: 'silent' };
+    const first = await runMain(['sync', '--base-url', url], env);
+    assert.equal(first.code, 0, first.err);
+    // Records 1 to 8 gone and no pin: as by text, "10" would come before "9".
+    await t.database.db.execute(sql`DELETE FROM ledger_transactions WHERE raw_id < 9`);
+    await t.database.db.execute(sql`DELETE FROM mirrored_service`);
+    const again = await runMain(['sync', '--base-url', url], env);
+    assert.equal(again.code, 0, again.err);
+    assert.equal((await pinned(t))?.raw_id, '9');
+  });
+});

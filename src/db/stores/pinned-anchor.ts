@@ -52,7 +52,10 @@ export async function lowestStoredRecord(db: Db): Promise<ServiceAnchor | null> 
   const rows = await databaseOperation('mirrored-service', () =>
     queryRows<{ raw_id: string; ledger_hash: string }>(
       db,
-      sql`SELECT raw_id::text AS raw_id, ledger_hash FROM ledger_transactions ORDER BY raw_id LIMIT 1`,
+      // Ordered by the column, not by the output alias of the same name (its text): one step
+      // down the primary key, and the lowest by number (rawId 9 before 10).
+      sql`SELECT raw_id::text AS raw_id, ledger_hash FROM ledger_transactions
+          ORDER BY ledger_transactions.raw_id LIMIT 1`,
     ),
   );
   const row = rows[0];
