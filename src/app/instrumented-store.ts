@@ -1,5 +1,5 @@
-import { REREAD_STREAM, type WriteObserver } from '../metrics/index.js';
-
+import type { WriteObserver } from '../metrics/index.js';
+import { REREAD_STREAM } from '../metrics/names.js';
 import type { BackfillStore } from '../sync/ports/backfill-store.js';
 import type { SyncStore } from '../sync/ports/sync-store.js';
 

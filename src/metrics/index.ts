@@ -4,8 +4,8 @@ import type { ClientObserver } from '../client/observer.js';
 import { registerProcessMetrics, type WriteObserver } from './process-metrics.js';
 import { registerStateMetrics, type StateMetrics } from './state-metrics.js';
 
-export { METRIC_PREFIX } from './names.js';
-export { REREAD_STREAM, type WriteObserver } from './process-metrics.js';
+export { METRIC_PREFIX, REREAD_STREAM } from './names.js';
+export type { WriteObserver } from './process-metrics.js';
 export type { QueueGaugeValues, StateSnapshot, StreamGaugeValues } from './state-metrics.js';
 
 /**

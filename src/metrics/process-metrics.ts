@@ -12,9 +12,6 @@ export interface WriteObserver {
   written(stream: string, pages: number, counts: WriteCounts): void;
 }
 
-/** The label of writes made by re-reads, which belong to no stream. */
-export const REREAD_STREAM = 'rereads';
-
 const WRITE_KINDS = ['inserted', 'updated', 'unchanged', 'rejected', 'conflicts'] as const;
 
 /** The list endpoints of the client, by dialect. */
