@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { sql } from 'drizzle-orm';
+import { readConflicts } from '../../src/db/queries/conflicts.js';
 import { createBackfillStore } from '../../src/db/stores/pg-backfill-store.js';
 import { makeLedgerTx } from '../helpers/ledger-tx.js';
 import { MINUTE, useStoreFixture } from '../helpers/store-fixture.js';
@@ -128,6 +129,19 @@ describe('PostgreSQL store: conflicting content for one rawId', () => {
     assert.deepEqual(
       (await conflicts()).map((c) => c.seen_count),
       [2],
+    );
+  });
+
+  it('reports conflicts in rawId order, 9 before 10', async () => {
+    for (const rawId of [10, 9]) {
+      await f.q(sql`
+        INSERT INTO ledger_tx_conflicts (fingerprint, raw_id, fields, stored, served, detected_at, seen_at)
+        VALUES (${`fp-${rawId}`}, ${rawId}, ARRAY['amount'], '{}'::jsonb, '{}'::jsonb, now(), now())`);
+    }
+    const report = await readConflicts(f.t.database.db, 10);
+    assert.deepEqual(
+      report.conflicts.map((c) => c.rawId),
+      [9, 10],
     );
   });
 });

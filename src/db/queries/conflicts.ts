@@ -26,7 +26,7 @@ export async function readConflicts(
     SELECT raw_id::text AS raw_id, fields, stored::text AS stored, served::text AS served, stream_key, page,
            detected_at, seen_count, count(*) OVER ()::int AS total
     FROM ledger_tx_conflicts
-    ORDER BY raw_id, detected_at
+    ORDER BY ledger_tx_conflicts.raw_id, detected_at
     LIMIT ${Math.max(1, limit)}::int
     `,
   );
