@@ -34,15 +34,19 @@ import { assertMirrorsTruth } from './sync-truth.js';
 
 let server: PrivatePostgres;
 
+// A crash test that goes wrong fails within these bounds rather than holding CI (a stuck restart).
+const TEST_TIMEOUT = { timeout: 180_000 };
+const HOOK_TIMEOUT = { timeout: 60_000 };
+
 before(async () => {
   server = await startPrivatePostgres({
     settings: ['wal_writer_delay=10s', 'wal_writer_flush_after=64MB', 'wal_buffers=16MB'],
   });
-});
+}, HOOK_TIMEOUT);
 
 after(async () => {
   await server?.destroy();
-});
+}, HOOK_TIMEOUT);
 
 /** A fresh database on the private server, migrated. */
 async function freshDatabase(name: string): Promise<{ url: string; database: Database }> {
@@ -164,15 +168,19 @@ describe('a database crash between two commits of a sync', () => {
   });
 
   for (const writers of [1, 3]) {
-    it(`never reports up to date with records missing, and the next run repairs (${writers} writer${writers > 1 ? 's' : ''})`, async () => {
-      // A commit that other writes pushed to the disk (a later commit's WAL, a consolidation of
-      // several writers' commits) survives the crash: then the scenario is played again.
-      for (let attempt = 1; attempt <= 4; attempt++) {
-        const outcome = await crashBetweenCommits(`crash_walk_${writers}_${attempt}`, writers);
-        if (outcome === 'lost a commit') return;
-      }
-      assert.fail('the crash never took a commit back in 4 attempts');
-    });
+    it(
+      `never reports up to date with records missing, and the next run repairs (${writers} writer${writers > 1 ? 's' : ''})`,
+      TEST_TIMEOUT,
+      async () => {
+        // A commit that other writes pushed to the disk (a later commit's WAL, a consolidation of
+        // several writers' commits) survives the crash: then the scenario is played again.
+        for (let attempt = 1; attempt <= 6; attempt++) {
+          const outcome = await crashBetweenCommits(`crash_walk_${writers}_${attempt}`, writers);
+          if (outcome === 'lost a commit') return;
+        }
+        assert.fail('the crash never took a commit back in 6 attempts');
+      },
+    );
   }
 
   /**
@@ -229,7 +237,7 @@ describe('a database crash between two commits of a sync', () => {
 });
 
 describe('a database crash between two commits of a walk by key', () => {
-  it('never reports up to date with records missing, and the next run repairs', async () => {
+  it('never reports up to date with records missing, and the next run repairs', TEST_TIMEOUT, async () => {
     const sim = createSimulator({
       records: 400,
       seed: 85,
@@ -240,7 +248,7 @@ describe('a database crash between two commits of a walk by key', () => {
     const simUrl = (await sim.listen()).url;
     const byKey = { LEDGER_PAGE_COUNT: '10' };
     try {
-      for (let attempt = 1; attempt <= 4; attempt++) {
+      for (let attempt = 1; attempt <= 6; attempt++) {
         const { url, database } = await freshDatabase(`crash_key_${attempt}`);
         // Records 1-140 made durable; the commit of 141-150 acknowledged, then taken back by the crash.
         let counts = null as { before: number; after: number } | null;
@@ -277,7 +285,7 @@ describe('a database crash between two commits of a walk by key', () => {
           await database.close();
         }
       }
-      assert.fail('the crash never took a commit back in 4 attempts');
+      assert.fail('the crash never took a commit back in 6 attempts');
     } finally {
       await sim.close();
     }
@@ -285,67 +293,71 @@ describe('a database crash between two commits of a walk by key', () => {
 });
 
 describe('a database crash between two commits of a range job', () => {
-  it('proves only what the database kept: the check repairs the lost commit and the mirror ends equal', async () => {
-    const sim = createSimulator({ records: 300, seed: 84, holeRate: 0 });
-    const simUrl = (await sim.listen()).url;
-    const { url, database } = await freshDatabase('crash_range');
-    const store = createBackfillStore({ database });
-    // One page a commit. Pages 1-7 are made durable (a checkpoint writes the WAL out) before page
-    // 8 is answered; page 8's commit is acknowledged, and the crash takes it back before page 9 is
-    // answered: page 9's commit is the first to build on a commit the database lost.
-    let counts = null as { before: number; after: number } | null;
-    const proxy = await hookedProxy(simUrl, async (page) => {
-      if (page === 8) {
-        await storedAtLeast(database, 70);
-        await database.db.execute(sql`CHECKPOINT`);
-      } else if (page === 9 && !counts) {
-        await storedAtLeast(database, 80);
-        counts = await crashCounting(url, database);
-      }
-    });
-    const client = createLedgerClient({ baseUrl: proxy.url, requestsPerSecond: 0, retryMinMs: 10 });
-    const fetchPage = createFetchPage(client);
-    try {
-      const plan = await planBackfill({ store, fetchPage, spec: {}, id: 'crash', pagesPerRange: 100 });
-      assert.ok(plan);
-      const [task] = plan.tasks;
-      assert.ok(task);
-      await fetchRange({
-        store,
-        fetchPage,
-        spec: {},
-        backfillId: 'crash',
-        task,
-        pagesPerCommit: 1,
-        commitLingerMs: 0,
-      }).catch(() => undefined);
-      assert.ok(counts, 'the proxy crashed the server');
-      const { before, after } = counts;
-      assert.equal(
-        before - after,
-        10,
-        `the crash took page 8's commit back (${before} stored, ${after} kept)`,
-      );
-      // The check and its repairs, as the next jobs (new connections) run them.
-      await asNextRun(url, async (next) => {
-        const nextStore = createBackfillStore({ database: next });
-        const nextSync = createPgStore({ database: next });
-        const check = (round: number) =>
-          checkBackfill({ store: nextStore, syncStore: nextSync, spec: {}, backfillId: 'crash', round });
-        let outcome = await check(0);
-        for (let round = 1; outcome.status === 'repair' && round < 6; round++) {
-          for (const repair of outcome.tasks)
-            await fetchRange({ store: nextStore, fetchPage, spec: {}, backfillId: 'crash', task: repair });
-          outcome = await check(round);
+  it(
+    'proves only what the database kept: the check repairs the lost commit and the mirror ends equal',
+    TEST_TIMEOUT,
+    async () => {
+      const sim = createSimulator({ records: 300, seed: 84, holeRate: 0 });
+      const simUrl = (await sim.listen()).url;
+      const { url, database } = await freshDatabase('crash_range');
+      const store = createBackfillStore({ database });
+      // One page a commit. Pages 1-7 are made durable (a checkpoint writes the WAL out) before page
+      // 8 is answered; page 8's commit is acknowledged, and the crash takes it back before page 9 is
+      // answered: page 9's commit is the first to build on a commit the database lost.
+      let counts = null as { before: number; after: number } | null;
+      const proxy = await hookedProxy(simUrl, async (page) => {
+        if (page === 8) {
+          await storedAtLeast(database, 70);
+          await database.db.execute(sql`CHECKPOINT`);
+        } else if (page === 9 && !counts) {
+          await storedAtLeast(database, 80);
+          counts = await crashCounting(url, database);
         }
-        assert.equal(outcome.status, 'done');
-        await assertMirrorsTruth(next.db, sim);
       });
-    } finally {
-      await client.close();
-      await proxy.close();
-      await database.close();
-      await sim.close();
-    }
-  });
+      const client = createLedgerClient({ baseUrl: proxy.url, requestsPerSecond: 0, retryMinMs: 10 });
+      const fetchPage = createFetchPage(client);
+      try {
+        const plan = await planBackfill({ store, fetchPage, spec: {}, id: 'crash', pagesPerRange: 100 });
+        assert.ok(plan);
+        const [task] = plan.tasks;
+        assert.ok(task);
+        await fetchRange({
+          store,
+          fetchPage,
+          spec: {},
+          backfillId: 'crash',
+          task,
+          pagesPerCommit: 1,
+          commitLingerMs: 0,
+        }).catch(() => undefined);
+        assert.ok(counts, 'the proxy crashed the server');
+        const { before, after } = counts;
+        assert.equal(
+          before - after,
+          10,
+          `the crash took page 8's commit back (${before} stored, ${after} kept)`,
+        );
+        // The check and its repairs, as the next jobs (new connections) run them.
+        await asNextRun(url, async (next) => {
+          const nextStore = createBackfillStore({ database: next });
+          const nextSync = createPgStore({ database: next });
+          const check = (round: number) =>
+            checkBackfill({ store: nextStore, syncStore: nextSync, spec: {}, backfillId: 'crash', round });
+          let outcome = await check(0);
+          for (let round = 1; outcome.status === 'repair' && round < 6; round++) {
+            for (const repair of outcome.tasks)
+              await fetchRange({ store: nextStore, fetchPage, spec: {}, backfillId: 'crash', task: repair });
+            outcome = await check(round);
+          }
+          assert.equal(outcome.status, 'done');
+          await assertMirrorsTruth(next.db, sim);
+        });
+      } finally {
+        await client.close();
+        await proxy.close();
+        await database.close();
+        await sim.close();
+      }
+    },
+  );
 });
