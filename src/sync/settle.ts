@@ -44,6 +44,8 @@ export const SERVICE_CLOCK_MARGIN_MS = 5 * 60_000;
  * visible a settling window after `u` was, and `u` was visible by the time the head was seen
  * (`headAt`) and, once packaged, by its `timestamp` (service clock, allowed `marginMs` of skew).
  * `bottom`: the page is the end of the list, so the rawIds below its oldest record count too.
+ * `floor`: the rawIds at or below it have settled already (see {@link promotedHead}); only
+ * missing rawIds above it count.
  */
 export function openGapLow(input: {
   records: readonly SettleMark[];
@@ -53,8 +55,10 @@ export function openGapLow(input: {
   windowMs: number;
   marginMs?: number | undefined;
   bottom?: boolean | undefined;
+  floor?: number | null | undefined;
 }): number | null {
   const margin = input.marginMs ?? SERVICE_CLOCK_MARGIN_MS;
+  const floor = input.floor ?? Number.NEGATIVE_INFINITY;
   const visibleBy = (u: SettleMark): number =>
     Math.min(
       input.headAt ?? Number.POSITIVE_INFINITY,
@@ -65,11 +69,35 @@ export function openGapLow(input: {
   let low: number | null = null;
   let upper = input.above;
   for (const record of sorted) {
-    if (upper !== null && record.rawId < upper.rawId - 1 && open(upper)) low = record.rawId + 1;
+    // The lowest rawId of the gap below `upper` that lies above the floor.
+    const missing = Math.max(record.rawId, floor) + 1;
+    if (upper !== null && missing < upper.rawId && open(upper)) low = missing;
     upper = record;
   }
-  if (input.bottom && upper !== null && upper.rawId > 1 && open(upper)) low = 1;
+  if (input.bottom && upper !== null && open(upper)) {
+    const missing = Math.max(0, floor) + 1;
+    if (missing < upper.rawId) low = missing;
+  }
   return low;
+}
+
+/**
+ * The pending head a walk settles: the walk began on page 1 (so it reads everything down to the
+ * settled mark in this run) at least the window after that head was seen. Every rawId at or
+ * below it has then settled, and the walk's gaps count only above it: with none there, the
+ * settled mark moves to the walk's head at once, not to the pending head for a later run to
+ * read again from. `null`: no head is settled by this walk.
+ */
+export function promotedHead(input: {
+  pending: SettleState['pending'];
+  fromPageOne: boolean;
+  startedAt: number;
+  windowMs: number;
+}): number | null {
+  const { pending } = input;
+  return pending !== null && input.fromPageOne && input.startedAt >= pending.at + input.windowMs
+    ? pending.rawId
+    : null;
 }
 
 /** Follows one run of a walk: which gaps it saw before they could settle. */
@@ -91,6 +119,7 @@ export interface SettleTracker {
  * been requested as soon as the page `2 × width` before it was accepted (the window requests up
  * to twice its width ahead), or at the start: that is the read time its gaps are judged by. Pages
  * of an earlier run of the walk are unknown: nothing above this run's first page is settled.
+ * `floor`: the pending head this run settles ({@link promotedHead}); gaps below it do not count.
  */
 export function createSettleTracker(input: {
   windowMs: number;
@@ -99,6 +128,7 @@ export function createSettleTracker(input: {
   startedAt: number;
   headAt: number | undefined;
   marginMs?: number | undefined;
+  floor?: number | null | undefined;
 }): SettleTracker {
   const { windowMs, firstPage } = input;
   const lag = 2 * Math.max(1, input.width);
@@ -115,7 +145,15 @@ export function createSettleTracker(input: {
       acceptedAt.delete(page - lag - 1);
       if (records.length === 0 || windowMs <= 0) return;
       const readAt = acceptedAt.get(page - lag) ?? input.startedAt;
-      const gap = openGapLow({ records, above, readAt, headAt, windowMs, marginMs: input.marginMs });
+      const gap = openGapLow({
+        records,
+        above,
+        readAt,
+        headAt,
+        windowMs,
+        marginMs: input.marginMs,
+        floor: input.floor,
+      });
       if (gap !== null) missingLow = Math.min(missingLow ?? gap, gap);
       const sorted = [...records].sort((a, b) => b.rawId - a.rawId);
       if (page === firstPage) firstHigh = sorted[0]!.rawId;
@@ -139,6 +177,7 @@ export function createSettleTracker(input: {
           windowMs,
           marginMs: input.marginMs,
           bottom: true,
+          floor: input.floor,
         });
         if (bottom !== null) below = Math.min(below, bottom - 1);
       }
@@ -157,7 +196,10 @@ export function createSettleTracker(input: {
 export function settleAfterWalk(input: {
   state: SettleState & { watermark: number | null };
   mode: 'backfill' | 'tail';
-  /** The tracker's `settledBelow` (may be `Infinity`: nothing missing in what it read). */
+  /**
+   * The tracker's `settledBelow` (may be `Infinity`: nothing missing in what it read), counting
+   * only the gaps above the head this walk settles (the `floor` of {@link promotedHead}).
+   */
   settledBelow: number | null;
   /** The run began the walk on page 1 at `startedAt`. */
   fromPageOne: boolean;
@@ -172,8 +214,9 @@ export function settleAfterWalk(input: {
   const { state, watermark } = input;
   const base = state.settled ?? (input.mode === 'backfill' ? -1 : state.watermark);
   const pending = state.pending;
-  const promoted = pending !== null && input.fromPageOne && input.startedAt >= pending.at + input.windowMs;
-  let settled = maxOf(base, input.settledBelow, promoted ? pending.rawId : null);
+  const promotedRawId = promotedHead({ pending, ...input });
+  const promoted = promotedRawId !== null;
+  let settled = maxOf(base, input.settledBelow, promotedRawId);
   if (settled !== null && watermark !== null) settled = Math.min(settled, watermark);
   if (watermark === null || (settled !== null && settled >= watermark)) return { settled, pending: null };
   const keep = pending !== null && !promoted && (settled === null || pending.rawId > settled);

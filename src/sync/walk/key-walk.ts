@@ -13,7 +13,14 @@ import { MalformedResponseError } from '../../errors.js';
 import { type CommitPipeline, createCommitPipeline } from '../commit-pipeline.js';
 import type { FetchKeyPage } from '../ports/fetches.js';
 import type { SettleState, StreamLease, SyncStore, WalkCheckpoint } from '../ports/sync-store.js';
-import { openGapLow, type SettleMark, settleAfterWalk, settleMarks, tailStop } from '../settle.js';
+import {
+  openGapLow,
+  promotedHead,
+  type SettleMark,
+  settleAfterWalk,
+  settleMarks,
+  tailStop,
+} from '../settle.js';
 import { delay, errorText, quietLogger, type SyncLogger } from '../sync-logger.js';
 import { addCounts, zeroCounts } from '../write-counts.js';
 import type { PageEvent, WalkResult } from './walk-types.js';
@@ -112,7 +119,14 @@ export async function walkByKey(input: KeyWalkInput): Promise<WalkResult> {
       now: now(),
     });
   const pipeline = keyCommits({ input, run, watermark, finish, now });
-  const reader = createKeyReader({ input, key, mode, from, windowMs, openGap: stored?.openGap, now });
+  // Gaps at or below a pending head this walk settles do not hold the settled mark back.
+  const floor = promotedHead({
+    pending: acquired.state.settle.pending,
+    fromPageOne: stored === null,
+    startedAt,
+    windowMs,
+  });
+  const reader = createKeyReader({ input, key, mode, from, windowMs, floor, openGap: stored?.openGap, now });
   try {
     for (;;) {
       const answer = await reader.next();
@@ -271,10 +285,12 @@ function createKeyReader(input: {
   mode: WalkCheckpoint['mode'];
   from: number;
   windowMs: number;
+  /** Gaps at or below it have settled (see `promotedHead`). */
+  floor: number | null;
   openGap: number | undefined;
   now: () => number;
 }) {
-  const { key, mode, windowMs, now } = input;
+  const { key, mode, windowMs, floor, now } = input;
   const walkInput = input.input;
   let cursor = input.from;
   let index = 0;
@@ -306,7 +322,14 @@ function createKeyReader(input: {
         const gap =
           windowMs <= 0
             ? null
-            : openGapLow({ records: [...marks, below], above: null, readAt, headAt: undefined, windowMs });
+            : openGapLow({
+                records: [...marks, below],
+                above: null,
+                readAt,
+                headAt: undefined,
+                windowMs,
+                floor,
+              });
         if (gap !== null) openGap = Math.min(openGap ?? gap, gap);
         const last = ids.length > 0 ? Math.max(...ids) : cursor;
         below = marks.find((m) => m.rawId === last) ?? below;

@@ -1,0 +1,174 @@
+/**
+ * A tail that settles the pending head (it began a window after that head was seen) has proven
+ * every rawId at or below it; only the gaps above it hold the settled mark back. With none there,
+ * the mark moves to the tail's own head, and the next tail reads only what is new.
+ */
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import type { TxKeyPage } from '../../src/domain/model.js';
+import type { FetchKeyPage } from '../../src/sync/ports/fetches.js';
+import { createSettleTracker, openGapLow, promotedHead, type SettleMark } from '../../src/sync/settle.js';
+import { walkByKey } from '../../src/sync/walk/key-walk.js';
+import { walkStream } from '../../src/sync/walk/walk-stream.js';
+import { LiveList, MemoryStore } from './sync-fakes.js';
+
+const spec = {};
+const owner = 'settle-runner';
+const WINDOW = 3000;
+
+const young = (...ids: number[]): SettleMark[] => ids.map((rawId) => ({ rawId, timestamp: 0 }));
+
+/** The list answered by key, ascending after the cursor; the cursors asked are kept. */
+function byKey(list: LiveList) {
+  const cursors: number[] = [];
+  const fetchKeyPage: FetchKeyPage = async (_spec, { cursor, count }) => {
+    cursors.push(cursor);
+    const after = list.records.filter((tx) => tx.rawId > cursor);
+    const served = after.slice(0, count ?? 10);
+    const page: TxKeyPage = {
+      txs: structuredClone(served),
+      rejected: [],
+      hasNextPage: after.length > served.length,
+    };
+    return page;
+  };
+  return { fetchKeyPage, cursors };
+}
+
+/** Appends `n` records, the first of them never listed (a permanent hole in the rawIds). */
+function addWithHole(list: LiveList, n: number): number {
+  list.add(n);
+  const hole = list.records[list.records.length - n]!.rawId;
+  list.records.splice(list.records.length - n, 1);
+  return hole;
+}
+
+describe('the gaps a walk counts, above the pending head it settles', () => {
+  it('are those above the floor; a gap across the floor counts from just above it', () => {
+    const records = young(130, 128, 120, 115, 110, 105);
+    const base = { above: null, readAt: 10, headAt: 0, windowMs: WINDOW };
+    assert.equal(openGapLow({ ...base, records }), 106);
+    assert.equal(openGapLow({ ...base, records, floor: 120 }), 121);
+    assert.equal(openGapLow({ ...base, records, floor: 128 }), 129);
+    assert.equal(openGapLow({ ...base, records, floor: 130 }), null);
+    // 117 is not among the records read (say it is no longer listed): 118-119 are still missing.
+    assert.equal(openGapLow({ ...base, records, floor: 117 }), 118);
+    assert.equal(openGapLow({ ...base, records: young(5, 4), bottom: true, floor: 2 }), 3);
+  });
+
+  it('the head is settled only by a walk from the top, begun a window after the head was seen', () => {
+    const pending = { rawId: 120, at: 500 };
+    assert.equal(promotedHead({ pending, fromPageOne: true, startedAt: 3500, windowMs: WINDOW }), 120);
+    assert.equal(promotedHead({ pending, fromPageOne: true, startedAt: 3499, windowMs: WINDOW }), null);
+    assert.equal(promotedHead({ pending, fromPageOne: false, startedAt: 9000, windowMs: WINDOW }), null);
+    assert.equal(promotedHead({ pending: null, fromPageOne: true, startedAt: 9000, windowMs: WINDOW }), null);
+  });
+
+  it('a tracker with a floor settles everything it read above it', () => {
+    const tracker = createSettleTracker({
+      windowMs: WINDOW,
+      width: 1,
+      firstPage: 1,
+      startedAt: 4000,
+      headAt: undefined,
+      floor: 120,
+    });
+    tracker.accepted(1, young(140, 139, 138, 137, 136, 135, 134, 133, 132, 131), 4010);
+    tracker.accepted(2, young(130, 129, 128, 127, 126, 125, 124, 123, 122, 121), 4020);
+    tracker.accepted(3, young(120, 119, 118, 117, 116, 115, 114, 113, 112, 111), 4030);
+    tracker.accepted(4, young(109, 108), 4040);
+    assert.equal(tracker.settledBelow(false), Number.POSITIVE_INFINITY, '110 lies below the floor');
+  });
+});
+
+describe('a tail that settles the pending head', () => {
+  it('by page number: moves the mark to its own head when nothing is missing above the pending head', async () => {
+    const list = new LiveList({ count: 100 });
+    const store = new MemoryStore();
+    let clock = 0;
+    const walk = () =>
+      walkStream({ store, fetchPage: list.fetchPage, spec, owner, settleMs: WINDOW, now: () => clock });
+    await walk();
+    addWithHole(list, 20);
+    clock = 500;
+    await walk();
+    list.add(10);
+    clock = 1000;
+    await walk();
+    list.add(10);
+    clock = 4000;
+    await walk();
+    assert.equal(
+      store.streams.get('txs')!.settle.settled,
+      140,
+      'settled up to the head, not to the pending 120',
+    );
+    assert.equal(store.streams.get('txs')!.settle.pending, null);
+    list.add(5);
+    clock = 4500;
+    const before = list.served.length;
+    await walk();
+    assert.equal(list.served.length - before, 1, 'the next tail reads only the head page');
+  });
+
+  it('by key: the next tail asks from its head, not from the pending head', async () => {
+    const list = new LiveList({ count: 100 });
+    const key = byKey(list);
+    const store = new MemoryStore();
+    let clock = 0;
+    const walk = () =>
+      walkByKey({
+        store,
+        fetchKeyPage: key.fetchKeyPage,
+        spec,
+        owner,
+        count: 100,
+        settleMs: WINDOW,
+        now: () => clock,
+      });
+    await walk();
+    addWithHole(list, 20);
+    clock = 500;
+    await walk();
+    list.add(10);
+    clock = 1000;
+    await walk();
+    list.add(10);
+    clock = 4000;
+    await walk();
+    list.add(5);
+    clock = 4500;
+    key.cursors.length = 0;
+    await walk();
+    assert.deepEqual(key.cursors, [140]);
+  });
+
+  it('still stops below a gap above the pending head until that gap has settled in turn', async () => {
+    const list = new LiveList({ count: 100 });
+    const key = byKey(list);
+    const store = new MemoryStore();
+    let clock = 0;
+    const walk = () =>
+      walkByKey({
+        store,
+        fetchKeyPage: key.fetchKeyPage,
+        spec,
+        owner,
+        count: 100,
+        settleMs: WINDOW,
+        now: () => clock,
+      });
+    await walk();
+    addWithHole(list, 20);
+    clock = 500;
+    await walk();
+    const second = addWithHole(list, 10);
+    clock = 3600;
+    await walk();
+    assert.equal(store.streams.get('txs')!.settle.settled, second - 1, 'the newer gap holds the mark');
+    key.cursors.length = 0;
+    clock = 4000;
+    await walk();
+    assert.deepEqual(key.cursors, [second - 1], 'read again from below the newer gap');
+  });
+});
