@@ -48,6 +48,51 @@ describe('re-reads by key, planned', () => {
   });
 });
 
+describe('re-reads by key of burns', () => {
+  /** A due burn: every seventh record of the list is a burn. */
+  const burn = (rawId: number, head = 1000): ClaimedRecord => ({
+    ...due(rawId, head),
+    burnRank: Math.floor((head - rawId) / 7),
+  });
+
+  it('reads them through the burn list, where they lie close together, even one alone', () => {
+    const plan = planKeyRereads([burn(300), burn(510), burn(650), burn(980), due(990), due(985), due(960)], {
+      count: 100,
+    });
+    assert.deepEqual(
+      plan.reads.map((r) => ({ list: r.list, cursor: r.cursor, covers: r.covers.map((c) => c.rawId) })),
+      [
+        { list: 'global', cursor: 959, covers: [960, 985, 990] },
+        { list: 'burns', cursor: 299, covers: [300, 510, 650, 980] },
+      ],
+    );
+    assert.deepEqual(plan.lookups, []);
+    const alone = planKeyRereads([burn(400)], { count: 100 });
+    assert.deepEqual(
+      alone.reads.map((r) => [r.list, r.cursor]),
+      [['burns', 399]],
+    );
+  });
+
+  it('asks the burn list for them', async () => {
+    const asked: Array<{ action: string | undefined; cursor: number }> = [];
+    const fetchKeyPage: FetchKeyPage = async (spec, { cursor }) => {
+      asked.push({ action: spec.action, cursor });
+      return { txs: [makeTx(510, { action: 'burn' })], rejected: [], hasNextPage: false };
+    };
+    const plan = planKeyRereads([burn(510)], { count: 100 });
+    const read = await readKeyRereads({
+      reads: plan.reads,
+      fetchKeyPage,
+      count: 100,
+      limit: 1,
+      onFailure: () => {},
+    });
+    assert.deepEqual(asked, [{ action: 'burn', cursor: 509 }]);
+    assert.deepEqual([...read.found.keys()], [510]);
+  });
+});
+
 describe('re-reads by key, read', () => {
   it('returns what the answers showed, and the due records they should have carried but did not', async () => {
     const listed = [898, 899, 955, 960, 990].map((id) => makeTx(id, { status: 'packaged' }));
