@@ -8,7 +8,18 @@
  * Pure functions over times and rawIds; the walk feeds them and its last commit stores the result.
  */
 import type { TxPage } from '../domain/model.js';
-import type { SettleState } from './ports/sync-store.js';
+import type { SettleHead, SettleState } from './ports/sync-store.js';
+
+/**
+ * Most heads kept waiting. Past it the second oldest is dropped: the gaps below it then wait for
+ * the next head above it, which is seen later, so they settle later, never too soon.
+ */
+export const MAX_WAITING_HEADS = 8;
+
+/** The heads waiting to settle, oldest (and lowest) first. */
+function waitingHeads(state: Pick<SettleState, 'pending' | 'later'>): SettleHead[] {
+  return state.pending === null ? [] : [state.pending, ...(state.later ?? [])];
+}
 
 /** Where a tail stops reading: the settled mark, or the watermark on a mirror without one. */
 export function tailStop(state: { watermark: number | null; settled: number | null }): number | null {
@@ -82,22 +93,24 @@ export function openGapLow(input: {
 }
 
 /**
- * The pending head a walk settles: the walk began on page 1 (so it reads everything down to the
- * settled mark in this run) at least the window after that head was seen. Every rawId at or
- * below it has then settled, and the walk's gaps count only above it: with none there, the
- * settled mark moves to the walk's head at once, not to the pending head for a later run to
+ * The waiting head a walk settles: the highest of those seen at least the window before the walk
+ * began on page 1 (so it reads everything down to the settled mark in this run). Every rawId at
+ * or below it has then settled, and the walk's gaps count only above it: with none there, the
+ * settled mark moves to the walk's head at once, not to the waiting head for a later run to
  * read again from. `null`: no head is settled by this walk.
  */
 export function promotedHead(input: {
-  pending: SettleState['pending'];
+  state: Pick<SettleState, 'pending' | 'later'>;
   fromPageOne: boolean;
   startedAt: number;
   windowMs: number;
 }): number | null {
-  const { pending } = input;
-  return pending !== null && input.fromPageOne && input.startedAt >= pending.at + input.windowMs
-    ? pending.rawId
-    : null;
+  if (!input.fromPageOne) return null;
+  let promoted: number | null = null;
+  for (const head of waitingHeads(input.state)) {
+    if (input.startedAt >= head.at + input.windowMs) promoted = Math.max(promoted ?? head.rawId, head.rawId);
+  }
+  return promoted;
 }
 
 /** Follows one run of a walk: which gaps it saw before they could settle. */
@@ -188,10 +201,10 @@ export function createSettleTracker(input: {
 
 /**
  * The settling state after a finished walk. `base` is what was settled before it: the stored
- * mark, the bottom of the list for a backfill, or the watermark of a mirror without a mark. The
- * pending head is settled when this walk began on page 1 (it read everything down to the mark in
- * this run) at least the window after that head was seen. The walk's new head then waits in turn
- * (an older pending head is kept until settled: it is the one due first).
+ * mark, the bottom of the list for a backfill, or the watermark of a mirror without a mark. A
+ * waiting head is settled when this walk began on page 1 (it read everything down to the mark in
+ * this run) at least the window after that head was seen. The walk's new head then waits too,
+ * after the heads still waiting (each settles a window after it was seen).
  */
 export function settleAfterWalk(input: {
   state: SettleState & { watermark: number | null };
@@ -213,14 +226,16 @@ export function settleAfterWalk(input: {
 }): SettleState {
   const { state, watermark } = input;
   const base = state.settled ?? (input.mode === 'backfill' ? -1 : state.watermark);
-  const pending = state.pending;
-  const promotedRawId = promotedHead({ pending, ...input });
-  const promoted = promotedRawId !== null;
-  let settled = maxOf(base, input.settledBelow, promotedRawId);
+  let settled = maxOf(base, input.settledBelow, promotedHead(input));
   if (settled !== null && watermark !== null) settled = Math.min(settled, watermark);
   if (watermark === null || (settled !== null && settled >= watermark)) return { settled, pending: null };
-  const keep = pending !== null && !promoted && (settled === null || pending.rawId > settled);
-  return { settled, pending: keep ? pending : { rawId: watermark, at: input.headAt ?? input.now } };
+  const waiting = waitingHeads(state).filter((head) => settled === null || head.rawId > settled);
+  const newest = waiting[waiting.length - 1];
+  if (newest === undefined || newest.rawId < watermark)
+    waiting.push({ rawId: watermark, at: input.headAt ?? input.now });
+  while (waiting.length > MAX_WAITING_HEADS) waiting.splice(1, 1);
+  const [pending, ...later] = waiting;
+  return later.length > 0 ? { settled, pending: pending!, later } : { settled, pending: pending! };
 }
 
 function maxOf(...values: Array<number | null>): number | null {

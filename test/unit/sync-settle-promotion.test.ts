@@ -7,7 +7,14 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { TxKeyPage } from '../../src/domain/model.js';
 import type { FetchKeyPage } from '../../src/sync/ports/fetches.js';
-import { createSettleTracker, openGapLow, promotedHead, type SettleMark } from '../../src/sync/settle.js';
+import {
+  createSettleTracker,
+  MAX_WAITING_HEADS,
+  openGapLow,
+  promotedHead,
+  type SettleMark,
+  settleAfterWalk,
+} from '../../src/sync/settle.js';
 import { walkByKey } from '../../src/sync/walk/key-walk.js';
 import { walkStream } from '../../src/sync/walk/walk-stream.js';
 import { LiveList, MemoryStore } from './sync-fakes.js';
@@ -57,11 +64,47 @@ describe('the gaps a walk counts, above the pending head it settles', () => {
   });
 
   it('the head is settled only by a walk from the top, begun a window after the head was seen', () => {
-    const pending = { rawId: 120, at: 500 };
-    assert.equal(promotedHead({ pending, fromPageOne: true, startedAt: 3500, windowMs: WINDOW }), 120);
-    assert.equal(promotedHead({ pending, fromPageOne: true, startedAt: 3499, windowMs: WINDOW }), null);
-    assert.equal(promotedHead({ pending, fromPageOne: false, startedAt: 9000, windowMs: WINDOW }), null);
-    assert.equal(promotedHead({ pending: null, fromPageOne: true, startedAt: 9000, windowMs: WINDOW }), null);
+    const state = { pending: { rawId: 120, at: 500 } };
+    assert.equal(promotedHead({ state, fromPageOne: true, startedAt: 3500, windowMs: WINDOW }), 120);
+    assert.equal(promotedHead({ state, fromPageOne: true, startedAt: 3499, windowMs: WINDOW }), null);
+    assert.equal(promotedHead({ state, fromPageOne: false, startedAt: 9000, windowMs: WINDOW }), null);
+    assert.equal(
+      promotedHead({ state: { pending: null }, fromPageOne: true, startedAt: 9000, windowMs: WINDOW }),
+      null,
+    );
+  });
+
+  it('of several heads waiting, the highest seen a window before the walk', () => {
+    const state = {
+      pending: { rawId: 120, at: 500 },
+      later: [
+        { rawId: 140, at: 1500 },
+        { rawId: 160, at: 2500 },
+      ],
+    };
+    assert.equal(promotedHead({ state, fromPageOne: true, startedAt: 4600, windowMs: WINDOW }), 140);
+    assert.equal(promotedHead({ state, fromPageOne: true, startedAt: 9000, windowMs: WINDOW }), 160);
+  });
+
+  it('keeps the heads of later walks waiting after the oldest, at most a few, dropping the second oldest', () => {
+    const heads = Array.from({ length: MAX_WAITING_HEADS }, (_, i) => ({ rawId: 110 + 10 * i, at: 100 * i }));
+    const [pending, ...later] = heads;
+    const after = settleAfterWalk({
+      state: { settled: 100, pending: pending!, later, watermark: heads[heads.length - 1]!.rawId },
+      mode: 'tail',
+      settledBelow: 100,
+      fromPageOne: true,
+      startedAt: 1_000,
+      windowMs: WINDOW,
+      watermark: 500,
+      headAt: 1_010,
+      now: 1_020,
+    });
+    assert.equal(after.settled, 100);
+    assert.deepEqual(after.pending, pending);
+    assert.equal(after.later?.length, MAX_WAITING_HEADS - 1);
+    assert.deepEqual(after.later?.[0], heads[2], 'the second oldest dropped');
+    assert.deepEqual(after.later?.at(-1), { rawId: 500, at: 1_010 });
   });
 
   it('a tracker with a floor settles everything it read above it', () => {
@@ -170,5 +213,42 @@ describe('a tail that settles the pending head', () => {
     clock = 4000;
     await walk();
     assert.deepEqual(key.cursors, [second - 1], 'read again from below the newer gap');
+  });
+
+  it('settles a gap a later tail saw a window after that tail, not a window after the older head settled', async () => {
+    const list = new LiveList({ count: 100 });
+    const key = byKey(list);
+    const store = new MemoryStore();
+    let clock = 0;
+    const walk = () =>
+      walkByKey({
+        store,
+        fetchKeyPage: key.fetchKeyPage,
+        spec,
+        owner,
+        count: 100,
+        settleMs: WINDOW,
+        now: () => clock,
+      });
+    await walk();
+    addWithHole(list, 20);
+    clock = 500;
+    await walk();
+    addWithHole(list, 10);
+    clock = 1500;
+    await walk();
+    list.add(5);
+    clock = 3600;
+    await walk();
+    assert.equal(store.streams.get('txs')!.settle.settled, 120, 'the older head settled, the newer gap open');
+    list.add(5);
+    clock = 4600;
+    await walk();
+    assert.deepEqual(store.streams.get('txs')!.settle, { settled: 140, pending: null });
+    list.add(2);
+    key.cursors.length = 0;
+    clock = 5000;
+    await walk();
+    assert.deepEqual(key.cursors, [140], 'the next tail reads only what is new');
   });
 });

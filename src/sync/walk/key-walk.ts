@@ -139,7 +139,7 @@ export async function walkByKey(input: KeyWalkInput): Promise<WalkResult> {
     from,
     windowMs,
     // Gaps at or below a pending head this walk settles do not hold the settled mark back.
-    floor: promotedHead({ ...settling, pending: settle.pending }),
+    floor: promotedHead(settling),
     openGap: stored?.openGap,
     head: input.headFirst === true && mode === 'tail' && fresh && settles ? { watermark } : null,
     now,

@@ -79,7 +79,7 @@ export async function walkStream(input: WalkStreamInput): Promise<WalkResult> {
     startedAt,
     headAt: walk.headAt,
     floor: promotedHead({
-      pending: acquired.state.settle.pending,
+      state: acquired.state.settle,
       fromPageOne: walk.nextPage === 1,
       startedAt,
       windowMs: settleMs,
