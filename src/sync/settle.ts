@@ -55,7 +55,7 @@ export const SERVICE_CLOCK_MARGIN_MS = 5 * 60_000;
  * visible a settling window after `u` was, and `u` was visible by the time the head was seen
  * (`headAt`) and, once packaged, by its `timestamp` (service clock, allowed `marginMs` of skew).
  * `bottom`: the page is the end of the list, so the rawIds below its oldest record count too.
- * `floor`: the rawIds at or below it have settled already (see {@link promotedHead}); only
+ * `floor`: the rawIds at or below it have settled already (see {@link gapFloor}); only
  * missing rawIds above it count.
  */
 export function openGapLow(input: {
@@ -113,6 +113,25 @@ export function promotedHead(input: {
   return promoted;
 }
 
+/**
+ * The rawId at or below which a walk's gaps do not count: what was settled before it (the stored
+ * mark, or on a mirror without one the watermark a tail trusts) or the waiting head it settles
+ * ({@link promotedHead}), whichever is higher. A gap there has settled, though the last page of
+ * a tail by page number shows it again below the mark.
+ */
+export function gapFloor(input: {
+  state: Pick<SettleState, 'settled' | 'pending' | 'later'> & { watermark: number | null };
+  mode: 'backfill' | 'tail';
+  fromPageOne: boolean;
+  startedAt: number;
+  windowMs: number;
+}): number | null {
+  const { state } = input;
+  const base = state.settled ?? (input.mode === 'tail' ? state.watermark : null);
+  const promoted = promotedHead(input);
+  return base === null ? promoted : Math.max(base, promoted ?? base);
+}
+
 /** Follows one run of a walk: which gaps it saw before they could settle. */
 export interface SettleTracker {
   /** A page accepted at `at` (ms), with its records. */
@@ -132,7 +151,7 @@ export interface SettleTracker {
  * been requested as soon as the page `2 × width` before it was accepted (the window requests up
  * to twice its width ahead), or at the start: that is the read time its gaps are judged by. Pages
  * of an earlier run of the walk are unknown: nothing above this run's first page is settled.
- * `floor`: the pending head this run settles ({@link promotedHead}); gaps below it do not count.
+ * `floor`: see {@link gapFloor}; gaps at or below it do not count.
  */
 export function createSettleTracker(input: {
   windowMs: number;
@@ -211,7 +230,7 @@ export function settleAfterWalk(input: {
   mode: 'backfill' | 'tail';
   /**
    * The tracker's `settledBelow` (may be `Infinity`: nothing missing in what it read), counting
-   * only the gaps above the head this walk settles (the `floor` of {@link promotedHead}).
+   * only the gaps above {@link gapFloor}.
    */
   settledBelow: number | null;
   /** The run began the walk on page 1 at `startedAt`. */

@@ -251,4 +251,28 @@ describe('a tail that settles the pending head', () => {
     await walk();
     assert.deepEqual(key.cursors, [140], 'the next tail reads only what is new');
   });
+
+  it('by page number: a settled gap the last page shows below the mark does not hold the mark back', async () => {
+    const list = new LiveList({ count: 100 });
+    list.records.splice(
+      list.records.findIndex((tx) => tx.rawId === 97),
+      1,
+    );
+    const store = new MemoryStore();
+    let clock = 0;
+    const walk = () =>
+      walkStream({ store, fetchPage: list.fetchPage, spec, owner, settleMs: WINDOW, now: () => clock });
+    await walk();
+    clock = 3500;
+    await walk();
+    assert.deepEqual(store.streams.get('txs')!.settle, { settled: 100, pending: null }, '97 has settled');
+    list.add(3);
+    clock = 4000;
+    await walk();
+    assert.deepEqual(
+      store.streams.get('txs')!.settle,
+      { settled: 103, pending: null },
+      'nothing missing above the mark: settled up to the head',
+    );
+  });
 });

@@ -13,14 +13,7 @@ import { MalformedResponseError } from '../../errors.js';
 import { type CommitPipeline, createCommitPipeline } from '../commit-pipeline.js';
 import type { FetchKeyPage } from '../ports/fetches.js';
 import type { SettleState, StreamLease, SyncStore, WalkCheckpoint } from '../ports/sync-store.js';
-import {
-  openGapLow,
-  promotedHead,
-  type SettleMark,
-  settleAfterWalk,
-  settleMarks,
-  tailStop,
-} from '../settle.js';
+import { gapFloor, openGapLow, type SettleMark, settleAfterWalk, settleMarks, tailStop } from '../settle.js';
 import { delay, errorText, quietLogger, type SyncLogger } from '../sync-logger.js';
 import { addCounts, zeroCounts } from '../write-counts.js';
 import { readKeyHead } from './key-head.js';
@@ -138,8 +131,8 @@ export async function walkByKey(input: KeyWalkInput): Promise<WalkResult> {
     mode,
     from,
     windowMs,
-    // Gaps at or below a pending head this walk settles do not hold the settled mark back.
-    floor: promotedHead(settling),
+    // Gaps at or below a waiting head this walk settles do not hold the settled mark back.
+    floor: gapFloor(settling),
     openGap: stored?.openGap,
     head: input.headFirst === true && mode === 'tail' && fresh && settles ? { watermark } : null,
     now,
@@ -302,7 +295,7 @@ function createKeyReader(input: {
   mode: WalkCheckpoint['mode'];
   from: number;
   windowMs: number;
-  /** Gaps at or below it have settled (see `promotedHead`). */
+  /** Gaps at or below it have settled (see `gapFloor`). */
   floor: number | null;
   openGap: number | undefined;
   /** Read the head first (a tail begun afresh), knowing the stored watermark. */

@@ -11,7 +11,7 @@ import type {
 } from '../ports/sync-store.js';
 import {
   createSettleTracker,
-  promotedHead,
+  gapFloor,
   type SettleTracker,
   settleAfterWalk,
   settleMarks,
@@ -78,8 +78,9 @@ export async function walkStream(input: WalkStreamInput): Promise<WalkResult> {
     firstPage: walk.nextPage,
     startedAt,
     headAt: walk.headAt,
-    floor: promotedHead({
-      state: acquired.state.settle,
+    floor: gapFloor({
+      state: { ...acquired.state.settle, watermark },
+      mode: walk.mode,
       fromPageOne: walk.nextPage === 1,
       startedAt,
       windowMs: settleMs,
