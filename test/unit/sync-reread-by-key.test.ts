@@ -31,6 +31,18 @@ describe('re-reads by key, planned', () => {
     );
   });
 
+  it('reads two records close together with one answer, not two look-ups', () => {
+    const plan = planKeyRereads([due(905), due(880), due(600)], { count: 100 });
+    assert.deepEqual(
+      plan.reads.map((r) => ({ cursor: r.cursor, covers: r.covers.map((c) => c.rawId) })),
+      [{ cursor: 879, covers: [880, 905] }],
+    );
+    assert.deepEqual(
+      plan.lookups.map((r) => r.rawId),
+      [600],
+    );
+  });
+
   it('splits records more than a count apart into answers of their own', () => {
     const ids = [
       ...Array.from({ length: 5 }, (_, i) => 500 + i),

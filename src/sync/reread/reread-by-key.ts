@@ -28,9 +28,10 @@ export interface KeyRereadPlan {
 /**
  * Plans key answers over `due`: ascending from the lowest record, an answer from just below it
  * carries every due record whose rank lies within `count` of its own; in the global list it is
- * read when it carries at least `minPerRead` of them, else that record is looked up alone. Burns
- * with a rank in the burn list are read there, even one alone: its answer re-reads the burns
- * waiting beside it too. Records without a rank (deeper than the claim counts) are looked up.
+ * read when it carries at least `minPerRead` of them (default 2), else that record is looked up
+ * alone. Burns with a rank in the burn list are read there, even one alone: its answer re-reads
+ * the burns waiting beside it too. Records without a rank (deeper than the claim counts) are
+ * looked up.
  */
 export function planKeyRereads(
   due: readonly ClaimedRecord[],
@@ -46,7 +47,8 @@ export function planKeyRereads(
       list: 'global',
       rank: (record) => record.listRank,
       count: input.count,
-      minPerRead: Math.max(1, input.minPerRead ?? 3),
+      // An answer costs a request, as a look-up does: it pays from two records on.
+      minPerRead: Math.max(1, input.minPerRead ?? 2),
     },
   );
   return { reads: [...global.reads, ...burns.reads], lookups: [...global.lookups, ...burns.lookups] };
