@@ -17,17 +17,17 @@ export function createFetchPage(client: LedgerClient, signal?: AbortSignal): Fet
 }
 
 /**
- * The sync engine's `FetchKeyPage` over a client: a stream's records after a cursor, ascending,
- * in the key dialect (the list host's `/txs?cursor=…&order=asc&count=…`, an account's by the
- * client's account-list setting).
+ * The sync engine's `FetchKeyPage` over a client: a stream's records after a cursor, ascending
+ * (or before it, newest first, when asked `desc`), in the key dialect (the list host's
+ * `/txs?cursor=…&order=asc&count=…`, an account's by the client's account-list setting).
  */
 export function createFetchKeyPage(client: LedgerClient, signal?: AbortSignal): FetchKeyPage {
   const call = { signal };
-  return (spec, { cursor, count }) =>
+  return (spec, { cursor, count, order }) =>
     client.txsByKey(
       {
         cursor,
-        order: 'asc',
+        order: order ?? 'asc',
         count,
         account: spec.account,
         tokenTag: spec.tokenTag,

@@ -153,6 +153,9 @@ export async function syncOnce(ctx: SyncContext, options: SyncOptions = {}): Pro
       ? syncByKey({
           ...common,
           fetchKeyPage,
+          // The tail of the global list begins at its head: the same request re-reads the records
+          // waiting there for a status change, which the re-read after the walks then leaves alone.
+          headFirst: isGlobalList(spec),
           // A first backfill walks its rawId ranges in as many lanes as there are writers.
           backfills: ctx.backfills,
           fetchKeyHead: createFetchKeyHead(ctx.client, options.requestSignal),

@@ -8,7 +8,18 @@
  * Pure functions over times and rawIds; the walk feeds them and its last commit stores the result.
  */
 import type { TxPage } from '../domain/model.js';
-import type { SettleState } from './ports/sync-store.js';
+import type { SettleHead, SettleState } from './ports/sync-store.js';
+
+/**
+ * Most heads kept waiting. Past it the second oldest is dropped: the gaps below it then wait for
+ * the next head above it, which is seen later, so they settle later, never too soon.
+ */
+export const MAX_WAITING_HEADS = 8;
+
+/** The heads waiting to settle, oldest (and lowest) first. */
+function waitingHeads(state: Pick<SettleState, 'pending' | 'later'>): SettleHead[] {
+  return state.pending === null ? [] : [state.pending, ...(state.later ?? [])];
+}
 
 /** Where a tail stops reading: the settled mark, or the watermark on a mirror without one. */
 export function tailStop(state: { watermark: number | null; settled: number | null }): number | null {
@@ -44,6 +55,8 @@ export const SERVICE_CLOCK_MARGIN_MS = 5 * 60_000;
  * visible a settling window after `u` was, and `u` was visible by the time the head was seen
  * (`headAt`) and, once packaged, by its `timestamp` (service clock, allowed `marginMs` of skew).
  * `bottom`: the page is the end of the list, so the rawIds below its oldest record count too.
+ * `floor`: the rawIds at or below it have settled already (see {@link gapFloor}); only
+ * missing rawIds above it count.
  */
 export function openGapLow(input: {
   records: readonly SettleMark[];
@@ -53,8 +66,10 @@ export function openGapLow(input: {
   windowMs: number;
   marginMs?: number | undefined;
   bottom?: boolean | undefined;
+  floor?: number | null | undefined;
 }): number | null {
   const margin = input.marginMs ?? SERVICE_CLOCK_MARGIN_MS;
+  const floor = input.floor ?? Number.NEGATIVE_INFINITY;
   const visibleBy = (u: SettleMark): number =>
     Math.min(
       input.headAt ?? Number.POSITIVE_INFINITY,
@@ -65,11 +80,56 @@ export function openGapLow(input: {
   let low: number | null = null;
   let upper = input.above;
   for (const record of sorted) {
-    if (upper !== null && record.rawId < upper.rawId - 1 && open(upper)) low = record.rawId + 1;
+    // The lowest rawId of the gap below `upper` that lies above the floor.
+    const missing = Math.max(record.rawId, floor) + 1;
+    if (upper !== null && missing < upper.rawId && open(upper)) low = missing;
     upper = record;
   }
-  if (input.bottom && upper !== null && upper.rawId > 1 && open(upper)) low = 1;
+  if (input.bottom && upper !== null && open(upper)) {
+    const missing = Math.max(0, floor) + 1;
+    if (missing < upper.rawId) low = missing;
+  }
   return low;
+}
+
+/**
+ * The waiting head a walk settles: the highest of those seen at least the window before the walk
+ * began on page 1 (so it reads everything down to the settled mark in this run). Every rawId at
+ * or below it has then settled, and the walk's gaps count only above it: with none there, the
+ * settled mark moves to the walk's head at once, not to the waiting head for a later run to
+ * read again from. `null`: no head is settled by this walk.
+ */
+export function promotedHead(input: {
+  state: Pick<SettleState, 'pending' | 'later'>;
+  fromPageOne: boolean;
+  startedAt: number;
+  windowMs: number;
+}): number | null {
+  if (!input.fromPageOne) return null;
+  let promoted: number | null = null;
+  for (const head of waitingHeads(input.state)) {
+    if (input.startedAt >= head.at + input.windowMs) promoted = Math.max(promoted ?? head.rawId, head.rawId);
+  }
+  return promoted;
+}
+
+/**
+ * The rawId at or below which a walk's gaps do not count: what was settled before it (the stored
+ * mark, or on a mirror without one the watermark a tail trusts) or the waiting head it settles
+ * ({@link promotedHead}), whichever is higher. A gap there has settled, though the last page of
+ * a tail by page number shows it again below the mark.
+ */
+export function gapFloor(input: {
+  state: Pick<SettleState, 'settled' | 'pending' | 'later'> & { watermark: number | null };
+  mode: 'backfill' | 'tail';
+  fromPageOne: boolean;
+  startedAt: number;
+  windowMs: number;
+}): number | null {
+  const { state } = input;
+  const base = state.settled ?? (input.mode === 'tail' ? state.watermark : null);
+  const promoted = promotedHead(input);
+  return base === null ? promoted : Math.max(base, promoted ?? base);
 }
 
 /** Follows one run of a walk: which gaps it saw before they could settle. */
@@ -91,6 +151,7 @@ export interface SettleTracker {
  * been requested as soon as the page `2 × width` before it was accepted (the window requests up
  * to twice its width ahead), or at the start: that is the read time its gaps are judged by. Pages
  * of an earlier run of the walk are unknown: nothing above this run's first page is settled.
+ * `floor`: see {@link gapFloor}; gaps at or below it do not count.
  */
 export function createSettleTracker(input: {
   windowMs: number;
@@ -99,6 +160,7 @@ export function createSettleTracker(input: {
   startedAt: number;
   headAt: number | undefined;
   marginMs?: number | undefined;
+  floor?: number | null | undefined;
 }): SettleTracker {
   const { windowMs, firstPage } = input;
   const lag = 2 * Math.max(1, input.width);
@@ -115,7 +177,15 @@ export function createSettleTracker(input: {
       acceptedAt.delete(page - lag - 1);
       if (records.length === 0 || windowMs <= 0) return;
       const readAt = acceptedAt.get(page - lag) ?? input.startedAt;
-      const gap = openGapLow({ records, above, readAt, headAt, windowMs, marginMs: input.marginMs });
+      const gap = openGapLow({
+        records,
+        above,
+        readAt,
+        headAt,
+        windowMs,
+        marginMs: input.marginMs,
+        floor: input.floor,
+      });
       if (gap !== null) missingLow = Math.min(missingLow ?? gap, gap);
       const sorted = [...records].sort((a, b) => b.rawId - a.rawId);
       if (page === firstPage) firstHigh = sorted[0]!.rawId;
@@ -139,6 +209,7 @@ export function createSettleTracker(input: {
           windowMs,
           marginMs: input.marginMs,
           bottom: true,
+          floor: input.floor,
         });
         if (bottom !== null) below = Math.min(below, bottom - 1);
       }
@@ -149,15 +220,18 @@ export function createSettleTracker(input: {
 
 /**
  * The settling state after a finished walk. `base` is what was settled before it: the stored
- * mark, the bottom of the list for a backfill, or the watermark of a mirror without a mark. The
- * pending head is settled when this walk began on page 1 (it read everything down to the mark in
- * this run) at least the window after that head was seen. The walk's new head then waits in turn
- * (an older pending head is kept until settled: it is the one due first).
+ * mark, the bottom of the list for a backfill, or the watermark of a mirror without a mark. A
+ * waiting head is settled when this walk began on page 1 (it read everything down to the mark in
+ * this run) at least the window after that head was seen. The walk's new head then waits too,
+ * after the heads still waiting (each settles a window after it was seen).
  */
 export function settleAfterWalk(input: {
   state: SettleState & { watermark: number | null };
   mode: 'backfill' | 'tail';
-  /** The tracker's `settledBelow` (may be `Infinity`: nothing missing in what it read). */
+  /**
+   * The tracker's `settledBelow` (may be `Infinity`: nothing missing in what it read), counting
+   * only the gaps above {@link gapFloor}.
+   */
   settledBelow: number | null;
   /** The run began the walk on page 1 at `startedAt`. */
   fromPageOne: boolean;
@@ -171,13 +245,16 @@ export function settleAfterWalk(input: {
 }): SettleState {
   const { state, watermark } = input;
   const base = state.settled ?? (input.mode === 'backfill' ? -1 : state.watermark);
-  const pending = state.pending;
-  const promoted = pending !== null && input.fromPageOne && input.startedAt >= pending.at + input.windowMs;
-  let settled = maxOf(base, input.settledBelow, promoted ? pending.rawId : null);
+  let settled = maxOf(base, input.settledBelow, promotedHead(input));
   if (settled !== null && watermark !== null) settled = Math.min(settled, watermark);
   if (watermark === null || (settled !== null && settled >= watermark)) return { settled, pending: null };
-  const keep = pending !== null && !promoted && (settled === null || pending.rawId > settled);
-  return { settled, pending: keep ? pending : { rawId: watermark, at: input.headAt ?? input.now } };
+  const waiting = waitingHeads(state).filter((head) => settled === null || head.rawId > settled);
+  const newest = waiting[waiting.length - 1];
+  if (newest === undefined || newest.rawId < watermark)
+    waiting.push({ rawId: watermark, at: input.headAt ?? input.now });
+  while (waiting.length > MAX_WAITING_HEADS) waiting.splice(1, 1);
+  const [pending, ...later] = waiting;
+  return later.length > 0 ? { settled, pending: pending!, later } : { settled, pending: pending! };
 }
 
 function maxOf(...values: Array<number | null>): number | null {

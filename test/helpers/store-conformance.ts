@@ -259,6 +259,19 @@ function checkpointConformance(c: ConformanceContext): void {
       await c.sync.commitPage(c.page(a, [], { walk: walkAt(2), watermark: 100 }));
       const { state } = await c.sync.acquireStream({}, 'runner-a', MINUTE);
       assert.deepEqual(state.settle, settle);
+      // Later heads waiting too, oldest first.
+      const later = [
+        { rawId: 120, at: Date.parse('2026-01-02T03:04:06.500Z') },
+        { rawId: 130, at: Date.parse('2026-01-02T03:04:07.250Z') },
+      ];
+      await c.sync.commitPage(c.page(a, [], { walk: null, watermark: 130, settle: { ...settle, later } }));
+      const again = await c.sync.acquireStream({}, 'runner-a', MINUTE);
+      assert.deepEqual(again.state.settle, { ...settle, later });
+      await c.sync.commitPage(
+        c.page(a, [], { walk: null, watermark: 130, settle: { settled: 130, pending: null } }),
+      );
+      const settled = await c.sync.acquireStream({}, 'runner-a', MINUTE);
+      assert.deepEqual(settled.state.settle, { settled: 130, pending: null });
     });
 
     it('ends a walk with the page that clears it and sets the watermark', async () => {

@@ -31,6 +31,18 @@ describe('re-reads by key, planned', () => {
     );
   });
 
+  it('reads two records close together with one answer, not two look-ups', () => {
+    const plan = planKeyRereads([due(905), due(880), due(600)], { count: 100 });
+    assert.deepEqual(
+      plan.reads.map((r) => ({ cursor: r.cursor, covers: r.covers.map((c) => c.rawId) })),
+      [{ cursor: 879, covers: [880, 905] }],
+    );
+    assert.deepEqual(
+      plan.lookups.map((r) => r.rawId),
+      [600],
+    );
+  });
+
   it('splits records more than a count apart into answers of their own', () => {
     const ids = [
       ...Array.from({ length: 5 }, (_, i) => 500 + i),
@@ -45,6 +57,51 @@ describe('re-reads by key, planned', () => {
       [499, 799],
     );
     assert.equal(plan.lookups.length, 0);
+  });
+});
+
+describe('re-reads by key of burns', () => {
+  /** A due burn: every seventh record of the list is a burn. */
+  const burn = (rawId: number, head = 1000): ClaimedRecord => ({
+    ...due(rawId, head),
+    burnRank: Math.floor((head - rawId) / 7),
+  });
+
+  it('reads them through the burn list, where they lie close together, even one alone', () => {
+    const plan = planKeyRereads([burn(300), burn(510), burn(650), burn(980), due(990), due(985), due(960)], {
+      count: 100,
+    });
+    assert.deepEqual(
+      plan.reads.map((r) => ({ list: r.list, cursor: r.cursor, covers: r.covers.map((c) => c.rawId) })),
+      [
+        { list: 'global', cursor: 959, covers: [960, 985, 990] },
+        { list: 'burns', cursor: 299, covers: [300, 510, 650, 980] },
+      ],
+    );
+    assert.deepEqual(plan.lookups, []);
+    const alone = planKeyRereads([burn(400)], { count: 100 });
+    assert.deepEqual(
+      alone.reads.map((r) => [r.list, r.cursor]),
+      [['burns', 399]],
+    );
+  });
+
+  it('asks the burn list for them', async () => {
+    const asked: Array<{ action: string | undefined; cursor: number }> = [];
+    const fetchKeyPage: FetchKeyPage = async (spec, { cursor }) => {
+      asked.push({ action: spec.action, cursor });
+      return { txs: [makeTx(510, { action: 'burn' })], rejected: [], hasNextPage: false };
+    };
+    const plan = planKeyRereads([burn(510)], { count: 100 });
+    const read = await readKeyRereads({
+      reads: plan.reads,
+      fetchKeyPage,
+      count: 100,
+      limit: 1,
+      onFailure: () => {},
+    });
+    assert.deepEqual(asked, [{ action: 'burn', cursor: 509 }]);
+    assert.deepEqual([...read.found.keys()], [510]);
   });
 });
 

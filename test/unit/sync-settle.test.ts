@@ -159,8 +159,8 @@ describe('the settling state after a walk', () => {
     });
     assert.deepEqual(
       soon,
-      { settled: 950, pending: { rawId: 1000, at: 100 } },
-      'too soon: the older head stays pending',
+      { settled: 950, pending: { rawId: 1000, at: 100 }, later: [{ rawId: 1040, at: 2_010 }] },
+      'too soon: the older head stays pending, and the new one waits after it',
     );
     const later = settleAfterWalk({
       ...base,

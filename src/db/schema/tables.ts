@@ -206,6 +206,11 @@ export const syncStreams = pgTable('sync_streams', {
   /** A walk's head waiting to settle (`SettleState.pending`), and when it was seen. */
   settlePendingRawId: bigint('settle_pending_raw_id', { mode: 'number' }),
   settlePendingAt: tstz('settle_pending_at'),
+  /**
+   * The heads of later walks waiting to settle after it (`SettleState.later`): a JSON array of
+   * `{rawId, at}` (ms), oldest first. Null: none.
+   */
+  settlePendingLater: jsonb('settle_pending_later'),
   createdAt: tstz('created_at').notNull(),
   updatedAt: tstz('updated_at').notNull(),
 });

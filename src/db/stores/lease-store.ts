@@ -5,6 +5,7 @@ import { normaliseSpec, streamKey } from '../../domain/stream-key.js';
 import { CommitLostError, LeaseLostError } from '../../errors.js';
 import type {
   ReleaseOutcome,
+  SettleState,
   StreamLease,
   StreamState,
   SyncStore,
@@ -12,7 +13,7 @@ import type {
 } from '../../sync/ports/sync-store.js';
 import type { Database } from '../connect.js';
 import { type Executor, queryRows, toDate } from '../rows.js';
-import { settleAssignments } from '../write/settle-columns.js';
+import { parseLaterHeads, settleAssignments } from '../write/settle-columns.js';
 import { consolidateWalkCommits, hasWalkCommits } from './walk-consolidation.js';
 
 /** The lease part of the sync store (see `createPgStore`). */
@@ -108,15 +109,9 @@ async function acquireStream(
   const key = streamKey(spec);
   const nowIso = at.toISOString();
   const expires = new Date(at.getTime() + leaseMs).toISOString();
-  const rows = await queryRows<{
-    fence: string;
-    watermark: string | null;
-    walk: string | null;
-    spec: string;
-    settled: string | null;
-    pending: string | null;
-    pending_at: number | string | null;
-  }>(
+  const rows = await queryRows<
+    { fence: string; watermark: string | null; walk: string | null; spec: string } & SettleRow
+  >(
     db,
     sql`
         WITH s AS (
@@ -135,7 +130,7 @@ async function acquireStream(
              OR s.lease_expires_at <= ${nowIso}::timestamptz
              OR s.lease_owner = excluded.lease_owner
           RETURNING s.key, s.lease_fence, s.watermark, s.walk, s.spec, s.settled_raw_id, s.settle_pending_raw_id,
-                    s.settle_pending_at
+                    s.settle_pending_at, s.settle_pending_later
         ),
         abandoned AS (
           UPDATE sync_runs r SET outcome = 'error', error = 'lease expired before the run ended',
@@ -149,7 +144,8 @@ async function acquireStream(
         )
         SELECT lease_fence::text AS fence, watermark::text AS watermark, walk::text AS walk, spec::text AS spec,
                settled_raw_id::text AS settled, settle_pending_raw_id::text AS pending,
-               (extract(epoch FROM settle_pending_at) * 1000)::float8 AS pending_at
+               (extract(epoch FROM settle_pending_at) * 1000)::float8 AS pending_at,
+               settle_pending_later::text AS later
         FROM s
         `,
   );
@@ -176,15 +172,31 @@ async function acquireStream(
     spec: JSON.parse(row.spec) as StreamSpec,
     watermark: row.watermark === null ? null : Number(row.watermark),
     walk: walk === null ? null : (JSON.parse(walk) as WalkCheckpoint),
-    settle: {
-      settled: row.settled === null ? null : Number(row.settled),
-      pending:
-        row.pending === null || row.pending_at === null
-          ? null
-          : { rawId: Number(row.pending), at: Number(row.pending_at) },
-    },
+    settle: settleState(row),
   };
   return { lease, state };
+}
+
+/** The settling columns of a `sync_streams` row, as text. */
+interface SettleRow {
+  settled: string | null;
+  pending: string | null;
+  pending_at: number | string | null;
+  later: string | null;
+}
+
+/** The stream's settling state from its columns. */
+function settleState(row: SettleRow): SettleState {
+  const pending =
+    row.pending === null || row.pending_at === null
+      ? null
+      : { rawId: Number(row.pending), at: Number(row.pending_at) };
+  const later = pending === null ? [] : parseLaterHeads(row.later);
+  return {
+    settled: row.settled === null ? null : Number(row.settled),
+    pending,
+    ...(later.length > 0 ? { later } : {}),
+  };
 }
 
 /** The error for a write refused for its stale fence, naming the stream's fence and owner now. */

@@ -11,11 +11,13 @@ export type FetchPage = (spec: StreamSpec, page: number) => Promise<TxPage>;
 
 /**
  * Fetches the records of a stream after `cursor` (exclusive), ascending, by key: the deployed
- * dialect. `count` is a wish; a server may answer fewer with `hasNextPage` still true.
+ * dialect. `count` is a wish; a server may answer fewer with `hasNextPage` still true. With
+ * `order: 'desc'` (default `asc`), the records before `cursor`, newest first; cursor 0: the
+ * newest records of the stream.
  */
 export type FetchKeyPage = (
   spec: StreamSpec,
-  query: { cursor: number; count?: number | undefined },
+  query: { cursor: number; count?: number | undefined; order?: 'asc' | 'desc' | undefined },
 ) => Promise<TxKeyPage>;
 
 /** Fetches one record by its ledger hash; `null` when the service does not know it. */

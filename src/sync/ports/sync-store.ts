@@ -215,7 +215,13 @@ export interface SyncStore {
   }): Promise<WriteCounts>;
 }
 
-/** A stream's settling state, as stored with it. */
+/** The head a finished walk reached (its newest rawId) and when it was seen (ms). */
+export interface SettleHead {
+  rawId: number;
+  at: number;
+}
+
+/** A stream's settling state, as stored with it (see `sync/settle.ts`). */
 export interface SettleState {
   /**
    * Every record of the stream with `rawId <= settled` is stored, late ones included: where a
@@ -223,8 +229,14 @@ export interface SettleState {
    */
   settled: number | null;
   /**
-   * The head a finished walk reached and when it was seen (ms): settled by a later walk that
-   * began at least the window after it and read down to `settled`. `null` when nothing waits.
+   * The oldest head waiting to settle: settled by a later walk that began at least the window
+   * after it was seen and read down to `settled`. `null` when nothing waits.
    */
-  pending: { rawId: number; at: number } | null;
+  pending: SettleHead | null;
+  /**
+   * The heads of later walks waiting too, oldest first, each above the one before: a gap a later
+   * walk saw above `pending` settles a window after that walk, not a window after a walk that
+   * settled `pending`. Absent (or empty) when none waits but `pending`.
+   */
+  later?: readonly SettleHead[] | undefined;
 }

@@ -7,15 +7,16 @@
  * (a silent cap) is simply followed from the last rawId it gave.
  */
 import { LEASE_MS, SETTLE_MS } from '../../defaults.js';
-import type { LedgerTx, RejectedRecord } from '../../domain/model.js';
+import type { LedgerTx, RejectedRecord, TxKeyPage } from '../../domain/model.js';
 import type { StreamSpec } from '../../domain/stream-key.js';
 import { MalformedResponseError } from '../../errors.js';
 import { type CommitPipeline, createCommitPipeline } from '../commit-pipeline.js';
 import type { FetchKeyPage } from '../ports/fetches.js';
 import type { SettleState, StreamLease, SyncStore, WalkCheckpoint } from '../ports/sync-store.js';
-import { openGapLow, type SettleMark, settleAfterWalk, settleMarks, tailStop } from '../settle.js';
+import { gapFloor, openGapLow, type SettleMark, settleAfterWalk, settleMarks, tailStop } from '../settle.js';
 import { delay, errorText, quietLogger, type SyncLogger } from '../sync-logger.js';
 import { addCounts, zeroCounts } from '../write-counts.js';
+import { readKeyHead } from './key-head.js';
 import type { PageEvent, WalkResult } from './walk-types.js';
 
 /** What {@link walkByKey} needs. */
@@ -38,6 +39,13 @@ export interface KeyWalkInput {
   fromWatermark?: boolean | undefined;
   /** The settling window, ms (see `settle.ts`). Default 3000. */
   settleMs?: number | undefined;
+  /**
+   * A tail begins with the newest records, newest first (see `key-head.ts`): the same one request
+   * when they reach down to the settled mark, and it re-reads the records waiting for a status
+   * change near the head. Not with `fromWatermark`: the tail right after a backfill in lanes
+   * reads only what arrived since. Default false: ascending from the settled mark.
+   */
+  headFirst?: boolean | undefined;
   /** Most answers committed in one transaction (those that arrived while a commit ran). Default 8. */
   pagesPerCommit?: number | undefined;
   /** How often an empty answer that says more follow is asked again before the walk fails. Default 3. */
@@ -99,25 +107,41 @@ export async function walkByKey(input: KeyWalkInput): Promise<WalkResult> {
     },
   };
   logger.info({ stream: key, mode, dialect: 'key', cursor: from, watermark }, 'walk starts');
+  const fresh = stored === null;
+  const settle = acquired.state.settle;
+  const settling = {
+    state: { ...settle, watermark },
+    mode,
+    fromPageOne: fresh && settles,
+    startedAt,
+    windowMs,
+  };
   const finish = (openGap: number | undefined): SettleState =>
     settleAfterWalk({
-      state: { ...acquired.state.settle, watermark },
-      mode,
+      ...settling,
       settledBelow: !settles ? null : openGap === undefined ? Number.POSITIVE_INFINITY : openGap - 1,
-      fromPageOne: stored === null && settles,
-      startedAt,
-      windowMs,
       watermark: run.highest,
       headAt: run.headAt,
       now: now(),
     });
   const pipeline = keyCommits({ input, run, watermark, finish, now });
-  const reader = createKeyReader({ input, key, mode, from, windowMs, openGap: stored?.openGap, now });
+  const reader = createKeyReader({
+    input,
+    key,
+    mode,
+    from,
+    windowMs,
+    // Gaps at or below a waiting head this walk settles do not hold the settled mark back.
+    floor: gapFloor(settling),
+    openGap: stored?.openGap,
+    head: input.headFirst === true && mode === 'tail' && fresh && settles ? { watermark } : null,
+    now,
+  });
   try {
     for (;;) {
       const answer = await reader.next();
       for (const tx of answer.records) run.highest = Math.max(run.highest, tx.rawId);
-      if (answer.walk === null) run.headAt = reader.lastReadAt();
+      if (answer.walk === null) run.headAt = reader.headAt();
       pipeline.add(answer);
       const last = answer.walk === null;
       if (last || pipeline.full() || input.signal?.aborted) await pipeline.submit();
@@ -138,26 +162,23 @@ export async function walkByKey(input: KeyWalkInput): Promise<WalkResult> {
     await releaseAfterFailure(input, run.lease, error, logger);
     throw error;
   }
+  return await releaseAfterWalk(input, run, logger);
+}
+
+/** Ends the lease of a walk that finished or was stopped, and logs what it did. */
+async function releaseAfterWalk(input: KeyWalkInput, run: KeyRun, logger: SyncLogger): Promise<WalkResult> {
   const { result } = run;
   const stopped = !result.finished && input.signal?.aborted === true;
-  await store.releaseStream(
+  await input.store.releaseStream(
     run.lease,
     stopped
       ? { ok: false, stopped: true, error: `stopped by ${errorText(input.signal?.reason)}` }
       : { ok: true },
   );
-  const { pages, records } = result;
+  const { key: stream, mode, pages, records, watermark, finished } = result;
   logger.info(
-    {
-      stream: key,
-      mode,
-      dialect: 'key',
-      pages,
-      records,
-      watermark: result.watermark,
-      finished: result.finished,
-    },
-    result.finished ? 'walk finished' : 'walk stopped',
+    { stream, mode, dialect: 'key', pages, records, watermark, finished },
+    finished ? 'walk finished' : 'walk stopped',
   );
   return result;
 }
@@ -264,17 +285,24 @@ function keyCommits(input: {
   });
 }
 
-/** Reads a stream's answers one after the other, each from the last rawId of the one before. */
+/**
+ * Reads a stream's answers one after the other, each from the last rawId of the one before;
+ * with `head`, the newest records first, and then ascending only up to where they begin.
+ */
 function createKeyReader(input: {
   input: KeyWalkInput;
   key: string;
   mode: WalkCheckpoint['mode'];
   from: number;
   windowMs: number;
+  /** Gaps at or below it have settled (see `gapFloor`). */
+  floor: number | null;
   openGap: number | undefined;
+  /** Read the head first (a tail begun afresh), knowing the stored watermark. */
+  head: { watermark: number | null } | null;
   now: () => number;
 }) {
-  const { key, mode, windowMs, now } = input;
+  const { key, mode, windowMs, floor, now } = input;
   const walkInput = input.input;
   let cursor = input.from;
   let index = 0;
@@ -283,48 +311,100 @@ function createKeyReader(input: {
   // At the start, the cursor itself: a gap between it and the first record read counts too.
   let below: SettleMark = { rawId: input.from, timestamp: 0 };
   let readAt = now();
+  let head = input.head;
+  /** When the head answer was read; the ascending reads end once they reach its lowest rawId. */
+  let headReadAt: number | undefined;
+  let join: number | null = null;
+  const checkpoint = (): WalkCheckpoint => ({
+    mode,
+    nextPage: 1,
+    headRawId: null,
+    totalPages: 0,
+    cursor,
+    ...(openGap === undefined ? {} : { openGap }),
+  });
   return {
-    lastReadAt: () => readAt,
+    /** When the newest records were read: the head answer, else the last answer. */
+    headAt: () => headReadAt ?? readAt,
     async next(): Promise<KeyAnswer> {
-      for (let tries = 0; ; tries++) {
+      if (head !== null) {
+        const { watermark } = head;
+        head = null;
+        index++;
+        const { fetchKeyPage, spec, count } = walkInput;
+        const read = await readKeyHead({
+          fetchKeyPage,
+          spec,
+          count,
+          from: cursor,
+          watermark,
+          windowMs,
+          floor,
+          now,
+        });
+        headReadAt = read.readAt;
+        if (read.openGap !== undefined) openGap = Math.min(openGap ?? read.openGap, read.openGap);
+        join = read.join;
+        const { records, rejected } = read;
+        return { index, records, rejected, walk: read.reaches ? null : checkpoint(), openGap };
+      }
+      const served = await fetchAfter(walkInput, key, cursor, () => {
         index++;
         readAt = now();
-        const served = await walkInput.fetchKeyPage(walkInput.spec, { cursor, count: walkInput.count });
-        const marks = settleMarks(served);
-        const ids = marks.map((m) => m.rawId).filter((id) => id > cursor);
-        if (ids.length === 0 && served.hasNextPage) {
-          if (tries >= (walkInput.emptyPageRetries ?? 3))
-            throw new MalformedResponseError(
-              `stream ${key} after rawId ${cursor}`,
-              'empty answer although more records follow',
-              '',
-            );
-          await delay((walkInput.emptyPageDelayMs ?? 250) * 2 ** tries, walkInput.signal);
-          continue;
-        }
-        // A window of 0: everything read is settled at once.
-        const gap =
-          windowMs <= 0
-            ? null
-            : openGapLow({ records: [...marks, below], above: null, readAt, headAt: undefined, windowMs });
-        if (gap !== null) openGap = Math.min(openGap ?? gap, gap);
-        const last = ids.length > 0 ? Math.max(...ids) : cursor;
-        below = marks.find((m) => m.rawId === last) ?? below;
-        cursor = last;
-        const walk: WalkCheckpoint | null = served.hasNextPage
-          ? {
-              mode,
-              nextPage: 1,
-              headRawId: null,
-              totalPages: 0,
-              cursor,
-              ...(openGap === undefined ? {} : { openGap }),
-            }
-          : null;
-        return { index, records: served.txs, rejected: served.rejected, walk, openGap };
-      }
+      });
+      const marks = settleMarks(served);
+      const ids = marks.map((m) => m.rawId).filter((id) => id > cursor);
+      // A window of 0: everything read is settled at once.
+      const gap =
+        windowMs <= 0
+          ? null
+          : openGapLow({
+              records: [...marks, below],
+              above: null,
+              readAt,
+              headAt: undefined,
+              windowMs,
+              floor,
+            });
+      if (gap !== null) openGap = Math.min(openGap ?? gap, gap);
+      const last = ids.length > 0 ? Math.max(...ids) : cursor;
+      below = marks.find((m) => m.rawId === last) ?? below;
+      cursor = last;
+      const ends = !served.hasNextPage || (join !== null && last >= join);
+      return {
+        index,
+        records: served.txs,
+        rejected: served.rejected,
+        walk: ends ? null : checkpoint(),
+        openGap,
+      };
     },
   };
+}
+
+/**
+ * The records after `cursor`: an empty answer that says more follow is asked again (after a
+ * pause, doubled each time) before the walk fails. `onRequest` is called before each request.
+ */
+async function fetchAfter(
+  input: KeyWalkInput,
+  key: string,
+  cursor: number,
+  onRequest: () => void,
+): Promise<TxKeyPage> {
+  for (let tries = 0; ; tries++) {
+    onRequest();
+    const served = await input.fetchKeyPage(input.spec, { cursor, count: input.count });
+    const more = settleMarks(served).some((m) => m.rawId > cursor);
+    if (more || !served.hasNextPage) return served;
+    if (tries >= (input.emptyPageRetries ?? 3))
+      throw new MalformedResponseError(
+        `stream ${key} after rawId ${cursor}`,
+        'empty answer although more records follow',
+        '',
+      );
+    await delay((input.emptyPageDelayMs ?? 250) * 2 ** tries, input.signal);
+  }
 }
 
 /** One record per rawId, the last sighting kept. */

@@ -11,6 +11,7 @@ import type {
 } from '../ports/sync-store.js';
 import {
   createSettleTracker,
+  gapFloor,
   type SettleTracker,
   settleAfterWalk,
   settleMarks,
@@ -70,14 +71,22 @@ export async function walkStream(input: WalkStreamInput): Promise<WalkResult> {
   const width = Math.max(1, input.concurrency ?? DEFAULTS.concurrency);
   const settleMs = input.settleMs ?? DEFAULTS.settleMs;
   const stop = tailStop({ watermark, settled: acquired.state.settle.settled });
+  const startedAt = now();
   const settle = createSettleTracker({
     windowMs: settleMs,
     width,
     firstPage: walk.nextPage,
-    startedAt: now(),
+    startedAt,
     headAt: walk.headAt,
+    floor: gapFloor({
+      state: { ...acquired.state.settle, watermark },
+      mode: walk.mode,
+      fromPageOne: walk.nextPage === 1,
+      startedAt,
+      windowMs: settleMs,
+    }),
   });
-  const settleAtEnd = settleEnd({ state: acquired.state, walk, settle, settleMs, startedAt: now(), now });
+  const settleAtEnd = settleEnd({ state: acquired.state, walk, settle, settleMs, startedAt, now });
   const result: WalkResult = {
     key,
     mode: walk.mode,

@@ -38,9 +38,11 @@ export const syncStream: JobProcessor = async (job, deps) => {
       signal: deps.signal,
       logger: deps.logger,
     };
+    // By key, the tail of the global list begins at its head: the same request re-reads the
+    // records waiting there for a status change, which the re-read below then leaves alone.
     const result =
       dialect === 'key'
-        ? await walkByKey({ ...common, fetchKeyPage: deps.fetchKeyPage })
+        ? await walkByKey({ ...common, fetchKeyPage: deps.fetchKeyPage, headFirst: isGlobalList(stream) })
         : await walkStream({
             ...common,
             fetchPage: deps.fetchPage,

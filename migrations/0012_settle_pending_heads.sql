@@ -1,0 +1,1 @@
+ALTER TABLE "sync_streams" ADD COLUMN "settle_pending_later" jsonb;
