@@ -1,5 +1,5 @@
 import type { LedgerClient } from '../client/ledger-client.js';
-import { REFERENCE_REFRESH_MS } from '../defaults.js';
+import { PAGE_SIZE, REFERENCE_REFRESH_MS } from '../defaults.js';
 import { leaseOwnerName } from '../domain/lease-owner.js';
 import type { LedgerToken, TxListFilter } from '../domain/model.js';
 import type { StreamSpec } from '../domain/stream-key.js';
@@ -27,7 +27,13 @@ import {
  * queue job can hand over the same object.
  */
 export interface SyncContext {
-  config: { concurrency: number; writers?: number | undefined; settleMs?: number | undefined };
+  config: {
+    concurrency: number;
+    writers?: number | undefined;
+    settleMs?: number | undefined;
+    /** The request budget (`LEDGER_REQUESTS_PER_SECOND`; 0: none). */
+    requestsPerSecond?: number | undefined;
+  };
   logger: SyncLogger;
   client: LedgerClient;
   store: SyncStore;
@@ -134,8 +140,10 @@ export async function syncOnce(ctx: SyncContext, options: SyncOptions = {}): Pro
   // By key where the service speaks it (LEDGER_PAGING; `auto` asks it once), else by page number.
   const dialect = await (ctx.dialects?.resolve(options.requestSignal) ??
     ctx.client.listDialect({ signal: options.requestSignal }));
-  // Into an empty mirror, the read-side indexes are built once the walks are done.
-  await ctx.indexes?.defer();
+  // Into an empty mirror, the read-side indexes are built once the walks are done, unless the
+  // request budget, not the writes, bounds the backfill.
+  const perRequest = dialect === 'key' ? ctx.client.keyCount() : PAGE_SIZE;
+  if (indexesPayToDefer(ctx.config.requestsPerSecond, perRequest)) await ctx.indexes?.defer();
   for (const spec of specs) {
     if (options.signal?.aborted) break;
     options.onStream?.(spec);
@@ -203,6 +211,19 @@ export async function syncOnce(ctx: SyncContext, options: SyncOptions = {}): Pro
   }
   result.stopped = options.signal?.aborted === true;
   return result;
+}
+
+/**
+ * Records a second past which a first backfill is bound by its writes rather than its requests:
+ * below it (a budget of 50 requests a second by key, or any budget by page number) index upkeep
+ * costs the walk nothing, and building the indexes at its end would only add to its time.
+ */
+export const DEFER_INDEXES_ABOVE_ROWS_PER_SECOND = 5_000;
+
+/** Whether a first backfill under this request budget (0: none) builds its indexes at its end. */
+export function indexesPayToDefer(requestsPerSecond: number | undefined, recordsPerRequest: number): boolean {
+  if (requestsPerSecond === undefined || requestsPerSecond <= 0) return true;
+  return requestsPerSecond * recordsPerRequest > DEFER_INDEXES_ABOVE_ROWS_PER_SECOND;
 }
 
 /** Whether this run reads `/info`: asked for, or the stored token list is missing or stale. */
