@@ -77,8 +77,10 @@ async function backfillInLanes(input: KeySyncInput): Promise<WalkResult | null> 
   const leaseMs = input.leaseMs ?? LEASE_MS.walk;
   const logger = input.logger ?? quietLogger;
   const width = input.rangeWidth ?? (input.count ?? 100) * KEY_REQUESTS_PER_RANGE;
+  // A stream with a watermark or a walk is past its first backfill: a tail pays one look, not two
+  // (a run in progress never leaves either behind).
+  if (await backfills.streamStarted(key)) return null;
   const running = await backfills.runningRun(key);
-  if (!running && (await backfills.streamStarted(key))) return null;
   const acquired = await input.store.acquireStream(spec, owner, leaseMs);
   const lease: LeaseHolder = { lease: acquired.lease, takenAt: Date.now() };
   let run: BackfillRun | null = running;
