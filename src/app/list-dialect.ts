@@ -9,6 +9,7 @@ import type { LedgerClient } from '../client/ledger-client.js';
 import { redactUrl } from '../config.js';
 
 import type { Db } from '../db/drizzle-db.js';
+import { recordRunPaging } from '../db/stores/run-paging.js';
 import {
   forgetServiceDialect,
   readServiceDialect,
@@ -22,6 +23,11 @@ export interface ListDialects {
   resolve(signal?: AbortSignal): Promise<ListDialect>;
   /** After a list answer of the wrong shape, forgets the kept dialect: the next run asks again. */
   forgetOn(error: unknown): Promise<void>;
+  /**
+   * Records on the stream's latest run the dialect it read in and, by key, the count the service
+   * accepted (the client's, lowered after a refusal): what `status` shows once the stream is idle.
+   */
+  recordRun(streamKey: string, dialect: ListDialect): Promise<void>;
 }
 
 /** Creates them over the client and the database (see the module's comment). */
@@ -54,6 +60,9 @@ export function createListDialects(input: {
       if (input.paging !== 'auto' || !(error instanceof MalformedResponseError)) return;
       known = undefined;
       await forgetServiceDialect(db, listUrl).catch(() => undefined);
+    },
+    async recordRun(streamKey, dialect) {
+      await recordRunPaging(db, { streamKey, paging: dialect, keyCount: client.keyCount() });
     },
   };
 }

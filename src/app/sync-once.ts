@@ -175,6 +175,7 @@ export async function syncOnce(ctx: SyncContext, options: SyncOptions = {}): Pro
       await ctx.dialects?.forgetOn(error);
       throw error;
     });
+    await ctx.dialects?.recordRun(walked.key, dialect);
     result.streams.push(walked);
   }
   // A run stopped before its walks finished leaves them deferred: the run that ends the backfill

@@ -14,6 +14,10 @@ export interface StreamRow {
   backfill: { pagesDone: number; totalPages: number; cursor?: number | undefined } | null;
   /** 0 to 1, as the `stream_backfill_progress_ratio` gauge. */
   progress: number;
+  /** The dialect the list is read in, in a few words (`key, count 100`, `page`, `-`). */
+  readBy: string;
+  /** The pages the stream's latest run committed, in a few words (`12 pages`, `-`). */
+  lastRun: string;
   complete: boolean;
   /** Why it is not complete (empty when it is). */
   missing: string[];
@@ -152,7 +156,7 @@ function streamsSection(data: StatusPageData): string {
   if (data.streams.length === 0)
     return '<section id="streams"><h2>Streams</h2><p>No stream synced yet: run <code>ledger-indexer sync</code> or schedule it.</p></section>';
   const head =
-    '<tr><th>stream</th><th>progress</th><th>watermark</th><th>lag</th><th>last success</th><th>errors</th><th>not final</th><th>rejected</th><th>conflicts</th></tr>';
+    '<tr><th>stream</th><th>progress</th><th>watermark</th><th>read by</th><th>last run</th><th>lag</th><th>last success</th><th>errors</th><th>not final</th><th>rejected</th><th>conflicts</th></tr>';
   const rows = data.streams.map((s) => streamRow(s, data.now)).join('\n');
   return `<section id="streams"><h2>Streams</h2><table><thead>${head}</thead><tbody>\n${rows}\n</tbody></table></section>`;
 }
@@ -162,6 +166,8 @@ function streamRow(s: StreamRow, now: Date): string {
     `<td class="key">${escapeHtml(s.key)}</td>`,
     `<td>${progressCell(s)}</td>`,
     `<td class="num">${formatCount(s.watermark)}</td>`,
+    `<td class="read-by">${escapeHtml(s.readBy)}</td>`,
+    `<td class="last-run">${escapeHtml(s.lastRun)}</td>`,
     `<td>${lagCell(s, now)}</td>`,
     `<td>${s.lastSuccessAt === null ? 'never' : `<span title="${escapeHtml(formatTime(s.lastSuccessAt))}">${escapeHtml(ago(s.lastSuccessAt, now))}</span>`}</td>`,
     `<td${s.errorStreak > 0 ? ' class="bad"' : ''}>${s.errorStreak > 0 ? `${s.errorStreak} in a row: ${escapeHtml(s.lastError ?? '')}` : 'none'}</td>`,

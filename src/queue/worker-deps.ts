@@ -22,6 +22,8 @@ export interface WorkerDeps {
   listDialect: () => Promise<'key' | 'page'>;
   /** After a list answer of the wrong shape: the kept dialect is asked again by the next job. */
   forgetDialect?: ((error: unknown) => Promise<void>) | undefined;
+  /** After a stream's walk: records on its latest run the dialect it read in (shown by `status`). */
+  recordDialect?: ((streamKey: string, dialect: 'key' | 'page') => Promise<void>) | undefined;
   /** Records asked per key request (the count the service accepts). */
   keyCount: () => number;
   fetchByHash: FetchByHash;

@@ -25,6 +25,7 @@ export function statusStream(
     rejected: 0,
     nonFinal: 0,
     conflicts: 0,
+    lastRun: null,
     ...overrides,
   };
 }

@@ -17,6 +17,8 @@ function stream(overrides: Partial<StreamRow> = {}): StreamRow {
     watermark: 1234,
     backfill: null,
     progress: 1,
+    readBy: 'key, count 100',
+    lastRun: '2 pages',
     complete: true,
     missing: [],
     lagRawIds: 0,
@@ -144,6 +146,8 @@ describe('status page: the page', () => {
             lagRawIds: 55,
             headSeenAt: null,
             rejected: 2,
+            readBy: 'page',
+            lastRun: '3 pages, running',
           }),
         ],
       }),
@@ -158,6 +162,8 @@ describe('status page: the page', () => {
     assert.match(second, /55 rawIds to the head of the walk in progress/);
     const first = /<tr class="stream" data-stream="txs">.*<\/tr>/.exec(html)?.[0] ?? '';
     assert.match(first, /0 rawIds behind the service \(head seen 4 s ago\)/);
+    assert.match(first, /<td class="read-by">key, count 100<\/td><td class="last-run">2 pages<\/td>/);
+    assert.match(second, /<td class="read-by">page<\/td><td class="last-run">3 pages, running<\/td>/);
     assert.match(second, /<td class="num bad">2<\/td>/);
     assert.match(html, /12,345/);
     assert.match(html, /3 \(1 due\)/);

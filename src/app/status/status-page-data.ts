@@ -7,6 +7,7 @@ import type { StatusPageData, StreamRow } from '../../http/status-page.js';
 import { minuteSeries } from '../../http/throughput-chart.js';
 
 import type { RouteSources } from '../route-sources.js';
+import { formatLastRun, formatListReading } from './list-reading.js';
 import type { HeadProbe } from './service-heads.js';
 import { buildStatusReport, type StatusReport } from './status-report.js';
 import { type HealthSnapshot, notMigratedLine, snapshotOfStatus } from './stream-health.js';
@@ -78,6 +79,8 @@ function streamRows(report: StatusReport, snapshot: HealthSnapshot): StreamRow[]
       watermark: s.watermark,
       backfill: s.backfill,
       progress: h?.backfillProgress ?? 0,
+      readBy: formatListReading(s.reading),
+      lastRun: formatLastRun(s.lastRun),
       complete: h?.complete ?? false,
       missing: h?.missing ?? [],
       // The report's head (asked now, else stored), or the head of a walk in progress.

@@ -1,9 +1,11 @@
-import type { Config } from '../../config.js';
+import { type Config, redactUrl } from '../../config.js';
 import type { Database } from '../../db/connect.js';
 import type { StreamStatus } from '../../db/queries/stream-queries.js';
+import { readKeptDialect } from '../../db/queries/stream-readings.js';
 import { readSyncStatus, type SyncStatus } from '../../db/queries/sync-status.js';
 import type { Logger } from '../../logger.js';
 import type { QueueCounts } from '../../queue/queue-status.js';
+import { type ListReading, listReading } from './list-reading.js';
 import {
   type HeadReadClient,
   readServiceHeads,
@@ -41,6 +43,10 @@ export interface StreamReport {
   rejected: number;
   /** Records of the stream served again with immutable fields different from the stored ones. */
   conflicts: number;
+  /** The dialect the list is read in (by key with its count), and what says so; `null` when nothing does. */
+  reading: ListReading | null;
+  /** The stream's latest run: pages it committed (by key, one a request answered), outcome, end (ISO time). */
+  lastRun: { pages: number; outcome: string; finishedAt: string | null } | null;
 }
 
 /** The queue counts, or the line saying why they could not be read. */
@@ -87,7 +93,10 @@ export async function buildStatusReport(input: {
       : await readServiceHeads(config, status.streams, signal, input.shared);
   signal.throwIfAborted();
   if (heads !== null) await storeServiceHeads({ database, heads, seenAt, logger });
-  const streams = status.streams.map((stream) => streamReport(stream, heads?.get(stream.key), seenAt));
+  const kept = await keptDialect(config, database);
+  const streams = status.streams.map((stream) =>
+    streamReport(stream, { live: heads?.get(stream.key), seenAt, kept }),
+  );
   let queues: QueueReport | null = null;
   if (input.readQueues) queues = await input.readQueues();
   else if (config.redisUrl !== undefined) {
@@ -103,12 +112,18 @@ export function statusJson(report: StatusReport): Record<string, unknown> {
   return { streams: report.streams, ...totals, queues: report.queues, database: report.database };
 }
 
+/** The dialect kept for the configured list address, when one is configured (`LEDGER_PAGING=auto` keeps it). */
+async function keptDialect(config: Config, database: Database): Promise<'key' | 'page' | null> {
+  const listUrl = config.ledgerListUrl ?? config.ledgerBaseUrl;
+  return listUrl === undefined ? null : readKeptDialect(database.db, redactUrl(listUrl));
+}
+
 function streamReport(
   stream: SyncStatus['streams'][number],
-  live: ServiceHead | undefined,
-  seenAt: Date,
+  input: { live: ServiceHead | undefined; seenAt: Date; kept: 'key' | 'page' | null },
 ): StreamReport {
-  const walk = stream.walk;
+  const { live, seenAt } = input;
+  const { walk, lastRun } = stream;
   const head = knownHead(stream, { live: { rawId: live?.rawId ?? null, seenAt } });
   return {
     key: stream.key,
@@ -131,5 +146,14 @@ function streamReport(
     nonFinal: stream.nonFinal,
     rejected: stream.rejected,
     conflicts: stream.conflicts,
+    reading: listReading({ walk, lastRun, kept: input.kept }),
+    lastRun:
+      lastRun === null
+        ? null
+        : {
+            pages: lastRun.pages,
+            outcome: lastRun.outcome,
+            finishedAt: lastRun.finishedAt?.toISOString() ?? null,
+          },
   };
 }

@@ -48,6 +48,7 @@ export function createWorkerDeps(input: {
     fetchKeyHead: createFetchKeyHead(app.client, requestSignal),
     listDialect: () => app.dialects.resolve(requestSignal),
     forgetDialect: (error) => app.dialects.forgetOn(error),
+    recordDialect: (streamKey, dialect) => app.dialects.recordRun(streamKey, dialect),
     keyCount: () => app.client.keyCount(),
     fetchByHash: createFetchByHash(app.client, requestSignal),
     refreshReference: async () => {

@@ -1,3 +1,4 @@
+import { formatLastRun, formatListReading } from '../../app/status/list-reading.js';
 import type { StreamReport } from '../../app/status/status-report.js';
 import type { SyncStatus } from '../../db/queries/sync-status.js';
 import { defineCommand } from '../define-command.js';
@@ -8,10 +9,12 @@ const STREAM_COLUMN_MAX = 100;
 
 const usage = `Usage: ledger-indexer status [--json]
 
-Shows, per stream: the watermark, the walk in progress (backfill progress), the lag to the
-service head (one request to page 1 per stream when LEDGER_BASE_URL is set), the last success,
-the error streak, the rejected records and the conflicts (records served again with immutable
-fields different from the stored ones); then the records stored and the non-final backlog.
+Shows, per stream: the watermark, the walk in progress (backfill progress), the dialect its
+list is read in (READ BY: by key with the count asked a request, or by page), the pages its last
+run committed (LAST RUN; by key, one a request answered), the lag to the service head (one
+request to page 1 per stream when LEDGER_BASE_URL is set), the last success, the error streak,
+the rejected records and the conflicts (records served again with immutable fields different
+from the stored ones); then the records stored and the non-final backlog.
 
 With REDIS_URL set it adds the depth of each queue; when Redis refuses the credentials or stays
 unreachable after a few attempts, the report is still printed, then one line says why and the
@@ -65,11 +68,25 @@ function renderTable(streams: StreamReport[], status: SyncStatus, database: stri
     lines.push('no stream synced yet (run `ledger-indexer sync`)');
   } else {
     const rows = [
-      ['STREAM', 'WATERMARK', 'WALK', 'LAG', 'LAST SUCCESS', 'ERRORS', 'NON-FINAL', 'REJECTED', 'CONFLICTS'],
+      [
+        'STREAM',
+        'WATERMARK',
+        'WALK',
+        'READ BY',
+        'LAST RUN',
+        'LAG',
+        'LAST SUCCESS',
+        'ERRORS',
+        'NON-FINAL',
+        'REJECTED',
+        'CONFLICTS',
+      ],
       ...streams.map((s) => [
         shortenMiddle(s.key, STREAM_COLUMN_MAX),
         s.watermark === null ? '-' : String(s.watermark),
         walkCell(s.walk),
+        formatListReading(s.reading),
+        formatLastRun(s.lastRun),
         s.lagRawIds !== null ? String(s.lagRawIds) : s.headError ? 'unreachable' : '-',
         s.lastSuccessAt ?? 'never',
         String(s.errorStreak),
@@ -78,7 +95,7 @@ function renderTable(streams: StreamReport[], status: SyncStatus, database: stri
         String(s.conflicts),
       ]),
     ];
-    lines.push(formatTable(rows, [false, true, false, true, false, true, true, true, true]));
+    lines.push(formatTable(rows, [false, true, false, false, false, true, false, true, true, true, true]));
     for (const s of streams)
       if (s.lastError && s.errorStreak > 0)
         lines.push(`${shortenMiddle(s.key, STREAM_COLUMN_MAX)}: last error: ${s.lastError}`);

@@ -13,10 +13,13 @@ import {
   type NonFinalCounts,
   type StreamStatus,
 } from './stream-queries.js';
+import { readLastRuns, type StreamLastRun } from './stream-readings.js';
 
 /** The database side of `status`: every stream with its rejected and conflict counts, and the totals. */
 export interface SyncStatus {
-  streams: Array<StreamStatus & { rejected: number; nonFinal: number; conflicts: number }>;
+  streams: Array<
+    StreamStatus & { rejected: number; nonFinal: number; conflicts: number; lastRun: StreamLastRun | null }
+  >;
   /** Records stored. */
   records: number;
   /** The newest rawId stored, `null` when none is. */
@@ -45,6 +48,7 @@ export async function readSyncStatus(executor: Executor, now: Date = new Date())
   );
   const perStream = new Map(rejectedByStream.map((r) => [r.stream_key, Number(r.rejected)]));
   const conflicts = await countConflictsByStream(executor);
+  const lastRuns = await readLastRuns(executor);
   const { records } = await queryOne<{ records: string }>(
     executor,
     sql`SELECT count(*)::text AS records FROM ledger_transactions`,
@@ -56,6 +60,7 @@ export async function readSyncStatus(executor: Executor, now: Date = new Date())
       rejected: perStream.get(stream.key) ?? 0,
       conflicts: conflicts.get(stream.key) ?? 0,
       nonFinal: await countStreamNonFinal(executor, stream.spec),
+      lastRun: lastRuns.get(stream.key) ?? null,
     });
   }
   return {

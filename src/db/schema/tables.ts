@@ -237,6 +237,10 @@ export const syncRuns = pgTable(
     /** `running`, `ok` or `error`. */
     outcome: text('outcome').notNull(),
     error: text('error'),
+    /** How the run read the list, `key` or `page` (as `service_dialects.paging`); null when not recorded. */
+    paging: text('paging'),
+    /** By key, the records asked a request when the run ended: the service may have refused more. */
+    keyCount: integer('key_count'),
   },
   (t) => [
     uniqueIndex('sync_runs_stream_fence_key').on(t.streamKey, t.fence),

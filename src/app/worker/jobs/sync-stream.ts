@@ -49,6 +49,7 @@ export const syncStream: JobProcessor = async (job, deps) => {
             concurrency: deps.concurrency,
             writers: deps.writers,
           });
+    await deps.recordDialect?.(result.key, dialect);
     if (result.finished && !deps.signal.aborted) await deps.indexes?.restore({ whenIdle: true });
     // Records not final yet are re-read right after the walk of the global list, which read the
     // head pages already; the scheduled re-read job picks up the rest.
