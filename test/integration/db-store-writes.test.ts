@@ -88,6 +88,37 @@ describe('PostgreSQL store: writes', () => {
     assert.deepEqual(items, [{ amount: BIG, item_index: 0 }]);
   });
 
+  it('stores text exactly as served, whatever characters it holds', async () => {
+    // The records travel to PostgreSQL as JSON: text must come out byte for byte, never as JSON
+    // re-spelled (spacing, key order, escapes) nor as a JSON null or number.
+    const texts = [
+      '{"a" : 1,  "b":[ ], "a":"dup"}',
+      'quote " backslash \\ slash / braces {x,y} tab\there\nnewline',
+      'NULL',
+      'null',
+      '12.50',
+      '',
+      ' héllo 🚀 \u00e9\u0301 ',
+      '\\u0041 stays six characters',
+    ];
+    const txs = texts.map((text, i) =>
+      makeLedgerTx({
+        rawId: 100 + i,
+        data: text,
+        sig: text,
+        express: { chainTxHash: text, withdrawFee: '', refundLedgerHash: '', err: text },
+      }),
+    );
+    await f.store.commitPage(f.page(await f.lease(), txs));
+    const rows = await f.q<{ data: string; sig: string; express_chain_tx_hash: string; express_err: string }>(
+      sql`SELECT data, sig, express_chain_tx_hash, express_err FROM ledger_transactions ORDER BY raw_id`,
+    );
+    assert.deepEqual(
+      rows,
+      texts.map((text) => ({ data: text, sig: text, express_chain_tx_hash: text, express_err: text })),
+    );
+  });
+
   it('resolves duplicates inside one batch: the last one wins', async () => {
     const counts = await f.store.commitPage(
       f.page(await f.lease(), [
