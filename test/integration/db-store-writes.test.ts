@@ -3,6 +3,7 @@ import { describe, it } from 'node:test';
 import { sql } from 'drizzle-orm';
 import { countRejected, listStreams } from '../../src/db/queries/stream-queries.js';
 import { queryOne } from '../../src/db/rows.js';
+import { createBackfillStore } from '../../src/db/stores/pg-backfill-store.js';
 import { tokensListedAt, upsertTokens } from '../../src/db/stores/tokens.js';
 import { DatabaseError } from '../../src/errors.js';
 import { makeLedgerTx } from '../helpers/ledger-tx.js';
@@ -338,6 +339,41 @@ describe('PostgreSQL store: writes', () => {
     const later = new Date(Date.now() + 5 * MINUTE);
     await upsertTokens(f.t.database, [AR_TOKEN], { now: later });
     assert.equal((await tokensListedAt(f.t.database))?.getTime(), later.getTime());
+  });
+
+  it('lets parallel backfill ranges and a stream write the same records at once without loss or duplicates', async () => {
+    // A range write inserts without ON CONFLICT: a writer that inserts the same record meanwhile
+    // makes it fail with a unique violation, and the store repeats it.
+    const proofs = createBackfillStore({ database: f.t.database, now: () => f.clock });
+    const walk = await f.store.acquireStream({ account: 'y' }, 'runner-w', MINUTE);
+    const records = Array.from({ length: 300 }, (_, i) => makeLedgerTx({ rawId: i + 1 }));
+    // Open the connections first, so the writes run at the same time.
+    await Promise.all(Array.from({ length: 8 }, () => f.q(sql`SELECT pg_sleep(0.05)`)));
+    const results = await Promise.all(
+      Array.from({ length: 8 }, (_, i) =>
+        i % 4 === 3
+          ? f.store.commitPage(f.page(walk.lease, records))
+          : proofs.commitRangePage({
+              key: 'txs',
+              backfillId: 'bf-race',
+              proven: [{ lo: 1, hi: 300 }],
+              page: i + 1,
+              records: i % 2 ? records : [...records].reverse(),
+              rejected: [],
+            }),
+      ),
+    );
+    assert.equal(
+      results.reduce((n, c) => n + c.inserted, 0),
+      300,
+    );
+    const counts = await queryOne<{ rows: number; history: number; conflicts: number }>(
+      f.t.database.db,
+      sql`SELECT (SELECT count(*)::int FROM ledger_transactions) AS rows,
+                 (SELECT count(*)::int FROM ledger_tx_status_history) AS history,
+                 (SELECT count(*)::int FROM ledger_tx_conflicts) AS conflicts`,
+    );
+    assert.deepEqual(counts, { rows: 300, history: 300, conflicts: 0 });
   });
 
   it('lets two streams write the same records concurrently without loss or duplicates', async () => {

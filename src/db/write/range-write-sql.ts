@@ -50,6 +50,8 @@ export function buildRangeWrite(input: RangeWriteInput): SQL {
     backfillId: range.backfillId,
     now,
     fenced: false,
+    // Ranges do not overlap; a rare race with a stream's walk is repeated by the store.
+    insertRace: 'repeat',
   });
   return sql`
     WITH ${records}${rereadQueueCtes(input.policy, now)}${rangeCtes(range, now)}
