@@ -11,6 +11,7 @@ import {
   selectRunningBackfill,
   selectStreamStarted,
 } from '../queries/backfill-proofs.js';
+import { createEncodeAhead } from '../write/encode-ahead.js';
 import { warnIntegrityMismatches } from '../write/integrity-log.js';
 import { prepareBatch } from '../write/prepare-batch.js';
 import { buildRangeWrite } from '../write/range-write-sql.js';
@@ -37,6 +38,11 @@ export function createBackfillStore(options: {
   const { database } = options;
   const now = options.now ?? (() => new Date());
   const policy: RereadPolicy = { ...DEFAULT_REREAD_POLICY, ...options.reread };
+  const encodings = createEncodeAhead(() => ({
+    now: now(),
+    burnWindowMs: policy.burnWindowMs,
+    checkSignatures: options.checkSignatures === true,
+  }));
   const commitRangePages: NonNullable<BackfillStore['commitRangePages']> = async (input) => {
     const at = now();
     const prepared = prepareBatch(
@@ -45,7 +51,7 @@ export function createBackfillStore(options: {
         now: at,
         burnWindowMs: policy.burnWindowMs,
         pages: input.pages.flatMap((page) => page.records.map(() => page.page)),
-        checkSignatures: options.checkSignatures === true,
+        encode: encodings.encode,
       },
     );
     // Records, rejected records, proof and lease in one statement, one round trip: committed
@@ -97,6 +103,7 @@ export function createBackfillStore(options: {
     commitRangePage: ({ page, records, rejected, openGap, ...rest }) =>
       commitRangePages({ ...rest, pages: [{ page, records, rejected, openGap }] }),
     commitRangePages,
+    encodeAhead: encodings.ahead,
     provenRanges: (key) => selectProvenRanges(database.db, key),
     compactProvenRanges: (key) => database.db.transaction((tx) => compactProvenRanges(tx, key, now())),
     storedAbove: (rawId) => countStoredAbove(database.db, rawId),

@@ -7,7 +7,7 @@
 import type { LedgerTx, RejectedRecord } from '../../domain/model.js';
 import { InvalidRecordError } from '../../errors.js';
 import { immutableDifferences } from '../schema/immutable-columns.js';
-import { encodeTransaction } from './encode.js';
+import { type EncodedTransaction, encodeTransaction } from './encode.js';
 import type { ServedRecord } from './record-write-sql.js';
 
 /**
@@ -37,8 +37,18 @@ export function prepareBatch(
     pages?: readonly (number | null)[] | undefined;
     /** Recover EVM senders' signatures (see `encodeTransaction`). Default false. */
     checkSignatures?: boolean | undefined;
+    /** The encoding of a record, when some were encoded ahead (`encode-ahead.ts`). Default `encodeTransaction`. */
+    encode?: ((tx: LedgerTx) => EncodedTransaction) | undefined;
   },
 ): PreparedBatch {
+  const encode =
+    options.encode ??
+    ((tx: LedgerTx) =>
+      encodeTransaction(tx, {
+        now: options.now,
+        burnWindowMs: options.burnWindowMs,
+        checkSignatures: options.checkSignatures === true,
+      }));
   const kept = new Map<number, { item: ServedRecord; tx: LedgerTx }>();
   const lastFailure = new Map<number, RejectedRecord>();
   const divergent: ServedRecord[] = [];
@@ -47,12 +57,7 @@ export function prepareBatch(
     const page = options.pages?.[index] ?? null;
     let item: ServedRecord;
     try {
-      const encoded = encodeTransaction(tx, {
-        now: options.now,
-        burnWindowMs: options.burnWindowMs,
-        checkSignatures: options.checkSignatures === true,
-      });
-      item = { ...encoded, page };
+      item = { ...encode(tx), page };
     } catch (error) {
       if (!(error instanceof InvalidRecordError)) throw error;
       const failure = rejectedFrom(tx, error.reason, error.raw);
