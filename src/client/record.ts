@@ -63,6 +63,8 @@ function parseInternalStatus(raw: string): InternalStatus | null | string {
   const text = raw.trim();
   if (text === '') return null;
   if (BARE_WORD.test(text)) return { status: text, json: { status: text } };
+  const plain = plainStatusDocument(text);
+  if (plain !== undefined) return { status: plain, json: { status: plain } };
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);
@@ -74,6 +76,26 @@ function parseInternalStatus(raw: string): InternalStatus | null | string {
   if (!isObject(parsed)) return 'internalStatus JSON is not an object';
   if (typeof parsed['status'] !== 'string') return 'internalStatus JSON has no string status';
   return { status: parsed['status'], json: parsed };
+}
+
+const STATUS_OPEN = '{"status":"';
+const STATUS_CLOSE = '"}';
+
+/**
+ * The status of the usual document, `{"status":"…"}` with nothing to unescape in the status (no
+ * quote, backslash or control character), read without `JSON.parse`, which would give the same;
+ * undefined for any other text.
+ */
+function plainStatusDocument(text: string): string | undefined {
+  const end = text.length - STATUS_CLOSE.length;
+  if (end < STATUS_OPEN.length || !text.startsWith(STATUS_OPEN) || !text.endsWith(STATUS_CLOSE)) {
+    return undefined;
+  }
+  for (let i = STATUS_OPEN.length; i < end; i++) {
+    const code = text.charCodeAt(i);
+    if (code < 0x20 || code === 0x22 || code === 0x5c) return undefined;
+  }
+  return text.slice(STATUS_OPEN.length, end);
 }
 
 /** Returns the validated record, or the reason it is invalid. */

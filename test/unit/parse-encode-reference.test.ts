@@ -348,10 +348,16 @@ function wireRecord(rng: Rng, rawId: number): Record<string, unknown> {
       ]);
     }
   }
-  if (rng.chance(0.05)) {
+  if (rng.chance(0.1)) {
     record['internalStatus'] = rng.pick([
       `{"status":"a${oddText(rng)}"}`,
       '{"status":"a\\u0000"}',
+      '{"status":""}',
+      '{"status":"}',
+      '{"status":"a\tb"}',
+      '{"status":"é b"}',
+      ' {"status":"x"} ',
+      '{"status":"x","more":1}',
       '{"status":5}',
       '[1]',
       '{broken',
