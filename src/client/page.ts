@@ -1,4 +1,5 @@
 import type { LedgerTx, RejectedRecord, TxPage } from '../domain/model.js';
+import { markScreened, screensClean } from '../domain/screened-text.js';
 import { MalformedResponseError } from '../errors.js';
 import type { ListDialect, TxKeyAnswer } from './api-types.js';
 import { describe, isNonNegativeSafeInteger, isObject, parseTxRecord, tryParseTxRecord } from './record.js';
@@ -108,10 +109,13 @@ function parseRecords(
   if (value === undefined || value === null) return { txs, rejected };
   if (!Array.isArray(value))
     throw new MalformedResponseError(url, `txs is ${describe(value)}, not an array`, bodyText);
-  for (const [index, item] of value.entries()) {
-    const result = tryParseTxRecord(item);
-    if (result.ok) txs.push(result.tx);
-    else rejected.push({ ...result.rejected, index });
+  const clean = screensClean(bodyText);
+  for (let index = 0; index < value.length; index++) {
+    const result = tryParseTxRecord(value[index]);
+    if (result.ok) {
+      if (clean) markScreened(result.tx);
+      txs.push(result.tx);
+    } else rejected.push({ ...result.rejected, index });
   }
   return { txs, rejected };
 }

@@ -63,6 +63,8 @@ function parseInternalStatus(raw: string): InternalStatus | null | string {
   const text = raw.trim();
   if (text === '') return null;
   if (BARE_WORD.test(text)) return { status: text, json: { status: text } };
+  const plain = plainStatusDocument(text);
+  if (plain !== undefined) return { status: plain, json: { status: plain } };
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);
@@ -74,6 +76,26 @@ function parseInternalStatus(raw: string): InternalStatus | null | string {
   if (!isObject(parsed)) return 'internalStatus JSON is not an object';
   if (typeof parsed['status'] !== 'string') return 'internalStatus JSON has no string status';
   return { status: parsed['status'], json: parsed };
+}
+
+const STATUS_OPEN = '{"status":"';
+const STATUS_CLOSE = '"}';
+
+/**
+ * The status of the usual document, `{"status":"…"}` with nothing to unescape in the status (no
+ * quote, backslash or control character), read without `JSON.parse`, which would give the same;
+ * undefined for any other text.
+ */
+function plainStatusDocument(text: string): string | undefined {
+  const end = text.length - STATUS_CLOSE.length;
+  if (end < STATUS_OPEN.length || !text.startsWith(STATUS_OPEN) || !text.endsWith(STATUS_CLOSE)) {
+    return undefined;
+  }
+  for (let i = STATUS_OPEN.length; i < end; i++) {
+    const code = text.charCodeAt(i);
+    if (code < 0x20 || code === 0x22 || code === 0x5c) return undefined;
+  }
+  return text.slice(STATUS_OPEN.length, end);
 }
 
 /** Returns the validated record, or the reason it is invalid. */
@@ -90,30 +112,33 @@ function recordProblem(value: unknown): LedgerTx | string {
     return `ledgerHash must be a non-empty string (got ${describe(ledgerHash)})`;
   }
 
-  const strings: Partial<Record<(typeof REQUIRED_STRINGS)[number], string>> = {};
   for (const key of REQUIRED_STRINGS) {
     const field = value[key];
     if (typeof field !== 'string') return `${key} must be a string (got ${describe(field)})`;
-    strings[key] = field;
   }
 
-  const amount = digitString(value, 'amount');
-  if (amount.problem !== undefined) return amount.problem;
-  const fee = digitString(value, 'fee');
-  if (fee.problem !== undefined) return fee.problem;
+  const amount = value['amount'];
+  const amountProblem = digitStringProblem(amount, 'amount');
+  if (amountProblem !== undefined) return amountProblem;
+  const fee = value['fee'];
+  const feeProblem = digitStringProblem(fee, 'fee');
+  if (feeProblem !== undefined) return feeProblem;
 
-  const nonce = parseNonce(value['nonce']);
-  if (nonce.problem !== undefined) return nonce.problem;
+  const nonceField = value['nonce'];
+  const nonceProblem = nonceFieldProblem(nonceField);
+  if (nonceProblem !== undefined) return nonceProblem;
 
   const timestamp = value['timestamp'];
   if (!isNonNegativeSafeInteger(timestamp)) {
     return `timestamp must be a non-negative safe integer (got ${describe(timestamp)})`;
   }
 
-  const version = optionalString(value, 'version');
-  if (version.problem !== undefined) return version.problem;
-  const targetChainTxHash = optionalString(value, 'targetChainTxHash');
-  if (targetChainTxHash.problem !== undefined) return targetChainTxHash.problem;
+  const version = value['version'];
+  const versionProblem = optionalStringProblem(version, 'version');
+  if (versionProblem !== undefined) return versionProblem;
+  const targetChainTxHash = value['targetChainTxHash'];
+  const targetProblem = optionalStringProblem(targetChainTxHash, 'targetChainTxHash');
+  if (targetProblem !== undefined) return targetProblem;
 
   const internal = parseInternalField(value['internalStatus']);
   if (typeof internal === 'string') return internal;
@@ -121,63 +146,68 @@ function recordProblem(value: unknown): LedgerTx | string {
   const express = parseExpress(value['express']);
   if (typeof express === 'string') return express;
 
+  // Every field below was checked above: the casts only restate it.
   return {
     rawId,
-    id: strings.id ?? '',
-    tokenSymbol: strings.tokenSymbol ?? '',
-    action: strings.action ?? '',
-    from: strings.from ?? '',
-    to: strings.to ?? '',
-    amount: amount.value,
-    fee: fee.value,
-    feeRecipient: strings.feeRecipient ?? '',
-    nonce: nonce.value,
-    tokenID: strings.tokenID ?? '',
-    chainType: strings.chainType ?? '',
-    chainID: strings.chainID ?? '',
-    data: strings.data ?? '',
-    version: version.value,
-    sig: strings.sig ?? '',
+    id: value['id'] as string,
+    tokenSymbol: value['tokenSymbol'] as string,
+    action: value['action'] as string,
+    from: value['from'] as string,
+    to: value['to'] as string,
+    amount: amount as string,
+    fee: fee as string,
+    feeRecipient: value['feeRecipient'] as string,
+    nonce: nonceText(nonceField as string | number),
+    tokenID: value['tokenID'] as string,
+    chainType: value['chainType'] as string,
+    chainID: value['chainID'] as string,
+    data: value['data'] as string,
+    version: typeof version === 'string' ? version : '',
+    sig: value['sig'] as string,
     ledgerHash,
-    status: strings.status ?? '',
+    status: value['status'] as string,
     internalStatus: internal.raw,
     internalStatusParsed: internal.parsed,
     timestamp,
-    targetChainTxHash: targetChainTxHash.value,
+    targetChainTxHash: typeof targetChainTxHash === 'string' ? targetChainTxHash : '',
     express,
   };
 }
 
-type Checked = { value: string; problem?: undefined } | { value?: undefined; problem: string };
-
-function digitString(record: Record<string, unknown>, key: string): Checked {
-  const field = record[key];
-  if (typeof field !== 'string')
-    return { problem: `${key} must be a decimal digit string (got ${describe(field)})` };
-  if (!DIGITS.test(field)) return { problem: `${key} must be decimal digits (got '${clip(field)}')` };
-  return { value: field };
+/** Why `field` is not a decimal digit string, or undefined when it is one. */
+function digitStringProblem(field: unknown, key: string): string | undefined {
+  if (typeof field !== 'string') return `${key} must be a decimal digit string (got ${describe(field)})`;
+  if (!DIGITS.test(field)) return `${key} must be decimal digits (got '${clip(field)}')`;
+  return undefined;
 }
 
-function parseNonce(field: unknown): Checked {
+/** Why `field` is not a nonce (a non-negative safe integer, or a digit string within bigint), or undefined. */
+function nonceFieldProblem(field: unknown): string | undefined {
   if (typeof field === 'number') {
     if (!isNonNegativeSafeInteger(field)) {
-      return { problem: `nonce must be a non-negative safe integer (got ${describe(field)})` };
+      return `nonce must be a non-negative safe integer (got ${describe(field)})`;
     }
-    return { value: String(field) };
+    return undefined;
   }
   if (typeof field === 'string' && DIGITS.test(field)) {
-    if (BigInt(field) > BIGINT_MAX)
-      return { problem: `nonce is out of the 64-bit range (got '${clip(field)}')` };
-    return { value: field.replace(/^0+(?=\d)/, '') };
+    // Nineteen digits or more can pass the bigint range; fewer never do.
+    if (field.length >= 19 && BigInt(field) > BIGINT_MAX)
+      return `nonce is out of the 64-bit range (got '${clip(field)}')`;
+    return undefined;
   }
-  return { problem: `nonce must be a non-negative integer or digit string (got ${describe(field)})` };
+  return `nonce must be a non-negative integer or digit string (got ${describe(field)})`;
 }
 
-function optionalString(record: Record<string, unknown>, key: string): Checked {
-  const field = record[key];
-  if (field === undefined || field === null) return { value: '' };
-  if (typeof field !== 'string') return { problem: `${key} must be a string (got ${describe(field)})` };
-  return { value: field };
+/** A nonce {@link nonceFieldProblem} accepted, as a digit string without leading zeros. */
+function nonceText(field: string | number): string {
+  if (typeof field === 'number') return String(field);
+  return field.length > 1 && field.charCodeAt(0) === 48 ? field.replace(/^0+(?=\d)/, '') : field;
+}
+
+/** Why an optional field is neither absent, null nor a string, or undefined when it is one of them. */
+function optionalStringProblem(field: unknown, key: string): string | undefined {
+  if (field === undefined || field === null || typeof field === 'string') return undefined;
+  return `${key} must be a string (got ${describe(field)})`;
 }
 
 function parseInternalField(field: unknown): { raw: string; parsed: InternalStatus | null } | string {

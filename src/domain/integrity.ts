@@ -71,29 +71,39 @@ export function isEvmAddress(account: string): boolean {
  * where the record has no version. Undefined when another signed field is missing.
  */
 export function signedMessage(tx: SignedRecord): string | undefined {
-  const lines: string[] = [];
-  for (const field of SIGNED_FIELDS) {
+  // Concatenated rather than joined from an array of lines: this runs for every record written.
+  let message = '';
+  for (let index = 0; index < SIGNED_FIELDS.length; index++) {
+    const field = SIGNED_FIELDS[index]!;
     let value = tx[field];
     if (field === 'version' && (value === undefined || value === null || value === '')) {
       value = UNVERSIONED_SIGNED_VERSION;
     }
     if (value === undefined || value === null) return undefined;
-    lines.push(`${field}:${value}`);
+    message = index === 0 ? `${field}:${value}` : `${message}\n${field}:${value}`;
   }
-  return lines.join('\n');
+  return message;
 }
 
 /** The bytes of the message being hashed: reused by every record (the hash runs for each one written). */
 let scratch = Buffer.allocUnsafe(4096);
 
+/** `\x19Ethereum Signed Message:\n`: the prefix before the message's byte length. */
+const PREFIX = '\x19Ethereum Signed Message:\n';
+/** Where the message starts in {@link scratch}: room before it for the prefix and up to 20 digits of length. */
+const MESSAGE_START = PREFIX.length + 20;
+
 /** The EIP-191 personal-message hash: keccak256 of `"\x19Ethereum Signed Message:\n" + byteLength + message`. */
 export function personalMessageDigest(message: string): Uint8Array {
-  const length = Buffer.byteLength(message);
-  const prefix = `\x19Ethereum Signed Message:\n${length}`;
-  if (scratch.length < prefix.length + length) scratch = Buffer.allocUnsafe(2 * (prefix.length + length));
-  const start = scratch.write(prefix, 0, 'latin1');
-  const end = start + scratch.write(message, start, 'utf8');
-  return keccak256(scratch.subarray(0, end));
+  // The message is written at a fixed offset with room for any UTF-8 length, then the prefix just
+  // before it: one pass over the message, no separate byte count.
+  const room = MESSAGE_START + 3 * message.length;
+  if (scratch.length < room) scratch = Buffer.allocUnsafe(2 * room);
+  const end = MESSAGE_START + scratch.write(message, MESSAGE_START, 'utf8');
+  const prefix = PREFIX + (end - MESSAGE_START);
+  const start = MESSAGE_START - prefix.length;
+  scratch.write(prefix, start, 'latin1');
+  return keccak256(scratch.subarray(start, end));
 }
 
 /** The `ledgerHash` the record should carry (`0x` and lower-case hex); undefined when a signed field is missing. */
@@ -156,8 +166,32 @@ export function addressOfPublicKey(publicKey: Uint8Array): string {
 }
 
 function hashOutcome(tx: SignedRecord, digest: Uint8Array): IntegrityOutcome {
-  if (typeof tx.ledgerHash !== 'string') return 'unknown';
-  return tx.ledgerHash.toLowerCase() === toHex(digest) ? 'ok' : 'mismatch';
+  const ledgerHash = tx.ledgerHash;
+  if (typeof ledgerHash !== 'string') return 'unknown';
+  if (spellsDigest(ledgerHash, digest)) return 'ok';
+  return ledgerHash.toLowerCase() === toHex(digest) ? 'ok' : 'mismatch';
+}
+
+/**
+ * Whether `text` is `0x` and the digest's hex in any case, read without building a string: a
+ * true answer is what the exact comparison would say; anything else is left to it.
+ */
+function spellsDigest(text: string, digest: Uint8Array): boolean {
+  if (text.length !== 2 + 2 * digest.length) return false;
+  if (text.charCodeAt(0) !== 48 || (text.charCodeAt(1) | 0x20) !== 120) return false;
+  for (let i = 0; i < digest.length; i++) {
+    const byte = digest[i]!;
+    if (hexValue(text.charCodeAt(2 + 2 * i)) !== byte >> 4) return false;
+    if (hexValue(text.charCodeAt(3 + 2 * i)) !== (byte & 15)) return false;
+  }
+  return true;
+}
+
+/** The value of a hex digit's character code (either case); -1 for any other character. */
+function hexValue(code: number): number {
+  if (code >= 48 && code <= 57) return code - 48;
+  const lower = code | 0x20;
+  return lower >= 97 && lower <= 102 ? lower - 87 : -1;
 }
 
 function signatureOutcome(tx: SignedRecord, digest: Uint8Array): IntegrityOutcome {

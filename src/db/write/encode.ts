@@ -4,6 +4,7 @@
 
 import { checkIntegrity, type IntegrityOutcome } from '../../domain/integrity.js';
 import type { LedgerTx } from '../../domain/model.js';
+import { isScreened } from '../../domain/screened-text.js';
 import { InvalidRecordError } from '../../errors.js';
 import type { BundleItemColumn, RecordColumn, SameKeys } from '../schema/transaction-columns.js';
 
@@ -88,8 +89,10 @@ export interface EncodeOptions {
 
 const DIGITS = /^\d+$/;
 const MAX_DIGITS = 1000;
-const EVM_ID = /^0x[0-9a-fA-F]{40}$/;
 const DEFAULT_BURN_WINDOW_MS = 24 * 60 * 60 * 1000;
+/** The last millisecond a `Date` can hold (beyond it `new Date(ms)` is invalid). */
+const MAX_TIME_MS = 8.64e15;
+const DAY_MS = 24 * 60 * 60 * 1000;
 
 /**
  * Encodes a validated wire record into its rows. Throws {@link InvalidRecordError} when a value
@@ -105,22 +108,16 @@ export function encodeTransaction(tx: LedgerTx, options: EncodeOptions = {}): En
   if (typeof tx.ledgerHash !== 'string' || tx.ledgerHash === '') {
     throw new InvalidRecordError('ledgerHash is missing', safeJson(tx));
   }
-  for (const field of ['amount', 'fee', 'nonce'] as const) {
-    if (!isDigits(tx[field])) {
-      throw new InvalidRecordError(
-        `${field} is not a decimal digit string: ${JSON.stringify(tx[field])}`,
-        safeJson(tx),
-      );
-    }
-  }
+  checkDigits(tx, 'amount');
+  checkDigits(tx, 'fee');
+  checkDigits(tx, 'nonce');
   if (!Number.isSafeInteger(tx.timestamp) || tx.timestamp < 0) {
     throw new InvalidRecordError(
       `timestamp is not a non-negative integer: ${String(tx.timestamp)}`,
       safeJson(tx),
     );
   }
-  const ledgerTime = tx.timestamp === 0 ? null : new Date(tx.timestamp);
-  if (ledgerTime !== null && Number.isNaN(ledgerTime.getTime())) {
+  if (tx.timestamp > MAX_TIME_MS) {
     throw new InvalidRecordError(`timestamp is out of range: ${tx.timestamp}`, safeJson(tx));
   }
 
@@ -158,7 +155,7 @@ export function encodeTransaction(tx: LedgerTx, options: EncodeOptions = {}): En
     internal_status_code: parsed ? parsed.status : null,
     internal_status_json: parsed ? parsed.json : null,
     timestamp_ms: tx.timestamp,
-    ledger_time: ledgerTime === null ? null : ledgerTime.toISOString(),
+    ledger_time: tx.timestamp === 0 ? null : isoTime(tx.timestamp),
     target_chain_tx_hash: tx.targetChainTxHash,
     express_chain_tx_hash: tx.express.chainTxHash,
     express_withdraw_fee: tx.express.withdrawFee,
@@ -168,12 +165,20 @@ export function encodeTransaction(tx: LedgerTx, options: EncodeOptions = {}): En
     hash_check: integrity.hash,
     signature_check: options.checkSignatures === true ? integrity.signature : null,
   };
-  for (const key in row) {
-    if (hasUnstorableText(row[key as keyof TransactionRow])) {
-      throw new InvalidRecordError(`${key} holds a NUL or unpaired surrogate character`, safeJson(tx));
+  // A record read from an answer that spells no NUL and no surrogate cannot hold one (see
+  // screened-text.ts); the tag from the known tags did not come from it and is checked as before.
+  const screened = isScreened(tx);
+  if (screened && knownTags !== undefined && hasUnstorableText(tokenTag)) {
+    throw new InvalidRecordError('token_tag holds a NUL or unpaired surrogate character', safeJson(tx));
+  }
+  if (!screened) {
+    for (const key in row) {
+      if (hasUnstorableText(row[key as keyof TransactionRow])) {
+        throw new InvalidRecordError(`${key} holds a NUL or unpaired surrogate character`, safeJson(tx));
+      }
     }
   }
-  const items = tx.action === 'bundle' ? parseBundleItems(tx.rawId, tx.data) : [];
+  const items = tx.action === 'bundle' ? bundleItems(tx.rawId, tx.data, screened) : [];
   return {
     row,
     items,
@@ -200,7 +205,18 @@ function lowerPart(part: string): string {
 
 function idPart(part: string): string {
   const id = part.trim();
-  return EVM_ID.test(id) ? id.toLowerCase() : id;
+  return isEvmId(id) ? id.toLowerCase() : id;
+}
+
+/** An EVM id: `0x` and 40 hex digits, any case (`/^0x[0-9a-fA-F]{40}$/` as a character check). */
+function isEvmId(id: string): boolean {
+  if (id.length !== 42 || id.charCodeAt(0) !== 48 || id.charCodeAt(1) !== 120) return false;
+  for (let i = 2; i < 42; i++) {
+    const code = id.charCodeAt(i);
+    const lower = code | 0x20;
+    if (!((code >= 48 && code <= 57) || (lower >= 97 && lower <= 102 && code >= 65))) return false;
+  }
+  return true;
 }
 
 /** Maps a derived tag to the authoritative `/info` tag it names, or returns it unchanged. */
@@ -228,6 +244,11 @@ export function createTokenTagMatcher(knownTags: readonly string[]): TokenTagMat
  * `internalStatus` is `success`.
  */
 export function parseBundleItems(rawId: number, data: string): BundleItemRow[] {
+  return bundleItems(rawId, data, false);
+}
+
+/** {@link parseBundleItems}; `screened` when `data` is known to hold no NUL and no unpaired surrogate. */
+function bundleItems(rawId: number, data: string, screened: boolean): BundleItemRow[] {
   if (data === '') return [];
   let parsed: unknown;
   try {
@@ -245,7 +266,9 @@ export function parseBundleItems(rawId: number, data: string): BundleItemRow[] {
   }
   if (!isObject(bundle) || !Array.isArray(bundle['items'])) return [];
   const rows: BundleItemRow[] = [];
-  for (const [index, item] of (bundle['items'] as unknown[]).entries()) {
+  const list = bundle['items'] as unknown[];
+  for (let index = 0; index < list.length; index++) {
+    const item = list[index];
     if (!isObject(item)) return [];
     const amount = item['amount'];
     if (!isDigits(amount)) return [];
@@ -259,7 +282,35 @@ export function parseBundleItems(rawId: number, data: string): BundleItemRow[] {
       amount: normaliseDigits(amount),
     });
   }
-  return rows.some(hasUnstorableText) ? [] : rows;
+  return !screened && rows.some(hasUnstorableText) ? [] : rows;
+}
+
+const TWO_DIGITS = Array.from({ length: 100 }, (_, n) => String(n).padStart(2, '0'));
+const THREE_DIGITS = Array.from({ length: 1000 }, (_, n) => String(n).padStart(3, '0'));
+/** The day {@link isoTime} last formatted, and its text up to the `T` included. */
+let lastDay = Number.NaN;
+let lastDayText = '';
+
+/**
+ * `new Date(ms).toISOString()` for `0 <= ms <= 8.64e15`, at a fraction of its cost: the date part
+ * comes from `toISOString` once per day (records come in time order, so it rarely changes), the
+ * time of day is formatted here.
+ */
+export function isoTime(ms: number): string {
+  const day = Math.floor(ms / DAY_MS);
+  if (day !== lastDay) {
+    const text = new Date(day * DAY_MS).toISOString();
+    lastDayText = text.slice(0, text.indexOf('T') + 1);
+    lastDay = day;
+  }
+  let rest = ms - day * DAY_MS;
+  const hours = Math.floor(rest / 3_600_000);
+  rest -= hours * 3_600_000;
+  const minutes = Math.floor(rest / 60_000);
+  rest -= minutes * 60_000;
+  const seconds = Math.floor(rest / 1000);
+  const millis = rest - seconds * 1000;
+  return `${lastDayText}${TWO_DIGITS[hours]}:${TWO_DIGITS[minutes]}:${TWO_DIGITS[seconds]}.${THREE_DIGITS[millis]}Z`;
 }
 
 /** Whether a record is final, and if not why (see {@link PendingReason}). */
@@ -284,8 +335,11 @@ const UNSTORABLE = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF
 export function hasUnstorableText(value: unknown): boolean {
   if (typeof value === 'string') return MAYBE_UNSTORABLE.test(value) && UNSTORABLE.test(value);
   if (Array.isArray(value)) return value.some(hasUnstorableText);
-  if (isObject(value))
-    return Object.entries(value).some(([k, v]) => UNSTORABLE.test(k) || hasUnstorableText(v));
+  if (isObject(value)) {
+    for (const key in value) {
+      if (Object.hasOwn(value, key) && (UNSTORABLE.test(key) || hasUnstorableText(value[key]))) return true;
+    }
+  }
   return false;
 }
 
@@ -294,13 +348,22 @@ export function toStorableText(value: string): string {
   return value.replace(new RegExp(UNSTORABLE.source, 'g'), '\uFFFD');
 }
 
+function checkDigits(tx: LedgerTx, field: 'amount' | 'fee' | 'nonce'): void {
+  if (!isDigits(tx[field])) {
+    throw new InvalidRecordError(
+      `${field} is not a decimal digit string: ${JSON.stringify(tx[field])}`,
+      safeJson(tx),
+    );
+  }
+}
+
 function isDigits(value: unknown): value is string {
   return typeof value === 'string' && value.length <= MAX_DIGITS && DIGITS.test(value);
 }
 
 /** `007` → `7`, so the text of the stored numeric equals the text sent. */
 function normaliseDigits(value: string): string {
-  return value.replace(/^0+(?=\d)/, '');
+  return value.length > 1 && value.charCodeAt(0) === 48 ? value.replace(/^0+(?=\d)/, '') : value;
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {
