@@ -136,7 +136,7 @@ describe('a range commit in PostgreSQL', () => {
     await t?.drop();
   });
 
-  it('is one statement: records, rejected records with the page of each, and the proof', async () => {
+  it('writes records, rejected records with the page of each, and the proof in one statement', async () => {
     const store = createBackfillStore({ database: t.database });
     await store.commitRangePage({
       key: 'txs',
@@ -166,29 +166,19 @@ describe('a range commit in PostgreSQL', () => {
         rejected: [],
       },
     ];
-    const sent: string[] = [];
-    const query = pg.Client.prototype.query;
-    pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
-      const config = args[0] as string | { text?: string; name?: string };
-      sent.push(typeof config === 'string' ? config : (config.text ?? config.name ?? '?'));
-      return (query as (...a: unknown[]) => unknown).apply(this, args);
-    } as typeof query;
-    let counts: Awaited<ReturnType<NonNullable<typeof store.commitRangePages>>> | undefined;
-    try {
-      counts = await store.commitRangePages?.({
+    const commitPages = store.commitRangePages;
+    assert.ok(commitPages);
+    const { sent, result: counts } = await statementsOf(() =>
+      commitPages({
         key: 'txs',
         backfillId: 'b1',
         pages,
         proven: [{ lo: 22, hi: 43, loPage: 6 }],
-      });
-    } finally {
-      pg.Client.prototype.query = query;
-    }
-    assert.equal(
-      sent.length,
-      1,
-      `one statement, one round trip: ${sent.map((s) => s.slice(0, 40)).join(' | ')}`,
+      }),
     );
+    // The first statement takes the records for new and fails on the taken hash, writing
+    // nothing; the second looks them up and writes everything.
+    assert.equal(sent.length, 2, `two statements: ${sent.map((s) => s.slice(0, 40)).join(' | ')}`);
     assert.deepEqual(counts, { inserted: 3, updated: 0, unchanged: 0, rejected: 3, conflicts: 0 });
     const rejected = await queryRows<{ raw_id: string; page: number; reason: string }>(
       t.database.db,
@@ -216,7 +206,68 @@ describe('a range commit in PostgreSQL', () => {
       { lo: 100, hi: 100, loPage: 9 },
     ]);
   });
+  it("takes a backfill's records for new, and looks them up once a batch was stored in part", async () => {
+    const store = createBackfillStore({ database: t.database });
+    const commit = (backfillId: string, rawIds: number[]) =>
+      statementsOf(() =>
+        store.commitRangePage({
+          key: 'txs',
+          backfillId,
+          page: 1,
+          records: rawIds.map((rawId) => makeLedgerTx({ rawId, status: 'confirmed', id: '' })),
+          rejected: [],
+          proven: [{ lo: rawIds[0]!, hi: rawIds.at(-1)! }],
+        }),
+      );
+    const fresh = await commit('b2', [500, 501, 502]);
+    assert.equal(fresh.sent.length, 1, 'new records: one statement');
+    assert.equal(fresh.result.inserted, 3);
+    // 502 is stored (and its status moves on): the statement assuming new fails on it, and the
+    // batch is written again with its records looked up.
+    const again = await statementsOf(() =>
+      store.commitRangePage({
+        key: 'txs',
+        backfillId: 'b2',
+        page: 2,
+        records: [makeLedgerTx({ rawId: 502 }), makeLedgerTx({ rawId: 503 })],
+        rejected: [],
+        proven: [{ lo: 502, hi: 503 }],
+      }),
+    );
+    assert.equal(again.sent.length, 2);
+    assert.deepEqual(
+      { inserted: again.result.inserted, updated: again.result.updated },
+      { inserted: 1, updated: 1 },
+    );
+    // The next batches look their records up from the start: one statement each.
+    const next = await commit('b2', [504, 505]);
+    assert.equal(next.sent.length, 1);
+    const rows = await queryRows<{ n: number; history: number }>(
+      t.database.db,
+      sql`select (select count(*)::int from ledger_transactions where raw_id >= 500) as n,
+                 (select count(*)::int from ledger_tx_status_history where raw_id >= 500) as history`,
+    );
+    assert.deepEqual(rows[0], { n: 6, history: 7 }, "one history row a record, and one for 502's change");
+  });
 });
+
+/** Runs `fn`, returning what it returns and the text of each statement it sent. */
+async function statementsOf<T>(fn: () => Promise<T>): Promise<{ sent: string[]; result: NonNullable<T> }> {
+  const sent: string[] = [];
+  const query = pg.Client.prototype.query;
+  pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
+    const config = args[0] as string | { text?: string; name?: string };
+    sent.push(typeof config === 'string' ? config : (config.text ?? config.name ?? '?'));
+    return (query as (...a: unknown[]) => unknown).apply(this, args);
+  } as typeof query;
+  try {
+    const result = await fn();
+    assert.ok(result !== undefined && result !== null);
+    return { sent, result };
+  } finally {
+    pg.Client.prototype.query = query;
+  }
+}
 
 describe('a range job retried after its last commit was lost in a crash', () => {
   let t: TestDatabase;

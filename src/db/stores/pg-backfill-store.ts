@@ -1,5 +1,6 @@
 import { backfillOwner } from '../../domain/lease-owner.js';
 import type { RejectedRecord } from '../../domain/model.js';
+import { DatabaseError } from '../../errors.js';
 import type { Logger } from '../../logger.js';
 import type { BackfillStore, RangePage } from '../../sync/ports/backfill-store.js';
 import type { Database } from '../connect.js';
@@ -20,6 +21,12 @@ import { DEFAULT_REREAD_POLICY, type RereadPolicy } from '../write/reread-queue.
 import { withRetries } from '../write/write-retries.js';
 import { writeTransactions } from '../write/write-transactions.js';
 import { compactProvenRanges, insertBackfillRun, updateBackfillCheck } from './backfill-runs.js';
+
+/** SQLSTATE of a unique violation: a record assumed new was stored after all. */
+const UNIQUE_VIOLATION = '23505';
+
+/** Batches written the full way after one found stored in part. */
+const FULL_WAYS_AFTER_STORED = 16;
 
 /**
  * The parallel backfill's store on PostgreSQL/PGlite. A range's pages go through the same
@@ -43,6 +50,23 @@ export function createBackfillStore(options: {
     burnWindowMs: policy.burnWindowMs,
     checkSignatures: options.checkSignatures === true,
   }));
+  // A backfill mostly writes records stored nowhere yet: its statements first skip looking them
+  // up. A batch found stored in part after all (a range walked again, a stream's walk ahead of
+  // it) is written again the full way, and so are the next few batches, from the start.
+  let fullWaysLeft = 0;
+  const writeAssumingNew = async <T>(write: (assumeNew: boolean) => Promise<T>): Promise<T> => {
+    if (fullWaysLeft > 0) {
+      fullWaysLeft--;
+      return write(false);
+    }
+    try {
+      return await write(true);
+    } catch (error) {
+      if (!(error instanceof DatabaseError) || error.sqlstate !== UNIQUE_VIOLATION) throw error;
+      fullWaysLeft = FULL_WAYS_AFTER_STORED;
+      return write(false);
+    }
+  };
   const commitRangePages: NonNullable<BackfillStore['commitRangePages']> = async (input) => {
     const at = now();
     const prepared = prepareBatch(
@@ -57,30 +81,28 @@ export function createBackfillStore(options: {
     // Records, rejected records, proof and lease in one statement, one round trip: committed
     // asynchronously, since losing the last commits in a crash only leaves a gap for the check
     // to repair.
-    const written = await withRetries(
-      'range-write',
-      () =>
-        writeTransactions(database.db, {
+    const write = (assumeNew: boolean) =>
+      writeTransactions(database.db, {
+        records: prepared.records,
+        // Parsed once per connection, not per commit (connections plan it afresh each time).
+        prepared: true,
+        statement: buildRangeWrite({
           records: prepared.records,
-          // Parsed once per connection, not per commit (connections plan it afresh each time).
-          prepared: true,
-          statement: buildRangeWrite({
-            records: prepared.records,
-            divergent: prepared.divergent,
-            now: at,
-            policy,
-            range: {
-              streamKey: input.key,
-              backfillId: input.backfillId,
-              owner: backfillOwner(input.backfillId),
-              rejected: rejectedWithPages(input.pages, prepared.rejected),
-              proven: input.proven,
-              openGap: lowestOpenGap(input.pages),
-            },
-          }),
+          divergent: prepared.divergent,
+          assumeNew,
+          now: at,
+          policy,
+          range: {
+            streamKey: input.key,
+            backfillId: input.backfillId,
+            owner: backfillOwner(input.backfillId),
+            rejected: rejectedWithPages(input.pages, prepared.rejected),
+            proven: input.proven,
+            openGap: lowestOpenGap(input.pages),
+          },
         }),
-      options.logger,
-    );
+      });
+    const written = await withRetries('range-write', () => writeAssumingNew(write), options.logger);
     warnIntegrityMismatches(
       options.logger,
       { stream: input.key, pages: `${input.pages[0]?.page}-${input.pages.at(-1)?.page}` },

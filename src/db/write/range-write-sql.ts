@@ -31,7 +31,7 @@ export interface RangeWrite {
 }
 
 /** Input of {@link buildRangeWrite}. */
-export interface RangeWriteInput extends Pick<RecordWriteInput, 'records' | 'divergent'> {
+export interface RangeWriteInput extends Pick<RecordWriteInput, 'records' | 'divergent' | 'assumeNew'> {
   now: Date;
   /** Queues the records not final for re-reading with this policy. */
   policy: RereadPolicy;
@@ -52,6 +52,7 @@ export function buildRangeWrite(input: RangeWriteInput): SQL {
     fenced: false,
     // Ranges do not overlap; a rare race with a stream's walk is repeated by the store.
     insertRace: 'repeat',
+    assumeNew: input.assumeNew,
   });
   return sql`
     WITH ${records}${rereadQueueCtes(input.policy, now)}${rangeCtes(range, now)}
