@@ -50,23 +50,7 @@ export function createBackfillStore(options: {
     burnWindowMs: policy.burnWindowMs,
     checkSignatures: options.checkSignatures === true,
   }));
-  // A backfill mostly writes records stored nowhere yet: its statements first skip looking them
-  // up. A batch found stored in part after all (a range walked again, a stream's walk ahead of
-  // it) is written again the full way, and so are the next few batches, from the start.
-  let fullWaysLeft = 0;
-  const writeAssumingNew = async <T>(write: (assumeNew: boolean) => Promise<T>): Promise<T> => {
-    if (fullWaysLeft > 0) {
-      fullWaysLeft--;
-      return write(false);
-    }
-    try {
-      return await write(true);
-    } catch (error) {
-      if (!(error instanceof DatabaseError) || error.sqlstate !== UNIQUE_VIOLATION) throw error;
-      fullWaysLeft = FULL_WAYS_AFTER_STORED;
-      return write(false);
-    }
-  };
+  const writeAssumingNew = createAssumeNewWrites();
   const commitRangePages: NonNullable<BackfillStore['commitRangePages']> = async (input) => {
     const at = now();
     const prepared = prepareBatch(
@@ -172,4 +156,26 @@ function lowestOpenGap(pages: readonly RangePage[]): number | null {
     page.openGap === null || page.openGap === undefined ? [] : [page.openGap],
   );
   return gaps.length === 0 ? null : Math.min(...gaps);
+}
+
+/**
+ * A backfill mostly writes records stored nowhere yet: its statements first skip looking them
+ * up. A batch found stored in part after all (a range walked again, a stream's walk ahead of it)
+ * is written again the full way, and so are the next few batches, from the start.
+ */
+function createAssumeNewWrites(): <T>(write: (assumeNew: boolean) => Promise<T>) => Promise<T> {
+  let fullWaysLeft = 0;
+  return async (write) => {
+    if (fullWaysLeft > 0) {
+      fullWaysLeft--;
+      return write(false);
+    }
+    try {
+      return await write(true);
+    } catch (error) {
+      if (!(error instanceof DatabaseError) || error.sqlstate !== UNIQUE_VIOLATION) throw error;
+      fullWaysLeft = FULL_WAYS_AFTER_STORED;
+      return write(false);
+    }
+  };
 }
