@@ -248,6 +248,15 @@ describe('a range commit in PostgreSQL', () => {
                  (select count(*)::int from ledger_tx_status_history where raw_id >= 500) as history`,
     );
     assert.deepEqual(rows[0], { n: 6, history: 7 }, "one history row a record, and one for 502's change");
+    const queued = await queryRows<{ raw_id: string }>(
+      t.database.db,
+      sql`select raw_id::text as raw_id from ledger_tx_rechecks order by raw_id`,
+    );
+    // Not final yet, queued for a re-read; 502 left the queue once served final.
+    assert.deepEqual(
+      queued.map((r) => r.raw_id),
+      ['500', '501', '504', '505'],
+    );
   });
 });
 

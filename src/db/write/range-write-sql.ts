@@ -55,7 +55,7 @@ export function buildRangeWrite(input: RangeWriteInput): SQL {
     assumeNew: input.assumeNew,
   });
   return sql`
-    WITH ${records}${rereadQueueCtes(input.policy, now)}${rangeCtes(range, now)}
+    WITH ${records}${rereadQueueCtes(input.policy, now, input.assumeNew === true)}${rangeCtes(range, now)}
     ${writeResult({ fenced: false, synchronousCommit: 'off' })}
   `;
 }

@@ -120,7 +120,7 @@ export function recordWriteCtes(input: RecordWriteInput): SQL {
   });
   return sql`${servedCtes(input)},
     ${conflicts},
-    ${rowWriteCtes(input.now, input.insertRace ?? 'update')},
+    ${rowWriteCtes(input.now, input.insertRace ?? 'update', lookedUp(input))},
     ${historyCte(input.now)},
     ${bundleItemCtes(input.records)}`;
 }
@@ -131,9 +131,7 @@ export function recordWriteCtes(input: RecordWriteInput): SQL {
  * theirs), `old` (their stored rows) and `clash` (those whose `ledgerHash` another rawId has, with the reason they are refused).
  */
 function servedCtes(input: RecordWriteInput): SQL {
-  // Assumed new, the records are not looked up: `old` and `clash` are empty, and the insert's
-  // unique indexes hold the assumption (see `RecordWriteInput.assumeNew`).
-  const lookups = !(input.assumeNew === true && input.insertRace === 'repeat');
+  const lookups = lookedUp(input);
   const divergent = input.divergent ?? [];
   const rows = divergent.length === 0 ? input.records : [...input.records, ...divergent];
   const elements = rows.map((r, i) => {
@@ -168,10 +166,18 @@ function servedCtes(input: RecordWriteInput): SQL {
 }
 
 /**
+ * Whether the records are looked up. Assumed new, they are not: `old`, `clash` and `changed` are
+ * empty, and the insert's unique indexes hold the assumption (see `RecordWriteInput.assumeNew`).
+ */
+function lookedUp(input: RecordWriteInput): boolean {
+  return !(input.assumeNew === true && input.insertRace === 'repeat');
+}
+
+/**
  * `fresh` (records inserted), `changed` (stored records updated) and `upserted` (both): only rows
  * that differ are written, and never one in conflict or clash.
  */
-function rowWriteCtes(now: string, insertRace: InsertRace): SQL {
+function rowWriteCtes(now: string, insertRace: InsertRace, lookups: boolean): SQL {
   // ON CONFLICT only guards against another writer inserting the same record meanwhile; then it
   // behaves like the update below. Without it the statement fails with a unique violation, and
   // the store repeats it (the repeat sees the row): about a third cheaper an insert.
@@ -191,7 +197,9 @@ function rowWriteCtes(now: string, insertRace: InsertRace): SQL {
       ${onConflict}
       RETURNING raw_id, status, internal_status, internal_status_code, data
     ),
-    changed AS (
+    ${
+      lookups
+        ? sql`changed AS (
       -- Stored records: only those that differ are written, and unchanged rows are not even locked.
       -- A row whose immutable fields differ is a conflict (above), never an update.
       UPDATE ledger_transactions t SET ${TAGGED_SET}, updated_at = ${now}::timestamptz
@@ -201,7 +209,11 @@ function rowWriteCtes(now: string, insertRace: InsertRace): SQL {
         AND (${STORED_VALUES}) IS DISTINCT FROM (${TAGGED_VALUES})
         AND ${immutableTuple('t')} IS NOT DISTINCT FROM ${immutableTuple('i')}
       RETURNING t.raw_id, t.status, t.internal_status, t.internal_status_code, t.data
-    ),
+    )`
+        : sql`changed AS (
+      SELECT raw_id, status, internal_status, internal_status_code, data FROM ledger_transactions WHERE false
+    )`
+    },
     upserted AS (
       SELECT *, true AS inserted FROM fresh UNION ALL SELECT *, false AS inserted FROM changed
     )`;
@@ -266,9 +278,10 @@ function bundleItemCtes(records: readonly ServedRecord[]): SQL {
 /**
  * Queues the records written that are not final for a re-read, and drops the final ones from the
  * queue. A queued record seen again on a page was just read: it is not due before
- * `recheckAfterMs` from now (a later due time, a backoff, is kept).
+ * `recheckAfterMs` from now (a later due time, a backoff, is kept). `assumeNew`: the records are
+ * taken to be stored nowhere yet (`RecordWriteInput.assumeNew`).
  */
-export function rereadQueueCtes(policy: RereadPolicy, now: string): SQL {
+export function rereadQueueCtes(policy: RereadPolicy, now: string, assumeNew = false): SQL {
   return sql`,
     rechecks_added AS (
       INSERT INTO ledger_tx_rechecks AS r (raw_id, due_at, attempts, pending, unchanged)
@@ -282,11 +295,16 @@ export function rereadQueueCtes(policy: RereadPolicy, now: string): SQL {
         due_at = greatest(r.due_at, excluded.due_at),
         unchanged = CASE WHEN r.pending = excluded.pending THEN r.unchanged ELSE 0 END,
         pending = excluded.pending
-    ),
+    )${
+      // The queue holds stored records only (its foreign key): new ones have nothing to drop.
+      assumeNew
+        ? sql``
+        : sql`,
     rechecks_done AS (
       DELETE FROM ledger_tx_rechecks r USING input i
       WHERE r.raw_id = i.raw_id AND i.pending IS NULL AND i.raw_id NOT IN (SELECT raw_id FROM conflict)
-    )`;
+    )`
+    }`;
 }
 
 /**
