@@ -201,6 +201,7 @@ export async function fetchRange(input: FetchRangeInput): Promise<RangeResult> {
     finished = atEnd || pastGap || pastRange;
     lastPage = page;
     const openGap = gaps.of(served, readAt, atEnd);
+    input.store.encodeAhead?.(served.txs);
     await committer.add(observed, { page, records: served.txs, rejected: served.rejected, openGap });
     if (finished) break;
   }
