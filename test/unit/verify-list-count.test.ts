@@ -193,7 +193,9 @@ describe('countList: a list counted against the table', () => {
   it('many records without a readable rawId spread over a long list: counted exactly, none called missing', async () => {
     await withSeed(async (rng) => {
       const ids = range(1, 6000).filter(() => !rng.chance(0.05));
-      const unreadable = new Set(ids.filter(() => rng.chance(0.03)));
+      // The count reaches up to a readable record, as `verify` counts up to the watermark (a
+      // stored rawId): an unreadable record at the top could as well be one of the arrivals above.
+      const unreadable = new Set(ids.slice(0, -1).filter(() => rng.chance(0.03)));
       const stored = ids.filter((id) => !unreadable.has(id));
       const list = fakeList({
         ids,
