@@ -20,7 +20,7 @@ import {
   storedCount,
 } from './chaos-cluster.js';
 import { runCli } from './sync-cli-run.js';
-import { assertMirrorsTruth } from './sync-truth.js';
+import { assertMirrorsTruth, wellFormedTruth } from './sync-truth.js';
 
 /** Every kind of request failure the simulator offers, at rates a real service might show on a bad day. */
 const FAULTS: Partial<SimulatorFaults> = {
@@ -137,7 +137,15 @@ async function chaosRun({ cluster, rng, mark, paging }: Run): Promise<void> {
   await progress(cluster, 30);
 
   cluster.sim.pauseArrivals();
-  const head = cluster.sim.headRawId();
+  // The newest record the mirror can store: one the service serves malformed (chosen by rawId,
+  // so the newest may be one) is set aside, and the watermark stays below it.
+  const newest = cluster.sim.headRawId();
+  const head = Math.max(
+    -1,
+    ...wellFormedTruth(cluster.sim)
+      .map((r) => r.rawId)
+      .filter((id) => id <= newest),
+  );
   await cron.stop();
   // A backfill run that gave up is followed by a new one that repairs its gaps: only the deadline counts.
   let state: Awaited<ReturnType<typeof globalListState>>;
