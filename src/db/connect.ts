@@ -2,8 +2,10 @@ import { resolve } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import { drizzle as drizzlePg } from 'drizzle-orm/node-postgres';
 import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
+import type { PoolClient } from 'pg';
 import { redactUrl } from '../config.js';
 import type { Logger } from '../logger.js';
+import { type CopyConnection, copyConnection } from './copy-connection.js';
 import { pgliteOpenError, prepareDataFolder } from './data-folder.js';
 import { toDatabaseError, translateDbErrors } from './database-errors.js';
 import type { Db } from './drizzle-db.js';
@@ -21,6 +23,11 @@ export interface Database {
    * such as advisory locks stays with it). PGlite has a single connection anyway.
    */
   withConnection<T>(fn: (db: Db) => Promise<T>): Promise<T>;
+  /**
+   * PostgreSQL only (PGlite has no COPY from a client stream): like {@link withConnection}, on a
+   * connection that can also COPY rows in.
+   */
+  withCopyConnection?<T>(fn: (connection: CopyConnection) => Promise<T>): Promise<T>;
   /** A description safe to print: the URL without its password, or the data folder. */
   describe(): string;
   /**
@@ -112,24 +119,28 @@ function openPostgres(url: string, options: OpenDatabaseOptions): Database {
   });
   const db = translateDbErrors(drizzlePg({ client: pool }) as unknown as Db);
   options.logger?.debug({ database_url: url }, 'database pool created');
+  /** Runs `fn` on one client of the pool, held for its whole duration. */
+  const withClient = async <T>(fn: (client: PoolClient) => Promise<T>): Promise<T> => {
+    const client = await pool.connect().catch((error: unknown) => {
+      throw toDatabaseError(error, { fromDriver: true });
+    });
+    let broken: Error | undefined;
+    try {
+      return await fn(client);
+    } catch (error) {
+      broken = error instanceof Error ? error : undefined;
+      throw toDatabaseError(error);
+    } finally {
+      // A failed session may still hold session state (locks): discard it rather than reuse it.
+      client.release(broken);
+    }
+  };
   return {
     kind: 'postgres',
     db,
-    async withConnection(fn) {
-      const client = await pool.connect().catch((error: unknown) => {
-        throw toDatabaseError(error, { fromDriver: true });
-      });
-      let broken: Error | undefined;
-      try {
-        return await fn(translateDbErrors(drizzlePg({ client }) as unknown as Db));
-      } catch (error) {
-        broken = error instanceof Error ? error : undefined;
-        throw toDatabaseError(error);
-      } finally {
-        // A failed session may still hold session state (locks): discard it rather than reuse it.
-        client.release(broken);
-      }
-    },
+    withConnection: (fn) =>
+      withClient((client) => fn(translateDbErrors(drizzlePg({ client }) as unknown as Db))),
+    withCopyConnection: (fn) => withClient((client) => fn(copyConnection(client))),
     describe: () => redactUrl(url),
     bounded: ({ maxConnections, ...bounds }) =>
       openPostgres(url, { ...options, maxConnections, deadlines: bounds }),

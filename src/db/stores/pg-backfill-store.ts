@@ -14,12 +14,13 @@ import {
 } from '../queries/backfill-proofs.js';
 import { createEncodeAhead } from '../write/encode-ahead.js';
 import { warnIntegrityMismatches } from '../write/integrity-log.js';
-import { prepareBatch } from '../write/prepare-batch.js';
-import { buildRangeWrite } from '../write/range-write-sql.js';
+import { type PreparedBatch, prepareBatch } from '../write/prepare-batch.js';
+import { copyRangeWrite } from '../write/range-copy.js';
+import { buildRangeWrite, type RangeWriteInput } from '../write/range-write-sql.js';
 import { type RejectedRow, toPagedRejectedRows } from '../write/rejected-rows.js';
 import { DEFAULT_REREAD_POLICY, type RereadPolicy } from '../write/reread-queue.js';
 import { withRetries } from '../write/write-retries.js';
-import { writeTransactions } from '../write/write-transactions.js';
+import { type TransactionWriteResult, writeTransactions } from '../write/write-transactions.js';
 import { compactProvenRanges, insertBackfillRun, updateBackfillCheck } from './backfill-runs.js';
 
 /** SQLSTATE of a unique violation: a record assumed new was stored after all. */
@@ -62,30 +63,21 @@ export function createBackfillStore(options: {
         encode: encodings.encode,
       },
     );
-    // Records, rejected records, proof and lease in one statement, one round trip: committed
-    // asynchronously, since losing the last commits in a crash only leaves a gap for the check
-    // to repair.
-    const write = (assumeNew: boolean) =>
-      writeTransactions(database.db, {
-        records: prepared.records,
-        // Parsed once per connection, not per commit (connections plan it afresh each time).
-        prepared: true,
-        statement: buildRangeWrite({
-          records: prepared.records,
-          divergent: prepared.divergent,
-          assumeNew,
-          now: at,
-          policy,
-          range: {
-            streamKey: input.key,
-            backfillId: input.backfillId,
-            owner: backfillOwner(input.backfillId),
-            rejected: rejectedWithPages(input.pages, prepared.rejected),
-            proven: input.proven,
-            openGap: lowestOpenGap(input.pages),
-          },
-        }),
-      });
+    // Records, rejected records, proof and lease in one transaction, committed asynchronously,
+    // since losing the last commits in a crash only leaves a gap for the check to repair.
+    const rest = {
+      now: at,
+      policy,
+      range: {
+        streamKey: input.key,
+        backfillId: input.backfillId,
+        owner: backfillOwner(input.backfillId),
+        rejected: rejectedWithPages(input.pages, prepared.rejected),
+        proven: input.proven,
+        openGap: lowestOpenGap(input.pages),
+      },
+    };
+    const write = (assumeNew: boolean) => writeRange(database, { ...rest, prepared, assumeNew });
     const written = await withRetries('range-write', () => writeAssumingNew(write), options.logger);
     warnIntegrityMismatches(
       options.logger,
@@ -127,6 +119,30 @@ export function createBackfillStore(options: {
     storedAbove: 'proof-select',
     compactProvenRanges: 'proof-compact',
     recordCheck: 'backfill-check-write',
+  });
+}
+
+/**
+ * A range's one write: records taken to be new (`assumeNew`) are copied in where the database can
+ * (PostgreSQL), unless sightings disagree (conflicts are the statement's to record); otherwise,
+ * and on PGlite, one statement writes it all.
+ */
+function writeRange(
+  database: Database,
+  input: Omit<RangeWriteInput, 'records' | 'divergent'> & { prepared: PreparedBatch },
+): Promise<TransactionWriteResult> {
+  const { prepared, ...rest } = input;
+  const { withCopyConnection } = database;
+  if (input.assumeNew === true && prepared.divergent.length === 0 && withCopyConnection) {
+    return withCopyConnection((connection) =>
+      copyRangeWrite(connection, { ...rest, records: prepared.records }),
+    );
+  }
+  return writeTransactions(database.db, {
+    records: prepared.records,
+    // Parsed once per connection, not per commit (connections plan it afresh each time).
+    prepared: true,
+    statement: buildRangeWrite({ ...rest, records: prepared.records, divergent: prepared.divergent }),
   });
 }
 

@@ -60,6 +60,36 @@ export function buildRangeWrite(input: RangeWriteInput): SQL {
   `;
 }
 
+/** Input of {@link buildCopiedRangeRest}. */
+export interface CopiedRangeRestInput {
+  now: Date;
+  policy: RereadPolicy;
+  range: RangeWrite;
+  /** The records copied in that are not final, with why (`ServedRecord.pending`). */
+  pending: ReadonlyArray<{ rawId: number; pending: string }>;
+}
+
+/**
+ * The rest of a range write whose records were copied in new (`range-copy.ts`), in the same
+ * transaction: the re-read queue of those not final, the rejected records, the proof and the
+ * lease, the pieces of {@link buildRangeWrite} over records all inserted, none in conflict.
+ */
+export function buildCopiedRangeRest(input: CopiedRangeRestInput): SQL {
+  const now = input.now.toISOString();
+  const ids = textArray(input.pending.map((p) => String(p.rawId)));
+  const reasons = textArray(input.pending.map((p) => p.pending));
+  return sql`
+    WITH input AS (
+      SELECT p.raw_id, p.pending FROM unnest(${ids}::bigint[], ${reasons}::text[]) AS p(raw_id, pending)
+    ),
+    upserted AS (SELECT raw_id FROM input),
+    conflict AS (SELECT raw_id, false AS divergent FROM input WHERE false),
+    clash AS (SELECT raw_id, NULL::text AS ledger_hash, NULL::text AS reason FROM input WHERE false),
+    served AS (SELECT raw_id, NULL::integer AS page FROM input WHERE false)
+    ${rereadQueueCtes(input.policy, now, true)}${rangeCtes(input.range, now)}
+    SELECT 1 AS done`;
+}
+
 /**
  * Stores a parallel backfill range's rejected records (with their pages), extends the backfill's
  * lease on the stream once a third of it has passed, and records the ranges the pages prove: with

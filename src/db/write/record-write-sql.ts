@@ -7,6 +7,7 @@
  */
 import { type SQL, sql } from 'drizzle-orm';
 import { BUNDLE_ITEM_COLUMNS, RECORD_COLUMNS, type WrittenColumn } from '../schema/transaction-columns.js';
+import { textArray } from '../text-array.js';
 import { conflictCtes, immutableTuple } from './conflict-sql.js';
 import type { EncodedTransaction } from './encode.js';
 import { type RejectedRow, rejectedFingerprint, rejectedSource } from './rejected-rows.js';
@@ -64,6 +65,27 @@ const TAGGED_VALUES = sql.raw(DATA_COLUMNS.map(taggedColumn).join(', '));
 const CLASH_REASON = sql.raw(
   `'ledgerHash ' || i.ledger_hash || ' is already stored under rawId ' || t.raw_id`,
 );
+
+/**
+ * The `ledger_tokens` tags by their lower case, the first of each: a record's tag that matches no
+ * tag exactly takes the one matching it case-insensitively (`tagged` here, `matchedTags`).
+ */
+const FOLDED_TAGS = sql.raw(
+  'SELECT DISTINCT ON (lower(tag)) lower(tag) AS folded, tag FROM ledger_tokens ORDER BY lower(tag), tag',
+);
+
+/**
+ * The `ledger_tokens` tag each of `tags` (records' derived tags) is stored with, by the rule of
+ * the `tagged` rows: the exact tag, else the one matching it case-insensitively, else itself.
+ * Rows `derived`, `matched`.
+ */
+export function matchedTags(tags: readonly string[]): SQL {
+  return sql`WITH folded_tags AS (${FOLDED_TAGS})
+    SELECT d.tag AS derived, coalesce(exact.tag, folded.tag, d.tag) AS matched
+    FROM unnest(${textArray(tags)}::text[]) AS d(tag)
+    LEFT JOIN ledger_tokens exact ON exact.tag = d.tag
+    LEFT JOIN folded_tags folded ON folded.folded = lower(d.tag)`;
+}
 
 /** A record to write, with the page that served it. */
 export interface ServedRecord extends EncodedTransaction {
@@ -147,9 +169,7 @@ function servedCtes(input: RecordWriteInput): SQL {
     input AS (
       SELECT ${COLUMN_LIST}, pending FROM served WHERE NOT divergent
     ),
-    folded_tags AS (
-      SELECT DISTINCT ON (lower(tag)) lower(tag) AS folded, tag FROM ledger_tokens ORDER BY lower(tag), tag
-    ),
+    folded_tags AS (${FOLDED_TAGS}),
     tagged AS (
       SELECT i.*, coalesce(exact.tag, folded.tag, i.token_tag) AS matched_tag
       FROM input i
