@@ -1,6 +1,6 @@
 /**
- * A range write whose records are all new, by `COPY`: the rows, their status history and bundle
- * items copied in, then the re-read queue, rejected records, proof and lease by one statement,
+ * A range write whose records are all new, by `COPY`: the rows and their bundle items copied in,
+ * then their status history, re-read queue, rejected records, proof and lease by one statement,
  * all in one transaction committed asynchronously, as `buildRangeWrite`'s one statement does.
  * PostgreSQL takes copied rows for well under half the CPU of the same rows read out of a jsonb
  * parameter by an `INSERT … SELECT` (docs/performance.md). The unique indexes hold the
@@ -25,12 +25,6 @@ const RECORD_COPY: CopyColumns = {
   json: [...RECORD_COLUMNS.map((c) => c.sqlType === 'jsonb'), false, false],
 };
 const TAG_INDEX = RECORD_NAMES.indexOf('token_tag');
-/** The history's columns taken from the row, then `observed_at`. */
-const HISTORY_NAMES: readonly RecordName[] = ['raw_id', 'status', 'internal_status', 'internal_status_code'];
-const HISTORY_COPY: CopyColumns = {
-  names: [...HISTORY_NAMES, 'observed_at'],
-  json: [false, false, false, false, false],
-};
 const ITEM_NAMES = BUNDLE_ITEM_COLUMNS.map((c) => c.name);
 const ITEM_COPY: CopyColumns = {
   names: ITEM_NAMES,
@@ -40,11 +34,10 @@ const ITEM_COPY: CopyColumns = {
 const copyInto = (table: string, columns: CopyColumns): string =>
   `COPY ${table} (${columns.names.join(', ')}) FROM STDIN ${copyOptions}`;
 const RECORDS_IN = copyInto('ledger_transactions', RECORD_COPY);
-const HISTORY_IN = copyInto('ledger_tx_status_history', HISTORY_COPY);
 const ITEMS_IN = copyInto('ledger_bundle_items', ITEM_COPY);
 
 /** Input of {@link copyRangeWrite}: the records (one per rawId, none divergent) and the rest. */
-export interface RangeCopyInput extends Omit<CopiedRangeRestInput, 'pending'> {
+export interface RangeCopyInput extends Omit<CopiedRangeRestInput, 'copied' | 'pending'> {
   records: readonly ServedRecord[];
 }
 
@@ -68,10 +61,6 @@ export async function copyRangeWrite(
       return i < RECORD_NAMES.length ? r.row[RECORD_NAMES[i] as RecordName] : now;
     });
     const inserted = await connection.copyIn(RECORDS_IN, recordText);
-    const historyText = copyText(records, HISTORY_COPY, ({ row }, i) =>
-      i < 4 ? row[HISTORY_NAMES[i] as RecordName] : now,
-    );
-    await connection.copyIn(HISTORY_IN, historyText);
     const items = records.flatMap((r) => r.items);
     if (items.length > 0) {
       await connection.copyIn(
@@ -82,7 +71,7 @@ export async function copyRangeWrite(
     const pending = records.flatMap((r) =>
       r.pending === null ? [] : [{ rawId: r.row.raw_id, pending: r.pending }],
     );
-    await db.execute(buildCopiedRangeRest({ ...input, pending }));
+    await db.execute(buildCopiedRangeRest({ ...input, copied: records.map((r) => r.row.raw_id), pending }));
     await db.execute(sql.raw('COMMIT'));
     return {
       fenced: true,
