@@ -60,18 +60,20 @@ export function copyText<Row>(
   const { json } = columns;
   const width = columns.names.length;
   const lines: string[] = new Array(rows.length);
+  // One array for every row's texts, joined once a row: no string built value by value.
+  const texts: string[] = new Array(width);
   for (let r = 0; r < rows.length; r++) {
     const row = rows[r] as Row;
-    let line = '';
     let plain = true;
     for (let i = 0; i < width; i++) {
       const text = valueText(valueAt(row, i), json[i] === true);
-      if (text === null) line += i === 0 ? NULL : DELIMITER + NULL;
+      if (text === null) texts[i] = NULL;
       else {
         if (text === NULL || text.indexOf(DELIMITER) !== -1) plain = false;
-        line += i === 0 ? text : DELIMITER + text;
+        texts[i] = text;
       }
     }
+    const line = texts.join(DELIMITER);
     lines[r] = plain && !SPECIAL.test(line) ? line : escapedLine(row, columns, valueAt);
   }
   return lines.length === 0 ? '' : `${lines.join('\n')}\n`;
