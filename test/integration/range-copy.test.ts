@@ -208,7 +208,7 @@ describe('a range write by COPY', () => {
     assert.ok(failure instanceof DatabaseError, String(failure));
     assert.equal(failure.sqlstate, '23505');
     assert.deepEqual(await tables(copied.database), before, 'nothing of the batch was written');
-    // The connection went back to the pool clean: the next write on it works.
+    // The pool discarded the failed connection: the next write, on another, works.
     const again = await withCopy((connection) =>
       copyRangeWrite(connection, {
         ...rest,

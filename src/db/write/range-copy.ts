@@ -5,7 +5,8 @@
  * PostgreSQL takes copied rows for well under half the CPU of the same rows read out of a jsonb
  * parameter by an `INSERT … SELECT` (docs/performance.md). The unique indexes hold the
  * assumption: a record stored after all fails the copy with a unique violation, the transaction
- * is rolled back, and the caller writes the batch the full way.
+ * ends with its connection (the pool discards a connection whose work failed), and the caller
+ * writes the batch the full way.
  */
 import { sql } from 'drizzle-orm';
 import type { CopyConnection } from '../copy-connection.js';
@@ -43,8 +44,9 @@ export interface RangeCopyInput extends Omit<CopiedRangeRestInput, 'copied' | 'p
 
 /**
  * Writes a range's records, all taken to be new, and the rest of its write in one transaction
- * (see the module's comment). Throws the database's error, a unique violation among them, with
- * nothing written.
+ * (see the module's comment), on a connection of `Database.withCopyConnection`, which discards
+ * it when this fails. Throws the database's error, a unique violation among them, with nothing
+ * written.
  */
 export async function copyRangeWrite(
   connection: CopyConnection,
@@ -54,39 +56,33 @@ export async function copyRangeWrite(
   const now = input.now.toISOString();
   const { db } = connection;
   await db.execute(sql.raw('BEGIN; SET LOCAL synchronous_commit = off'));
-  try {
-    const tags = await storedTags(connection, records);
-    const recordText = copyText(records, RECORD_COPY, (r, i) => {
-      if (i === TAG_INDEX) return tags.get(r.row.token_tag) ?? r.row.token_tag;
-      return i < RECORD_NAMES.length ? r.row[RECORD_NAMES[i] as RecordName] : now;
-    });
-    const inserted = await connection.copyIn(RECORDS_IN, recordText);
-    const items = records.flatMap((r) => r.items);
-    if (items.length > 0) {
-      await connection.copyIn(
-        ITEMS_IN,
-        copyText(items, ITEM_COPY, (item, i) => item[ITEM_NAMES[i] as ItemName]),
-      );
-    }
-    const pending = records.flatMap((r) =>
-      r.pending === null ? [] : [{ rawId: r.row.raw_id, pending: r.pending }],
+  const tags = await storedTags(connection, records);
+  const recordText = copyText(records, RECORD_COPY, (r, i) => {
+    if (i === TAG_INDEX) return tags.get(r.row.token_tag) ?? r.row.token_tag;
+    return i < RECORD_NAMES.length ? r.row[RECORD_NAMES[i] as RecordName] : now;
+  });
+  const inserted = await connection.copyIn(RECORDS_IN, recordText);
+  const items = records.flatMap((r) => r.items);
+  if (items.length > 0) {
+    await connection.copyIn(
+      ITEMS_IN,
+      copyText(items, ITEM_COPY, (item, i) => item[ITEM_NAMES[i] as ItemName]),
     );
-    await db.execute(buildCopiedRangeRest({ ...input, copied: records.map((r) => r.row.raw_id), pending }));
-    await db.execute(sql.raw('COMMIT'));
-    return {
-      fenced: true,
-      inserted,
-      updated: 0,
-      unchanged: records.length - inserted,
-      conflicts: 0,
-      conflicted: [],
-      clashes: [],
-    };
-  } catch (error) {
-    // Leaves the connection clean where it still answers; the caller sees the first error.
-    await db.execute(sql.raw('ROLLBACK')).catch(() => undefined);
-    throw error;
   }
+  const pending = records.flatMap((r) =>
+    r.pending === null ? [] : [{ rawId: r.row.raw_id, pending: r.pending }],
+  );
+  await db.execute(buildCopiedRangeRest({ ...input, copied: records.map((r) => r.row.raw_id), pending }));
+  await db.execute(sql.raw('COMMIT'));
+  return {
+    fenced: true,
+    inserted,
+    updated: 0,
+    unchanged: records.length - inserted,
+    conflicts: 0,
+    conflicted: [],
+    clashes: [],
+  };
 }
 
 /** The tag each distinct derived tag of `records` is stored with (`matchedTags`). */
