@@ -14,9 +14,9 @@ export interface CopyConnection {
   db: Db;
   /**
    * Runs `statement` (a `COPY … FROM STDIN` with fixed identifiers only) with `text` (COPY text
-   * format, `copy-text.ts`) as its input; resolves to the rows copied.
+   * format in UTF-8, `copy-text.ts`) as its input; resolves to the rows copied.
    */
-  copyIn(statement: string, text: string): Promise<number>;
+  copyIn(statement: string, text: Buffer): Promise<number>;
 }
 
 /** The {@link CopyConnection} of a client checked out of the pool. */

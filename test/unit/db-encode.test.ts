@@ -301,6 +301,12 @@ describe('parseBundleItems', () => {
     assert.equal(parseBundleItems(1, data).length, 1);
   });
 
+  it('reads a bundle whose key is spelled with a JSON escape', () => {
+    const data = bundleData([item(4)]).replace('"bundle"', '"bun\\u0064le"');
+    assert.ok(!data.includes('bundle'));
+    assert.equal(parseBundleItems(1, data).length, 1);
+  });
+
   for (const [label, data] of [
     ['empty data', ''],
     ['not JSON', '{"bundle": '],

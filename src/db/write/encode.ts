@@ -249,7 +249,9 @@ export function parseBundleItems(rawId: number, data: string): BundleItemRow[] {
 
 /** {@link parseBundleItems}; `screened` when `data` is known to hold no NUL and no unpaired surrogate. */
 function bundleItems(rawId: number, data: string, screened: boolean): BundleItemRow[] {
-  if (data === '') return [];
+  // No key can read `bundle` without those letters or a `\u` escape: most `data` (a mint's
+  // deposit, a burn's target) is not parsed at all.
+  if (!data.includes('bundle') && !data.includes('\\u')) return [];
   let parsed: unknown;
   try {
     parsed = JSON.parse(data);
