@@ -8,20 +8,18 @@ import { databaseOperation, toDatabaseError } from '../database-errors.js';
 import { type Executor, queryRows } from '../rows.js';
 
 /**
- * The indexes only readers use (reports, views, `verify`, the status page): none is read by a
- * page write. The primary keys, the unique ledger hash (the clash check) and the partial indexes
- * the re-read claim walks stay. Dropped before the first backfill into an empty mirror and built
- * once at its end: a btree built from sorted rows costs less than one kept up row by row, and the
- * random keys (accounts, tags) stop costing the backfill memory and time as the history grows.
+ * The read-side indexes whose keys come in no order (accounts): none is read by a page write.
+ * Dropped before the first backfill into an empty mirror and built once at its end: a btree built
+ * from sorted rows costs less than one kept up row by row at random places, which also costs the
+ * backfill memory and time as the history grows. The read-side indexes whose new keys fall in a
+ * few places (times, which grow with the backfill; token tags, actions and bundle tags, a few
+ * values each) stay: keeping them up costs about what building them would, and a build stands
+ * alone at the end of the run (docs/performance.md). So do the primary keys, the unique ledger hash (the clash check) and
+ * the partial indexes the re-read claim walks.
  */
 export const DEFERRABLE_INDEXES = [
-  'ledger_transactions_token_time_idx',
   'ledger_transactions_from_idx',
   'ledger_transactions_to_idx',
-  'ledger_transactions_action_time_idx',
-  'ledger_transactions_time_idx',
-  'ledger_transactions_first_seen_idx',
-  'ledger_bundle_items_tag_idx',
   'ledger_bundle_items_from_idx',
   'ledger_bundle_items_to_idx',
 ] as const;
