@@ -14,8 +14,8 @@ import { type Executor, queryRows } from '../rows.js';
  * backfill memory and time as the history grows. The read-side indexes whose new keys fall in a
  * few places (times, which grow with the backfill; token tags, actions and bundle tags, a few
  * values each) stay: keeping them up costs about what building them would, and a build stands
- * alone at the end of the run (docs/performance.md). So do the primary keys, the unique ledger hash (the clash check) and
- * the partial indexes the re-read claim walks.
+ * alone at the end of the run (docs/performance.md). So do the primary keys, the unique ledger
+ * hash (the clash check) and the partial indexes the re-read claim walks.
  */
 export const DEFERRABLE_INDEXES = [
   'ledger_transactions_from_idx',
