@@ -70,6 +70,8 @@ export interface TxKeyAnswer {
    * cap): go on from the last `rawId` received.
    */
   hasNextPage: boolean;
+  /** The answer's JSON as received. */
+  text: string;
 }
 
 /** One page of key paging, with the count that was asked for it. */

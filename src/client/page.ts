@@ -50,7 +50,7 @@ export function parseTxKeyPage(bodyText: string, url: string): TxKeyAnswer {
       bodyText,
     );
   }
-  return { ...parseRecords(body['txs'], url, bodyText), hasNextPage };
+  return { ...parseRecords(body['txs'], url, bodyText), hasNextPage, text: bodyText };
 }
 
 /**

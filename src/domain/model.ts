@@ -84,6 +84,8 @@ export interface TxKeyPage {
   rejected: RejectedRecord[];
   /** More records follow the last one served. */
   hasNextPage: boolean;
+  /** The answer's JSON as received, when the fetch keeps it (it can cross threads cheaply). */
+  text?: string | undefined;
 }
 
 /** List filters shared by `/txs` and `/txsByAccount/{account}`. */

@@ -1,5 +1,5 @@
 import { backfillOwner } from '../../domain/lease-owner.js';
-import type { RejectedRecord } from '../../domain/model.js';
+import type { LedgerTx, RejectedRecord } from '../../domain/model.js';
 import { DatabaseError } from '../../errors.js';
 import type { Logger } from '../../logger.js';
 import type { BackfillStore, RangePage } from '../../sync/ports/backfill-store.js';
@@ -12,10 +12,12 @@ import {
   selectRunningBackfill,
   selectStreamStarted,
 } from '../queries/backfill-proofs.js';
+import { type CopyEncoder, type CopyEncoding, copyable } from '../write/copy-encoding.js';
+import type { EncodedTransaction } from '../write/encode.js';
 import { createEncodeAhead } from '../write/encode-ahead.js';
-import { warnIntegrityMismatches } from '../write/integrity-log.js';
+import { warnIntegrityMismatches, warnMismatches } from '../write/integrity-log.js';
 import { type PreparedBatch, prepareBatch } from '../write/prepare-batch.js';
-import { copyRangeWrite } from '../write/range-copy.js';
+import { copyEncodedRangeWrite, copyRangeWrite } from '../write/range-copy.js';
 import { buildRangeWrite, type RangeWriteInput } from '../write/range-write-sql.js';
 import { type RejectedRow, toPagedRejectedRows } from '../write/rejected-rows.js';
 import { DEFAULT_REREAD_POLICY, type RereadPolicy } from '../write/reread-queue.js';
@@ -42,57 +44,30 @@ export function createBackfillStore(options: {
   /** When the records a range stores are first re-read: the mirror's policy, as its walks use. */
   reread?: Partial<RereadPolicy> | undefined;
   logger?: Logger | undefined;
+  /**
+   * Encodes walks by key for their COPY off the main thread (PostgreSQL only; closed by its
+   * owner). Default: encoded on the main thread.
+   */
+  copyEncoder?: CopyEncoder | undefined;
 }): BackfillStore {
   const { database } = options;
   const now = options.now ?? (() => new Date());
   const policy: RereadPolicy = { ...DEFAULT_REREAD_POLICY, ...options.reread };
-  const encodings = createEncodeAhead(() => ({
+  const encodeOptions = () => ({
     now: now(),
     burnWindowMs: policy.burnWindowMs,
     checkSignatures: options.checkSignatures === true,
-  }));
-  const writeAssumingNew = createAssumeNewWrites();
-  const commitRangePages: NonNullable<BackfillStore['commitRangePages']> = async (input) => {
-    const at = now();
-    const prepared = prepareBatch(
-      input.pages.flatMap((page) => page.records),
-      {
-        now: at,
-        burnWindowMs: policy.burnWindowMs,
-        pages: input.pages.flatMap((page) => page.records.map(() => page.page)),
-        encode: encodings.encode,
-      },
-    );
-    // Records, rejected records, proof and lease in one transaction, committed asynchronously,
-    // since losing the last commits in a crash only leaves a gap for the check to repair.
-    const rest = {
-      now: at,
-      policy,
-      range: {
-        streamKey: input.key,
-        backfillId: input.backfillId,
-        owner: backfillOwner(input.backfillId),
-        rejected: rejectedWithPages(input.pages, prepared.rejected),
-        proven: input.proven,
-        openGap: lowestOpenGap(input.pages),
-      },
-    };
-    const write = (assumeNew: boolean) => writeRange(database, { ...rest, prepared, assumeNew });
-    const written = await withRetries('range-write', () => writeAssumingNew(write), options.logger);
-    warnIntegrityMismatches(
-      options.logger,
-      { stream: input.key, pages: `${input.pages[0]?.page}-${input.pages.at(-1)?.page}` },
-      prepared.records,
-    );
-    const early = input.pages.reduce((n, page) => n + page.rejected.length, 0) + prepared.rejected.length;
-    return {
-      inserted: written.inserted,
-      updated: written.updated,
-      unchanged: written.unchanged,
-      rejected: early + written.clashes.length,
-      conflicts: written.conflicts,
-    };
-  };
+  });
+  const encodings = createEncodeAhead(encodeOptions);
+  const copyEncoder = database.withCopyConnection ? options.copyEncoder : undefined;
+  const commitRangePages = createRangeCommits({
+    database,
+    policy,
+    now,
+    encode: encodings.encode,
+    copyEncoder,
+    logger: options.logger,
+  });
   const store: BackfillStore = {
     startRun: (run) => insertBackfillRun(database.db, { ...run, now: now() }),
     getRun: (id) => selectBackfillRun(database.db, id),
@@ -102,6 +77,7 @@ export function createBackfillStore(options: {
       commitRangePages({ ...rest, pages: [{ page, records, rejected, openGap }] }),
     commitRangePages,
     encodeAhead: encodings.ahead,
+    copyAhead: copyEncoder ? (records, text) => copyEncoder.ahead(records, encodeOptions(), text) : undefined,
     provenRanges: (key) => selectProvenRanges(database.db, key),
     compactProvenRanges: (key) => database.db.transaction((tx) => compactProvenRanges(tx, key, now())),
     storedAbove: (rawId) => countStoredAbove(database.db, rawId),
@@ -120,6 +96,72 @@ export function createBackfillStore(options: {
     compactProvenRanges: 'proof-compact',
     recordCheck: 'backfill-check-write',
   });
+}
+
+/**
+ * A range's commit: its records copied in from the encodings made ahead when they are all there
+ * and can be (`copyable`), else encoded here and written the full way; with the rest of the
+ * range's write in the same transaction.
+ */
+function createRangeCommits(deps: {
+  database: Database;
+  policy: RereadPolicy;
+  now: () => Date;
+  encode: (tx: LedgerTx) => EncodedTransaction;
+  copyEncoder: CopyEncoder | undefined;
+  logger: Logger | undefined;
+}): NonNullable<BackfillStore['commitRangePages']> {
+  const { database, policy, now, copyEncoder } = deps;
+  const writeAssumingNew = createAssumeNewWrites();
+  return async (input) => {
+    const encoded = copyEncoder ? await copyEncoder.take(input.pages.map((page) => page.records)) : null;
+    const at = now();
+    // Encoded on the main thread only when the commit takes the full way.
+    let prepared: PreparedBatch | undefined;
+    const prepare = (): PreparedBatch =>
+      (prepared ??= prepareBatch(
+        input.pages.flatMap((page) => page.records),
+        {
+          now: at,
+          burnWindowMs: policy.burnWindowMs,
+          pages: input.pages.flatMap((page) => page.records.map(() => page.page)),
+          encode: deps.encode,
+        },
+      ));
+    const copies = encoded !== null && copyable(encoded) ? encoded : null;
+    // Records, rejected records, proof and lease in one transaction, committed asynchronously,
+    // since losing the last commits in a crash only leaves a gap for the check to repair.
+    const rest = (refused: readonly RejectedRecord[]) => ({
+      now: at,
+      policy,
+      range: {
+        streamKey: input.key,
+        backfillId: input.backfillId,
+        owner: backfillOwner(input.backfillId),
+        rejected: rejectedWithPages(input.pages, refused),
+        proven: input.proven,
+        openGap: lowestOpenGap(input.pages),
+      },
+    });
+    const write = (assumeNew: boolean): Promise<TransactionWriteResult> => {
+      if (assumeNew && copies !== null) return copyEncoded(database, { ...rest([]), encodings: copies });
+      const batch = prepare();
+      return writeRange(database, { ...rest(batch.rejected), prepared: batch, assumeNew });
+    };
+    const written = await withRetries('range-write', () => writeAssumingNew(write), deps.logger);
+    const context = { stream: input.key, pages: `${input.pages[0]?.page}-${input.pages.at(-1)?.page}` };
+    if (prepared === undefined) warnMismatches(deps.logger, context, mergedMismatches(copies ?? []));
+    else warnIntegrityMismatches(deps.logger, context, prepared.records);
+    const early =
+      input.pages.reduce((n, page) => n + page.rejected.length, 0) + (prepared?.rejected.length ?? 0);
+    return {
+      inserted: written.inserted,
+      updated: written.updated,
+      unchanged: written.unchanged,
+      rejected: early + written.clashes.length,
+      conflicts: written.conflicts,
+    };
+  };
 }
 
 /**
@@ -144,6 +186,22 @@ function writeRange(
     prepared: true,
     statement: buildRangeWrite({ ...rest, records: prepared.records, divergent: prepared.divergent }),
   });
+}
+
+/** A range's records encoded beforehand, copied in on a connection that can. */
+function copyEncoded(
+  database: Database,
+  input: Parameters<typeof copyEncodedRangeWrite>[1],
+): Promise<TransactionWriteResult> {
+  return database.withCopyConnection!((connection) => copyEncodedRangeWrite(connection, input));
+}
+
+/** The failed checks of several encodings. */
+function mergedMismatches(encodings: readonly CopyEncoding[]): { hash: number[]; signature: number[] } {
+  return {
+    hash: encodings.flatMap((e) => e.mismatches.hash),
+    signature: encodings.flatMap((e) => e.mismatches.signature),
+  };
 }
 
 /**

@@ -101,11 +101,12 @@ function escapedLine<Row>(
   columns: CopyColumns,
   valueAt: (row: Row, column: number) => unknown,
 ): string {
-  return columns.names
-    .map((_, i) => {
-      const text = valueText(valueAt(row, i), columns.json[i] === true);
-      if (text === null) return NULL;
-      return text === NULL ? ESCAPED_NULL_MARK : text.replace(SPECIALS, (c) => ESCAPES[c] ?? c);
-    })
-    .join(DELIMITER);
+  return columns.names.map((_, i) => copyValue(valueAt(row, i), columns.json[i] === true)).join(DELIMITER);
+}
+
+/** One value as a field of a line read with {@link copyOptions}: escaped, NULL as RS alone. */
+export function copyValue(value: unknown, json = false): string {
+  const text = valueText(value, json);
+  if (text === null) return NULL;
+  return text === NULL ? ESCAPED_NULL_MARK : text.replace(SPECIALS, (c) => ESCAPES[c] ?? c);
 }

@@ -26,7 +26,16 @@ export function warnIntegrityMismatches(
   context: Record<string, unknown>,
   records: readonly ServedRecord[],
 ): void {
-  const { hash, signature } = integrityMismatches(records);
+  warnMismatches(logger, context, integrityMismatches(records));
+}
+
+/** {@link warnIntegrityMismatches} of the rawIds whose hash or signature check failed. */
+export function warnMismatches(
+  logger: Logger | undefined,
+  context: Record<string, unknown>,
+  mismatches: { hash: readonly number[]; signature: readonly number[] },
+): void {
+  const { hash, signature } = mismatches;
   if (hash.length === 0 && signature.length === 0) return;
   logger?.warn(
     {

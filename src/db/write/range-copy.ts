@@ -11,35 +11,34 @@
 import { sql } from 'drizzle-orm';
 import type { CopyConnection } from '../copy-connection.js';
 import { queryRows } from '../rows.js';
-import { BUNDLE_ITEM_COLUMNS, RECORD_COLUMNS } from '../schema/transaction-columns.js';
-import { type CopyColumns, copyOptions, copyText } from './copy-text.js';
-import type { BundleItemRow, TransactionRow } from './encode.js';
+import {
+  type CopyEncoding,
+  copyEncoding,
+  ITEM_COPY,
+  itemLines,
+  RECORD_LINE_COLUMNS,
+  recordLines,
+} from './copy-encoding.js';
+import { type CopyColumns, copyOptions } from './copy-text.js';
 import { buildCopiedRangeRest, type CopiedRangeRestInput } from './range-write-sql.js';
 import { matchedTags, type ServedRecord } from './record-write-sql.js';
 import type { TransactionWriteResult } from './write-transactions.js';
 
-type RecordName = keyof TransactionRow;
-type ItemName = keyof BundleItemRow;
-const RECORD_NAMES = RECORD_COLUMNS.map((c) => c.name);
-const RECORD_COPY: CopyColumns = {
-  names: [...RECORD_NAMES, 'first_seen_at', 'updated_at'],
-  json: [...RECORD_COLUMNS.map((c) => c.sqlType === 'jsonb'), false, false],
-};
-const TAG_INDEX = RECORD_NAMES.indexOf('token_tag');
-const ITEM_NAMES = BUNDLE_ITEM_COLUMNS.map((c) => c.name);
-const ITEM_COPY: CopyColumns = {
-  names: ITEM_NAMES,
-  json: BUNDLE_ITEM_COLUMNS.map((c) => c.sqlType === 'jsonb'),
-};
 // Fixed identifiers only.
-const copyInto = (table: string, columns: CopyColumns): string =>
+const copyInto = (table: string, columns: Pick<CopyColumns, 'names'>): string =>
   `COPY ${table} (${columns.names.join(', ')}) FROM STDIN ${copyOptions}`;
-const RECORDS_IN = copyInto('ledger_transactions', RECORD_COPY);
+const RECORDS_IN = copyInto('ledger_transactions', { names: RECORD_LINE_COLUMNS });
 const ITEMS_IN = copyInto('ledger_bundle_items', ITEM_COPY);
 
 /** Input of {@link copyRangeWrite}: the records (one per rawId, none divergent) and the rest. */
 export interface RangeCopyInput extends Omit<CopiedRangeRestInput, 'copied' | 'pending'> {
   records: readonly ServedRecord[];
+}
+
+/** Input of {@link copyEncodedRangeWrite}: the records encoded for the copy, and the rest. */
+export interface EncodedRangeCopyInput extends Omit<CopiedRangeRestInput, 'copied' | 'pending'> {
+  /** Together {@link copyable}: rawIds ascending, each once, no hash twice. */
+  encodings: readonly CopyEncoding[];
 }
 
 /**
@@ -48,49 +47,57 @@ export interface RangeCopyInput extends Omit<CopiedRangeRestInput, 'copied' | 'p
  * it when this fails. Throws the database's error, a unique violation among them, with nothing
  * written.
  */
-export async function copyRangeWrite(
+export function copyRangeWrite(
   connection: CopyConnection,
   input: RangeCopyInput,
 ): Promise<TransactionWriteResult> {
-  const records = [...input.records].sort((a, b) => a.row.raw_id - b.row.raw_id);
+  const { records, ...rest } = input;
+  const sorted = [...records].sort((a, b) => a.row.raw_id - b.row.raw_id);
+  return copyEncodedRangeWrite(connection, { ...rest, encodings: [copyEncoding(sorted)] });
+}
+
+/** {@link copyRangeWrite} of records encoded beforehand (`copy-encoding.ts`). */
+export async function copyEncodedRangeWrite(
+  connection: CopyConnection,
+  input: EncodedRangeCopyInput,
+): Promise<TransactionWriteResult> {
+  const { encodings, ...rest } = input;
   const now = input.now.toISOString();
   const { db } = connection;
   await db.execute(sql.raw('BEGIN; SET LOCAL synchronous_commit = off'));
-  const tags = await storedTags(connection, records);
-  const recordText = copyText(records, RECORD_COPY, (r, i) => {
-    if (i === TAG_INDEX) return tags.get(r.row.token_tag) ?? r.row.token_tag;
-    return i < RECORD_NAMES.length ? r.row[RECORD_NAMES[i] as RecordName] : now;
-  });
-  const inserted = await connection.copyIn(RECORDS_IN, recordText);
-  const items = records.flatMap((r) => r.items);
-  if (items.length > 0) {
-    await connection.copyIn(
-      ITEMS_IN,
-      copyText(items, ITEM_COPY, (item, i) => item[ITEM_NAMES[i] as ItemName]),
-    );
-  }
-  const pending = records.flatMap((r) =>
-    r.pending === null ? [] : [{ rawId: r.row.raw_id, pending: r.pending }],
+  const tags = await storedTags(connection, encodings);
+  const inserted = await connection.copyIn(
+    RECORDS_IN,
+    recordLines(encodings, (tag) => tags.get(tag) ?? tag, now),
   );
-  await db.execute(buildCopiedRangeRest({ ...input, copied: records.map((r) => r.row.raw_id), pending }));
+  const items = itemLines(encodings);
+  if (items.length > 0) await connection.copyIn(ITEMS_IN, items);
+  const copied = encodings.flatMap((e) => e.rawIds);
+  const pending = encodings.flatMap((e) =>
+    e.rawIds.flatMap((rawId, i) => {
+      const reason = e.pending[i];
+      return reason === null || reason === undefined ? [] : [{ rawId, pending: reason }];
+    }),
+  );
+  await db.execute(buildCopiedRangeRest({ ...rest, copied, pending }));
   await db.execute(sql.raw('COMMIT'));
   return {
     fenced: true,
     inserted,
     updated: 0,
-    unchanged: records.length - inserted,
+    unchanged: copied.length - inserted,
     conflicts: 0,
     conflicted: [],
     clashes: [],
   };
 }
 
-/** The tag each distinct derived tag of `records` is stored with (`matchedTags`). */
+/** The tag each distinct encoded tag of `encodings` is stored with (`matchedTags`). */
 async function storedTags(
   connection: CopyConnection,
-  records: readonly ServedRecord[],
+  encodings: readonly CopyEncoding[],
 ): Promise<Map<string, string>> {
-  const derived = [...new Set(records.map((r) => r.row.token_tag))];
+  const derived = [...new Set(encodings.flatMap((e) => e.tags))];
   const rows = await queryRows<{ derived: string; matched: string }>(connection.db, matchedTags(derived));
   return new Map(rows.map((r) => [r.derived, r.matched]));
 }

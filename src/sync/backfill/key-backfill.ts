@@ -177,7 +177,8 @@ export async function fetchKeyRange(input: FetchKeyRangeInput): Promise<RangeRes
       const records = served.txs.filter(
         (tx) => (cursor === null || tx.rawId > cursor) && tx.rawId <= task.upTo,
       );
-      input.store.encodeAhead?.(records);
+      if (input.store.copyAhead) input.store.copyAhead(records, served.text);
+      else input.store.encodeAhead?.(records);
       const rejected = rejectedUpTo(served, task.upTo);
       const openGap = gapOf(input, marks, below, readAt, top);
       result.pages++;

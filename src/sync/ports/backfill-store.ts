@@ -88,4 +88,10 @@ export interface RangePageWriter {
    * statement then starts without waiting on their encoding). Optional.
    */
   encodeAhead?: ((records: readonly LedgerTx[]) => void) | undefined;
+  /**
+   * {@link encodeAhead} for one answer of a walk by key (ascending, new to the mirror, committed
+   * as this one array): the store may encode them elsewhere, for a write that copies them in.
+   * `text`: the answer's JSON, when the fetch kept it. Optional; without it, `encodeAhead`.
+   */
+  copyAhead?: ((records: readonly LedgerTx[], text?: string) => void) | undefined;
 }

@@ -1,0 +1,155 @@
+/**
+ * Records encoded for a COPY on other threads (`copy-encoder-thread.ts`) while the main thread
+ * reads the next answers and writes the last ones. A backfill by key is bound by the one thread
+ * that parses, encodes and writes (docs/performance.md): the encoding, the hash check, the bundle
+ * items and the COPY lines are most of its work, and are the records' alone. An encoding that is
+ * missing or failed only sends the commit the full way, which encodes on the main thread.
+ */
+import { existsSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
+import { fileURLToPath } from 'node:url';
+import { Worker } from 'node:worker_threads';
+import type { CopyEncodeOptions, CopyEncoder, CopyEncoding } from '../../db/write/copy-encoding.js';
+import type { LedgerTx } from '../../domain/model.js';
+import { isScreened } from '../../domain/screened-text.js';
+import type { Logger } from '../../logger.js';
+
+/**
+ * A batch sent to a thread: the answer's JSON and the rawIds of the records kept from it (a
+ * string crosses threads for a copy of its bytes, where the records' objects cost about what
+ * parsing them did), or the records themselves when their text is not known.
+ */
+export type CopyEncodeRequest = { id: number; options: CopyEncodeOptions } & (
+  | { text: string; rawIds: number[] }
+  | {
+      records: readonly LedgerTx[];
+      /** Which records came from an answer screened clean (`screened-text.ts`). */
+      screened: boolean[];
+    }
+);
+
+/** A thread's answer: the encoding, or null (a record it cannot encode, or `error`). */
+export interface CopyEncodeReply {
+  id: number;
+  encoding: CopyEncoding | null;
+  error?: string;
+}
+
+/** Threads by default: one fewer than the cores, at most two (the main thread needs a core too). */
+export function defaultEncoderThreads(): number {
+  return Math.max(0, Math.min(2, availableParallelism() - 1));
+}
+
+/** One thread and the encodings it owes. */
+interface EncoderThread {
+  worker: Worker;
+  waiting: Map<number, (encoding: CopyEncoding | null) => void>;
+}
+
+/**
+ * Creates an encoder with `threads` threads (default {@link defaultEncoderThreads}), started on
+ * the first batch. With none, or once a thread has failed, every encoding is missing.
+ */
+export function createCopyEncoder(
+  options: { threads?: number; logger?: Logger | undefined } = {},
+): CopyEncoder {
+  const count = options.threads ?? defaultEncoderThreads();
+  const made = new WeakMap<readonly LedgerTx[], Promise<CopyEncoding | null>>();
+  let threads: EncoderThread[] | null = null;
+  let broken = count <= 0;
+  let nextId = 0;
+
+  const fail = (reason: unknown): void => {
+    if (!broken)
+      options.logger?.warn({ err: reason }, 'COPY encoding threads failed: encoding on the main thread');
+    broken = true;
+    for (const thread of threads ?? []) {
+      for (const resolve of thread.waiting.values()) resolve(null);
+      thread.waiting.clear();
+      void thread.worker.terminate();
+    }
+  };
+
+  const start = (): EncoderThread[] => {
+    const entry = threadStart();
+    return Array.from({ length: count }, () => {
+      const worker = new Worker(entry.code, { eval: entry.eval });
+      // Held open only while an encoding is owed: an idle thread never keeps the process alive.
+      worker.unref();
+      const thread: EncoderThread = { worker, waiting: new Map() };
+      worker.on('message', (reply: CopyEncodeReply) => {
+        const resolve = thread.waiting.get(reply.id);
+        thread.waiting.delete(reply.id);
+        if (thread.waiting.size === 0) worker.unref();
+        if (reply.error !== undefined) options.logger?.warn({ error: reply.error }, 'COPY encoding failed');
+        resolve?.(reply.encoding);
+      });
+      worker.on('error', fail);
+      worker.on('exit', (code) => {
+        if (!broken) fail(new Error(`COPY encoding thread exited with ${code}`));
+      });
+      return thread;
+    });
+  };
+
+  return {
+    ahead(records, encodeOptions, text) {
+      if (broken || records.length === 0) return;
+      try {
+        threads ??= start();
+      } catch (error) {
+        fail(error);
+        return;
+      }
+      const id = nextId++;
+      const thread = threads[id % threads.length]!;
+      const request: CopyEncodeRequest =
+        text === undefined
+          ? { id, options: encodeOptions, records, screened: records.map((tx) => isScreened(tx)) }
+          : { id, options: encodeOptions, text, rawIds: records.map((tx) => tx.rawId) };
+      made.set(
+        records,
+        new Promise((resolve) => {
+          if (thread.waiting.size === 0) thread.worker.ref();
+          thread.waiting.set(id, resolve);
+          thread.worker.postMessage(request);
+        }),
+      );
+    },
+    async take(answers) {
+      const owed = answers.map((records) => {
+        const encoding = made.get(records);
+        made.delete(records);
+        return encoding;
+      });
+      if (owed.some((encoding) => encoding === undefined)) return null;
+      const encodings = await Promise.all(owed);
+      return encodings.every((e) => e !== null && e !== undefined) ? (encodings as CopyEncoding[]) : null;
+    },
+    async close() {
+      const running = threads ?? [];
+      broken = true;
+      for (const thread of running) {
+        for (const resolve of thread.waiting.values()) resolve(null);
+        thread.waiting.clear();
+      }
+      await Promise.all(running.map((thread) => thread.worker.terminate()));
+    },
+  };
+}
+
+/**
+ * How to start the thread: its module next to this one once compiled, or beside the chunks of the
+ * bundled command (`dist/cli/chunks/…` → `dist/cli/`); else the source, through tsx's loader
+ * (registered in the thread before the module loads: a worker's `--import` does not reach it).
+ */
+function threadStart(): { code: string | URL; eval: boolean } {
+  for (const candidate of ['./copy-encoder-thread.js', '../copy-encoder-thread.js']) {
+    const url = new URL(candidate, import.meta.url);
+    if (existsSync(fileURLToPath(url))) return { code: url, eval: false };
+  }
+  const source = new URL('./copy-encoder-thread.ts', import.meta.url);
+  if (!existsSync(fileURLToPath(source))) throw new Error('copy-encoder-thread module not found');
+  const code = `import('tsx/esm/api').then((tsx) => { tsx.register(); return import(${JSON.stringify(source.href)}); })`;
+  return { code, eval: true };
+}

@@ -1,0 +1,172 @@
+/**
+ * Records encoded for a COPY on another thread: the thread's encoding of an answer is the one
+ * the main thread makes, from the answer's text or from the records; an encoding it cannot make
+ * is missing, never wrong; and a sync by key whose commits copy the thread's encodings ends
+ * equal, table by table, to one that encodes on the main thread, and to the simulator.
+ */
+import assert from 'node:assert/strict';
+import { after, describe, it } from 'node:test';
+import { sql } from 'drizzle-orm';
+import { createContext } from '../../src/app/context.js';
+import { createCopyEncoder } from '../../src/app/encoding/copy-encoder.js';
+import { syncOnce } from '../../src/app/sync-once.js';
+import { parseTxKeyPage } from '../../src/client/page.js';
+import { loadConfig } from '../../src/config.js';
+import type { Database } from '../../src/db/connect.js';
+import { queryRows } from '../../src/db/rows.js';
+import { type CopyEncoder, type CopyEncoding, encodeForCopy } from '../../src/db/write/copy-encoding.js';
+import { loadFastKeccak } from '../../src/domain/keccak.js';
+import { silentLogger } from '../../src/logger.js';
+import { createSimulator, type Simulator } from '../../src/simulator/index.js';
+import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
+import { assertMirrorsTruth } from './sync-truth.js';
+
+const simulators: Simulator[] = [];
+const databases: TestDatabase[] = [];
+const encoders: CopyEncoder[] = [];
+after(async () => {
+  for (const encoder of encoders) await encoder.close();
+  for (const sim of simulators) await sim.close();
+  for (const db of databases) await db.drop();
+});
+
+async function simulator(records: number) {
+  const sim = createSimulator({ records, seed: 23, packageDelayMs: 0, burnTargetDelayMs: 0 });
+  simulators.push(sim);
+  const { url } = await sim.listen();
+  return { sim, url };
+}
+
+function encoder(): CopyEncoder {
+  const made = createCopyEncoder({ threads: 1 });
+  encoders.push(made);
+  return made;
+}
+
+/** An encoding with its bytes as Buffers, so one made here and one sent back compare equal. */
+function comparable(encoding: CopyEncoding | null | undefined) {
+  if (encoding === null || encoding === undefined) return encoding;
+  return { ...encoding, lines: Buffer.from(encoding.lines), items: Buffer.from(encoding.items) };
+}
+
+const OPTIONS = { now: new Date('2026-01-02T03:04:05Z'), burnWindowMs: 86_400_000 };
+
+describe('records encoded for a COPY on another thread', () => {
+  it("encodes an answer's records as the main thread does, from its text or from the records", async () => {
+    await loadFastKeccak();
+    const { url } = await simulator(400);
+    const answers = await Promise.all(
+      [0, 150].map(async (cursor) => {
+        const text = await (await fetch(`${url}/txs?cursor=${cursor}&order=asc&count=100`)).text();
+        // A range keeps the records up to its top: a part of the answer, as a walk by key does.
+        const records = parseTxKeyPage(text, url).txs.filter((tx) => tx.rawId <= cursor + 80);
+        return { text, records };
+      }),
+    );
+    assert.ok(answers.every((a) => a.records.length > 50));
+    assert.ok(
+      answers.some((a) => a.records.some((tx) => tx.action === 'bundle')),
+      'the answers hold a bundle',
+    );
+    const threaded = encoder();
+    threaded.ahead(answers[0]!.records, OPTIONS, answers[0]!.text);
+    threaded.ahead(answers[1]!.records, OPTIONS);
+    const made = await threaded.take(answers.map((a) => a.records));
+    assert.ok(made !== null, 'both encodings made');
+    assert.equal(made.length, 2);
+    for (const [i, answer] of answers.entries()) {
+      const here = encodeForCopy(answer.records, OPTIONS);
+      assert.ok(here !== null);
+      assert.ok(here.items.length > 0 || i === 1, 'bundle items encoded');
+      assert.deepEqual(comparable(made[i]), comparable(here));
+    }
+  });
+
+  it('leaves an encoding missing when the records are not in the text, or were never asked', async () => {
+    const { url } = await simulator(300);
+    const first = await (await fetch(`${url}/txs?cursor=0&order=asc&count=100`)).text();
+    const second = await (await fetch(`${url}/txs?cursor=200&order=asc&count=100`)).text();
+    const records = parseTxKeyPage(first, url).txs;
+    const threaded = encoder();
+    // The records of the first answer, sent with the second's text.
+    threaded.ahead(records, OPTIONS, second);
+    assert.equal(await threaded.take([records]), null);
+    // Taken once: a second take finds nothing.
+    threaded.ahead(records, OPTIONS, first);
+    assert.notEqual(await threaded.take([records]), null);
+    assert.equal(await threaded.take([records]), null);
+    assert.equal(await threaded.take([parseTxKeyPage(second, url).txs]), null);
+  });
+
+  it('encodes nothing once closed: what is owed resolves to missing', async () => {
+    const { url } = await simulator(200);
+    const text = await (await fetch(`${url}/txs?cursor=0&order=asc&count=100`)).text();
+    const records = parseTxKeyPage(text, url).txs;
+    const threaded = createCopyEncoder({ threads: 1 });
+    await threaded.close();
+    threaded.ahead(records, OPTIONS, text);
+    assert.equal(await threaded.take([records]), null);
+    const none = createCopyEncoder({ threads: 0 });
+    none.ahead(records, OPTIONS, text);
+    assert.equal(await none.take([records]), null);
+  });
+
+  it('a sync by key copying the thread’s encodings ends equal to one encoding on the main thread', async () => {
+    const { sim, url } = await simulator(3_000);
+    const tables = async (database: Database) =>
+      Promise.all(
+        [
+          sql`SELECT raw_id, token_tag, hash_check, status, internal_status_json::text, ledger_time, data
+              FROM ledger_transactions ORDER BY raw_id`,
+          sql`SELECT * FROM ledger_bundle_items ORDER BY raw_id, item_index`,
+          sql`SELECT raw_id, status, internal_status FROM ledger_tx_status_history ORDER BY raw_id, id`,
+          sql`SELECT raw_id, pending FROM ledger_tx_rechecks ORDER BY raw_id`,
+        ].map((query) => queryRows(database.db, query)),
+      );
+    const ended = [];
+    for (const copyEncoder of [counting(encoder()), null]) {
+      const t = await createTestDatabase();
+      databases.push(t);
+      const config = loadConfig({
+        LEDGER_BASE_URL: url,
+        LEDGER_PAGING: 'key',
+        LEDGER_REQUESTS_PER_SECOND: '0',
+      });
+      const ctx = await createContext({
+        config,
+        logger: silentLogger(),
+        database: t.database,
+        copyEncoder: copyEncoder?.encoder ?? null,
+      });
+      try {
+        const result = await syncOnce(ctx, {});
+        assert.equal(result.streams[0]?.finished, true);
+      } finally {
+        await ctx.close();
+      }
+      if (copyEncoder !== null) {
+        assert.ok(copyEncoder.made > 0, "commits copied the thread's encodings");
+        assert.equal(copyEncoder.missed, 0, 'every commit of the lanes found its encodings');
+      }
+      await assertMirrorsTruth(t.database.db, sim);
+      ended.push(await tables(t.database));
+    }
+    assert.deepEqual(ended[0], ended[1]);
+  });
+});
+
+/** An encoder that counts the commits it gave encodings to, and those it had none for. */
+function counting(inner: CopyEncoder): { encoder: CopyEncoder; made: number; missed: number } {
+  const counted = { made: 0, missed: 0, encoder: inner };
+  counted.encoder = {
+    ahead: (records, options, text) => inner.ahead(records, options, text),
+    take: async (answers) => {
+      const made = await inner.take(answers);
+      if (made !== null) counted.made++;
+      else counted.missed++;
+      return made;
+    },
+    close: () => inner.close(),
+  };
+  return counted;
+}
