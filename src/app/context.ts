@@ -17,7 +17,7 @@ import type { Metrics, WriteObserver } from '../metrics/index.js';
 import type { BackfillStore } from '../sync/ports/backfill-store.js';
 import type { DeferredIndexes } from '../sync/ports/read-indexes.js';
 import type { SyncStore } from '../sync/ports/sync-store.js';
-import { createCopyEncoder } from './encoding/copy-encoder.js';
+import { createCopyEncoder, defaultEncoderThreads } from './encoding/copy-encoder.js';
 import { observeBackfillStore, observeSyncStore } from './instrumented-store.js';
 import { createListDialects, type ListDialects } from './list-dialect.js';
 import { createMirroredService, type MirroredService } from './mirrored-service.js';
@@ -114,10 +114,13 @@ export async function createContext(options: CreateContextOptions): Promise<AppC
   const writes = options.metrics?.writes;
   const store = writes === undefined ? pgStore : observeSyncStore(pgStore, writes);
   // Threads start with the first walk by key that copies its records in, if any does.
+  // A machine of one core encodes ahead on its one thread, as the commits would.
   const copyEncoder = !database.withCopyConnection
     ? undefined
     : options.copyEncoder === undefined
-      ? createCopyEncoder({ logger })
+      ? defaultEncoderThreads() > 0
+        ? createCopyEncoder({ logger })
+        : undefined
       : (options.copyEncoder ?? undefined);
   const backfillStore = createBackfillStore({
     database,

@@ -82,7 +82,7 @@ describe('records encoded for a COPY on another thread', () => {
     }
   });
 
-  it('leaves an encoding missing when the records are not in the text, or were never asked', async () => {
+  it('leaves an encoding missing when the records are not in the text, or were never asked; an empty answer is an empty encoding', async () => {
     const { url } = await simulator(300);
     const first = await (await fetch(`${url}/txs?cursor=0&order=asc&count=100`)).text();
     const second = await (await fetch(`${url}/txs?cursor=200&order=asc&count=100`)).text();
@@ -96,6 +96,15 @@ describe('records encoded for a COPY on another thread', () => {
     assert.notEqual(await threaded.take([records]), null);
     assert.equal(await threaded.take([records]), null);
     assert.equal(await threaded.take([parseTxKeyPage(second, url).txs]), null);
+    // An answer whose records all lie past its range: an empty encoding, the commit still copies.
+    const none: typeof records = [];
+    threaded.ahead(none, OPTIONS, second);
+    threaded.ahead(records, OPTIONS, first);
+    const both = await threaded.take([records, none]);
+    assert.deepEqual(
+      both?.map((e) => e.rawIds.length),
+      [records.length, 0],
+    );
   });
 
   it('encodes nothing once closed: what is owed resolves to missing', async () => {

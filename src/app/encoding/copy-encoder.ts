@@ -9,7 +9,12 @@ import { existsSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
-import type { CopyEncodeOptions, CopyEncoder, CopyEncoding } from '../../db/write/copy-encoding.js';
+import {
+  type CopyEncodeOptions,
+  type CopyEncoder,
+  type CopyEncoding,
+  copyEncoding,
+} from '../../db/write/copy-encoding.js';
 import type { LedgerTx } from '../../domain/model.js';
 import { isScreened } from '../../domain/screened-text.js';
 import type { Logger } from '../../logger.js';
@@ -94,6 +99,8 @@ export function createCopyEncoder(
 
   return {
     ahead(records, encodeOptions, text) {
+      // An answer whose records all lie past its range: nothing to send anywhere.
+      if (records.length === 0) made.set(records, Promise.resolve(copyEncoding([])));
       if (broken || records.length === 0) return;
       try {
         threads ??= start();
