@@ -116,6 +116,16 @@ export function streamSpecs(options: SyncOptions): StreamSpec[] {
 }
 
 /**
+ * The lanes of a first backfill by key: one more than the writers (default 2), one walk for one
+ * writer. Each lane also waits on its answers; with the records encoded on another thread, a
+ * third lane beside two writers fills that wait (docs/performance.md).
+ */
+function keyLanes(writers: number | undefined): number {
+  const count = writers ?? 2;
+  return count > 1 ? count + 1 : 1;
+}
+
+/**
  * The one-shot sync: refreshes tokens, walks each stream (backfill where never synced, else tail)
  * one after another, then re-reads the non-final records that are due. Into an empty mirror the
  * read-side indexes are dropped first and built after the walks. Throws on the first
@@ -164,10 +174,9 @@ export async function syncOnce(ctx: SyncContext, options: SyncOptions = {}): Pro
           // The tail of the global list begins at its head: the same request re-reads the records
           // waiting there for a status change, which the re-read after the walks then leaves alone.
           headFirst: isGlobalList(spec),
-          // A first backfill walks its rawId ranges in as many lanes as there are writers.
           backfills: ctx.backfills,
           fetchKeyHead: createFetchKeyHead(ctx.client, options.requestSignal),
-          lanes: ctx.config.writers,
+          lanes: keyLanes(ctx.config.writers),
           rangeWidth: ctx.client.keyCount() * KEY_REQUESTS_PER_RANGE,
         })
       : walkStream({ ...common, fetchPage, concurrency: ctx.config.concurrency, writers: ctx.config.writers })
