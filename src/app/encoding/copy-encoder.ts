@@ -100,8 +100,11 @@ export function createCopyEncoder(
   return {
     ahead(records, encodeOptions, text) {
       // An answer whose records all lie past its range: nothing to send anywhere.
-      if (records.length === 0) made.set(records, Promise.resolve(copyEncoding([])));
-      if (broken || records.length === 0) return;
+      if (records.length === 0) {
+        made.set(records, Promise.resolve(copyEncoding([])));
+        return;
+      }
+      if (broken) return;
       try {
         threads ??= start();
       } catch (error) {

@@ -59,6 +59,7 @@ export function createBackfillStore(options: {
     checkSignatures: options.checkSignatures === true,
   });
   const encodings = createEncodeAhead(encodeOptions);
+  // Encodings made elsewhere are copied in: PostgreSQL only.
   const copyEncoder = database.withCopyConnection ? options.copyEncoder : undefined;
   const commitRangePages = createRangeCommits({
     database,
@@ -188,12 +189,14 @@ function writeRange(
   });
 }
 
-/** A range's records encoded beforehand, copied in on a connection that can. */
+/** A range's records encoded beforehand, copied in on a connection that can (PostgreSQL's). */
 function copyEncoded(
   database: Database,
   input: Parameters<typeof copyEncodedRangeWrite>[1],
 ): Promise<TransactionWriteResult> {
-  return database.withCopyConnection!((connection) => copyEncodedRangeWrite(connection, input));
+  const { withCopyConnection } = database;
+  if (!withCopyConnection) throw new Error('copied range write on a database without COPY');
+  return withCopyConnection((connection) => copyEncodedRangeWrite(connection, input));
 }
 
 /** The failed checks of several encodings. */
