@@ -27,6 +27,24 @@ export function tailStop(state: { watermark: number | null; settled: number | nu
 }
 
 /**
+ * Whether a tail by page number reads down to the settled mark in this run, rather than only down
+ * to its watermark. Reading the span below the watermark proves something only once a waiting
+ * head has ripened (a window after it was seen): a record that fills a gap earlier is read by that
+ * run all the same. So a tail reads the span only then, or when no head waits (the mark is then
+ * the watermark, or trusted in its place); meanwhile it reads what is new, and its gaps wait in
+ * turn. By page number every page of the span costs a request; by key the span shares the first
+ * answer, and a walk by key reads it every run.
+ */
+export function tailReadsToMark(input: {
+  state: Pick<SettleState, 'pending' | 'later'>;
+  fromPageOne: boolean;
+  startedAt: number;
+  windowMs: number;
+}): boolean {
+  return input.state.pending === null || promotedHead(input) !== null;
+}
+
+/**
  * A page's records as settling sees them: the records it served, and those it set aside with a
  * readable rawId (listed, so no gap; their packaging time unknown).
  */
@@ -58,7 +76,12 @@ export const SERVICE_CLOCK_MARGIN_MS = 5 * 60_000;
  * `floor`: the rawIds at or below it have settled already (see {@link gapFloor}); only
  * missing rawIds above it count.
  */
-export function openGapLow(input: {
+export function openGapLow(input: OpenGapInput): number | null {
+  return openGaps(input)?.low ?? null;
+}
+
+/** What {@link openGapLow} judges. */
+export interface OpenGapInput {
   records: readonly SettleMark[];
   above: SettleMark | null;
   readAt: number;
@@ -67,7 +90,13 @@ export function openGapLow(input: {
   marginMs?: number | undefined;
   bottom?: boolean | undefined;
   floor?: number | null | undefined;
-}): number | null {
+}
+
+/**
+ * The lowest and the highest rawId still missing that may yet fill in (see {@link openGapLow}),
+ * `null` when every gap the read saw has settled.
+ */
+export function openGaps(input: OpenGapInput): { low: number; high: number } | null {
   const margin = input.marginMs ?? SERVICE_CLOCK_MARGIN_MS;
   const floor = input.floor ?? Number.NEGATIVE_INFINITY;
   const visibleBy = (u: SettleMark): number =>
@@ -77,19 +106,22 @@ export function openGapLow(input: {
     );
   const open = (u: SettleMark): boolean => input.readAt < visibleBy(u) + input.windowMs;
   const sorted = [...input.records].sort((a, b) => b.rawId - a.rawId);
-  let low: number | null = null;
+  let gaps: { low: number; high: number } | null = null;
+  const missingUpTo = (missing: number, upper: SettleMark) => {
+    gaps = { low: missing, high: gaps?.high ?? upper.rawId - 1 };
+  };
   let upper = input.above;
   for (const record of sorted) {
     // The lowest rawId of the gap below `upper` that lies above the floor.
     const missing = Math.max(record.rawId, floor) + 1;
-    if (upper !== null && missing < upper.rawId && open(upper)) low = missing;
+    if (upper !== null && missing < upper.rawId && open(upper)) missingUpTo(missing, upper);
     upper = record;
   }
   if (input.bottom && upper !== null && open(upper)) {
     const missing = Math.max(0, floor) + 1;
-    if (missing < upper.rawId) low = missing;
+    if (missing < upper.rawId) missingUpTo(missing, upper);
   }
-  return low;
+  return gaps;
 }
 
 /**
@@ -144,6 +176,8 @@ export interface SettleTracker {
    * still fill in (see {@link openGapLow}). `toBottom`: the run read to the end of the list.
    */
   settledBelow(toBottom: boolean): number | null;
+  /** The highest missing rawId this run saw that may still fill in, `null` when none. */
+  openHigh(): number | null;
 }
 
 /**
@@ -167,6 +201,7 @@ export function createSettleTracker(input: {
   let headAt = input.headAt;
   const acceptedAt = new Map<number, number>();
   let missingLow: number | null = null;
+  let missingHigh: number | null = null;
   let above: SettleMark | null = null;
   let last: { readAt: number; low: SettleMark } | null = null;
   let firstHigh: number | null = null;
@@ -177,7 +212,7 @@ export function createSettleTracker(input: {
       acceptedAt.delete(page - lag - 1);
       if (records.length === 0 || windowMs <= 0) return;
       const readAt = acceptedAt.get(page - lag) ?? input.startedAt;
-      const gap = openGapLow({
+      const gap = openGaps({
         records,
         above,
         readAt,
@@ -186,7 +221,10 @@ export function createSettleTracker(input: {
         marginMs: input.marginMs,
         floor: input.floor,
       });
-      if (gap !== null) missingLow = Math.min(missingLow ?? gap, gap);
+      if (gap !== null) {
+        missingLow = Math.min(missingLow ?? gap.low, gap.low);
+        missingHigh = Math.max(missingHigh ?? gap.high, gap.high);
+      }
       const sorted = [...records].sort((a, b) => b.rawId - a.rawId);
       if (page === firstPage) firstHigh = sorted[0]!.rawId;
       const low = sorted[sorted.length - 1]!;
@@ -194,6 +232,7 @@ export function createSettleTracker(input: {
       last = { readAt, low };
     },
     headAt: () => headAt,
+    openHigh: () => missingHigh,
     settledBelow(toBottom) {
       if (windowMs <= 0) return Number.POSITIVE_INFINITY;
       if (firstHigh === null) return null;
@@ -223,7 +262,10 @@ export function createSettleTracker(input: {
  * mark, the bottom of the list for a backfill, or the watermark of a mirror without a mark. A
  * waiting head is settled when this walk began on page 1 (it read everything down to the mark in
  * this run) at least the window after that head was seen. The walk's new head then waits too,
- * after the heads still waiting (each settles a window after it was seen).
+ * after the heads still waiting (each settles a window after it was seen), unless the walk read
+ * from page 1 and saw no gap that may fill in above the newest head still waiting: every rawId at
+ * or below that head settles with it, and above it nothing is missing, so a head of its own would
+ * only cost a read of the span when it ripened.
  */
 export function settleAfterWalk(input: {
   state: SettleState & { watermark: number | null };
@@ -241,6 +283,11 @@ export function settleAfterWalk(input: {
   watermark: number | null;
   /** When the walk saw its head (ms); default `now`. */
   headAt: number | undefined;
+  /**
+   * The tracker's `openHigh`: the highest gap the walk saw that may still fill in (`null`: none).
+   * Absent: unknown, and the walk's head waits whenever the mark stays below the watermark.
+   */
+  openHigh?: number | null | undefined;
   now: number;
 }): SettleState {
   const { state, watermark } = input;
@@ -250,7 +297,12 @@ export function settleAfterWalk(input: {
   if (watermark === null || (settled !== null && settled >= watermark)) return { settled, pending: null };
   const waiting = waitingHeads(state).filter((head) => settled === null || head.rawId > settled);
   const newest = waiting[waiting.length - 1];
-  if (newest === undefined || newest.rawId < watermark)
+  const coveredByNewest =
+    newest !== undefined &&
+    input.fromPageOne &&
+    input.openHigh !== undefined &&
+    (input.openHigh === null || input.openHigh <= newest.rawId);
+  if ((newest === undefined || newest.rawId < watermark) && !coveredByNewest)
     waiting.push({ rawId: watermark, at: input.headAt ?? input.now });
   while (waiting.length > MAX_WAITING_HEADS) waiting.splice(1, 1);
   const [pending, ...later] = waiting;

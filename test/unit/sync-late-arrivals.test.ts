@@ -1,7 +1,8 @@
 /**
  * Records that become visible after records with higher rawIds (a service whose writes commit
- * out of order): the walk reads again below its watermark until they have settled, so a record
- * shown late is fetched by the next tail, and a settled span is not read again.
+ * out of order): by page number, the first tail a settling window after a gap was seen reads
+ * again below its watermark, so a record shown late is fetched by it, and a settled span is not
+ * read again.
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
@@ -27,7 +28,7 @@ function listWithLate(count: number, late: number[]) {
 }
 
 describe('records that become visible late', () => {
-  it('a record missing while the backfill read its page is fetched by the next tail', async () => {
+  it('a record missing while the backfill read its page is fetched by the first tail a window after it', async () => {
     const { list, show } = listWithLate(200, [195, 120]);
     const store = new MemoryStore();
     let clock = 0;
@@ -37,6 +38,9 @@ describe('records that become visible late', () => {
     show();
     clock = 1000;
     list.add(5);
+    await walkStream({ store, fetchPage: list.fetchPage, spec, owner, settleMs: WINDOW, now });
+    assert.equal(storedIds(store).includes(195), false, 'a tail before the window reads only what is new');
+    clock = WINDOW;
     const tail = await walkStream({ store, fetchPage: list.fetchPage, spec, owner, settleMs: WINDOW, now });
     assert.equal(tail.finished, true);
     assert.deepEqual(
@@ -46,7 +50,7 @@ describe('records that become visible late', () => {
     );
   });
 
-  it('reads below the watermark while a gap read too soon stays open, then only what is new', async () => {
+  it('reads below the watermark once a gap read too soon is a window old, then only what is new', async () => {
     const list = new LiveList({ count: 100 });
     const store = new MemoryStore();
     let clock = 0;
@@ -73,6 +77,9 @@ describe('records that become visible late', () => {
     list.records.push(...held);
     list.records.sort((a, b) => a.rawId - b.rawId);
     clock = 2000;
+    assert.equal(await pagesOf(walk), 1, 'before the window, only the head page');
+    assert.equal(storedIds(store).includes(110), false);
+    clock = 3500;
     assert.ok((await pagesOf(walk)) >= 3, 'the tail reads down to the gap, below its watermark');
     assert.equal(storedIds(store).includes(110), true, 'the record shown late is stored');
     clock = 6000;

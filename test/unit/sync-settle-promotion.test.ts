@@ -17,7 +17,7 @@ import {
 } from '../../src/sync/settle.js';
 import { walkByKey } from '../../src/sync/walk/key-walk.js';
 import { walkStream } from '../../src/sync/walk/walk-stream.js';
-import { LiveList, MemoryStore } from './sync-fakes.js';
+import { LiveList, MemoryStore, makeTx } from './sync-fakes.js';
 
 const spec = {};
 const owner = 'settle-runner';
@@ -274,5 +274,60 @@ describe('a tail that settles the pending head', () => {
       { settled: 103, pending: null },
       'nothing missing above the mark: settled up to the head',
     );
+  });
+
+  it('by page number: reads below its watermark only once a waiting head is a window old', async () => {
+    const list = new LiveList({ count: 100 });
+    const store = new MemoryStore();
+    let clock = 0;
+    const walk = () =>
+      walkStream({ store, fetchPage: list.fetchPage, spec, owner, settleMs: WINDOW, now: () => clock });
+    const settleState = () => store.streams.get('txs')!.settle;
+    const pagesRead = async () => {
+      const before = list.served.length;
+      await walk();
+      return list.served.slice(before);
+    };
+    await walk();
+    clock = 3500;
+    await walk();
+    assert.deepEqual(settleState(), { settled: 100, pending: null });
+    const hole = addWithHole(list, 20);
+    clock = 4000;
+    await walk();
+    assert.deepEqual(settleState(), { settled: hole - 1, pending: { rawId: 120, at: 4000 } });
+    // The gap fills (a record shown late). The next tails, before the head is a window old, read
+    // only their new records: one page of ten, which joins the watermark. Without a gap of their
+    // own they leave no head waiting: the one waiting covers everything below it.
+    list.records.splice(
+      list.records.findIndex((tx) => tx.rawId > hole),
+      0,
+      makeTx(hole),
+    );
+    list.add(10);
+    clock = 5000;
+    assert.deepEqual(await pagesRead(), [1], 'only down to the watermark');
+    assert.equal(store.rows.has(hole), false, 'the span below the watermark is not read yet');
+    assert.deepEqual(settleState(), { settled: hole - 1, pending: { rawId: 120, at: 4000 } });
+    // A new gap above the waiting head: its tail's head waits after it.
+    const second = addWithHole(list, 10);
+    clock = 6000;
+    assert.deepEqual(await pagesRead(), [1]);
+    assert.deepEqual(settleState(), {
+      settled: hole - 1,
+      pending: { rawId: 120, at: 4000 },
+      later: [{ rawId: 140, at: 6000 }],
+    });
+    // A window after the first head: down to the mark (the page with 101), the late record
+    // fetched; everything up to the newer gap settled, which waits in turn.
+    clock = 7000;
+    assert.deepEqual(await pagesRead(), [1, 2, 3, 4]);
+    assert.equal(store.rows.has(hole), true, 'the late record is fetched');
+    assert.deepEqual(settleState(), { settled: second - 1, pending: { rawId: 140, at: 6000 } });
+    clock = 8000;
+    assert.deepEqual(await pagesRead(), [1], 'the newer head is not a window old');
+    clock = 9000;
+    assert.deepEqual(await pagesRead(), [1], 'down to the mark, 130, on the first page');
+    assert.deepEqual(settleState(), { settled: 140, pending: null });
   });
 });

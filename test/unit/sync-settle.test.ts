@@ -7,6 +7,7 @@ import {
   openGapLow,
   type SettleMark,
   settleAfterWalk,
+  tailReadsToMark,
   tailStop,
 } from '../../src/sync/settle.js';
 
@@ -218,6 +219,65 @@ describe('the settling state after a walk', () => {
       now: 10_100,
     });
     assert.deepEqual(after, { settled: 50, pending: null });
+  });
+});
+
+describe('a tail by page number that reads below its watermark only when a head has ripened', () => {
+  const state = { settled: 950, pending: { rawId: 1000, at: 100 }, watermark: 1000 };
+  const tail = {
+    state,
+    mode: 'tail' as const,
+    fromPageOne: true,
+    windowMs: WINDOW,
+    watermark: 1040,
+    now: 2_100,
+  };
+
+  it('reads only what is new while every waiting head is younger than the window', () => {
+    assert.equal(tailReadsToMark({ state, fromPageOne: true, startedAt: 2_000, windowMs: WINDOW }), false);
+    assert.equal(tailReadsToMark({ state, fromPageOne: true, startedAt: 3_100, windowMs: WINDOW }), true);
+    assert.equal(
+      tailReadsToMark({ state: { pending: null }, fromPageOne: true, startedAt: 0, windowMs: WINDOW }),
+      true,
+      'with no head waiting, the mark is the watermark',
+    );
+  });
+
+  it('leaves no head of its own when it saw no gap above the newest head waiting', () => {
+    const quiet = { ...tail, settledBelow: null, startedAt: 2_000, headAt: 2_010 };
+    assert.deepEqual(settleAfterWalk({ ...quiet, openHigh: null }), {
+      settled: 950,
+      pending: { rawId: 1000, at: 100 },
+    });
+    assert.deepEqual(
+      settleAfterWalk({ ...quiet, openHigh: 1000 }),
+      { settled: 950, pending: { rawId: 1000, at: 100 } },
+      'a gap at or below the newest head settles with it',
+    );
+    assert.deepEqual(
+      settleAfterWalk({ ...quiet, openHigh: 1021 }),
+      { settled: 950, pending: { rawId: 1000, at: 100 }, later: [{ rawId: 1040, at: 2_010 }] },
+      'a gap above it waits under a head of its own',
+    );
+    assert.deepEqual(
+      settleAfterWalk({ ...quiet, fromPageOne: false, openHigh: null }),
+      { settled: 950, pending: { rawId: 1000, at: 100 }, later: [{ rawId: 1040, at: 2_010 }] },
+      'a tail resumed mid-walk did not see the pages above where it resumed',
+    );
+  });
+
+  it('counts the highest open gap of a walk as well as the lowest', () => {
+    const tracker = createSettleTracker({
+      windowMs: WINDOW,
+      width: 1,
+      firstPage: 1,
+      startedAt: 0,
+      headAt: 0,
+    });
+    tracker.accepted(1, young(130, 128, 127, 121), 0);
+    tracker.accepted(2, young(120, 119, 117), 0);
+    assert.equal(tracker.openHigh(), 129);
+    assert.equal(tracker.settledBelow(false), 117);
   });
 });
 

@@ -15,6 +15,7 @@ import {
   type SettleTracker,
   settleAfterWalk,
   settleMarks,
+  tailReadsToMark,
   tailStop,
 } from '../settle.js';
 import { delay, errorText, quietLogger, type SyncLogger } from '../sync-logger.js';
@@ -70,8 +71,13 @@ export async function walkStream(input: WalkStreamInput): Promise<WalkResult> {
   const now = input.now ?? Date.now;
   const width = Math.max(1, input.concurrency ?? DEFAULTS.concurrency);
   const settleMs = input.settleMs ?? DEFAULTS.settleMs;
-  const stop = tailStop({ watermark, settled: acquired.state.settle.settled });
   const startedAt = now();
+  const fromPageOne = walk.nextPage === 1;
+  // A tail between ripe heads stops at its watermark: the span below waits for a ripe head.
+  const toMark =
+    walk.mode === 'backfill' ||
+    tailReadsToMark({ state: acquired.state.settle, fromPageOne, startedAt, windowMs: settleMs });
+  const stop = toMark ? tailStop({ watermark, settled: acquired.state.settle.settled }) : watermark;
   const settle = createSettleTracker({
     windowMs: settleMs,
     width,
@@ -81,12 +87,12 @@ export async function walkStream(input: WalkStreamInput): Promise<WalkResult> {
     floor: gapFloor({
       state: { ...acquired.state.settle, watermark },
       mode: walk.mode,
-      fromPageOne: walk.nextPage === 1,
+      fromPageOne,
       startedAt,
       windowMs: settleMs,
     }),
   });
-  const settleAtEnd = settleEnd({ state: acquired.state, walk, settle, settleMs, startedAt, now });
+  const settleAtEnd = settleEnd({ state: acquired.state, walk, settle, toMark, settleMs, startedAt, now });
   const result: WalkResult = {
     key,
     mode: walk.mode,
@@ -260,6 +266,8 @@ function settleEnd(input: {
   state: StreamState;
   walk: { mode: 'backfill' | 'tail'; nextPage: number };
   settle: SettleTracker;
+  /** The walk read down to the settled mark; else it left the span below its watermark unread. */
+  toMark: boolean;
   settleMs: number;
   startedAt: number;
   now: () => number;
@@ -269,12 +277,15 @@ function settleEnd(input: {
     settleAfterWalk({
       state: { ...state.settle, watermark: state.watermark },
       mode: walk.mode,
-      settledBelow: settle.settledBelow(walk.mode === 'backfill'),
+      // Unread, the span keeps its waiting heads: nothing below them settles in this run.
+      settledBelow: input.toMark ? settle.settledBelow(walk.mode === 'backfill') : null,
       fromPageOne: walk.nextPage === 1,
       startedAt: input.startedAt,
       windowMs: input.settleMs,
       watermark,
       headAt: settle.headAt(),
+      // A tail's head waits only for a gap it saw above the heads already waiting.
+      openHigh: walk.mode === 'tail' ? settle.openHigh() : undefined,
       now: input.now(),
     });
 }

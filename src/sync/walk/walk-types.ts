@@ -28,8 +28,9 @@ export interface WalkStreamInput {
    */
   writers?: number | undefined;
   /**
-   * The settling window, ms: a tail reads again down to the stream's settled mark, and a span
-   * counts as settled only when read this long after its head was seen. Default 3000.
+   * The settling window, ms: a span counts as settled only when read this long after its head
+   * was seen; a tail reads again down to the stream's settled mark once a waiting head is that
+   * old (see `tailReadsToMark`). Default 3000.
    */
   settleMs?: number | undefined;
   /** Pause before refetching an empty page, doubled each time. Default 250. */
