@@ -73,7 +73,7 @@ export async function walkStream(input: WalkStreamInput): Promise<WalkResult> {
   const settleMs = input.settleMs ?? DEFAULTS.settleMs;
   const startedAt = now();
   const fromPageOne = walk.nextPage === 1;
-  // A tail between ripe heads stops at its watermark: the span below waits for a ripe head.
+  // While no waiting head is a window old, a tail stops at its watermark: the span below waits.
   const toMark =
     walk.mode === 'backfill' ||
     tailReadsToMark({ state: acquired.state.settle, fromPageOne, startedAt, windowMs: settleMs });
