@@ -283,6 +283,8 @@ export function settleAfterWalk(input: {
   watermark: number | null;
   /** When the walk saw its head (ms); default `now`. */
   headAt: number | undefined;
+  /** A head a window old may settle (the walk read its span, or proved its gaps). Default true. */
+  promote?: boolean | undefined;
   /**
    * The tracker's `openHigh`: the highest gap the walk saw that may still fill in (`null`: none).
    * Absent: unknown, and the walk's head waits whenever the mark stays below the watermark.
@@ -292,7 +294,7 @@ export function settleAfterWalk(input: {
 }): SettleState {
   const { state, watermark } = input;
   const base = state.settled ?? (input.mode === 'backfill' ? -1 : state.watermark);
-  let settled = maxOf(base, input.settledBelow, promotedHead(input));
+  let settled = maxOf(base, input.settledBelow, input.promote === false ? null : promotedHead(input));
   if (settled !== null && watermark !== null) settled = Math.min(settled, watermark);
   if (watermark === null || (settled !== null && settled >= watermark)) return { settled, pending: null };
   const waiting = waitingHeads(state).filter((head) => settled === null || head.rawId > settled);

@@ -20,6 +20,7 @@ import type {
   PendingRecord,
   ReleaseOutcome,
   SettleState,
+  StoredGap,
   StreamLease,
   StreamState,
   SyncStore,
@@ -248,6 +249,28 @@ export class MemoryStore extends MemoryRecords implements SyncStore, BackfillSto
         burnRank: this.rows.get(record.rawId)?.action === 'burn' ? rank(record.rawId, true) : null,
       }))
       .sort((a, b) => b.rawId - a.rawId);
+  }
+
+  async storedGaps(input: {
+    above: number;
+    upTo: number;
+    rankUpTo: number;
+    limit: number;
+  }): Promise<StoredGap[] | null> {
+    const ids = [...this.rows.keys()].sort((a, b) => b - a);
+    const low = ids.find((id) => id <= input.above);
+    if (low === undefined) return null;
+    const high = ids.includes(input.upTo) ? input.upTo : ids.filter((id) => id > input.upTo).at(-1);
+    if (high === undefined) return null;
+    const span = ids.filter((id) => id >= low && id <= high);
+    const gaps: StoredGap[] = [];
+    for (let i = 0; i + 1 < span.length; i++) {
+      const [above, below] = [span[i]!, span[i + 1]!];
+      if (above - below <= 1) continue;
+      const rank = ids.filter((id) => id > above && id <= input.rankUpTo).length;
+      gaps.push({ above, below, rank });
+    }
+    return gaps.length > input.limit ? null : gaps;
   }
 
   /** The records due for a re-read at the store's clock (what `duePending` answers now). */

@@ -13,6 +13,7 @@ const DAY = 24 * 60 * 60 * SECOND;
 
 export function recordConformance(c: ConformanceContext): void {
   writeConformance(c);
+  gapConformance(c);
   rereadConformance(c);
   proofConformance(c);
 }
@@ -82,6 +83,40 @@ function writeConformance(c: ConformanceContext): void {
       // Rejected records keep their rawIds, which the backfill counts as held by the mirror.
       assert.equal(await c.stored(), 4);
       assert.equal(await c.backfill.storedAbove(5), 2);
+    });
+  });
+}
+
+function gapConformance(c: ConformanceContext): void {
+  describe('stored gaps', () => {
+    it('names the gaps of a span between stored records, highest first, each ranked below a rawId', async () => {
+      const a = await c.acquire('runner-a');
+      const ids = [1, 2, 3, 5, 6, 9, 10, 11, 12, 20, 21];
+      await c.sync.commitPage(
+        c.page(
+          a,
+          ids.map((rawId) => makeLedgerTx({ rawId })),
+        ),
+      );
+      const gaps = c.sync.storedGaps?.bind(c.sync);
+      assert.ok(gaps, 'the store names its gaps');
+      assert.deepEqual(await gaps({ above: 3, upTo: 12, rankUpTo: 20, limit: 4 }), [
+        { above: 9, below: 6, rank: 4 },
+        { above: 5, below: 3, rank: 6 },
+      ]);
+      assert.deepEqual(
+        await gaps({ above: 4, upTo: 15, rankUpTo: 21, limit: 4 }),
+        [
+          { above: 20, below: 12, rank: 1 },
+          { above: 9, below: 6, rank: 5 },
+          { above: 5, below: 3, rank: 7 },
+        ],
+        'a span whose top is not stored reaches the record above it; its bottom the record below',
+      );
+      assert.equal(await gaps({ above: 0, upTo: 12, rankUpTo: 21, limit: 4 }), null, 'nothing stored below');
+      assert.equal(await gaps({ above: 3, upTo: 25, rankUpTo: 21, limit: 4 }), null, 'nothing stored above');
+      assert.equal(await gaps({ above: 1, upTo: 21, rankUpTo: 21, limit: 2 }), null, 'more than the limit');
+      assert.deepEqual(await gaps({ above: 9, upTo: 12, rankUpTo: 21, limit: 2 }), []);
     });
   });
 }

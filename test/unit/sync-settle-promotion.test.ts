@@ -318,10 +318,12 @@ describe('a tail that settles the pending head', () => {
       pending: { rawId: 120, at: 4000 },
       later: [{ rawId: 140, at: 6000 }],
     });
-    // A window after the first head: down to the mark (the page with 101), the late record
-    // fetched; everything up to the newer gap settled, which waits in turn.
+    // A window after the first head: its new records, then the pages that should show the gap
+    // (102 ranks 38th, near the end of page 4: pages 4 and 5) show the late record in it, so the
+    // span is read down to the mark (the page with 101) and the late record fetched; everything
+    // up to the newer gap settled, which waits in turn.
     clock = 7000;
-    assert.deepEqual(await pagesRead(), [1, 2, 3, 4]);
+    assert.deepEqual(await pagesRead(), [1, 4, 5, 1, 2, 3, 4]);
     assert.equal(store.rows.has(hole), true, 'the late record is fetched');
     assert.deepEqual(settleState(), { settled: second - 1, pending: { rawId: 140, at: 6000 } });
     clock = 8000;
@@ -329,5 +331,40 @@ describe('a tail that settles the pending head', () => {
     clock = 9000;
     assert.deepEqual(await pagesRead(), [1], 'down to the mark, 130, on the first page');
     assert.deepEqual(settleState(), { settled: 140, pending: null });
+  });
+
+  it('by page number: settles a ripe head by the page that shows its gap closed, not the whole span', async () => {
+    const list = new LiveList({ count: 100 });
+    const store = new MemoryStore();
+    let clock = 0;
+    const walk = () =>
+      walkStream({ store, fetchPage: list.fetchPage, spec, owner, settleMs: WINDOW, now: () => clock });
+    const pagesRead = async () => {
+      const before = list.served.length;
+      await walk();
+      return list.served.slice(before);
+    };
+    await walk();
+    clock = 3500;
+    await walk();
+    const hole = addWithHole(list, 20);
+    clock = 4000;
+    await walk();
+    list.add(30);
+    clock = 5000;
+    assert.deepEqual(await pagesRead(), [1, 2, 3]);
+    assert.deepEqual(store.streams.get('txs')!.settle, {
+      settled: hole - 1,
+      pending: { rawId: 120, at: 4000 },
+    });
+    // A window after the head: five new records on page 1, then page 6, where 102 and 100 stand
+    // side by side (ranks 53 and 54): the hole is permanent, and nothing is missing above it.
+    list.add(5);
+    clock = 7000;
+    assert.deepEqual(await pagesRead(), [1, 6]);
+    assert.deepEqual(store.streams.get('txs')!.settle, { settled: 155, pending: null });
+    list.add(3);
+    clock = 7500;
+    assert.deepEqual(await pagesRead(), [1], 'the next tail reads only what is new');
   });
 });

@@ -6,6 +6,7 @@ import { DEFAULT_REREAD_POLICY, type RereadPolicy } from '../write/reread-queue.
 import { createLeaseStore } from './lease-store.js';
 import { createPageCommits } from './page-commits.js';
 import { createRereadStore } from './reread-store.js';
+import { createStoredGaps } from './stored-gaps.js';
 
 /** Options of {@link createPgStore}. */
 export interface PgStoreOptions {
@@ -49,6 +50,7 @@ export function createPgStore(options: PgStoreOptions): SyncStore {
     ...createLeaseStore({ database, now }),
     ...createPageCommits({ database, now, policy, synchronousCommit, checkSignatures, logger }),
     ...createRereadStore({ database, policy, synchronousCommit, checkSignatures, logger }),
+    ...createStoredGaps(database),
   };
   // The names its failures report (`DatabaseError.operation`, the `operation` of logs).
   return nameOperations(store, {
@@ -59,5 +61,6 @@ export function createPgStore(options: PgStoreOptions): SyncStore {
     duePending: 'reread-select',
     claimDue: 'reread-claim',
     commitReread: 'reread-write',
+    storedGaps: 'gap-select',
   });
 }

@@ -213,6 +213,30 @@ export interface SyncStore {
     now: Date;
     seen?: LedgerTx[] | undefined;
   }): Promise<WriteCounts>;
+  /**
+   * The gaps between stored records of the global list whose missing rawIds lie in
+   * `(above, upTo]`, highest first, each with its rank counted among the records stored up to
+   * `rankUpTo`. `null` when there are more than `limit`, or no record is stored at or below
+   * `above` (the gap below the lowest one has no lower side). Optional: without it, a tail by
+   * page number reads a span down to its settled mark to settle it.
+   */
+  storedGaps?(input: {
+    above: number;
+    upTo: number;
+    rankUpTo: number;
+    limit: number;
+  }): Promise<StoredGap[] | null>;
+}
+
+/**
+ * A gap in the stored global list: no record stored between `below` and `above`, both stored.
+ * `rank`: the records stored above `above` up to the rawId asked (its place in the list, newest
+ * first, as the mirror knew it then).
+ */
+export interface StoredGap {
+  below: number;
+  above: number;
+  rank: number;
 }
 
 /** The head a finished walk reached (its newest rawId) and when it was seen (ms). */

@@ -51,8 +51,12 @@ export const BURN_LIST: StreamSpec = { action: 'burn' };
  * The lists a re-read right after a walk of the global list may use: a tail walk read pages 1..N
  * of it just now (a backfill's pages were read long before, and count for nothing).
  */
-export function listsAfterWalk(walk: { mode: 'backfill' | 'tail'; pages: number }): RereadLists {
-  return { globalPagesRead: walk.mode === 'tail' ? walk.pages : 0 };
+export function listsAfterWalk(walk: {
+  mode: 'backfill' | 'tail';
+  pages: number;
+  headPages?: number | undefined;
+}): RereadLists {
+  return { globalPagesRead: walk.mode === 'tail' ? (walk.headPages ?? walk.pages) : 0 };
 }
 
 /** Whether a stream is the whole global list, unfiltered: the one whose ranks the plan uses. */

@@ -1,17 +1,21 @@
 import { LEASE_MS, SETTLE_MS } from '../../defaults.js';
 import type { TxPage } from '../../domain/model.js';
 import { pageRawIds, sameIds } from '../../domain/page-links.js';
-import { MalformedResponseError } from '../../errors.js';
+import { normaliseSpec } from '../../domain/stream-key.js';
+import { LeaseLostError, MalformedResponseError } from '../../errors.js';
 import type {
   ReleaseOutcome,
   SettleState,
+  StoredGap,
   StreamLease,
   StreamState,
   SyncStore,
+  WalkCheckpoint,
 } from '../ports/sync-store.js';
 import {
   createSettleTracker,
   gapFloor,
+  promotedHead,
   type SettleTracker,
   settleAfterWalk,
   settleMarks,
@@ -19,7 +23,8 @@ import {
   tailStop,
 } from '../settle.js';
 import { delay, errorText, quietLogger, type SyncLogger } from '../sync-logger.js';
-import { zeroCounts } from '../write-counts.js';
+import { addCounts, zeroCounts } from '../write-counts.js';
+import { MAX_GAP_PAGES, proveGaps } from './gap-proof.js';
 import { judgePage } from './judge-page.js';
 import { createPageWindow, type PageWindow } from './page-window.js';
 import { createWalkCommits, type WalkCommits } from './walk-commits.js';
@@ -48,7 +53,16 @@ interface WalkRun {
   stop: number | null;
   settle: SettleTracker;
   now: () => number;
+  /** The watermark the walk began with. */
+  startWatermark: number | null;
+  /** Records (and records set aside) accepted above it. */
+  newRecords: number;
+  /** The pages this walk accepted, up to {@link MAX_SEEN_PAGES}: they may show gaps closed. */
+  seen: TxPage[];
 }
+
+/** Most pages of a walk kept for its gap check: a tail with a gap check reads only what is new. */
+const MAX_SEEN_PAGES = 16;
 
 /**
  * Walks one stream: takes its lease, then backfills (pages 1..totalPages, resuming from the
@@ -61,6 +75,20 @@ interface WalkRun {
  * retries, or a page before `totalPages` stays empty.
  */
 export async function walkStream(input: WalkStreamInput): Promise<WalkResult> {
+  const { result, proof } = await walkOnce(input);
+  if (proof !== 'unproven' || input.signal?.aborted) return result;
+  // The pages did not show every gap closed: the span is read whole, as without the check.
+  try {
+    return mergedResults(result, await walkStream({ ...input, readToMark: true }));
+  } catch (error) {
+    // Another runner took the stream in between: the span is its to read.
+    if (error instanceof LeaseLostError) return result;
+    throw error;
+  }
+}
+
+/** One walk under its lease, and how its gap check (if it had one) ended. */
+async function walkOnce(input: WalkStreamInput): Promise<{ result: WalkResult; proof: GapProof }> {
   const { store, spec, owner } = input;
   const leaseMs = input.leaseMs ?? DEFAULTS.leaseMs;
   const logger = input.logger ?? quietLogger;
@@ -70,29 +98,8 @@ export async function walkStream(input: WalkStreamInput): Promise<WalkResult> {
   const { walk } = cursor;
   const now = input.now ?? Date.now;
   const width = Math.max(1, input.concurrency ?? DEFAULTS.concurrency);
-  const settleMs = input.settleMs ?? DEFAULTS.settleMs;
-  const startedAt = now();
-  const fromPageOne = walk.nextPage === 1;
-  // While no waiting head is a window old, a tail stops at its watermark: the span below waits.
-  const toMark =
-    walk.mode === 'backfill' ||
-    tailReadsToMark({ state: acquired.state.settle, fromPageOne, startedAt, windowMs: settleMs });
-  const stop = toMark ? tailStop({ watermark, settled: acquired.state.settle.settled }) : watermark;
-  const settle = createSettleTracker({
-    windowMs: settleMs,
-    width,
-    firstPage: walk.nextPage,
-    startedAt,
-    headAt: walk.headAt,
-    floor: gapFloor({
-      state: { ...acquired.state.settle, watermark },
-      mode: walk.mode,
-      fromPageOne,
-      startedAt,
-      windowMs: settleMs,
-    }),
-  });
-  const settleAtEnd = settleEnd({ state: acquired.state, walk, settle, toMark, settleMs, startedAt, now });
+  const plan = await settlePlan({ input, state: acquired.state, walk, width, now });
+  const { stop, settle } = plan;
   const result: WalkResult = {
     key,
     mode: walk.mode,
@@ -119,7 +126,7 @@ export async function walkStream(input: WalkStreamInput): Promise<WalkResult> {
     maxPages: Math.max(1, input.pagesPerCommit ?? DEFAULTS.pagesPerCommit),
     lingerMs: input.commitLingerMs ?? DEFAULTS.commitLingerMs,
     writers: input.writers,
-    settle: settleAtEnd,
+    settle: plan.settleAtEnd,
     now,
   });
   const window = createPageWindow({
@@ -127,9 +134,18 @@ export async function walkStream(input: WalkStreamInput): Promise<WalkResult> {
     maxWidth: width,
     bounds: () => requestBounds(run.cursor, stop),
   });
-  const run: WalkRun = { input, logger, result, cursor, window, commits, stop, settle, now };
+  const run: WalkRun = {
+    ...{ input, logger, result, cursor, window, commits, stop, settle, now },
+    startWatermark: watermark,
+    newRecords: 0,
+    seen: [],
+  };
+  let proof: GapProof = 'none';
   try {
     await walkBatches(run);
+    const { gapCheck } = plan;
+    if (gapCheck !== null && result.finished)
+      proof = await checkGaps(run, gapCheck, () => plan.settleProven(result.watermark));
   } catch (error) {
     await commits.pipeline.settled().catch(() => {});
     const outcome = input.signal?.aborted
@@ -146,7 +162,144 @@ export async function walkStream(input: WalkStreamInput): Promise<WalkResult> {
     stopped && input.signal ? stoppedOutcome(input.signal) : { ok: true },
   );
   logger.info(walkSummary(result), result.finished ? 'walk finished' : 'walk stopped');
-  return result;
+  return { result, proof };
+}
+
+/** How a walk's gap check ended: none made, every gap shown closed, or not. */
+type GapProof = 'none' | 'proven' | 'unproven';
+
+/**
+ * Where a walk stops and how it settles: a tail reads down to the settled mark only when a
+ * waiting head is a window old and its gaps cannot be checked by the pages that show them.
+ */
+async function settlePlan(input: {
+  input: WalkStreamInput;
+  state: StreamState;
+  walk: WalkCheckpoint;
+  width: number;
+  now: () => number;
+}) {
+  const { state, walk, now } = input;
+  const settleMs = input.input.settleMs ?? DEFAULTS.settleMs;
+  const startedAt = now();
+  const fromPageOne = walk.nextPage === 1;
+  const ripe = { state: state.settle, fromPageOne, startedAt, windowMs: settleMs };
+  // A ripe head's span settled by the pages that show its gaps, when the store can tell them.
+  const gapCheck =
+    walk.mode === 'tail' && input.input.readToMark !== true
+      ? await plannedGapCheck(input.input, state, ripe)
+      : null;
+  // While no waiting head is a window old, a tail stops at its watermark: the span below waits.
+  const toMark = walk.mode === 'backfill' || (gapCheck === null && tailReadsToMark(ripe));
+  const stop = toMark
+    ? tailStop({ watermark: state.watermark, settled: state.settle.settled })
+    : state.watermark;
+  const settle = createSettleTracker({
+    windowMs: settleMs,
+    width: input.width,
+    firstPage: walk.nextPage,
+    startedAt,
+    headAt: walk.headAt,
+    floor: gapFloor({
+      state: { ...state.settle, watermark: state.watermark },
+      mode: walk.mode,
+      fromPageOne,
+      startedAt,
+      windowMs: settleMs,
+    }),
+  });
+  const ends = { state, walk, settle, settleMs, startedAt, now };
+  return {
+    gapCheck,
+    stop,
+    settle,
+    // With a gap check to come, the walk's own commit promotes no head: the check has not read yet.
+    settleAtEnd: settleEnd({ ...ends, read: toMark ? 'to-mark' : 'new' }),
+    /** The state once the gap check showed every gap closed. */
+    settleProven: (watermark: number | null) =>
+      settleEnd({ ...ends, read: gapCheck?.headsAbove ? 'new' : 'gaps-proven', promote: true })(watermark),
+  };
+}
+
+/** A ripe head's span to settle by its gaps: the stored gaps below the head, and what they need. */
+interface GapCheck {
+  gaps: StoredGap[];
+  /** Heads wait above the ripe one: the span above it is not settled by this run. */
+  headsAbove: boolean;
+}
+
+/**
+ * The gap check of a tail of the global list from page 1 begun when a waiting head is a window
+ * old: the gaps the store holds between the settled mark and that head. `null` when there is
+ * none to do (no head is ripe, another list, a store that cannot tell, too many gaps).
+ */
+async function plannedGapCheck(
+  input: WalkStreamInput,
+  state: StreamState,
+  ripe: Parameters<typeof promotedHead>[0],
+): Promise<GapCheck | null> {
+  const head = promotedHead(ripe);
+  const { settled } = state.settle;
+  const global = Object.keys(normaliseSpec(input.spec)).length === 0;
+  if (head === null || settled === null || state.watermark === null || !global || !input.store.storedGaps)
+    return null;
+  const gaps = await input.store.storedGaps({
+    above: settled,
+    upTo: head,
+    rankUpTo: state.watermark,
+    limit: MAX_GAP_PAGES,
+  });
+  if (gaps === null) return null;
+  const waiting = [state.settle.pending, ...(state.settle.later ?? [])];
+  return { gaps, headsAbove: waiting.some((h) => h !== null && h.rawId > head) };
+}
+
+/**
+ * Reads the pages that show the planned gaps and, when every gap shows closed, stores the
+ * settling state that settles the ripe head (`settled`), with the walk's watermark.
+ */
+async function checkGaps(
+  run: WalkRun,
+  check: GapCheck,
+  settled: () => SettleState,
+): Promise<'proven' | 'unproven'> {
+  const { input, logger, result } = run;
+  const { proven, read } = await proveGaps({
+    gaps: check.gaps,
+    newRecords: run.newRecords,
+    seen: run.seen,
+    fetchPage: (page) => input.fetchPage(input.spec, page),
+  });
+  logger.debug(
+    { stream: result.key, gaps: check.gaps.length, pages: read.length, proven },
+    'gaps below the head read',
+  );
+  if (!proven || result.watermark === null) return 'unproven';
+  try {
+    await input.store.advanceWatermark(run.commits.lease(), result.watermark, { settle: settled() });
+    // The pages are as fresh as a re-read's: the records on them waiting for a re-read are read.
+    const seen = read.flatMap(({ served }) => served.txs);
+    if (seen.length > 0)
+      await input.store.commitReread({ records: [], missing: [], now: new Date(run.now()), seen });
+  } catch (error) {
+    // The walk's own commits stand; its head keeps waiting, and a later tail settles it.
+    logger.warn({ stream: result.key, err: errorText(error) }, 'could not store the gaps read closed');
+  }
+  return 'proven';
+}
+
+/** A walk and the walk after it, as one call's result. */
+function mergedResults(first: WalkResult, second: WalkResult): WalkResult {
+  const counts = { ...first.counts };
+  addCounts(counts, second.counts);
+  return {
+    ...second,
+    headPages: second.headPages ?? second.pages,
+    pages: first.pages + second.pages,
+    records: first.records + second.records,
+    refetched: first.refetched + second.refetched,
+    counts,
+  };
 }
 
 /** Accepts and commits batch after batch until the walk ends, stops, or fails. */
@@ -191,7 +344,11 @@ async function gatherBatch(run: WalkRun): Promise<{ finished: boolean; failure: 
       return { finished: false, failure: { error } };
     }
     const next = afterPage(run.cursor, page, served, run.stop);
-    run.settle.accepted(page, settleMarks(served), run.now());
+    const marks = settleMarks(served);
+    run.settle.accepted(page, marks, run.now());
+    const from = run.startWatermark;
+    if (from !== null) run.newRecords += marks.filter((mark) => mark.rawId > from).length;
+    if (run.seen.length < MAX_SEEN_PAGES) run.seen.push(served);
     const headAt = run.settle.headAt();
     if (next.cursor.walk.headAt === undefined && headAt !== undefined) next.cursor.walk.headAt = headAt;
     run.cursor = next.cursor;
@@ -266,19 +423,27 @@ function settleEnd(input: {
   state: StreamState;
   walk: { mode: 'backfill' | 'tail'; nextPage: number };
   settle: SettleTracker;
-  /** The walk read down to the settled mark; else it left the span below its watermark unread. */
-  toMark: boolean;
+  /**
+   * What the walk read: down to the settled mark (`to-mark`); only what is new (`new`), the span
+   * below its watermark keeping its waiting heads; or what is new and pages that showed every
+   * gap of the span below the ripe head closed, with no head waiting above it (`gaps-proven`).
+   */
+  read: 'to-mark' | 'new' | 'gaps-proven';
+  /** A head a window old settles (the walk read the span or proved its gaps). Default: when `to-mark`. */
+  promote?: boolean;
   settleMs: number;
   startedAt: number;
   now: () => number;
 }): (watermark: number | null) => SettleState {
-  const { state, walk, settle } = input;
+  const { state, walk, settle, read } = input;
+  const promote = input.promote ?? read === 'to-mark';
   return (watermark) =>
     settleAfterWalk({
       state: { ...state.settle, watermark: state.watermark },
       mode: walk.mode,
       // Unread, the span keeps its waiting heads: nothing below them settles in this run.
-      settledBelow: input.toMark ? settle.settledBelow(walk.mode === 'backfill') : null,
+      settledBelow: read === 'new' ? null : settle.settledBelow(walk.mode === 'backfill'),
+      promote,
       fromPageOne: walk.nextPage === 1,
       startedAt: input.startedAt,
       windowMs: input.settleMs,

@@ -16,6 +16,11 @@ export interface WalkStreamInput {
   concurrency?: number;
   /** Start a new backfill from page 1 even when the stream is complete or mid-walk. Default false. */
   full?: boolean;
+  /**
+   * A tail reads down to the settled mark once a waiting head is a window old, even where the
+   * pages that show the span's gaps could settle it (see `gap-proof.ts`). Default false.
+   */
+  readToMark?: boolean | undefined;
   /** How often an empty page before `totalPages` is fetched again before the walk fails. Default 3. */
   emptyPageRetries?: number;
   /** Most pages committed in one transaction (pages already fetched in a row). Default 32. */
@@ -70,6 +75,11 @@ export interface WalkResult {
   counts: WriteCounts;
   /** Pages fetched again because their link to the previous page could not be proven. */
   refetched: number;
+  /**
+   * Pages 1..N of the list read last in this call, one after another (what a re-read right after
+   * a tail need not read again). Default `pages`.
+   */
+  headPages?: number | undefined;
   /** The stream's watermark after this call. */
   watermark: number | null;
   /** The walk reached its end (the watermark moved); false when stopped by the signal. */
