@@ -49,12 +49,17 @@ describe('the pages that show a gap', () => {
 
 describe('a gap shown closed', () => {
   const gap = { above: 50, below: 48, rank: 0 };
-  it('by one page with its two records side by side', () => {
+  it('by one page with its two records, side by side or with the records shown late between them', () => {
     assert.equal(gapShown([{ page: 1, served: page([53, 52, 51, 50, 48, 47]) }], gap), true);
     assert.equal(
       gapShown([{ page: 1, served: page([53, 52, 51, 50, 49, 48]) }], gap),
+      true,
+      'a record shown late in it, stored with the page',
+    );
+    assert.equal(
+      gapShown([{ page: 1, served: page([53, 52, 51, 50, 47]) }], gap),
       false,
-      'a record in it',
+      'the lower record not listed',
     );
     assert.equal(gapShown([{ page: 1, served: page([47, 46]) }], gap), false, 'not on the page');
     assert.equal(
@@ -64,10 +69,15 @@ describe('a gap shown closed', () => {
     );
   });
 
-  it('by a full page ending with the upper record and the next page, read after it, beginning with the lower', () => {
+  it('by a full page with the upper record and the next page, read after it and sharing no record, with the lower', () => {
     const ending: ReadPage = { page: 3, served: page(range(59, 50)) };
     assert.equal(gapShown([ending, { page: 4, served: page([48, 47]) }], gap), true);
-    assert.equal(gapShown([ending, { page: 4, served: page([49, 48]) }], gap), false);
+    assert.equal(gapShown([ending, { page: 4, served: page([49, 48]) }], gap), true, 'one shown late');
+    assert.equal(
+      gapShown([ending, { page: 4, served: page([50, 48]) }], gap),
+      false,
+      'the list moved between the two reads',
+    );
     assert.equal(gapShown([ending, { page: 5, served: page([48, 47]) }], gap), false, 'not the next page');
     assert.equal(gapShown([ending], gap), false);
     assert.equal(

@@ -2,11 +2,12 @@
  * Settling a span by its gaps: by page number, reading a whole span below the watermark costs a
  * request for every ten records of it, but a record shown late can only appear where the mirror
  * has a gap (every record of the global list visible when the span was read is stored). A page
- * read once the gap's head is a settling window old that shows the gap's two records side by side
- * proves nothing will fill it. The pages come from the ranks the store counts; a page that shows
- * anything else (a record in the gap, the list moved) leaves the span to be read whole.
+ * read once the gap's head is a settling window old that lists every record between the gap's two
+ * (none, or the ones shown late, stored with it) proves nothing more will fill it. The pages come
+ * from the ranks the store counts; pages that show anything else (a record set aside in the gap,
+ * the list moved) leave the span to be read whole.
  */
-import type { TxPage } from '../../domain/model.js';
+import type { LedgerTx, TxPage } from '../../domain/model.js';
 import type { StoredGap } from '../ports/sync-store.js';
 
 /** Records a page by page number holds. */
@@ -50,25 +51,33 @@ export interface ReadPage {
 }
 
 /**
- * Whether the pages, read in ascending order, show `gap` with nothing between its two records:
- * either one page lists them side by side, or a full page ends with the upper one and the next
- * page, read after it, begins with the lower one (a list only grows, so the lower record's rank
- * then was the one right after the upper's, and nothing came between them since).
+ * Whether the pages, read in ascending order, show every record between the gap's two: one page
+ * lists both (any record between them is one shown late, stored with the page), or a full page
+ * lists the upper one and the next page, read after it, the lower one, sharing no record (so the
+ * list did not move between the two reads: a list only grows, and anything that came above the
+ * first page's last record since would have pushed a record of it onto the next page).
  */
 export function gapShown(pages: readonly ReadPage[], gap: StoredGap): boolean {
-  const setAsideBetween = (served: TxPage) =>
-    served.rejected.some((r) => r.rawId === undefined || (r.rawId > gap.below && r.rawId < gap.above));
+  const inGap = (rawId: number) => rawId > gap.below && rawId < gap.above;
+  const setAsideIn = (served: TxPage) => served.rejected.some((r) => r.rawId === undefined || inGap(r.rawId));
+  /** Whether `txs` lists, in the gap, records down to the lower one: yes, no, or not on it. */
+  const downToLower = (txs: readonly LedgerTx[]): boolean | null => {
+    const at = txs.findIndex((tx) => tx.rawId <= gap.below);
+    if (!txs.slice(0, at < 0 ? txs.length : at).every((tx) => inGap(tx.rawId))) return false;
+    return at < 0 ? null : txs[at]!.rawId === gap.below;
+  };
   for (const [i, { page, served }] of pages.entries()) {
-    if (setAsideBetween(served)) return false;
+    if (setAsideIn(served)) return false;
     const at = served.txs.findIndex((tx) => tx.rawId === gap.above);
     if (at < 0) continue;
-    const next = served.txs[at + 1];
-    if (next !== undefined) return next.rawId === gap.below;
+    const here = downToLower(served.txs.slice(at + 1));
+    if (here !== null) return here;
     const following = pages[i + 1];
     const full = served.txs.length === PAGE_SIZE && served.rejected.length === 0;
-    if (!full || following === undefined || following.page !== page + 1) return false;
-    if (setAsideBetween(following.served) || following.served.rejected.length > 0) return false;
-    return following.served.txs[0]?.rawId === gap.below;
+    if (!full || following?.page !== page + 1 || following.served.rejected.length > 0) return false;
+    const onFirst = new Set(served.txs.map((tx) => tx.rawId));
+    if (following.served.txs.some((tx) => onFirst.has(tx.rawId))) return false;
+    return downToLower(following.served.txs) === true;
   }
   return false;
 }

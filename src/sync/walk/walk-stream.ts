@@ -276,11 +276,20 @@ async function checkGaps(
   );
   if (!proven || result.watermark === null) return 'unproven';
   try {
-    await input.store.advanceWatermark(run.commits.lease(), result.watermark, { settle: settled() });
-    // The pages are as fresh as a re-read's: the records on them waiting for a re-read are read.
-    const seen = read.flatMap(({ served }) => served.txs);
-    if (seen.length > 0)
-      await input.store.commitReread({ records: [], missing: [], now: new Date(run.now()), seen });
+    // One commit: the pages' records (any shown late in a gap, the rest as fresh as a re-read's)
+    // with the state that settles the head; durable, as a walk's last commit.
+    const counts = await input.store.commitPage({
+      lease: run.commits.lease(),
+      page: read.at(-1)?.page ?? 1,
+      records: read.flatMap(({ served }) => served.txs),
+      pages: read.map(({ page, served }) => ({ page, records: served.txs })),
+      rejected: [],
+      walk: null,
+      watermark: result.watermark,
+      settle: settled(),
+      durable: true,
+    });
+    addCounts(result.counts, counts);
   } catch (error) {
     // The walk's own commits stand; its head keeps waiting, and a later tail settles it.
     logger.warn({ stream: result.key, err: errorText(error) }, 'could not store the gaps read closed');
