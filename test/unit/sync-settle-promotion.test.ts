@@ -124,6 +124,22 @@ describe('the gaps a walk counts, above the pending head it settles', () => {
   });
 });
 
+/** A list of 100 walked by page number on a clock of its own, and what each walk read. */
+function pageTail() {
+  const list = new LiveList({ count: 100 });
+  const store = new MemoryStore();
+  const clock = { now: 0 };
+  const walk = () =>
+    walkStream({ store, fetchPage: list.fetchPage, spec, owner, settleMs: WINDOW, now: () => clock.now });
+  const pagesRead = async () => {
+    const before = list.served.length;
+    await walk();
+    return list.served.slice(before);
+  };
+  const settleState = () => store.streams.get('txs')!.settle;
+  return { list, store, clock, walk, pagesRead, settleState };
+}
+
 describe('a tail that settles the pending head', () => {
   it('by page number: moves the mark to its own head when nothing is missing above the pending head', async () => {
     const list = new LiveList({ count: 100 });
@@ -277,23 +293,13 @@ describe('a tail that settles the pending head', () => {
   });
 
   it('by page number: reads below its watermark only once a waiting head is a window old', async () => {
-    const list = new LiveList({ count: 100 });
-    const store = new MemoryStore();
-    let clock = 0;
-    const walk = () =>
-      walkStream({ store, fetchPage: list.fetchPage, spec, owner, settleMs: WINDOW, now: () => clock });
-    const settleState = () => store.streams.get('txs')!.settle;
-    const pagesRead = async () => {
-      const before = list.served.length;
-      await walk();
-      return list.served.slice(before);
-    };
+    const { list, store, clock, walk, pagesRead, settleState } = pageTail();
     await walk();
-    clock = 3500;
+    clock.now = 3500;
     await walk();
     assert.deepEqual(settleState(), { settled: 100, pending: null });
     const hole = addWithHole(list, 20);
-    clock = 4000;
+    clock.now = 4000;
     await walk();
     assert.deepEqual(settleState(), { settled: hole - 1, pending: { rawId: 120, at: 4000 } });
     // The gap fills (a record shown late). The next tails, before the head is a window old, read
@@ -305,13 +311,13 @@ describe('a tail that settles the pending head', () => {
       makeTx(hole),
     );
     list.add(10);
-    clock = 5000;
+    clock.now = 5000;
     assert.deepEqual(await pagesRead(), [1], 'only down to the watermark');
     assert.equal(store.rows.has(hole), false, 'the span below the watermark is not read yet');
     assert.deepEqual(settleState(), { settled: hole - 1, pending: { rawId: 120, at: 4000 } });
     // A new gap above the waiting head: its tail's head waits after it.
     const second = addWithHole(list, 10);
-    clock = 6000;
+    clock.now = 6000;
     assert.deepEqual(await pagesRead(), [1]);
     assert.deepEqual(settleState(), {
       settled: hole - 1,
@@ -321,13 +327,13 @@ describe('a tail that settles the pending head', () => {
     // A window after the first head: its new records, then the pages that should show the gap
     // (102 ranks 38th, near the end of page 4: pages 4 and 5), which show the late record in it:
     // stored with them. The head settles; the newer one, above it, waits in turn.
-    clock = 7000;
+    clock.now = 7000;
     assert.deepEqual(await pagesRead(), [1, 4, 5]);
     assert.equal(store.rows.has(hole), true, 'the late record is fetched');
     assert.deepEqual(settleState(), { settled: 120, pending: { rawId: 140, at: 6000 } });
-    clock = 8000;
+    clock.now = 8000;
     assert.deepEqual(await pagesRead(), [1], 'the newer head is not a window old');
-    clock = 9000;
+    clock.now = 9000;
     assert.deepEqual(await pagesRead(), [1], 'the first page shows the newer gap closed');
     assert.deepEqual(settleState(), { settled: 140, pending: null });
     assert.deepEqual(
@@ -338,37 +344,28 @@ describe('a tail that settles the pending head', () => {
   });
 
   it('by page number: settles a ripe head by the page that shows its gap closed, not the whole span', async () => {
-    const list = new LiveList({ count: 100 });
-    const store = new MemoryStore();
-    let clock = 0;
-    const walk = () =>
-      walkStream({ store, fetchPage: list.fetchPage, spec, owner, settleMs: WINDOW, now: () => clock });
-    const pagesRead = async () => {
-      const before = list.served.length;
-      await walk();
-      return list.served.slice(before);
-    };
+    const { list, clock, walk, pagesRead, settleState } = pageTail();
     await walk();
-    clock = 3500;
+    clock.now = 3500;
     await walk();
     const hole = addWithHole(list, 20);
-    clock = 4000;
+    clock.now = 4000;
     await walk();
     list.add(30);
-    clock = 5000;
+    clock.now = 5000;
     assert.deepEqual(await pagesRead(), [1, 2, 3]);
-    assert.deepEqual(store.streams.get('txs')!.settle, {
+    assert.deepEqual(settleState(), {
       settled: hole - 1,
       pending: { rawId: 120, at: 4000 },
     });
     // A window after the head: five new records on page 1, then page 6, where 102 and 100 stand
     // side by side (ranks 53 and 54): the hole is permanent, and nothing is missing above it.
     list.add(5);
-    clock = 7000;
+    clock.now = 7000;
     assert.deepEqual(await pagesRead(), [1, 6]);
-    assert.deepEqual(store.streams.get('txs')!.settle, { settled: 155, pending: null });
+    assert.deepEqual(settleState(), { settled: 155, pending: null });
     list.add(3);
-    clock = 7500;
+    clock.now = 7500;
     assert.deepEqual(await pagesRead(), [1], 'the next tail reads only what is new');
   });
 });

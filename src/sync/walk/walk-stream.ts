@@ -1,7 +1,6 @@
 import { LEASE_MS, SETTLE_MS } from '../../defaults.js';
 import type { TxPage } from '../../domain/model.js';
 import { pageRawIds, sameIds } from '../../domain/page-links.js';
-import { normaliseSpec } from '../../domain/stream-key.js';
 import { LeaseLostError, MalformedResponseError } from '../../errors.js';
 import type {
   ReleaseOutcome,
@@ -12,6 +11,7 @@ import type {
   SyncStore,
   WalkCheckpoint,
 } from '../ports/sync-store.js';
+import { isGlobalList } from '../reread/reread-plan.js';
 import {
   createSettleTracker,
   gapFloor,
@@ -53,12 +53,12 @@ interface WalkRun {
   stop: number | null;
   settle: SettleTracker;
   now: () => number;
-  /** The watermark the walk began with. */
-  startWatermark: number | null;
-  /** Records (and records set aside) accepted above it. */
-  newRecords: number;
-  /** The pages this walk accepted, up to {@link MAX_SEEN_PAGES}: they may show gaps closed. */
-  seen: TxPage[];
+  /**
+   * With a gap check to make after the walk: what it needs from the pages accepted. Records (and
+   * records set aside) above the watermark the walk began with, and the pages themselves, up to
+   * {@link MAX_SEEN_PAGES} (they may show gaps closed).
+   */
+  forGaps: { from: number; newRecords: number; seen: TxPage[] } | null;
 }
 
 /** Most pages of a walk kept for its gap check: a tail with a gap check reads only what is new. */
@@ -136,16 +136,17 @@ async function walkOnce(input: WalkStreamInput): Promise<{ result: WalkResult; p
   });
   const run: WalkRun = {
     ...{ input, logger, result, cursor, window, commits, stop, settle, now },
-    startWatermark: watermark,
-    newRecords: 0,
-    seen: [],
+    forGaps:
+      plan.gapCheck !== null && watermark !== null ? { from: watermark, newRecords: 0, seen: [] } : null,
   };
   let proof: GapProof = 'none';
   try {
     await walkBatches(run);
     const { gapCheck } = plan;
-    if (gapCheck !== null && result.finished)
-      proof = await checkGaps(run, gapCheck, () => plan.settleProven(result.watermark));
+    if (gapCheck !== null && run.forGaps !== null && result.finished)
+      proof = await checkGaps(run, { ...gapCheck, ...run.forGaps }, () =>
+        plan.settleProven(result.watermark),
+      );
   } catch (error) {
     await commits.pipeline.settled().catch(() => {});
     const outcome = input.signal?.aborted
@@ -240,8 +241,13 @@ async function plannedGapCheck(
 ): Promise<GapCheck | null> {
   const head = promotedHead(ripe);
   const { settled } = state.settle;
-  const global = Object.keys(normaliseSpec(input.spec)).length === 0;
-  if (head === null || settled === null || state.watermark === null || !global || !input.store.storedGaps)
+  if (
+    head === null ||
+    settled === null ||
+    state.watermark === null ||
+    !isGlobalList(input.spec) ||
+    !input.store.storedGaps
+  )
     return null;
   const gaps = await input.store.storedGaps({
     above: settled,
@@ -260,14 +266,14 @@ async function plannedGapCheck(
  */
 async function checkGaps(
   run: WalkRun,
-  check: GapCheck,
+  check: GapCheck & { newRecords: number; seen: TxPage[] },
   settled: () => SettleState,
 ): Promise<'proven' | 'unproven'> {
   const { input, logger, result } = run;
   const { proven, read } = await proveGaps({
     gaps: check.gaps,
-    newRecords: run.newRecords,
-    seen: run.seen,
+    newRecords: check.newRecords,
+    seen: check.seen,
     fetchPage: (page) => input.fetchPage(input.spec, page),
   });
   logger.debug(
@@ -355,9 +361,11 @@ async function gatherBatch(run: WalkRun): Promise<{ finished: boolean; failure: 
     const next = afterPage(run.cursor, page, served, run.stop);
     const marks = settleMarks(served);
     run.settle.accepted(page, marks, run.now());
-    const from = run.startWatermark;
-    if (from !== null) run.newRecords += marks.filter((mark) => mark.rawId > from).length;
-    if (run.seen.length < MAX_SEEN_PAGES) run.seen.push(served);
+    const gaps = run.forGaps;
+    if (gaps !== null) {
+      gaps.newRecords += marks.filter((mark) => mark.rawId > gaps.from).length;
+      if (gaps.seen.length < MAX_SEEN_PAGES) gaps.seen.push(served);
+    }
     const headAt = run.settle.headAt();
     if (next.cursor.walk.headAt === undefined && headAt !== undefined) next.cursor.walk.headAt = headAt;
     run.cursor = next.cursor;
