@@ -42,3 +42,13 @@ export function normaliseSpec(spec: StreamSpec): StreamSpec {
   }
   return out;
 }
+
+/** Whether a stream is the whole global list, unfiltered (its ranks are places in the list). */
+export function isGlobalList(spec: StreamSpec): boolean {
+  return (
+    spec.account === undefined &&
+    spec.tokenTag === undefined &&
+    spec.action === undefined &&
+    spec.withoutAction === undefined
+  );
+}

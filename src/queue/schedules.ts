@@ -1,9 +1,8 @@
 import type { Redis } from 'ioredis';
 import { REFERENCE_REFRESH_MS, REREAD_LIMIT } from '../defaults.js';
 import type { StreamSpec } from '../domain/stream-key.js';
-import { streamKey } from '../domain/stream-key.js';
+import { isGlobalList, streamKey } from '../domain/stream-key.js';
 import type { Logger } from '../logger.js';
-import { isGlobalList } from '../sync/reread/reread-plan.js';
 import type { LedgerQueues } from './queues.js';
 
 /** What `schedule` registers. */

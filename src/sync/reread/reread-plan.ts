@@ -59,16 +59,6 @@ export function listsAfterWalk(walk: {
   return { globalPagesRead: walk.mode === 'tail' ? (walk.headPages ?? walk.pages) : 0 };
 }
 
-/** Whether a stream is the whole global list, unfiltered: the one whose ranks the plan uses. */
-export function isGlobalList(spec: StreamSpec): boolean {
-  return (
-    spec.account === undefined &&
-    spec.tokenTag === undefined &&
-    spec.action === undefined &&
-    spec.withoutAction === undefined
-  );
-}
-
 /** The page (1-based) holding the record `rank` records below the head. */
 export const pageOf = (rank: number): number => Math.floor(rank / PAGE_SIZE) + 1;
 

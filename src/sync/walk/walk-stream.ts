@@ -1,6 +1,7 @@
 import { LEASE_MS, SETTLE_MS } from '../../defaults.js';
 import type { TxPage } from '../../domain/model.js';
 import { pageRawIds, sameIds } from '../../domain/page-links.js';
+import { isGlobalList } from '../../domain/stream-key.js';
 import { LeaseLostError, MalformedResponseError } from '../../errors.js';
 import type {
   ReleaseOutcome,
@@ -11,7 +12,6 @@ import type {
   SyncStore,
   WalkCheckpoint,
 } from '../ports/sync-store.js';
-import { isGlobalList } from '../reread/reread-plan.js';
 import {
   createSettleTracker,
   gapFloor,

@@ -1,11 +1,12 @@
 import { REREAD_LIMIT } from '../../../defaults.js';
+import { isGlobalList } from '../../../domain/stream-key.js';
 import { LeaseLostError } from '../../../errors.js';
 import { startBackfillIfNeeded } from '../../../queue/backfill-flow.js';
 import { parseJobPayload } from '../../../queue/jobs.js';
 import { type JobProcessor, plannedStart } from '../../../queue/worker-deps.js';
 import { supportsParallelBackfill } from '../../../sync/backfill/parallel-backfill.js';
 import { rereadPending } from '../../../sync/reread/reread-pending.js';
-import { isGlobalList, listsAfterWalk } from '../../../sync/reread/reread-plan.js';
+import { listsAfterWalk } from '../../../sync/reread/reread-plan.js';
 import { walkByKey } from '../../../sync/walk/key-walk.js';
 import { walkStream } from '../../../sync/walk/walk-stream.js';
 
