@@ -184,6 +184,37 @@ export class DataFolderError extends LedgerIndexerError {
   }
 }
 
+/** Who holds the embedded database's folder (`folder-lock.ts`). */
+export interface FolderHolder {
+  pid: number;
+  host: string;
+  /** The holder's command (`sync`, `demo`, …). */
+  command: string;
+  /** When it took the folder, ISO. */
+  since: string;
+}
+
+/**
+ * The embedded database's folder is open in another process: one process at a time may open it
+ * (two would write the same files and lose each other's commits).
+ */
+export class DataFolderBusyError extends DataFolderError {
+  readonly holder: FolderHolder;
+
+  /** `local`: the holder runs on this host; else `lockFile` is named for deleting by hand. */
+  constructor(path: string, holder: FolderHolder, where: { local: boolean; lockFile: string }) {
+    const who = `${holder.command} (pid ${holder.pid}${where.local ? '' : ` on ${holder.host}`}, since ${holder.since})`;
+    const remedy = where.local
+      ? 'wait for it to end, or set DATABASE_URL to a PostgreSQL server, which any number of processes may share'
+      : `if it no longer runs, delete ${where.lockFile}; to run several processes at once, set DATABASE_URL to a PostgreSQL server`;
+    super({
+      path,
+      message: `the embedded database in ${path} is open in another process, ${who}: one process at a time may open it; ${remedy}`,
+    });
+    this.holder = holder;
+  }
+}
+
 /**
  * What kind of database failure an error is, from its SQLSTATE (class or exact code) or, without
  * one, from how the connection failed. Decides the words of the message and whether a later run

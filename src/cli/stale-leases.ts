@@ -1,11 +1,11 @@
 import { hostname } from 'node:os';
 import type { Database } from '../db/connect.js';
+import { processEnds } from '../db/process-liveness.js';
 import { listStreams } from '../db/queries/stream-queries.js';
 import { isRunnerGone } from '../db/stores/runner-lock.js';
 import { parseLeaseOwner } from '../domain/lease-owner.js';
 import type { Logger } from '../logger.js';
 import type { SyncStore } from '../sync/ports/sync-store.js';
-import { processEnds } from './process-liveness.js';
 
 /**
  * How long a lease holder that still looks alive gets to turn out gone, ms: a process being

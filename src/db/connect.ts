@@ -9,6 +9,7 @@ import { type CopyConnection, copyConnection } from './copy-connection.js';
 import { pgliteOpenError, prepareDataFolder } from './data-folder.js';
 import { toDatabaseError, translateDbErrors } from './database-errors.js';
 import type { Db } from './drizzle-db.js';
+import { lockDataFolder } from './folder-lock.js';
 import { ConnectingPool } from './pool.js';
 
 /**
@@ -187,7 +188,10 @@ function withSessionOptions(
 async function openPglite(dataDir: string, options: OpenDatabaseOptions): Promise<Database> {
   const { logger } = options;
   await prepareDataFolder(dataDir);
-  const client = await PGlite.create({ dataDir }).catch((error: unknown) => {
+  // Before PGlite touches a file: one process at a time (folder-lock.ts).
+  const lock = await lockDataFolder(dataDir);
+  const client = await PGlite.create({ dataDir }).catch(async (error: unknown) => {
+    await lock.release();
     throw pgliteOpenError(dataDir, error);
   });
   if (options.readOnly) await client.exec('set default_transaction_read_only = on');
@@ -209,7 +213,13 @@ async function openPglite(dataDir: string, options: OpenDatabaseOptions): Promis
     },
     describe: () => `embedded PostgreSQL in ${dataDir}`,
     bounded: () => ({ ...database, close: async () => undefined }),
-    close: () => client.close(),
+    close: async () => {
+      try {
+        await client.close();
+      } finally {
+        await lock.release();
+      }
+    },
   };
   return database;
 }

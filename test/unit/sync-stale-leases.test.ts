@@ -3,8 +3,8 @@ import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { hostname } from 'node:os';
 import { describe, it } from 'node:test';
-import { processEnds, processRunning } from '../../src/cli/process-liveness.js';
 import { localSyncPid } from '../../src/cli/stale-leases.js';
+import { processEnds, processRunning } from '../../src/db/process-liveness.js';
 import { leaseOwnerName, parseLeaseOwner } from '../../src/domain/lease-owner.js';
 
 describe('localSyncPid', () => {
