@@ -119,7 +119,7 @@ export async function countListByKey(
       break;
     }
     emptyTries = 0;
-    countUnkeyable(tally, slots, cursor, upTo);
+    countUnkeyable(tally, slots, { cursor, upTo, last: !answer.hasNextPage });
     const below = ids.filter((id) => id <= upTo);
     tally.atOrBelow += below.length;
     tally.above += ids.length - below.length;
@@ -184,22 +184,23 @@ function addSpan(tally: KeyTally, span: SpanComparison, nameAtMost: number): voi
 /**
  * Records served without a readable rawId, placed by their neighbours in the ascending answer:
  * at or below `upTo` when the next readable record is, or (none after it) when the one before it
- * (or the cursor) lies below `upTo`; above it otherwise.
+ * (or the cursor) lies below `upTo`; above it otherwise. Those after the answer's last readable
+ * record count only in the last answer: the next one, asked after that rawId, lists them again.
  */
 function countUnkeyable(
   tally: KeyTally,
   slots: readonly (number | null)[],
-  cursor: number,
-  upTo: number,
+  at: { cursor: number; upTo: number; last: boolean },
 ): void {
-  let before = cursor;
+  let before = at.cursor;
   slots.forEach((id, i) => {
     if (id !== null) {
       before = id;
       return;
     }
     const next = slots.slice(i + 1).find((s): s is number => s !== null);
-    const below = next !== undefined ? next <= upTo : before < upTo;
+    if (next === undefined && !at.last) return;
+    const below = next !== undefined ? next <= at.upTo : before < at.upTo;
     if (below) tally.withoutRawIdBelow += 1;
     else tally.withoutRawIdAbove += 1;
   });

@@ -25,6 +25,7 @@ interface StreamReport {
     listed: number;
     stored: number;
     withoutRawId: number;
+    above: number;
     extra: number;
     extraRawIds?: number[];
     differing?: { count: number; records: { rawId: number; fields: string[] }[] };
@@ -178,7 +179,8 @@ describe('verify by key, malformed records served and an account stream', () => 
   let db: TestDatabase;
   let sim: Simulator;
   let env: Record<string, string>;
-  const truth = { withoutRawId: 0, setAside: 0 };
+  // `afterLast`: served without a rawId after the last readable record, so above the watermark.
+  const truth = { withoutRawId: 0, setAside: 0, afterLast: 0 };
 
   before(async () => {
     db = await createTestDatabase();
@@ -187,8 +189,11 @@ describe('verify by key, malformed records served and an account stream', () => 
     for (const record of sim.records()) {
       if (record.malformed === 'missing_raw_id') truth.withoutRawId += 1;
       else if (record.malformed !== undefined) truth.setAside += 1;
+      truth.afterLast = record.malformed === 'missing_raw_id' ? truth.afterLast + 1 : 0;
     }
     assert.ok(truth.withoutRawId > 10 && truth.setAside > 10, JSON.stringify(truth));
+    // The list ends with one: the count must place it above the watermark, not below.
+    assert.ok(truth.afterLast > 0, 'the list ends with a record without a readable rawId');
   });
   after(async () => {
     await sim.close();
@@ -202,13 +207,25 @@ describe('verify by key, malformed records served and an account stream', () => 
     const global = report.streams.find((s) => s.stream === 'txs')!;
     assert.equal(code, 0, JSON.stringify(global.problems));
     assert.equal(report.dialect, 'key');
-    assert.equal(global.count.listed, 2000);
-    assert.equal(global.count.withoutRawId, truth.withoutRawId);
+    assert.equal(global.count.listed, 2000 - truth.afterLast);
+    assert.equal(global.count.above, truth.afterLast);
+    assert.equal(global.count.withoutRawId, truth.withoutRawId - truth.afterLast);
     assert.equal(global.count.stored, 2000 - truth.withoutRawId);
     assert.equal(
       global.count.listed,
       global.count.stored + global.count.withoutRawId + global.count.missing.count - global.count.extra,
     );
+  });
+
+  it('counts each such record once where it ends an answer and the next answer lists it again', async () => {
+    // Ten records an answer: 200 answers, several of which end with records without a rawId.
+    const endsAnswer = [...sim.records()].filter((r, i) => r.malformed === 'missing_raw_id' && i % 10 === 9);
+    assert.ok(endsAnswer.length > 0, 'some answer ends with a record without a readable rawId');
+    const { code, out } = await runMain(['verify', '--json'], { ...env, LEDGER_PAGE_COUNT: '10' });
+    const global = (JSON.parse(out) as Report).streams.find((s) => s.stream === 'txs')!;
+    assert.equal(code, 0, JSON.stringify(global.problems));
+    assert.equal(global.count.withoutRawId, truth.withoutRawId - truth.afterLast);
+    assert.equal(global.count.listed, 2000 - truth.afterLast);
   });
 
   it('names the record an account stream lists that the table lacks', async () => {

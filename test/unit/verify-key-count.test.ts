@@ -115,6 +115,24 @@ describe('countListByKey', () => {
     assert.equal(count.listed, count.stored + count.withoutRawId + count.missing.count - count.extra);
   });
 
+  it('counts once a record without a readable rawId that ends an answer and opens the next', async () => {
+    // Answers of 40: 40 and 79-80 end theirs, after the last readable rawId; the next answer,
+    // asked after that rawId, lists them again first. 150 ends the list.
+    const unreadable = new Set([39, 40, 79, 80, 150]);
+    const ids = range(1, 150);
+    const stored = ids.filter((id) => id <= 100 && !unreadable.has(id));
+    const list = fakeList({ ids, stored, unreadable, cap: 40 });
+    const { count } = await countListByKey(list, { upTo: 100 });
+    assert.ok(
+      list.cursors.includes(38) && list.cursors.includes(78),
+      'the unreadable ones were served twice',
+    );
+    assert.equal(count.withoutRawId, 4);
+    assert.equal(count.listed, 100);
+    assert.equal(count.above, 50);
+    assert.equal(count.listed, count.stored + count.withoutRawId + count.missing.count - count.extra);
+  });
+
   it('a table holding records beyond the end of the list: they are not listed', async () => {
     const list = fakeList({ ids: range(1, 50), stored: range(1, 60) });
     const { count } = await countListByKey(list, { upTo: 60 });
