@@ -228,6 +228,30 @@ describe('verify by key, malformed records served and an account stream', () => 
     assert.equal(global.count.listed, 2000 - truth.afterLast);
   });
 
+  it("counts an account's records set aside after the global list saw them again", async () => {
+    const busiest = new Map<string, number>();
+    for (const r of sim.records())
+      if (r.malformed !== undefined) busiest.set(r.from, (busiest.get(r.from) ?? 0) + 1);
+    const account = [...busiest].sort((a, b) => b[1] - a[1])[0]![0];
+    assert.equal((await runMain(['sync', '--account', account], env)).code, 0);
+    // The global list walked again sees every record set aside after the account's list did.
+    assert.equal((await runMain(['sync', '--full'], env)).code, 0);
+    const { code, out } = await runMain(['verify', '--json'], env);
+    assert.equal(code, 0, out);
+    const stream = (JSON.parse(out) as Report).streams.find(
+      (s) => s.stream !== 'txs',
+    )! as Report['streams'][number] & {
+      rejected: { setAside: number; unkeyableKept: number };
+    };
+    assert.ok(stream.rejected.setAside > 0, JSON.stringify(stream.rejected));
+    assert.equal(stream.rejected.unkeyableKept, stream.count.withoutRawId, JSON.stringify(stream));
+    assert.equal(
+      stream.count.listed,
+      stream.count.stored + stream.count.withoutRawId + stream.count.missing.count - stream.count.extra,
+      JSON.stringify(stream.count),
+    );
+  });
+
   it('names the record an account stream lists that the table lacks', async () => {
     const counts = new Map<string, number>();
     for (const r of sim.records())

@@ -7,7 +7,7 @@ import { type SQL, sql } from 'drizzle-orm';
 import { type Executor, queryRows, toNumber } from '../rows.js';
 import { IMMUTABLE_COLUMNS, type ImmutableColumn } from '../schema/immutable-columns.js';
 import { textArray } from '../text-array.js';
-import { isGlobal, type ListStream, listConditions } from './list-counts.js';
+import { isGlobal, type ListStream, listConditions, seenBy } from './list-counts.js';
 
 /** The span `(above, atOrBelow]` (`above` null: no lower bound) as a condition on `column`. */
 function inSpan(column: SQL, span: { above: number | null; atOrBelow: number }): SQL {
@@ -34,7 +34,7 @@ export async function selectUnlistedInSpan(
   const listed = sql`${textArray(input.listed.map(String))}::bigint[]`;
   const global = isGlobal(input.stream);
   const transactions = global ? sql`true` : listConditions(input.stream);
-  const rejected = global ? sql`true` : sql`r.stream_key = ${input.stream.key}`;
+  const rejected = global ? sql`true` : seenBy(input.stream.key);
   const rows = await queryRows<{ raw_id: unknown; n: unknown }>(
     db,
     sql`with held as (

@@ -52,7 +52,7 @@ export async function countListStored(
       : sql`${column} > ${input.above} and ${column} <= ${input.atOrBelow}`;
   const global = isGlobal(input.stream);
   const transactions = global ? sql`true` : listConditions(input.stream);
-  const rejected = global ? sql`true` : sql`r.stream_key = ${input.stream.key}`;
+  const rejected = global ? sql`true` : seenBy(input.stream.key);
   const rows = await queryRows<{ n: unknown }>(
     db,
     sql`select (select count(*) from ledger_transactions t where ${inRange(sql`t.raw_id`)} and ${transactions})
@@ -86,7 +86,7 @@ export async function countListSetAside(
   db: Executor,
   input: { stream: ListStream; atOrBelow: number },
 ): Promise<number> {
-  const rejected = isGlobal(input.stream) ? sql`true` : sql`r.stream_key = ${input.stream.key}`;
+  const rejected = isGlobal(input.stream) ? sql`true` : seenBy(input.stream.key);
   const rows = await queryRows<{ n: unknown }>(
     db,
     sql`select count(distinct r.raw_id) as n from rejected_records r
@@ -102,10 +102,15 @@ export async function countListSetAside(
  * reads is kept once per text.
  */
 export async function countUnkeyableKept(db: Executor, stream: ListStream): Promise<number> {
-  const rejected = isGlobal(stream) ? sql`true` : sql`r.stream_key = ${stream.key}`;
+  const rejected = isGlobal(stream) ? sql`true` : seenBy(stream.key);
   const rows = await queryRows<{ n: unknown }>(
     db,
     sql`select count(*) as n from rejected_records r where r.raw_id is null and ${rejected}`,
   );
   return toNumber(rows[0]?.n) ?? 0;
+}
+
+/** Rejected records (`r`) the stream saw: by `stream_keys`, or `stream_key` for rows older than it. */
+export function seenBy(key: string): SQL {
+  return sql`(r.stream_key = ${key} or ${key} = any (r.stream_keys))`;
 }

@@ -44,7 +44,10 @@ export async function readSyncStatus(executor: Executor, now: Date = new Date())
   const streams = await listStreams(executor);
   const rejectedByStream = await queryRows<{ stream_key: string; rejected: number }>(
     executor,
-    sql`SELECT stream_key, count(*)::int AS rejected FROM rejected_records WHERE stream_key IS NOT NULL GROUP BY stream_key`,
+    // Each stream that saw a record (`stream_keys`; `stream_key` for rows older than it).
+    sql`SELECT s.key AS stream_key, count(DISTINCT r.fingerprint)::int AS rejected
+        FROM rejected_records r CROSS JOIN LATERAL unnest(array_append(r.stream_keys, r.stream_key)) AS s(key)
+        WHERE s.key IS NOT NULL GROUP BY s.key`,
   );
   const perStream = new Map(rejectedByStream.map((r) => [r.stream_key, Number(r.rejected)]));
   const conflicts = await countConflictsByStream(executor);

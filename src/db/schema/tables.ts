@@ -285,7 +285,14 @@ export const rejectedRecords = pgTable(
   {
     /** sha256 of reason and raw text: the de-duplication key. */
     fingerprint: text('fingerprint').primaryKey(),
+    /** The stream that saw it last. */
     streamKey: text('stream_key'),
+    /**
+     * Every stream that saw it: one record set aside serves the global list and each account or
+     * filtered list that holds it, and each stream's count must find it (rows written before this
+     * column hold none: `stream_key` stands for them).
+     */
+    streamKeys: text('stream_keys').array().notNull().default(sql`'{}'::text[]`),
     page: integer('page'),
     reason: text('reason').notNull(),
     rawText: text('raw_text').notNull(),

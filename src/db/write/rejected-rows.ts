@@ -100,8 +100,10 @@ export function upsertRejectedSql(input: {
 }): SQL {
   return sql`
     INSERT INTO rejected_records
-      (fingerprint, stream_key, page, reason, raw_text, raw_id, ledger_hash, first_seen_at, seen_at, seen_count)
-    SELECT s.fingerprint, ${input.streamKey}::text, ${input.page}::int, s.reason, s.raw_text, s.raw_id, s.ledger_hash,
+      (fingerprint, stream_key, stream_keys, page, reason, raw_text, raw_id, ledger_hash, first_seen_at, seen_at, seen_count)
+    SELECT s.fingerprint, ${input.streamKey}::text,
+           CASE WHEN ${input.streamKey}::text IS NULL THEN '{}'::text[] ELSE ARRAY[${input.streamKey}::text] END,
+           ${input.page}::int, s.reason, s.raw_text, s.raw_id, s.ledger_hash,
            ${input.now}::timestamptz, ${input.now}::timestamptz, s.seen_count
     FROM ${input.source}
     ORDER BY s.fingerprint
@@ -109,6 +111,10 @@ export function upsertRejectedSql(input: {
       seen_at = excluded.seen_at,
       seen_count = rejected_records.seen_count + excluded.seen_count,
       stream_key = coalesce(excluded.stream_key, rejected_records.stream_key),
+      stream_keys = CASE
+        WHEN excluded.stream_key IS NULL OR excluded.stream_key = ANY (rejected_records.stream_keys)
+        THEN rejected_records.stream_keys
+        ELSE array_append(rejected_records.stream_keys, excluded.stream_key) END,
       page = coalesce(excluded.page, rejected_records.page)`;
 }
 

@@ -1,0 +1,1 @@
+ALTER TABLE "rejected_records" ADD COLUMN "stream_keys" text[] DEFAULT '{}'::text[] NOT NULL;
