@@ -30,7 +30,7 @@ const DATABASE_SERIES = [
   'ledger_indexer_stream_complete',
 ];
 /** A statement every read of the database's state runs once (`readSyncStatus`). */
-const STATE_READ = 'FROM rejected_records WHERE stream_key IS NOT NULL GROUP BY stream_key';
+const STATE_READ = 'unnest(array_append(r.stream_keys, r.stream_key))';
 
 let server: PrivatePostgres;
 let simulator: Simulator;
