@@ -97,15 +97,16 @@ export async function countListSetAside(
 }
 
 /**
- * Rejected records kept without a readable rawId (they cannot be keyed): every one for the
- * global list, those last seen on the stream for another. A record whose text changed between
- * reads is kept once per text.
+ * Records kept without a readable rawId (they cannot be keyed): every one for the global list,
+ * those the stream saw for another. A record whose text changed between reads (its status) is
+ * kept once per text, and counted once, by its ledgerHash where it has one.
  */
 export async function countUnkeyableKept(db: Executor, stream: ListStream): Promise<number> {
   const rejected = isGlobal(stream) ? sql`true` : seenBy(stream.key);
   const rows = await queryRows<{ n: unknown }>(
     db,
-    sql`select count(*) as n from rejected_records r where r.raw_id is null and ${rejected}`,
+    sql`select count(distinct coalesce(r.ledger_hash, r.fingerprint)) as n
+        from rejected_records r where r.raw_id is null and ${rejected}`,
   );
   return toNumber(rows[0]?.n) ?? 0;
 }
