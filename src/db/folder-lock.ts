@@ -95,7 +95,7 @@ async function createExclusive(file: string, text: string): Promise<boolean> {
   try {
     handle = await open(file, 'wx');
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'EEXIST') return false;
+    if (fileErrorCode(error) === 'EEXIST') return false;
     throw error;
   }
   try {
@@ -111,7 +111,7 @@ async function lockAgeMs(file: string): Promise<number> {
   try {
     return Date.now() - (await stat(file)).mtimeMs;
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return 0;
+    if (fileErrorCode(error) === 'ENOENT') return 0;
     throw error;
   }
 }
@@ -121,7 +121,7 @@ async function readLock(file: string): Promise<string | undefined> {
   try {
     return await readFile(file, 'utf8');
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    if (fileErrorCode(error) === 'ENOENT') return undefined;
     throw error;
   }
 }
@@ -168,7 +168,7 @@ async function releaseLock(file: string, text: string): Promise<void> {
 }
 
 function ignoreMissing(error: unknown): void {
-  if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+  if (fileErrorCode(error) !== 'ENOENT') throw error;
 }
 
 /** This process's command for the lock (`ledger-indexer sync`): the script's name and its first word. */

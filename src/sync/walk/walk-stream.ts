@@ -135,7 +135,15 @@ async function walkOnce(input: WalkStreamInput): Promise<{ result: WalkResult; p
     bounds: () => requestBounds(run.cursor, stop),
   });
   const run: WalkRun = {
-    ...{ input, logger, result, cursor, window, commits, stop, settle, now },
+    input,
+    logger,
+    result,
+    cursor,
+    window,
+    commits,
+    stop,
+    settle,
+    now,
     forGaps:
       plan.gapCheck !== null && watermark !== null ? { from: watermark, newRecords: 0, seen: [] } : null,
   };
