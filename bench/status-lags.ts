@@ -56,7 +56,7 @@ export async function readChanges(file: string, afterRawId: number): Promise<Tru
 
 /**
  * When each row after `afterRawId` first showed its changes: its first `packaged` status-history
- * row, and for a row holding a target-chain hash its `updated_at`. The upsert moves `updated_at`
+ * row (or, for a record final when first stored, which has none, its `first_seen_at`), and for a row holding a target-chain hash its `updated_at`. The upsert moves `updated_at`
  * only when a stored value differs, and the hash is a burn's last change at the service, so
  * `updated_at` is when the hash arrived.
  */
@@ -66,8 +66,9 @@ export async function readReflected(
 ): Promise<Map<number, ReflectedChange>> {
   const rows = await database.query<{ raw_id: string; packaged_ms: number | null; target_ms: number | null }>(
     `SELECT t.raw_id::text AS raw_id,
-       (SELECT extract(epoch FROM min(h.observed_at)) * 1000 FROM ledger_tx_status_history h
-         WHERE h.raw_id = t.raw_id AND h.status = 'packaged')::float8 AS packaged_ms,
+       coalesce((SELECT extract(epoch FROM min(h.observed_at)) * 1000 FROM ledger_tx_status_history h
+         WHERE h.raw_id = t.raw_id AND h.status = 'packaged'),
+         CASE WHEN t.status = 'packaged' THEN extract(epoch FROM t.first_seen_at) * 1000 END)::float8 AS packaged_ms,
        CASE WHEN t.target_chain_tx_hash <> '' THEN extract(epoch FROM t.updated_at) * 1000 END::float8 AS target_ms
      FROM ledger_transactions t WHERE t.raw_id > $1`,
     [afterRawId],

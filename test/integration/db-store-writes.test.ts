@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import { sql } from 'drizzle-orm';
+import pg from 'pg';
 import { countRejected, listStreams } from '../../src/db/queries/stream-queries.js';
 import { queryOne } from '../../src/db/rows.js';
 import { createBackfillStore } from '../../src/db/stores/pg-backfill-store.js';
@@ -140,7 +142,7 @@ describe('PostgreSQL store: writes', () => {
 
   it('does not rewrite an unchanged row', async () => {
     const l = await f.lease();
-    const records = [makeLedgerTx({ rawId: 1 }), makeLedgerTx({ rawId: 2 })];
+    const records = [makeLedgerTx({ rawId: 1 }), makeLedgerTx({ rawId: 2, status: 'confirmed', id: '' })];
     await f.store.commitPage(f.page(l, records));
     const before = await f.q<{ xmin: string; updated_at: Date }>(
       sql`SELECT xmin::text, updated_at FROM ledger_transactions ORDER BY raw_id`,
@@ -156,8 +158,72 @@ describe('PostgreSQL store: writes', () => {
       f.t.database.db,
       sql`SELECT count(*)::int AS n FROM ledger_tx_status_history`,
     );
-    assert.equal(history.n, 2);
+    // One row for the record not final when first stored; none for the final one, none for either sighting again.
+    assert.equal(history.n, 1);
   });
+
+  it('keeps no history row for a record final when first stored until it changes, then its first version too', async () => {
+    const l = await f.lease();
+    const served = makeLedgerTx({ rawId: 9 });
+    await f.store.commitPage(f.page(l, [served, makeLedgerTx({ rawId: 10 })]));
+    const rowsOf = async () =>
+      (
+        await f.q<{ raw_id: string; code: string; observed_at: Date }>(sql`
+          SELECT raw_id::text, internal_status_code AS code, observed_at FROM ledger_tx_status_history
+          ORDER BY raw_id, observed_at`)
+      ).map((h) => [h.raw_id, h.code, new Date(h.observed_at).toISOString()]);
+    assert.deepEqual(await rowsOf(), []);
+    assert.deepEqual(await documentedHistory(f.t.url, 10), [
+      ['packaged', 'success', '2026-03-01T12:00:00.000Z'],
+    ]);
+    f.clock = new Date(f.clock.getTime() + MINUTE);
+    await f.store.commitPage(
+      f.page(l, [
+        {
+          ...served,
+          internalStatus: '{"status":"failed"}',
+          internalStatusParsed: { status: 'failed', json: { status: 'failed' } },
+        },
+      ]),
+    );
+    assert.deepEqual(await rowsOf(), [
+      ['9', 'success', '2026-03-01T12:00:00.000Z'],
+      ['9', 'failed', '2026-03-01T12:01:00.000Z'],
+    ]);
+    assert.deepEqual(await documentedHistory(f.t.url, 9), [
+      ['packaged', 'success', '2026-03-01T12:00:00.000Z'],
+      ['packaged', 'failed', '2026-03-01T12:01:00.000Z'],
+    ]);
+    f.clock = new Date(f.clock.getTime() + MINUTE);
+    await f.store.commitPage(f.page(l, [served]));
+    assert.deepEqual(
+      (await rowsOf()).map((h) => h[1]),
+      ['success', 'failed', 'success'],
+      'once the history holds the record, a change adds the new version only',
+    );
+  });
+
+  /** One record's status history by the example statement of docs/analytics.md. */
+  async function documentedHistory(url: string, rawId: number): Promise<string[][]> {
+    const doc = readFileSync(new URL('../../docs/analytics.md', import.meta.url), 'utf8');
+    const block = /^-- records not final yet, and one record's status history.*\n([\s\S]*?)\n```/m.exec(
+      doc,
+    )?.[1];
+    const statement = block?.split(';')[1]?.trim() ?? '';
+    assert.ok(statement.includes('$1'), 'the one-record history example of docs/analytics.md');
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    try {
+      const { rows } = await client.query<{
+        status: string;
+        internal_status_code: string;
+        observed_at: Date;
+      }>(statement, [rawId]);
+      return rows.map((r) => [r.status, r.internal_status_code, new Date(r.observed_at).toISOString()]);
+    } finally {
+      await client.end();
+    }
+  }
 
   it('appends a status-history row on each change of status or internal status', async () => {
     const l = await f.lease();
@@ -346,7 +412,10 @@ describe('PostgreSQL store: writes', () => {
     // makes it fail with a unique violation, and the store repeats it.
     const proofs = createBackfillStore({ database: f.t.database, now: () => f.clock });
     const walk = await f.store.acquireStream({ account: 'y' }, 'runner-w', MINUTE);
-    const records = Array.from({ length: 300 }, (_, i) => makeLedgerTx({ rawId: i + 1 }));
+    // Not final: each is kept in the history once, whichever write stored it.
+    const records = Array.from({ length: 300 }, (_, i) =>
+      makeLedgerTx({ rawId: i + 1, status: 'confirmed', id: '' }),
+    );
     // Open the connections first, so the writes run at the same time.
     await Promise.all(Array.from({ length: 8 }, () => f.q(sql`SELECT pg_sleep(0.05)`)));
     const results = await Promise.all(

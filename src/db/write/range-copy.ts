@@ -31,12 +31,12 @@ const RECORDS_IN = copyInto('ledger_transactions', { names: RECORD_LINE_COLUMNS 
 const ITEMS_IN = copyInto('ledger_bundle_items', ITEM_COPY);
 
 /** Input of {@link copyRangeWrite}: the records (one per rawId, none divergent) and the rest. */
-export interface RangeCopyInput extends Omit<CopiedRangeRestInput, 'copied' | 'pending'> {
+export interface RangeCopyInput extends Omit<CopiedRangeRestInput, 'pending'> {
   records: readonly ServedRecord[];
 }
 
 /** Input of {@link copyEncodedRangeWrite}: the records encoded for the copy, and the rest. */
-export interface EncodedRangeCopyInput extends Omit<CopiedRangeRestInput, 'copied' | 'pending'> {
+export interface EncodedRangeCopyInput extends Omit<CopiedRangeRestInput, 'pending'> {
   /** Together {@link copyable}: rawIds ascending, each once, no hash twice. */
   encodings: readonly CopyEncoding[];
 }
@@ -79,7 +79,7 @@ export async function copyEncodedRangeWrite(
       return reason === null || reason === undefined ? [] : [{ rawId, pending: reason }];
     }),
   );
-  await db.execute(buildCopiedRangeRest({ ...rest, copied, pending }));
+  await db.execute(buildCopiedRangeRest({ ...rest, pending }));
   await db.execute(sql.raw('COMMIT'));
   return {
     fenced: true,

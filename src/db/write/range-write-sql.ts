@@ -65,29 +65,27 @@ export interface CopiedRangeRestInput {
   now: Date;
   policy: RereadPolicy;
   range: RangeWrite;
-  /** The rawIds of the records copied in. */
-  copied: readonly number[];
-  /** Those not final, with why (`ServedRecord.pending`). */
+  /** The records copied in that are not final, with why (`ServedRecord.pending`). */
   pending: ReadonlyArray<{ rawId: number; pending: string }>;
 }
 
 /**
  * The rest of a range write whose records were copied in new (`range-copy.ts`), in the same
- * transaction: their status history (read back from the rows: PostgreSQL does it for less than
- * the indexer would spend copying it), the re-read queue of those not final, the rejected
+ * transaction: the status history of those not final (read back from the rows: PostgreSQL does
+ * it for less than the indexer would spend copying it; a record final when first stored has no
+ * history row, see `record-write-sql.ts`), the re-read queue of those not final, the rejected
  * records, the proof and the lease, the pieces of {@link buildRangeWrite} over records all
  * inserted, none in conflict.
  */
 export function buildCopiedRangeRest(input: CopiedRangeRestInput): SQL {
   const now = input.now.toISOString();
-  const copied = textArray(input.copied.map(String));
   const ids = textArray(input.pending.map((p) => String(p.rawId)));
   const reasons = textArray(input.pending.map((p) => p.pending));
   return sql`
     WITH history AS (
       INSERT INTO ledger_tx_status_history (raw_id, status, internal_status, internal_status_code, observed_at)
       SELECT t.raw_id, t.status, t.internal_status, t.internal_status_code, ${now}::timestamptz
-      FROM ledger_transactions t WHERE t.raw_id = ANY (${copied}::bigint[])
+      FROM ledger_transactions t WHERE t.raw_id = ANY (${ids}::bigint[])
       ORDER BY t.raw_id
     ),
     input AS (

@@ -239,16 +239,30 @@ function rowWriteCtes(now: string, insertRace: InsertRace, lookups: boolean): SQ
     )`;
 }
 
-/** Appends a status-history row for each record new, or whose status or internal status changed. */
+/**
+ * Appends a status-history row for each change of a stored record's status or internal status,
+ * and for each new record not final yet (`pending`). A record final when first stored has no row:
+ * its one version is its row in `ledger_transactions`, seen at `first_seen_at` (most of a
+ * backfill's records, whose copies in the history would cost PostgreSQL a fifth of its work). When
+ * such a record does change, its first version is written too, at its `first_seen_at`, so the
+ * history of every record that ever changed starts with its first sighting.
+ */
 function historyCte(now: string): SQL {
+  const differs = sql`(o.status IS DISTINCT FROM u.status OR o.internal_status IS DISTINCT FROM u.internal_status)`;
   return sql`history AS (
       INSERT INTO ledger_tx_status_history (raw_id, status, internal_status, internal_status_code, observed_at)
-      SELECT u.raw_id, u.status, u.internal_status, u.internal_status_code, ${now}::timestamptz
-      FROM upserted u LEFT JOIN old o ON o.raw_id = u.raw_id
-      WHERE o.raw_id IS NULL
-         OR o.status IS DISTINCT FROM u.status
-         OR o.internal_status IS DISTINCT FROM u.internal_status
-      ORDER BY u.raw_id
+      SELECT v.raw_id, v.status, v.internal_status, v.internal_status_code, v.observed_at FROM (
+        SELECT o.raw_id, o.status, o.internal_status, o.internal_status_code, o.first_seen_at AS observed_at
+        FROM upserted u JOIN old o ON o.raw_id = u.raw_id
+        WHERE ${differs}
+          AND NOT EXISTS (SELECT 1 FROM ledger_tx_status_history h WHERE h.raw_id = o.raw_id)
+        UNION ALL
+        SELECT u.raw_id, u.status, u.internal_status, u.internal_status_code, ${now}::timestamptz
+        FROM upserted u LEFT JOIN old o ON o.raw_id = u.raw_id
+        WHERE (o.raw_id IS NULL AND EXISTS (SELECT 1 FROM input i WHERE i.raw_id = u.raw_id AND i.pending IS NOT NULL))
+           OR (o.raw_id IS NOT NULL AND ${differs})
+      ) v
+      ORDER BY v.raw_id, v.observed_at
     )`;
 }
 
