@@ -110,6 +110,12 @@ describe('records that change after first sight', () => {
     assert.equal(history.length, 120);
     const shapes = new Set(history.map((h) => h.statuses));
     assert.deepEqual([...shapes], ['confirmed,packaged']);
+    const startsElsewhere = await queryRows<{ n: number }>(
+      database.db,
+      sql`SELECT count(*)::int AS n FROM ledger_transactions t WHERE t.raw_id > ${before}
+          AND t.first_seen_at IS DISTINCT FROM (SELECT min(h.observed_at) FROM ledger_tx_status_history h WHERE h.raw_id = t.raw_id)`,
+    );
+    assert.equal(startsElsewhere[0]?.n, 0, 'each history starts at the first sighting');
     const queued = await queryRows<{ n: number }>(
       database.db,
       sql`SELECT count(*)::int AS n FROM ledger_tx_rechecks`,
