@@ -243,9 +243,10 @@ function rowWriteCtes(now: string, insertRace: InsertRace, lookups: boolean): SQ
  * Appends a status-history row for each change of a stored record's status or internal status,
  * and for each new record not final yet (`pending`). A record final when first stored has no row:
  * its one version is its row in `ledger_transactions`, seen at `first_seen_at` (most of a
- * backfill's records, whose copies in the history cost PostgreSQL a tenth to a fifth of its work). When
- * such a record does change, its first version is written too, at its `first_seen_at`, so the
- * history of every record that ever changed starts with its first sighting.
+ * backfill's records, whose copies in the history cost PostgreSQL a tenth to a fifth of its
+ * work). When such a record does change, its first version is written too, at its
+ * `first_seen_at`, so the history of every record that ever changed starts with its first
+ * sighting.
  */
 function historyCte(now: string): SQL {
   const differs = sql`(o.status IS DISTINCT FROM u.status OR o.internal_status IS DISTINCT FROM u.internal_status)`;
