@@ -56,9 +56,10 @@ export async function readChanges(file: string, afterRawId: number): Promise<Tru
 
 /**
  * When each row after `afterRawId` first showed its changes: its first `packaged` status-history
- * row (or, for a record final when first stored, which has none, its `first_seen_at`), and for a row holding a target-chain hash its `updated_at`. The upsert moves `updated_at`
- * only when a stored value differs, and the hash is a burn's last change at the service, so
- * `updated_at` is when the hash arrived.
+ * row (or, for a record final when first stored, which has none, its `first_seen_at`), and for a
+ * row holding a target-chain hash its `updated_at`. The upsert moves `updated_at` only when a
+ * stored value differs, and the hash is a burn's last change at the service, so `updated_at` is
+ * when the hash arrived.
  */
 export async function readReflected(
   database: ScenarioDatabase,
