@@ -259,9 +259,8 @@ function historyCte(now: string): SQL {
           AND NOT EXISTS (SELECT 1 FROM ledger_tx_status_history h WHERE h.raw_id = o.raw_id)
         UNION ALL
         SELECT u.raw_id, u.status, u.internal_status, u.internal_status_code, ${now}::timestamptz
-        FROM upserted u LEFT JOIN old o ON o.raw_id = u.raw_id
-        WHERE (o.raw_id IS NULL AND EXISTS (SELECT 1 FROM input i WHERE i.raw_id = u.raw_id AND i.pending IS NOT NULL))
-           OR (o.raw_id IS NOT NULL AND ${differs})
+        FROM upserted u LEFT JOIN old o ON o.raw_id = u.raw_id JOIN input i ON i.raw_id = u.raw_id
+        WHERE (o.raw_id IS NULL AND i.pending IS NOT NULL) OR (o.raw_id IS NOT NULL AND ${differs})
       ) v
       ORDER BY v.raw_id, v.observed_at
     )`;
