@@ -50,8 +50,11 @@ describe('request budget', () => {
     // 190 requests past the burst at 100/s.
     assert.ok(elapsed >= 1850, `200 calls took ${elapsed} ms`);
     const sent = busiestSecond(released);
+    // A stamp is taken a promise hop after the budget's timer: behind the other calls' callbacks of
+    // the same turn as well as the timer's own lateness, so up to about twice what the monitor saw
+    // on a loaded machine. A budget that let calls through even 10 % too fast would pass 120.
     assert.ok(
-      sent <= 110 + Math.ceil((lateMs * 100) / 1000),
+      sent <= 110 + Math.ceil((2 * lateMs * 100) / 1000),
       `${sent} requests went out within one second (callbacks up to ${lateMs} ms late)`,
     );
     for (let i = 1; i < released.length; i++) {
