@@ -445,6 +445,42 @@ describe('PostgreSQL store: writes', () => {
     assert.deepEqual(counts, { rows: 300, history: 300, conflicts: 0 });
   });
 
+  it('keeps every version in the history when streams race to insert a record with different statuses', async () => {
+    // A stream's insert may meet a row another stream inserted after the statement began: the
+    // version it replaces (final, so without a history row of its own) must still be kept.
+    const a = await f.store.acquireStream({}, 'runner-a', MINUTE);
+    const b = await f.store.acquireStream({ account: 'x' }, 'runner-b', MINUTE);
+    const packaged = Array.from({ length: 200 }, (_, i) => makeLedgerTx({ rawId: i + 1 }));
+    const confirmed = packaged.map((tx) => ({ ...tx, status: 'confirmed', id: '', timestamp: 0 }));
+    // Open the connections first, so the writes run at the same time.
+    await Promise.all(Array.from({ length: 10 }, () => f.q(sql`SELECT pg_sleep(0.05)`)));
+    await Promise.all(
+      Array.from({ length: 10 }, (_, i) =>
+        f.store.commitPage(f.page(i % 2 ? a.lease : b.lease, i % 2 ? packaged : [...confirmed].reverse())),
+      ),
+    );
+    // Both versions were stored, one over the other: each record changed at least once, so its
+    // history starts with its first sighting and ends with its row.
+    const wrong = await f.q<{ raw_id: number; problem: string }>(sql`
+      SELECT t.raw_id, CASE
+          WHEN count(h.id) < 2 THEN 'fewer than two versions'
+          WHEN min(h.observed_at) <> t.first_seen_at THEN 'does not start at first_seen_at'
+          WHEN (array_agg(h.status ORDER BY h.id DESC))[1] <> t.status THEN 'does not end with the row'
+          ELSE 'two versions alike in a row' END AS problem
+      FROM ledger_transactions t LEFT JOIN ledger_tx_status_history h USING (raw_id)
+      GROUP BY t.raw_id, t.first_seen_at, t.status
+      HAVING count(h.id) < 2 OR min(h.observed_at) <> t.first_seen_at
+          OR (array_agg(h.status ORDER BY h.id DESC))[1] <> t.status
+          OR EXISTS (
+            SELECT 1 FROM (
+              SELECT status, lag(status) OVER (ORDER BY id) AS before
+              FROM ledger_tx_status_history x WHERE x.raw_id = t.raw_id
+            ) v WHERE v.status = v.before
+          )
+      ORDER BY t.raw_id`);
+    assert.deepEqual(wrong.slice(0, 5), []);
+  });
+
   it('lets two streams write the same records concurrently without loss or duplicates', async () => {
     const a = await f.store.acquireStream({}, 'runner-a', MINUTE);
     const b = await f.store.acquireStream({ account: 'x' }, 'runner-b', MINUTE);

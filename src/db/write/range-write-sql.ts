@@ -50,8 +50,6 @@ export function buildRangeWrite(input: RangeWriteInput): SQL {
     backfillId: range.backfillId,
     now,
     fenced: false,
-    // Ranges do not overlap; a rare race with a stream's walk is repeated by the store.
-    insertRace: 'repeat',
     assumeNew: input.assumeNew,
   });
   return sql`

@@ -48,14 +48,15 @@ const SELECT_LIST = sql.raw(COLUMNS.map((c) => (c === 'token_tag' ? 'i.matched_t
 const KEPT_WHEN_NULL: ReadonlySet<string> = new Set(['signature_check']);
 const newValue = (c: string, value: string, stored: string): string =>
   KEPT_WHEN_NULL.has(c) ? `coalesce(${value}, ${stored}.${c})` : value;
-const excludedValue = (c: string): string => newValue(c, `excluded.${c}`, 'ledger_transactions');
-const UPDATE_SET = sql.raw(DATA_COLUMNS.map((c) => `${c} = ${excludedValue(c)}`).join(', '));
-const CURRENT_VALUES = sql.raw(DATA_COLUMNS.map((c) => `ledger_transactions.${c}`).join(', '));
-const NEW_VALUES = sql.raw(DATA_COLUMNS.map(excludedValue).join(', '));
-const taggedColumn = (c: string): string => newValue(c, c === 'token_tag' ? 'i.matched_tag' : `i.${c}`, 't');
+// A record's values as it would be written over the stored row `stored` (an alias).
+const taggedColumn = (c: string, stored = 't'): string =>
+  newValue(c, c === 'token_tag' ? 'i.matched_tag' : `i.${c}`, stored);
 const TAGGED_SET = sql.raw(DATA_COLUMNS.map((c) => `${c} = ${taggedColumn(c)}`).join(', '));
-const STORED_VALUES = sql.raw(DATA_COLUMNS.map((c) => `t.${c}`).join(', '));
-const TAGGED_VALUES = sql.raw(DATA_COLUMNS.map(taggedColumn).join(', '));
+/** Whether the record differs from the stored row `stored` (an alias) in any written column. */
+const differsFromStored = (stored: string): SQL =>
+  sql.raw(
+    `(${DATA_COLUMNS.map((c) => `${stored}.${c}`).join(', ')}) IS DISTINCT FROM (${DATA_COLUMNS.map((c) => taggedColumn(c, stored)).join(', ')})`,
+  );
 
 /**
  * Why a record is refused when another rawId already stores its `ledgerHash` (the reason its
@@ -109,24 +110,14 @@ export interface RecordWriteInput {
   now: string;
   /** Whether the records are written only once the `fenced` CTE (before them) has a row. */
   fenced: boolean;
-  /** What a record another writer inserts meanwhile does (see {@link InsertRace}). Default `update`. */
-  insertRace?: InsertRace | undefined;
   /**
-   * With `insertRace: 'repeat'`: the records are taken to be stored nowhere yet, under their
-   * rawIds or their ledger hashes, and are not looked up (a sixth of the statement's time). A record
-   * stored after all makes the insert fail with a unique violation and writes nothing; the caller
-   * then writes the batch again without the assumption.
+   * The records are taken to be stored nowhere yet, under their rawIds or their ledger hashes,
+   * and are not looked up (a sixth of the statement's time). A record stored after all makes the
+   * insert fail with a unique violation and writes nothing; the caller then writes the batch
+   * again without the assumption.
    */
   assumeNew?: boolean | undefined;
 }
-
-/**
- * A record not stored when the statement starts but inserted by another writer before its insert:
- * `update` writes over it as the update of stored records would; `repeat` makes the statement
- * fail with a unique violation, for a caller that repeats it (`withRetries`), where such races
- * are rare: ranges of a parallel backfill do not overlap.
- */
-export type InsertRace = 'update' | 'repeat';
 
 /**
  * The records' part of the statement, the same in every mode: `served`, `input`, `tagged`, `old`
@@ -142,7 +133,7 @@ export function recordWriteCtes(input: RecordWriteInput): SQL {
   });
   return sql`${servedCtes(input)},
     ${conflicts},
-    ${rowWriteCtes(input.now, input.insertRace ?? 'update', lookedUp(input))},
+    ${rowWriteCtes(input.now, lookedUp(input))},
     ${historyCte(input.now)},
     ${bundleItemCtes(input.records)}`;
 }
@@ -177,7 +168,7 @@ function servedCtes(input: RecordWriteInput): SQL {
       LEFT JOIN folded_tags folded ON folded.folded = lower(i.token_tag)
     ),
     old AS (
-      SELECT t.* FROM ledger_transactions t WHERE ${lookups ? sql`t.raw_id IN (SELECT raw_id FROM input)` : sql`false`}
+      SELECT t.*, t.xmin AS row_version FROM ledger_transactions t WHERE ${lookups ? sql`t.raw_id IN (SELECT raw_id FROM input)` : sql`false`}
     ),
     clash AS (
       SELECT i.raw_id, i.ledger_hash, t.raw_id AS other_raw_id, ${CLASH_REASON} AS reason
@@ -190,23 +181,18 @@ function servedCtes(input: RecordWriteInput): SQL {
  * empty, and the insert's unique indexes hold the assumption (see `RecordWriteInput.assumeNew`).
  */
 function lookedUp(input: RecordWriteInput): boolean {
-  return !(input.assumeNew === true && input.insertRace === 'repeat');
+  return input.assumeNew !== true;
 }
 
 /**
  * `fresh` (records inserted), `changed` (stored records updated) and `upserted` (both): only rows
  * that differ are written, and never one in conflict or clash.
  */
-function rowWriteCtes(now: string, insertRace: InsertRace, lookups: boolean): SQL {
-  // ON CONFLICT only guards against another writer inserting the same record meanwhile; then it
-  // behaves like the update below. Without it the statement fails with a unique violation, and
-  // the store repeats it (the repeat sees the row): about a third cheaper an insert.
-  const onConflict =
-    insertRace === 'repeat'
-      ? sql``
-      : sql`ON CONFLICT (raw_id) DO UPDATE SET ${UPDATE_SET}, updated_at = excluded.updated_at
-      WHERE (${CURRENT_VALUES}) IS DISTINCT FROM (${NEW_VALUES})
-        AND ${immutableTuple('ledger_transactions')} IS NOT DISTINCT FROM ${immutableTuple('excluded')}`;
+function rowWriteCtes(now: string, lookups: boolean): SQL {
+  // No ON CONFLICT: a record another writer inserted after the statement began (streams racing
+  // for a new record) fails the insert with a unique violation, and the store repeats the whole
+  // write (`withRetries`), which then sees that row and its version, so the status history keeps
+  // it; writing over it here would lose it.
   return sql`fresh AS (
       -- Records not stored at the statement's start.
       INSERT INTO ledger_transactions (${COLUMN_LIST}, first_seen_at, updated_at)
@@ -214,28 +200,47 @@ function rowWriteCtes(now: string, insertRace: InsertRace, lookups: boolean): SQ
       FROM tagged i
       WHERE i.raw_id NOT IN (SELECT raw_id FROM old) AND i.raw_id NOT IN (SELECT raw_id FROM clash)
       ORDER BY i.raw_id
-      ${onConflict}
       RETURNING raw_id, status, internal_status, internal_status_code, data
     ),
     ${
       lookups
         ? sql`changed AS (
-      -- Stored records: only those that differ are written, and unchanged rows are not even locked.
-      -- A row whose immutable fields differ is a conflict (above), never an update.
+      -- Stored records that differ: only those are locked and written. A row whose immutable
+      -- fields differ is a conflict (above), never an update. The version each replaces is read
+      -- under that lock (prior): a writer that changed it after the statement began is waited
+      -- for, and its version, not the one this statement's snapshot holds, is the one replaced.
       UPDATE ledger_transactions t SET ${TAGGED_SET}, updated_at = ${now}::timestamptz
-      FROM tagged i
+      FROM tagged i JOIN (
+        SELECT l.raw_id, l.status, l.internal_status, l.internal_status_code, l.data, l.first_seen_at,
+          l.xmin AS row_version
+        FROM ledger_transactions l
+        WHERE l.raw_id IN (SELECT raw_id FROM old) AND l.raw_id NOT IN (SELECT raw_id FROM clash)
+          AND EXISTS (
+            SELECT 1 FROM tagged i WHERE i.raw_id = l.raw_id AND ${differsFromStored('l')}
+              AND ${immutableTuple('l')} IS NOT DISTINCT FROM ${immutableTuple('i')})
+        ORDER BY l.raw_id
+        FOR UPDATE
+      ) prior ON prior.raw_id = i.raw_id
       WHERE t.raw_id = i.raw_id
-        AND i.raw_id IN (SELECT raw_id FROM old) AND i.raw_id NOT IN (SELECT raw_id FROM clash)
-        AND (${STORED_VALUES}) IS DISTINCT FROM (${TAGGED_VALUES})
+        AND ${differsFromStored('t')}
         AND ${immutableTuple('t')} IS NOT DISTINCT FROM ${immutableTuple('i')}
-      RETURNING t.raw_id, t.status, t.internal_status, t.internal_status_code, t.data
+      RETURNING t.raw_id, t.status, t.internal_status, t.internal_status_code, t.data,
+        prior.status AS prior_status, prior.internal_status AS prior_internal_status,
+        prior.internal_status_code AS prior_internal_status_code, prior.data AS prior_data,
+        prior.first_seen_at AS prior_first_seen_at, prior.row_version AS prior_version
     )`
         : sql`changed AS (
-      SELECT raw_id, status, internal_status, internal_status_code, data FROM ledger_transactions WHERE false
+      SELECT raw_id, status, internal_status, internal_status_code, data,
+        status AS prior_status, internal_status AS prior_internal_status,
+        internal_status_code AS prior_internal_status_code, data AS prior_data,
+        first_seen_at AS prior_first_seen_at, xmin AS prior_version
+      FROM ledger_transactions WHERE false
     )`
     },
     upserted AS (
-      SELECT *, true AS inserted FROM fresh UNION ALL SELECT *, false AS inserted FROM changed
+      SELECT raw_id, status, internal_status, internal_status_code, data, true AS inserted FROM fresh
+      UNION ALL
+      SELECT raw_id, status, internal_status, internal_status_code, data, false AS inserted FROM changed
     )`;
 }
 
@@ -246,23 +251,32 @@ function rowWriteCtes(now: string, insertRace: InsertRace, lookups: boolean): SQ
  * backfill's records, whose copies in the history cost PostgreSQL a tenth to a fifth of its
  * work). When such a record does change, its first version is written too, at its
  * `first_seen_at`, so the history of every record that ever changed starts with its first
- * sighting.
+ * sighting. Changes are judged against the version each write replaced (`changed`'s prior),
+ * so writers changing one record at once each record what they replaced.
  */
 function historyCte(now: string): SQL {
-  const differs = sql`(o.status IS DISTINCT FROM u.status OR o.internal_status IS DISTINCT FROM u.internal_status)`;
+  const differs = sql`(c.prior_status IS DISTINCT FROM c.status OR c.prior_internal_status IS DISTINCT FROM c.internal_status)`;
   return sql`history AS (
       INSERT INTO ledger_tx_status_history (raw_id, status, internal_status, internal_status_code, observed_at)
       SELECT v.raw_id, v.status, v.internal_status, v.internal_status_code, v.observed_at FROM (
-        SELECT o.raw_id, o.status, o.internal_status, o.internal_status_code, o.first_seen_at AS observed_at
-        FROM upserted u JOIN old o ON o.raw_id = u.raw_id
+        -- The first version of a record final when first stored, replaced now; unless another
+        -- writer changed the row since this statement's snapshot (a new row version: that writer
+        -- wrote it, though this snapshot shows no history row).
+        SELECT c.raw_id, c.prior_status AS status, c.prior_internal_status AS internal_status,
+          c.prior_internal_status_code AS internal_status_code, c.prior_first_seen_at AS observed_at, 0 AS turn
+        FROM changed c JOIN old o ON o.raw_id = c.raw_id
         WHERE ${differs}
-          AND NOT EXISTS (SELECT 1 FROM ledger_tx_status_history h WHERE h.raw_id = o.raw_id)
+          AND o.row_version = c.prior_version
+          AND NOT EXISTS (SELECT 1 FROM ledger_tx_status_history h WHERE h.raw_id = c.raw_id)
         UNION ALL
-        SELECT u.raw_id, u.status, u.internal_status, u.internal_status_code, ${now}::timestamptz
-        FROM upserted u LEFT JOIN old o ON o.raw_id = u.raw_id JOIN input i ON i.raw_id = u.raw_id
-        WHERE (o.raw_id IS NULL AND i.pending IS NOT NULL) OR (o.raw_id IS NOT NULL AND ${differs})
+        SELECT c.raw_id, c.status, c.internal_status, c.internal_status_code, ${now}::timestamptz, 1
+        FROM changed c WHERE ${differs}
+        UNION ALL
+        SELECT f.raw_id, f.status, f.internal_status, f.internal_status_code, ${now}::timestamptz, 1
+        FROM fresh f JOIN input i ON i.raw_id = f.raw_id WHERE i.pending IS NOT NULL
       ) v
-      ORDER BY v.raw_id, v.observed_at
+      -- A first version before the one replacing it, whatever the clock says.
+      ORDER BY v.raw_id, v.turn
     )`;
 }
 
@@ -288,8 +302,9 @@ export function writeResult(commit: { fenced: boolean; synchronousCommit: 'on' |
 function bundleItemCtes(records: readonly ServedRecord[]): SQL {
   const items = records.flatMap((r) => r.items.map((item) => ITEM_COLUMNS.map((c) => item[c])));
   return sql`items_target AS (
-      SELECT u.raw_id FROM upserted u LEFT JOIN old o ON o.raw_id = u.raw_id
-      WHERE o.raw_id IS NULL OR o.data IS DISTINCT FROM u.data
+      SELECT raw_id FROM fresh
+      UNION ALL
+      SELECT raw_id FROM changed WHERE prior_data IS DISTINCT FROM data
     ),
     items_in AS (
       SELECT ${ITEM_SELECT} FROM jsonb_array_elements(${JSON.stringify(items)}::jsonb) AS e
