@@ -12,6 +12,9 @@ export interface SqlStateMeaning {
   words: string;
 }
 
+/** A unique index refused a row: for the writes, another writer stored the record meanwhile. */
+export const UNIQUE_VIOLATION = '23505';
+
 const SQLSTATE_CODES: Record<string, SqlStateMeaning> = {
   '25006': { kind: 'read-only', words: 'database is read-only' },
   '57P01': { kind: 'connection', words: 'connection lost: the server ended the session' },

@@ -12,6 +12,7 @@ import {
   selectRunningBackfill,
   selectStreamStarted,
 } from '../queries/backfill-proofs.js';
+import { UNIQUE_VIOLATION } from '../sqlstate.js';
 import { type CopyEncoder, type CopyEncoding, copyable } from '../write/copy-encoding.js';
 import type { EncodedTransaction } from '../write/encode.js';
 import { createEncodeAhead } from '../write/encode-ahead.js';
@@ -24,9 +25,6 @@ import { DEFAULT_REREAD_POLICY, type RereadPolicy } from '../write/reread-queue.
 import { withRetries } from '../write/write-retries.js';
 import { type TransactionWriteResult, writeTransactions } from '../write/write-transactions.js';
 import { compactProvenRanges, insertBackfillRun, updateBackfillCheck } from './backfill-runs.js';
-
-/** SQLSTATE of a unique violation: a record assumed new was stored after all. */
-const UNIQUE_VIOLATION = '23505';
 
 /** Batches written the full way after one found stored in part. */
 const FULL_WAYS_AFTER_STORED = 16;

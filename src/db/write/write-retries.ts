@@ -1,11 +1,11 @@
 /** Repeating a database write that failed for a reason a second attempt can clear. */
 import { DatabaseError } from '../../errors.js';
 import type { Logger } from '../../logger.js';
+import { UNIQUE_VIOLATION } from '../sqlstate.js';
 
 /** SQLSTATEs after which a whole transaction is safely repeated: serialization failure, deadlock, and a unique violation from a concurrent writer of the same record (the repeat sees its row). */
-const RETRYABLE_SQLSTATES = new Set(['40001', '40P01', '23505']);
+const RETRYABLE_SQLSTATES = new Set(['40001', '40P01', UNIQUE_VIOLATION]);
 const TRANSACTION_ATTEMPTS = 3;
-const UNIQUE_VIOLATION = '23505';
 
 /** Runs `fn`, and again (up to three attempts in all) after a failure with one of the SQLSTATEs above. */
 export async function withRetries<T>(
