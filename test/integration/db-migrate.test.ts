@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { sql } from 'drizzle-orm';
 import pg from 'pg';
@@ -98,6 +100,55 @@ describe('migrations', () => {
       assert.equal(applied[0]?.n, journal.entries.length, 'each migration is recorded once');
     } finally {
       await Promise.all(databases.map((database) => database.close()));
+    }
+  });
+
+  it('count the status changes of records stored before the count existed from their history', async () => {
+    // The migrations up to the one adding `status_changes`, then records and histories written
+    // by that schema, then the rest.
+    const before = mkdtempSync(join(tmpdir(), 'ledger-migrations-'));
+    const upgraded = `${name}_up`;
+    const admin = new pg.Client({ connectionString: adminUrl() });
+    await admin.connect();
+    await admin.query(`CREATE DATABASE "${upgraded}"`);
+    await admin.end();
+    const database = await openDatabase({ databaseUrl: urlFor(upgraded), maxConnections: 2 });
+    try {
+      const folder = join(packageRoot, 'migrations');
+      cpSync(folder, before, { recursive: true });
+      const journal = JSON.parse(readFileSync(join(folder, 'meta/_journal.json'), 'utf8'));
+      const adding = journal.entries.findIndex((e: { tag: string }) => e.tag.endsWith('_status_changes'));
+      assert.ok(adding > 0, 'the migration adding status_changes');
+      journal.entries = journal.entries.slice(0, adding);
+      writeFileSync(join(before, 'meta/_journal.json'), JSON.stringify(journal));
+      await migrateDatabase(database, { migrationsFolder: before });
+      await database.db.execute(sql`
+        INSERT INTO ledger_transactions (raw_id, record_id, token_symbol, action, from_account, to_account,
+          amount, fee, fee_recipient, nonce, token_id, chain_type, chain_id, data, version, sig, ledger_hash,
+          status, internal_status, timestamp_ms, target_chain_tx_hash, express_chain_tx_hash,
+          express_withdraw_fee, express_refund_ledger_hash, express_err, token_tag, first_seen_at, updated_at)
+        SELECT n, '', 'AR', 'transfer', 'a', 'b', 1, 0, 'f', n, 't', 'arweave', '0', '', 'v1', 's', 'h' || n,
+          'packaged', '', 0, '', '', '', '', '', 'AR', now(), now()
+        FROM generate_series(1, 3) AS n`);
+      // rawId 1 never changed; 2 was pending at first sight and changed once; 3 changed twice.
+      await database.db.execute(sql`
+        INSERT INTO ledger_tx_status_history (raw_id, status, internal_status, observed_at)
+        VALUES (2, 'confirmed', '', now()), (2, 'packaged', '', now()),
+          (3, 'packaged', '', now()), (3, 'confirmed', '', now()), (3, 'packaged', '', now())`);
+      await migrateDatabase(database);
+      const rows = await queryRows<{ raw_id: number; status_changes: number }>(
+        database.db,
+        sql`SELECT raw_id::int, status_changes FROM ledger_transactions ORDER BY raw_id`,
+      );
+      assert.deepEqual(rows, [
+        { raw_id: 1, status_changes: 0 },
+        { raw_id: 2, status_changes: 1 },
+        { raw_id: 3, status_changes: 2 },
+      ]);
+    } finally {
+      await database.close();
+      await dropDatabase(upgraded);
+      rmSync(before, { recursive: true, force: true });
     }
   });
 

@@ -466,11 +466,13 @@ describe('PostgreSQL store: writes', () => {
           WHEN count(h.id) < 2 THEN 'fewer than two versions'
           WHEN min(h.observed_at) <> t.first_seen_at THEN 'does not start at first_seen_at'
           WHEN (array_agg(h.status ORDER BY h.id DESC))[1] <> t.status THEN 'does not end with the row'
+          WHEN t.status_changes <> count(h.id) - 1 THEN 'status_changes is not the changes in the history'
           ELSE 'two versions alike in a row' END AS problem
       FROM ledger_transactions t LEFT JOIN ledger_tx_status_history h USING (raw_id)
-      GROUP BY t.raw_id, t.first_seen_at, t.status
+      GROUP BY t.raw_id, t.first_seen_at, t.status, t.status_changes
       HAVING count(h.id) < 2 OR min(h.observed_at) <> t.first_seen_at
           OR (array_agg(h.status ORDER BY h.id DESC))[1] <> t.status
+          OR t.status_changes <> count(h.id) - 1
           OR EXISTS (
             SELECT 1 FROM (
               SELECT status, lag(status) OVER (ORDER BY id) AS before
@@ -479,6 +481,59 @@ describe('PostgreSQL store: writes', () => {
           )
       ORDER BY t.raw_id`);
     assert.deepEqual(wrong.slice(0, 5), []);
+  });
+
+  it('keeps the first version of a record whose other fields another writer changed while its status changed', async () => {
+    // A writer that changes a final record's row but not its status (a token retag, new express
+    // fields) writes no history; a status change waiting on it must still write the first version.
+    const l = await f.lease();
+    const packaged = makeLedgerTx({ rawId: 5 });
+    await f.store.commitPage(f.page(l, [packaged]));
+    const stored = await queryOne<{ first_seen_at: string }>(
+      f.t.database.db,
+      sql`SELECT first_seen_at::text FROM ledger_transactions WHERE raw_id = 5`,
+    );
+    f.clock = new Date(f.clock.getTime() + MINUTE);
+    const other = new pg.Client({ connectionString: f.t.url });
+    await other.connect();
+    try {
+      await other.query('BEGIN');
+      await other.query(`UPDATE ledger_transactions SET token_tag = token_tag || '-x' WHERE raw_id = 5`);
+      const change = f.store.commitPage(
+        f.page(l, [
+          {
+            ...packaged,
+            internalStatus: '{"status":"failed"}',
+            internalStatusParsed: { status: 'failed', json: { status: 'failed' } },
+          },
+        ]),
+      );
+      // The status change has taken its snapshot and waits for the other writer's lock.
+      for (let waited = 0; ; waited += 20) {
+        const waiting = await other.query(
+          `SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()`,
+        );
+        if (waiting.rowCount) break;
+        assert.ok(waited < 10_000, 'the status change waits for the lock');
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      await other.query('COMMIT');
+      await change;
+    } finally {
+      await other.end();
+    }
+    const history = await f.q<{ internal_status_code: string | null; observed_at: string }>(
+      sql`SELECT internal_status_code, observed_at::text FROM ledger_tx_status_history WHERE raw_id = 5 ORDER BY id`,
+    );
+    assert.deepEqual(
+      history.map((h) => h.internal_status_code),
+      ['success', 'failed'],
+    );
+    assert.equal(history[0]?.observed_at, stored.first_seen_at);
+    const [row] = await f.q<{ status_changes: number }>(
+      sql`SELECT status_changes FROM ledger_transactions WHERE raw_id = 5`,
+    );
+    assert.equal(row?.status_changes, 1);
   });
 
   it('lets two streams write the same records concurrently without loss or duplicates', async () => {

@@ -75,6 +75,12 @@ export const ledgerTransactions = pgTable(
      * signatures are not checked (`LEDGER_CHECK_SIGNATURES`).
      */
     signatureCheck: text('signature_check'),
+    /**
+     * Changes of `status` or `internal_status` stored (each one a row of the status history after
+     * the first). Writers racing for the record compare it to tell whether another changed the
+     * status meanwhile; a change of other fields (a token retag) leaves it.
+     */
+    statusChanges: integer('status_changes').notNull().default(0),
     firstSeenAt: tstz('first_seen_at').notNull(),
     updatedAt: tstz('updated_at').notNull(),
   },

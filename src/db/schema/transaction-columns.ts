@@ -16,13 +16,13 @@ type ColumnNames<T extends PgTable> = {
     : never;
 }[keyof T['$inferSelect']];
 
-/** Set by the write itself (the time of the commit), not taken from the record. */
-const WRITE_TIME_COLUMNS = ['first_seen_at', 'updated_at'] as const;
+/** Set by the write itself (a count it keeps, the time of the commit), not taken from the record. */
+const WRITE_SET_COLUMNS = ['status_changes', 'first_seen_at', 'updated_at'] as const;
 
 /** A column of `ledger_transactions` whose value comes from the record. */
 export type RecordColumn = Exclude<
   ColumnNames<typeof ledgerTransactions>,
-  (typeof WRITE_TIME_COLUMNS)[number]
+  (typeof WRITE_SET_COLUMNS)[number]
 >;
 
 /** A column of `ledger_bundle_items`. */
@@ -43,7 +43,7 @@ function writtenColumns<Name extends string>(table: PgTable, skip: readonly stri
 /** The record's columns of `ledger_transactions`, in the table's order. */
 export const RECORD_COLUMNS: readonly WrittenColumn<RecordColumn>[] = writtenColumns(
   ledgerTransactions,
-  WRITE_TIME_COLUMNS,
+  WRITE_SET_COLUMNS,
 );
 
 /** The columns of `ledger_bundle_items`, in the table's order. */

@@ -168,7 +168,7 @@ function servedCtes(input: RecordWriteInput): SQL {
       LEFT JOIN folded_tags folded ON folded.folded = lower(i.token_tag)
     ),
     old AS (
-      SELECT t.*, t.xmin AS row_version FROM ledger_transactions t WHERE ${lookups ? sql`t.raw_id IN (SELECT raw_id FROM input)` : sql`false`}
+      SELECT t.* FROM ledger_transactions t WHERE ${lookups ? sql`t.raw_id IN (SELECT raw_id FROM input)` : sql`false`}
     ),
     clash AS (
       SELECT i.raw_id, i.ledger_hash, t.raw_id AS other_raw_id, ${CLASH_REASON} AS reason
@@ -209,10 +209,12 @@ function rowWriteCtes(now: string, lookups: boolean): SQL {
       -- fields differ is a conflict (above), never an update. The version each replaces is read
       -- under that lock (prior): a writer that changed it after the statement began is waited
       -- for, and its version, not the one this statement's snapshot holds, is the one replaced.
-      UPDATE ledger_transactions t SET ${TAGGED_SET}, updated_at = ${now}::timestamptz
+      UPDATE ledger_transactions t SET ${TAGGED_SET}, updated_at = ${now}::timestamptz,
+        status_changes = t.status_changes
+          + CASE WHEN (t.status, t.internal_status) IS DISTINCT FROM (i.status, i.internal_status) THEN 1 ELSE 0 END
       FROM tagged i JOIN (
         SELECT l.raw_id, l.status, l.internal_status, l.internal_status_code, l.data, l.first_seen_at,
-          l.xmin AS row_version
+          l.status_changes
         FROM ledger_transactions l
         WHERE l.raw_id IN (SELECT raw_id FROM old) AND l.raw_id NOT IN (SELECT raw_id FROM clash)
           AND EXISTS (
@@ -227,13 +229,13 @@ function rowWriteCtes(now: string, lookups: boolean): SQL {
       RETURNING t.raw_id, t.status, t.internal_status, t.internal_status_code, t.data,
         prior.status AS prior_status, prior.internal_status AS prior_internal_status,
         prior.internal_status_code AS prior_internal_status_code, prior.data AS prior_data,
-        prior.first_seen_at AS prior_first_seen_at, prior.row_version AS prior_version
+        prior.first_seen_at AS prior_first_seen_at, prior.status_changes AS prior_status_changes
     )`
         : sql`changed AS (
       SELECT raw_id, status, internal_status, internal_status_code, data,
         status AS prior_status, internal_status AS prior_internal_status,
         internal_status_code AS prior_internal_status_code, data AS prior_data,
-        first_seen_at AS prior_first_seen_at, xmin AS prior_version
+        first_seen_at AS prior_first_seen_at, status_changes AS prior_status_changes
       FROM ledger_transactions WHERE false
     )`
     },
@@ -260,13 +262,14 @@ function historyCte(now: string): SQL {
       INSERT INTO ledger_tx_status_history (raw_id, status, internal_status, internal_status_code, observed_at)
       SELECT v.raw_id, v.status, v.internal_status, v.internal_status_code, v.observed_at FROM (
         -- The first version of a record final when first stored, replaced now; unless another
-        -- writer changed the row since this statement's snapshot (a new row version: that writer
-        -- wrote it, though this snapshot shows no history row).
+        -- writer changed the status since this statement's snapshot (its count of changes moved:
+        -- that writer wrote the first version, though this snapshot shows no history row). A
+        -- writer that changed other fields only (a token retag) wrote no history and counts none.
         SELECT c.raw_id, c.prior_status AS status, c.prior_internal_status AS internal_status,
           c.prior_internal_status_code AS internal_status_code, c.prior_first_seen_at AS observed_at, 0 AS turn
         FROM changed c JOIN old o ON o.raw_id = c.raw_id
         WHERE ${differs}
-          AND o.row_version = c.prior_version
+          AND o.status_changes = c.prior_status_changes
           AND NOT EXISTS (SELECT 1 FROM ledger_tx_status_history h WHERE h.raw_id = c.raw_id)
         UNION ALL
         SELECT c.raw_id, c.status, c.internal_status, c.internal_status_code, ${now}::timestamptz, 1
