@@ -401,6 +401,14 @@ describe('PostgreSQL store: writes', () => {
     assert.deepEqual(tags, [{ token_tag: 'arweave-AR-AbC' }, { token_tag: 'arweave-AR-AbC' }]);
     const again = await upsertTokens(f.t.database, [AR_TOKEN]);
     assert.deepEqual(again, { inserted: 0, updated: 0, unchanged: 1, retagged: 0 });
+    // A write whose snapshot was older than the token (it raced the listing) left a derived tag:
+    // the next listing corrects it, though the token is no longer new.
+    await f.q(sql`UPDATE ledger_transactions SET token_tag = 'arweave-ar-AbC' WHERE raw_id = 2`);
+    const next = await upsertTokens(f.t.database, [AR_TOKEN]);
+    assert.deepEqual(next, { inserted: 0, updated: 0, unchanged: 1, retagged: 1 });
+    assert.deepEqual(await f.q(sql`SELECT DISTINCT token_tag FROM ledger_transactions`), [
+      { token_tag: 'arweave-AR-AbC' },
+    ]);
     // Unchanged, but listed: the token list counts as fresh from this refresh on.
     const later = new Date(Date.now() + 5 * MINUTE);
     await upsertTokens(f.t.database, [AR_TOKEN], { now: later });

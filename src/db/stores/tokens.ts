@@ -3,20 +3,21 @@ import type { LedgerToken } from '../../domain/model.js';
 import type { Database } from '../connect.js';
 import { queryOne } from '../rows.js';
 import { textArray } from '../text-array.js';
+import { FOLDED_TAGS } from '../write/record-write-sql.js';
 
 /** What {@link upsertTokens} changed. */
 export interface TokenWriteCounts {
   inserted: number;
   updated: number;
   unchanged: number;
-  /** Stored transactions whose token tag was corrected to a new `/info` tag. */
+  /** Stored transactions whose token tag was corrected to the `/info` tag matching it. */
   retagged: number;
 }
 
 /**
- * Stores the tokens of `/info` (keyed by tag; unchanged tokens are not rewritten). A token new
- * to the database also corrects the `token_tag` of transactions stored before it was known
- * whose derived tag matches it case-insensitively: `/info` tags are authoritative.
+ * Stores the tokens of `/info` (keyed by tag; unchanged tokens are not rewritten), then corrects
+ * the `token_tag` of stored transactions to the `/info` tag matching it (see {@link retagTransactions}):
+ * `/info` tags are authoritative.
  */
 export async function upsertTokens(
   database: Pick<Database, 'db'>,
@@ -37,7 +38,7 @@ export async function upsertTokens(
     })),
   );
   const now = (options.now ?? new Date()).toISOString();
-  const result = await queryOne<{ inserted: number; written: number; retagged: number }>(
+  const result = await queryOne<{ inserted: number; written: number }>(
     database.db,
     sql`
     WITH input AS (
@@ -54,18 +55,9 @@ export async function upsertTokens(
       WHERE (t.symbol, t.decimals, t.chain_type, t.chain_id, t.token_id, t.raw)
         IS DISTINCT FROM (excluded.symbol, excluded.decimals, excluded.chain_type, excluded.chain_id, excluded.token_id, excluded.raw)
       RETURNING t.tag
-    ),
-    fresh AS (SELECT u.tag FROM upserted u WHERE u.tag NOT IN (SELECT tag FROM old)),
-    retagged AS (
-      UPDATE ledger_transactions x SET token_tag = f.tag, updated_at = ${now}::timestamptz
-      FROM fresh f
-      WHERE lower(x.token_tag) = lower(f.tag) AND x.token_tag <> f.tag
-        AND NOT EXISTS (SELECT 1 FROM ledger_tokens k WHERE k.tag = x.token_tag)
-      RETURNING x.raw_id
     )
-    SELECT (SELECT count(*)::int FROM fresh) AS inserted,
-           (SELECT count(*)::int FROM upserted) AS written,
-           (SELECT count(*)::int FROM retagged) AS retagged
+    SELECT (SELECT count(*)::int FROM upserted u WHERE u.tag NOT IN (SELECT tag FROM old)) AS inserted,
+           (SELECT count(*)::int FROM upserted) AS written
     `,
   );
   await database.db.execute(
@@ -77,8 +69,43 @@ export async function upsertTokens(
     inserted,
     updated: written - inserted,
     unchanged: byTag.size - written,
-    retagged: Number(result.retagged),
+    retagged: await retagTransactions(database, now),
   };
+}
+
+/**
+ * Gives every stored transaction whose `token_tag` is no token's tag the token tag matching it
+ * case-insensitively, by the rule of the record writes (`FOLDED_TAGS`); returns how many changed.
+ * Run after the tokens committed, at every listing: a record written while a new token was being
+ * stored (its write's snapshot older than the token) kept its derived tag, and the next listing
+ * corrects it. Cheap on a large table: the distinct stored tags are read from the token index,
+ * one probe each, and only the rows of a tag to correct are touched.
+ */
+async function retagTransactions(database: Pick<Database, 'db'>, now: string): Promise<number> {
+  const result = await queryOne<{ retagged: number }>(
+    database.db,
+    sql`
+    WITH RECURSIVE stored_tags AS (
+      (SELECT token_tag FROM ledger_transactions ORDER BY token_tag LIMIT 1)
+      UNION ALL
+      SELECT (SELECT x.token_tag FROM ledger_transactions x WHERE x.token_tag > s.token_tag ORDER BY x.token_tag LIMIT 1)
+      FROM stored_tags s WHERE s.token_tag IS NOT NULL
+    ),
+    folded_tags AS (${FOLDED_TAGS}),
+    mismatched AS (
+      SELECT s.token_tag AS stored, f.tag
+      FROM stored_tags s JOIN folded_tags f ON f.folded = lower(s.token_tag)
+      WHERE s.token_tag <> f.tag AND NOT EXISTS (SELECT 1 FROM ledger_tokens k WHERE k.tag = s.token_tag)
+    ),
+    retagged AS (
+      UPDATE ledger_transactions x SET token_tag = m.tag, updated_at = ${now}::timestamptz
+      FROM mismatched m WHERE x.token_tag = m.stored
+      RETURNING x.raw_id
+    )
+    SELECT count(*)::int AS retagged FROM retagged
+    `,
+  );
+  return Number(result.retagged);
 }
 
 /** When `/info` was last read into the table (the latest `listed_at`); `null` when never. */

@@ -71,7 +71,7 @@ const CLASH_REASON = sql.raw(
  * The `ledger_tokens` tags by their lower case, the first of each: a record's tag that matches no
  * tag exactly takes the one matching it case-insensitively (`tagged` here, `matchedTags`).
  */
-const FOLDED_TAGS = sql.raw(
+export const FOLDED_TAGS = sql.raw(
   'SELECT DISTINCT ON (lower(tag)) lower(tag) AS folded, tag FROM ledger_tokens ORDER BY lower(tag), tag',
 );
 
