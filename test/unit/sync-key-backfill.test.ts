@@ -214,6 +214,54 @@ describe('a first sync by key in lanes', () => {
     assert.equal(result.counts.rejected, 1);
   });
 
+  /** The list with one record without a readable rawId listed right after rawId `after`. */
+  function withKeylessAfter(fetch: FetchKeyPage, after: number): FetchKeyPage {
+    return async (s, q) => {
+      const page = await fetch(s, q);
+      if (q.cursor > after) return page;
+      const at = page.txs.findIndex((tx) => tx.rawId > after);
+      if (at < 0 && page.txs.at(-1)?.rawId !== after) return page;
+      page.rejected.push({
+        reason: 'no rawId',
+        raw: '{"ledgerHash":"0xk"}',
+        index: at < 0 ? page.txs.length : at,
+      });
+      return page;
+    };
+  }
+
+  for (const [where, count, after] of [
+    ['the walk', 300, 200],
+    ['a range', 2500, 200],
+    ['two ranges', 2500, 1000],
+  ] as const) {
+    it(`sets a record without a rawId aside once where two answers of ${where} meet`, async () => {
+      // Answers of 100 from rawId 1: one ends at rawId `after`, listing the record last, and the
+      // next, asked from `after`, lists it first.
+      const list = new LiveList({ count });
+      const key = byKey(list);
+      const store = new MemoryStore();
+      const result = await syncByKey({
+        store,
+        backfills: store,
+        fetchKeyPage: withKeylessAfter(key.fetchKeyPage, after),
+        fetchKeyHead: key.fetchKeyHead,
+        spec,
+        owner,
+        count: 100,
+        lanes: 2,
+        rangeWidth: 1000,
+      });
+      assert.ok(key.requests.includes(after), 'an answer was asked from the rawId before the record');
+      assert.equal(result.counts.rejected, 1);
+      assert.deepEqual(
+        store.rejected.map((r) => [r.raw, r.seenCount]),
+        [['{"ledgerHash":"0xk"}', 1]],
+      );
+      assert.equal(storedIds(store).length, count);
+    });
+  }
+
   it('leaves a short list to the walk: no head request, no run', async () => {
     const list = new LiveList({ count: 300 });
     const key = byKey(list);

@@ -18,6 +18,7 @@ import type { BackfillRun, BackfillStore, RangePage } from '../ports/backfill-st
 import type { FetchKeyHead, FetchKeyPage } from '../ports/fetches.js';
 import { openGapLow, type SettleMark, settleMarks } from '../settle.js';
 import { delay, quietLogger, type SyncLogger } from '../sync-logger.js';
+import { trailingKeyless, withoutRepeatedKeyless } from '../walk/keyless-repeats.js';
 import { addCounts, zeroCounts } from '../write-counts.js';
 import type { RangeResult } from './parallel-backfill.js';
 
@@ -164,6 +165,8 @@ export async function fetchKeyRange(input: FetchKeyRangeInput): Promise<RangeRes
   let cursor = task.after;
   // The highest record read so far: the lower neighbour of a gap before the next answer's first.
   let below: SettleMark | null = task.after === null ? null : { rawId: task.after, timestamp: 0 };
+  // The keyless records the last answer listed after its last rawId: the next answer lists them again.
+  let trailing: ReadonlySet<string> = new Set();
   try {
     for (let index = 1; ; index++) {
       input.signal?.throwIfAborted();
@@ -179,7 +182,9 @@ export async function fetchKeyRange(input: FetchKeyRangeInput): Promise<RangeRes
       );
       if (input.store.copyAhead) input.store.copyAhead(records, served.text);
       else input.store.encodeAhead?.(records);
-      const rejected = rejectedUpTo(served, task.upTo);
+      const fresh = new Set(withoutRepeatedKeyless(served, trailing));
+      const rejected = rejectedUpTo(served, task.upTo).filter((r) => fresh.has(r));
+      trailing = trailingKeyless(served);
       const openGap = gapOf(input, marks, below, readAt, top);
       result.pages++;
       result.records += records.length;
@@ -213,23 +218,30 @@ export async function fetchKeyRange(input: FetchKeyRangeInput): Promise<RangeRes
 
 /**
  * The records an answer set aside that belong to the range: those whose rawId is at most `upTo`,
- * and those without one that the answer listed before its first record above `upTo` (the range
- * above reads the rest), so a record is set aside by one range only.
+ * and those without one that the answer listed before its first record above `upTo`, or, when it
+ * ends at `upTo` and more follow, before that last record (the range above reads the rest,
+ * beginning with them), so a record is set aside by one range only.
  */
 function rejectedUpTo(served: TxKeyPage, upTo: number): RejectedRecord[] {
+  // The records with a rawId, at their places in the answer as served.
+  const keyed: Array<{ position: number; rawId: number }> = [];
   const rejectedAt = new Set(served.rejected.map((r) => r.index).filter((i) => i !== undefined));
-  let cut = Number.POSITIVE_INFINITY;
   let position = 0;
   for (const tx of served.txs) {
     while (rejectedAt.has(position)) position++;
-    if (tx.rawId > upTo) {
-      cut = position;
-      break;
-    }
-    position++;
+    keyed.push({ position: position++, rawId: tx.rawId });
   }
   for (const r of served.rejected)
-    if (r.rawId !== undefined && r.rawId > upTo && r.index !== undefined) cut = Math.min(cut, r.index);
+    if (r.rawId !== undefined && r.index !== undefined) keyed.push({ position: r.index, rawId: r.rawId });
+  keyed.sort((x, y) => x.position - y.position);
+  const above = keyed.find((k) => k.rawId > upTo);
+  const last = keyed.at(-1);
+  const cut =
+    above !== undefined
+      ? above.position
+      : served.hasNextPage && last !== undefined && last.rawId === upTo
+        ? last.position + 1
+        : Number.POSITIVE_INFINITY;
   return served.rejected.filter((r) =>
     r.rawId !== undefined ? r.rawId <= upTo : r.index === undefined || r.index < cut,
   );
