@@ -18,7 +18,7 @@ import type { BackfillRun, BackfillStore, RangePage } from '../ports/backfill-st
 import type { FetchKeyHead, FetchKeyPage } from '../ports/fetches.js';
 import { openGapLow, type SettleMark, settleMarks } from '../settle.js';
 import { delay, quietLogger, type SyncLogger } from '../sync-logger.js';
-import { trailingKeyless, withoutRepeatedKeyless } from '../walk/keyless-repeats.js';
+import { keyedPlaces, trailingKeyless, withoutRepeatedKeyless } from '../walk/keyless-repeats.js';
 import { addCounts, zeroCounts } from '../write-counts.js';
 import type { RangeResult } from './parallel-backfill.js';
 
@@ -223,17 +223,7 @@ export async function fetchKeyRange(input: FetchKeyRangeInput): Promise<RangeRes
  * beginning with them), so a record is set aside by one range only.
  */
 function rejectedUpTo(served: TxKeyPage, upTo: number): RejectedRecord[] {
-  // The records with a rawId, at their places in the answer as served.
-  const keyed: Array<{ position: number; rawId: number }> = [];
-  const rejectedAt = new Set(served.rejected.map((r) => r.index).filter((i) => i !== undefined));
-  let position = 0;
-  for (const tx of served.txs) {
-    while (rejectedAt.has(position)) position++;
-    keyed.push({ position: position++, rawId: tx.rawId });
-  }
-  for (const r of served.rejected)
-    if (r.rawId !== undefined && r.index !== undefined) keyed.push({ position: r.index, rawId: r.rawId });
-  keyed.sort((x, y) => x.position - y.position);
+  const keyed = keyedPlaces(served);
   const above = keyed.find((k) => k.rawId > upTo);
   const last = keyed.at(-1);
   const cut =

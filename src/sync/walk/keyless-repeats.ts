@@ -5,18 +5,27 @@
  */
 import type { RejectedRecord, TxKeyPage } from '../../domain/model.js';
 
-/** The positions in the answer's `txs` (as served) of the records that carry a rawId. */
-function keyedPositions(answer: Pick<TxKeyPage, 'txs' | 'rejected'>): number[] {
+/**
+ * The records of an answer that carry a rawId, at their places in its `txs` as served (records
+ * set aside keep theirs in `index`), in the order served.
+ */
+export function keyedPlaces(
+  answer: Pick<TxKeyPage, 'txs' | 'rejected'>,
+): Array<{ position: number; rawId: number }> {
+  const places: Array<{ position: number; rawId: number }> = [];
   const rejectedAt = new Set(answer.rejected.map((r) => r.index).filter((i) => i !== undefined));
-  const positions: number[] = [];
   let position = 0;
-  for (const _ of answer.txs) {
+  for (const tx of answer.txs) {
     while (rejectedAt.has(position)) position++;
-    positions.push(position++);
+    places.push({ position: position++, rawId: tx.rawId });
   }
   for (const r of answer.rejected)
-    if (r.rawId !== undefined && r.index !== undefined) positions.push(r.index);
-  return positions;
+    if (r.rawId !== undefined && r.index !== undefined) places.push({ position: r.index, rawId: r.rawId });
+  return places.sort((x, y) => x.position - y.position);
+}
+
+function keyedPositions(answer: Pick<TxKeyPage, 'txs' | 'rejected'>): number[] {
+  return keyedPlaces(answer).map((k) => k.position);
 }
 
 /** The raw texts of the keyless records the answer lists after its last record with a rawId. */
