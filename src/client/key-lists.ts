@@ -1,10 +1,10 @@
 import type { AccountListForm, PagingMode } from '../config.js';
 import { HttpError } from '../errors.js';
 import type { Logger } from '../logger.js';
+import { createAccountLists } from './account-lists.js';
 import { fillPath, type PathTemplates, queryString } from './api-paths.js';
 import type { ListDialect, TxKeyAnswer, TxKeyPage, TxKeyQuery } from './api-types.js';
 import type { CallOptions } from './call-options.js';
-import { isNotFound } from './http.js';
 import type { ClientGets } from './ledger-calls.js';
 import { keyPageQuery } from './list-query.js';
 import { parseListDialect, parseTxKeyPage } from './page.js';
@@ -29,63 +29,16 @@ export interface KeyListerOptions {
   logger: Logger;
 }
 
-type AccountForm = Exclude<AccountListForm, 'auto'>;
-
 /**
  * Creates the key-paging lists. A request the service refuses with 400 or 422 is asked again
  * with half the count (not below {@link MIN_KEY_COUNT}), and the count it accepts is kept for
- * every later request. An account list is asked as `/txs?address=` or `/txs/{account}`; in
- * `auto` the other form is tried on a 404, and the one that answers is tried first from then on.
+ * every later request. An account's list is asked as `createAccountLists` says.
  */
 export function createKeyLister(options: KeyListerOptions): KeyLister {
   const { gets, paths, logger, pageCount } = options;
   // The count the service accepted after refusing a larger one; none refused yet.
   let ceiling: number | undefined;
-  // The account-list form that answered last (auto), or the configured one.
-  let accountForm: AccountForm | undefined =
-    options.accountLists === 'auto' ? undefined : options.accountLists;
-
-  function accountPath(form: AccountForm, account: string, query: TxKeyQuery, count: number): string {
-    return form === 'address'
-      ? fillPath(paths.txsByKey) + keyPageQuery(query, count, account)
-      : fillPath(paths.txsByKeyAccount, { account }) + keyPageQuery(query, count);
-  }
-
-  async function askAccount(
-    account: string,
-    query: TxKeyQuery,
-    count: number,
-    call: CallOptions | undefined,
-  ): Promise<TxKeyAnswer> {
-    const first = accountForm ?? 'address';
-    const forms: AccountForm[] =
-      options.accountLists === 'auto' ? [first, first === 'address' ? 'path' : 'address'] : [first];
-    let firstNotFound: unknown;
-    for (const form of forms) {
-      try {
-        const answer = await gets.getPage(
-          'txsByKey',
-          accountPath(form, account, query, count),
-          parseTxKeyPage,
-          call,
-        );
-        if (accountForm !== form) {
-          if (form !== 'address') {
-            logger.info(
-              { form },
-              'the service answers key-paging account lists at /txs/{account}; using it from now on',
-            );
-          }
-          accountForm = form;
-        }
-        return answer;
-      } catch (error) {
-        if (!isNotFound(error)) throw error;
-        firstNotFound ??= error;
-      }
-    }
-    throw firstNotFound;
-  }
+  const accounts = createAccountLists(options);
 
   async function ask(query: TxKeyQuery, count: number, call: CallOptions | undefined): Promise<TxKeyAnswer> {
     if (query.account === undefined) {
@@ -96,7 +49,7 @@ export function createKeyLister(options: KeyListerOptions): KeyLister {
         call,
       );
     }
-    return askAccount(query.account, query, count, call);
+    return accounts.ask(query.account, query, count, call);
   }
 
   function accept(asked: number, accepted: number): void {

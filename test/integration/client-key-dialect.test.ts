@@ -248,6 +248,58 @@ describe('account lists by key', () => {
     assert.equal(client.stats().keyRequests, 3);
   });
 
+  it("reads /txs/{account} when address= answers with other accounts' records (a service that ignores it)", async () => {
+    // The global list for any address=; the account's own list at /txs/{account}.
+    const server = await serve((request) => {
+      if (request.rawPath === '/txs') return { body: keyAnswer(request.query, 5) };
+      if (request.rawPath === '/txs/eid-9') {
+        const answer = keyAnswer(request.query, 3);
+        return { body: { ...answer, txs: answer.txs.map((tx) => ({ ...tx, to: 'EID-9' })) } };
+      }
+      return notFound;
+    });
+    const client = connect({ baseUrl: server.baseUrl });
+    const page = await client.txsByKey({ order: 'asc', account: 'eid-9' });
+    assert.deepEqual(
+      page.txs.map((tx) => [tx.rawId, tx.to]),
+      [
+        [1, 'EID-9'],
+        [2, 'EID-9'],
+        [3, 'EID-9'],
+      ],
+    );
+    await client.txsByKey({ order: 'asc', account: 'eid-9', cursor: 3 });
+    assert.deepEqual(
+      server.requests.map((r) => r.url),
+      [
+        '/txs?order=asc&count=100&address=eid-9',
+        '/txs/eid-9?order=asc&count=100',
+        '/txs/eid-9?cursor=3&order=asc&count=100',
+      ],
+    );
+  });
+
+  it('keeps address= when it lists other accounts and /txs/{account} is not found', async () => {
+    const server = await serve((request) =>
+      request.rawPath === '/txs' ? { body: keyAnswer(request.query, 2) } : notFound,
+    );
+    const client = connect({ baseUrl: server.baseUrl });
+    const page = await client.txsByKey({ order: 'asc', account: 'eid-9' });
+    assert.deepEqual(
+      page.txs.map((tx) => tx.rawId),
+      [1, 2],
+    );
+    await client.txsByKey({ order: 'asc', account: 'eid-9', cursor: 2 });
+    assert.deepEqual(
+      server.requests.map((r) => r.url),
+      [
+        '/txs?order=asc&count=100&address=eid-9',
+        '/txs/eid-9?order=asc&count=100',
+        '/txs?cursor=2&order=asc&count=100&address=eid-9',
+      ],
+    );
+  });
+
   it('asks only the configured form when one is set', async () => {
     const server = await serve(() => notFound);
     const client = connect({ baseUrl: server.baseUrl, accountLists: 'path' });

@@ -231,6 +231,49 @@ describe('sync by key, the deployed dialect', () => {
     }
   });
 
+  it('mirrors an account from a server that ignores address=, through /txs/{account}', async () => {
+    const { url, database } = await setup({ records: 600, seed: 49, paging: 'key', arrivalsPerSecond: 0 });
+    const records = (await (await fetch(`${url}/_sim/records`)).text())
+      .split('\n')
+      .filter((line) => line !== '')
+      .map((line) => JSON.parse(line) as { rawId: number; from: string; to: string });
+    const counts = new Map<string, number>();
+    for (const r of records) counts.set(r.from, (counts.get(r.from) ?? 0) + 1);
+    const account = [...counts].sort((a, b) => b[1] - a[1])[0]![0];
+    const own = records.filter((r) => r.from === account || r.to === account).map((r) => r.rawId);
+    // The global list whatever address= asks; the account's own list at /txs/{account}.
+    const asked: string[] = [];
+    const server = createServer((req, res) => {
+      const target = new URL(req.url ?? '/', url);
+      asked.push(target.pathname + target.search);
+      target.searchParams.delete('address');
+      void fetch(target).then(async (answer) => {
+        res.writeHead(answer.status, { 'content-type': 'application/json' });
+        res.end(await answer.text());
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+      await sync(database, { LEDGER_BASE_URL: base }, { accounts: [account] });
+      const stored = await queryRows<{ raw_id: number }>(
+        database.db,
+        sql`SELECT raw_id::int FROM ledger_transactions ORDER BY raw_id`,
+      );
+      assert.ok(own.length > 0 && own.length < records.length / 2, `${own.length} of ${records.length}`);
+      assert.deepEqual(
+        stored.map((r) => r.raw_id),
+        own.sort((a, b) => a - b),
+      );
+      assert.ok(
+        asked.some((path) => path.startsWith(`/txs/${encodeURIComponent(account)}`)),
+        'the account path asked',
+      );
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+
   it('reads the lists from a second host, and /info from the service', async () => {
     const { sim, url, database } = await setup({ records: 400, seed: 48, paging: 'key' });
     // The main host answers /info and refuses lists, as a host whose lists moved away would.
