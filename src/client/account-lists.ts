@@ -29,6 +29,7 @@ export function createAccountLists(options: {
   logger: Logger;
 }): AccountLists {
   const { gets, paths, logger } = options;
+  const auto = options.accountLists === 'auto';
   // The account-list form that answered last (auto), or the configured one.
   let accountForm: AccountForm | undefined =
     options.accountLists === 'auto' ? undefined : options.accountLists;
@@ -48,8 +49,7 @@ export function createAccountLists(options: {
     call: CallOptions | undefined,
   ): Promise<TxKeyAnswer> {
     const first = accountForm ?? 'address';
-    const forms: AccountForm[] =
-      options.accountLists === 'auto' ? [first, first === 'address' ? 'path' : 'address'] : [first];
+    const forms: AccountForm[] = auto ? [first, first === 'address' ? 'path' : 'address'] : [first];
     let firstNotFound: unknown;
     for (const form of forms) {
       try {
@@ -59,7 +59,7 @@ export function createAccountLists(options: {
           parseTxKeyPage,
           call,
         );
-        if (form === 'address' && forms.length > 1 && !pathTried && !listsAccount(answer, account)) {
+        if (form === 'address' && auto && !pathTried && !listsAccount(answer, account)) {
           pathTried = true;
           return await unfilteredAddress(answer, account, query, count, call);
         }

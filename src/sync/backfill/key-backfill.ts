@@ -182,8 +182,7 @@ export async function fetchKeyRange(input: FetchKeyRangeInput): Promise<RangeRes
       );
       if (input.store.copyAhead) input.store.copyAhead(records, served.text);
       else input.store.encodeAhead?.(records);
-      const fresh = new Set(withoutRepeatedKeyless(served, trailing));
-      const rejected = rejectedUpTo(served, task.upTo).filter((r) => fresh.has(r));
+      const rejected = withoutRepeatedKeyless(served, trailing, rejectedUpTo(served, task.upTo));
       trailing = trailingKeyless(served);
       const openGap = gapOf(input, marks, below, readAt, top);
       result.pages++;
@@ -223,6 +222,7 @@ export async function fetchKeyRange(input: FetchKeyRangeInput): Promise<RangeRes
  * beginning with them), so a record is set aside by one range only.
  */
 function rejectedUpTo(served: TxKeyPage, upTo: number): RejectedRecord[] {
+  if (served.rejected.length === 0) return [];
   const keyed = keyedPlaces(served);
   const above = keyed.find((k) => k.rawId > upTo);
   const last = keyed.at(-1);

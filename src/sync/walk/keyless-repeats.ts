@@ -24,34 +24,34 @@ export function keyedPlaces(
   return places.sort((x, y) => x.position - y.position);
 }
 
-function keyedPositions(answer: Pick<TxKeyPage, 'txs' | 'rejected'>): number[] {
-  return keyedPlaces(answer).map((k) => k.position);
-}
-
 /** The raw texts of the keyless records the answer lists after its last record with a rawId. */
 export function trailingKeyless(answer: Pick<TxKeyPage, 'txs' | 'rejected'>): ReadonlySet<string> {
-  const positions = keyedPositions(answer);
-  if (positions.length === 0) return new Set();
-  const last = Math.max(...positions);
+  // Most answers set nothing aside: nothing to place.
+  if (!answer.rejected.some((r) => r.rawId === undefined)) return NONE;
+  const last = keyedPlaces(answer).at(-1);
+  if (last === undefined) return NONE;
   return new Set(
     answer.rejected
-      .filter((r) => r.rawId === undefined && r.index !== undefined && r.index > last)
+      .filter((r) => r.rawId === undefined && r.index !== undefined && r.index > last.position)
       .map((r) => r.raw),
   );
 }
 
 /**
- * The answer's set-aside records, without the keyless ones it lists before its first record with
- * a rawId that the previous answer listed after its last (`before`, from {@link trailingKeyless}).
+ * `rejected` (the answer's set-aside records, or some of them), without the keyless ones the
+ * answer lists before its first record with a rawId that the previous answer listed after its
+ * last (`before`, from {@link trailingKeyless}).
  */
 export function withoutRepeatedKeyless(
   answer: Pick<TxKeyPage, 'txs' | 'rejected'>,
   before: ReadonlySet<string>,
+  rejected: readonly RejectedRecord[] = answer.rejected,
 ): RejectedRecord[] {
-  if (before.size === 0) return answer.rejected;
-  const positions = keyedPositions(answer);
-  const first = positions.length === 0 ? Number.POSITIVE_INFINITY : Math.min(...positions);
-  return answer.rejected.filter(
+  if (before.size === 0 || rejected.length === 0) return [...rejected];
+  const first = keyedPlaces(answer)[0]?.position ?? Number.POSITIVE_INFINITY;
+  return rejected.filter(
     (r) => !(r.rawId === undefined && r.index !== undefined && r.index < first && before.has(r.raw)),
   );
 }
+
+const NONE: ReadonlySet<string> = new Set();
