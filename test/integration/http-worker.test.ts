@@ -122,6 +122,19 @@ describe('worker --http-port', () => {
     current.sim.setFaults({});
     const listPages = () =>
       Object.values(current.sim.stats()['GET /txs'] ?? {}).reduce((sum, n) => sum + n, 0);
+    // The rate-limited job above may still be reading its pages: only the probes may count.
+    await waitFor(
+      'the jobs before to finish',
+      async () => {
+        const counts = await Promise.all(
+          [current.queues.sync, current.queues.backfill].map((q) =>
+            q.getJobCounts('waiting', 'prioritized', 'delayed', 'active'),
+          ),
+        );
+        return counts.every((c) => Object.values(c).every((n) => n === 0));
+      },
+      { timeoutMs: 30_000, everyMs: 200 },
+    );
     const headReads = (s: Sample[]) =>
       sampleSum(s, 'ledger_indexer_service_requests_total', { endpoint: 'txs' }) ?? 0;
     const before = { pages: listPages(), counted: headReads(await scrape(base)) };
