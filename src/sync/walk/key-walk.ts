@@ -92,7 +92,9 @@ export async function walkByKey(input: KeyWalkInput): Promise<WalkResult> {
   const run: KeyRun = {
     lease: acquired.lease,
     leaseTakenAt: now(),
-    committedCursor: stored?.cursor ?? null,
+    // What the stored checkpoint holds, even when this walk does not continue it (`full`): the
+    // first commit follows on from it.
+    committedCursor: acquired.state.walk?.cursor ?? null,
     highest: watermark ?? -1,
     headAt: undefined,
     result: {

@@ -56,6 +56,11 @@ export function createWalkCommits(input: {
   writers?: number | undefined;
   /** The stream's settling state once the walk ends with a watermark, written by its last commit. */
   settle?: ((watermark: number | null) => SettleState) | undefined;
+  /**
+   * The page the stored checkpoint leads to when this walk does not continue it (`full` starts
+   * again from page 1): the first commit follows on from it, not from its own first page.
+   */
+  replacesFromPage?: number | undefined;
   now: () => number;
 }): WalkCommits {
   const { store, result, now } = input;
@@ -65,6 +70,7 @@ export function createWalkCommits(input: {
   // Tags this run's lane checkpoints: batches of another run of the walk (a retry, a duplicate
   // delivery) were fetched at other times and never continue this run's.
   const attempt = Math.random().toString(36).slice(2, 12);
+  let replacesFromPage = input.replacesFromPage;
   let consolidatedAt = now();
   let consolidating = false;
   const consolidate = async (): Promise<void> => {
@@ -92,7 +98,7 @@ export function createWalkCommits(input: {
     const counts = await store.commitPage({
       lease,
       page: last.page,
-      fromPage: pages[0]!.page,
+      fromPage: replacesFromPage ?? pages[0]!.page,
       // The last commit waits for the disk, and with it every commit before it: what the run
       // reports as stored, a crash cannot take back.
       durable: last.finished,
@@ -104,6 +110,7 @@ export function createWalkCommits(input: {
       settle: last.finished ? input.settle?.(watermark) : undefined,
       ...(laned ? { lane: { fromPage: pages[0]!.page } } : {}),
     });
+    replacesFromPage = undefined;
     result.watermark = watermark;
     result.pages += pages.length;
     result.records += records;

@@ -1,0 +1,84 @@
+/**
+ * `sync --full` killed midway, then `sync --full` again, in both dialects: the second run walks
+ * the whole list from its start and ends equal to the service. Its first commit follows on from
+ * the checkpoint the killed run left, which it does not continue (it was refused as a commit lost
+ * by the database, and every later `--full` run with it).
+ */
+import assert from 'node:assert/strict';
+import { after, describe, it } from 'node:test';
+import { sql } from 'drizzle-orm';
+import type { Database } from '../../src/db/connect.js';
+import { queryRows } from '../../src/db/rows.js';
+import { createSimulator, type Simulator } from '../../src/simulator/index.js';
+import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
+import { waitFor } from '../helpers/wait-for.js';
+import { runCli } from './sync-cli-run.js';
+import { assertMirrorsTruth } from './sync-truth.js';
+
+const simulators: Simulator[] = [];
+const databases: TestDatabase[] = [];
+after(async () => {
+  for (const sim of simulators) await sim.close();
+  for (const db of databases) await db.drop();
+});
+
+/** The global list's walk in progress: its next page and its cursor, `null` when none. */
+async function storedWalk(database: Database): Promise<{ nextPage: number; cursor: number | null } | null> {
+  const [row] = await queryRows<{ next_page: string | null; cursor: string | null }>(
+    database.db,
+    sql`SELECT walk->>'nextPage' AS next_page, walk->>'cursor' AS cursor FROM sync_streams WHERE key = 'txs'`,
+  );
+  if (row === undefined || (row.next_page === null && row.cursor === null)) return null;
+  return { nextPage: Number(row.next_page ?? 1), cursor: row.cursor === null ? null : Number(row.cursor) };
+}
+
+for (const paging of ['key', 'page'] as const) {
+  describe(`sync --full by ${paging} after a killed sync --full`, () => {
+    it('walks the whole list again from its start and ends equal to the service', async () => {
+      const sim = createSimulator({ records: 3000, seed: 57, paging, faults: { latencyMs: 5 } });
+      simulators.push(sim);
+      const { url } = await sim.listen();
+      const testDb = await createTestDatabase();
+      databases.push(testDb);
+      const env = {
+        LEDGER_BASE_URL: url,
+        DATABASE_URL: testDb.url,
+        LEDGER_REQUESTS_PER_SECOND: '0',
+        LEDGER_PAGING: paging,
+        // Twenty records an answer by key: 150 answers, like the 300 pages by number.
+        LEDGER_PAGE_COUNT: '20',
+        LOG_LEVEL: 'warn',
+      };
+      const first = await runCli(['sync'], env).done;
+      assert.equal(first.code, 0, first.stderr.slice(-1000));
+
+      const killed = runCli(['sync', '--full'], env);
+      const walked = await waitFor(
+        'the full walk to store a checkpoint past its start',
+        async () => {
+          const walk = await storedWalk(testDb.database);
+          return walk !== null && (paging === 'key' ? walk.cursor !== null : walk.nextPage >= 5)
+            ? walk
+            : undefined;
+        },
+        { timeoutMs: 60_000, everyMs: 5 },
+      );
+      killed.child.kill('SIGKILL');
+      assert.equal((await killed.done).signal, 'SIGKILL', 'killed midway');
+      const left = await storedWalk(testDb.database);
+      assert.ok(left !== null, `the killed walk left its checkpoint (${JSON.stringify(walked)})`);
+
+      sim.addRecords(40);
+      sim.settleAll();
+      const before = paging === 'key' ? sim.listRequests().keyRequests : sim.listRequests().pageRequests;
+      const again = await runCli(['sync', '--full'], env).done;
+      assert.equal(again.code, 0, again.stderr.slice(-1000));
+      const requests =
+        (paging === 'key' ? sim.listRequests().keyRequests : sim.listRequests().pageRequests) - before;
+      const whole = Math.ceil(sim.count() / (paging === 'key' ? 20 : 10));
+      assert.ok(requests >= whole, `${requests} list requests: the whole list of ${whole} again`);
+      assert.equal(await storedWalk(testDb.database), null, 'the walk ended');
+      await assertMirrorsTruth(testDb.database.db, sim);
+    });
+  });
+}
