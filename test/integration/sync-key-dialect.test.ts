@@ -112,6 +112,38 @@ describe('sync by key, the deployed dialect', () => {
     assert.ok(total <= 66, `${total} key requests for 6000 records (${before} in the stopped run)`);
   });
 
+  it('ends a first backfill in lanes a stopped run left when the next run is --full: its run done, its indexes built', async () => {
+    const { sim, url, database } = await setup({ records: 6000, seed: 55, paging: 'key', holeRate: 0 });
+    const env = { LEDGER_BASE_URL: url, LEDGER_WRITERS: '3' };
+    const stop = new AbortController();
+    let answers = 0;
+    const first = await sync(database, env, {
+      signal: stop.signal,
+      onPage: (event) => {
+        answers += event.pages;
+        if (answers >= 12) stop.abort(new Error('test stop'));
+      },
+    });
+    assert.equal(first.result.stopped, true);
+    const deferred = async () =>
+      (await queryRows<{ n: number }>(database.db, sql`SELECT count(*)::int AS n FROM deferred_indexes`))[0]?.n;
+    assert.ok(((await deferred()) ?? 0) > 0, 'the stopped backfill left its indexes deferred');
+    const before = sim.listRequests().keyRequests;
+    const second = await sync(database, env, { full: true });
+    assert.equal(second.result.streams[0]?.finished, true);
+    await assertMirrorsTruth(database.db, sim);
+    const runs = await queryRows<{ status: string }>(database.db, sql`SELECT status FROM backfill_runs`);
+    assert.deepEqual(
+      runs.map((r) => r.status),
+      ['done'],
+      'the run the stopped sync left is done, never left running',
+    );
+    assert.equal(await deferred(), 0, 'the read-side indexes are built');
+    // The lanes took over from the stopped run's proofs, and no walk read them all again.
+    const requests = sim.listRequests().keyRequests - before;
+    assert.ok(requests <= 60, `${requests} key requests for the 6000 records left by ${before}`);
+  });
+
   it('reads a page-only server by page number, and a server of both by key', async () => {
     const pageOnly = await setup({ records: 300, seed: 42, paging: 'page' });
     const onPages = await sync(pageOnly.database, { LEDGER_BASE_URL: pageOnly.url });

@@ -2,7 +2,7 @@
  * A stream synced by key in one process: a first backfill of a long list walks its rawId ranges
  * in several lanes at once (`key-backfill.ts`), each lane reading and committing on its own,
  * then the walk by key (`key-walk.ts`) reads what arrived meanwhile and keeps the stream current.
- * A short list, a stream synced before, or a full re-walk is the walk alone. A run killed in the
+ * A short list or a stream synced before is the walk alone (`--full` included). A run killed in the
  * middle leaves its proofs: the next one walks only the stretches they do not cover.
  */
 import { randomUUID } from 'node:crypto';
@@ -51,7 +51,8 @@ export async function syncByKey(input: KeySyncInput): Promise<WalkResult> {
   if (lanes !== null && !lanes.finished) return lanes;
   // Right after the lanes, within their settling window: the tail reads what arrived since their
   // head, and the next run reads their unsettled span again.
-  const walked = await walkByKey({ ...input, fromWatermark: lanes !== null });
+  // After the lanes, a full walk would read again what they have just proven.
+  const walked = await walkByKey({ ...input, full: lanes === null && input.full, fromWatermark: lanes !== null });
   if (lanes === null) return walked;
   const counts = zeroCounts();
   addCounts(counts, lanes.counts);
@@ -72,7 +73,9 @@ export async function syncByKey(input: KeySyncInput): Promise<WalkResult> {
  */
 async function backfillInLanes(input: KeySyncInput): Promise<WalkResult | null> {
   const { backfills, fetchKeyHead, spec, owner } = input;
-  if (!backfills || !fetchKeyHead || input.full || (input.lanes ?? 2) < 2) return null;
+  // `full` too: a stream never backfilled has nothing to walk again, and a first backfill a
+  // killed run left must end (its run closed, the deferred indexes built), not be walked around.
+  if (!backfills || !fetchKeyHead || (input.lanes ?? 2) < 2) return null;
   const key = streamKey(spec);
   const leaseMs = input.leaseMs ?? LEASE_MS.walk;
   const logger = input.logger ?? quietLogger;
