@@ -126,7 +126,8 @@ describe('sync by key, the deployed dialect', () => {
     });
     assert.equal(first.result.stopped, true);
     const deferred = async () =>
-      (await queryRows<{ n: number }>(database.db, sql`SELECT count(*)::int AS n FROM deferred_indexes`))[0]?.n;
+      (await queryRows<{ n: number }>(database.db, sql`SELECT count(*)::int AS n FROM deferred_indexes`))[0]
+        ?.n;
     assert.ok(((await deferred()) ?? 0) > 0, 'the stopped backfill left its indexes deferred');
     const before = sim.listRequests().keyRequests;
     const second = await sync(database, env, { full: true });

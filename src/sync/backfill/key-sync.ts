@@ -50,9 +50,13 @@ export async function syncByKey(input: KeySyncInput): Promise<WalkResult> {
   const lanes = await backfillInLanes(input);
   if (lanes !== null && !lanes.finished) return lanes;
   // Right after the lanes, within their settling window: the tail reads what arrived since their
-  // head, and the next run reads their unsettled span again.
-  // After the lanes, a full walk would read again what they have just proven.
-  const walked = await walkByKey({ ...input, full: lanes === null && input.full, fromWatermark: lanes !== null });
+  // head, and the next run reads their unsettled span again; not a full walk, which would read
+  // again what they have just proven.
+  const walked = await walkByKey({
+    ...input,
+    full: lanes === null && input.full,
+    fromWatermark: lanes !== null,
+  });
   if (lanes === null) return walked;
   const counts = zeroCounts();
   addCounts(counts, lanes.counts);
