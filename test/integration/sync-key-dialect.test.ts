@@ -145,6 +145,38 @@ describe('sync by key, the deployed dialect', () => {
     assert.ok(requests <= 60, `${requests} key requests for the 6000 records left by ${before}`);
   });
 
+  it('ends a first backfill in lanes a stopped run left when the next run reads the stream by page number', async () => {
+    const { sim, url, database } = await setup({ records: 6000, seed: 56, paging: 'both', holeRate: 0 });
+    const stop = new AbortController();
+    let answers = 0;
+    const first = await sync(
+      database,
+      { LEDGER_BASE_URL: url, LEDGER_WRITERS: '3', LEDGER_PAGING: 'key' },
+      {
+        signal: stop.signal,
+        onPage: (event) => {
+          answers += event.pages;
+          if (answers >= 12) stop.abort(new Error('test stop'));
+        },
+      },
+    );
+    assert.equal(first.result.stopped, true);
+    const second = await sync(database, { LEDGER_BASE_URL: url, LEDGER_PAGING: 'page' });
+    assert.equal(second.result.streams[0]?.dialect, 'page');
+    assert.equal(second.result.streams[0]?.finished, true);
+    await assertMirrorsTruth(database.db, sim);
+    const runs = await queryRows<{ status: string; finished: boolean }>(
+      database.db,
+      sql`SELECT status, finished_at IS NOT NULL AS finished FROM backfill_runs`,
+    );
+    assert.deepEqual(runs, [{ status: 'done', finished: true }], 'the run left open is done with the walk');
+    const [deferred] = await queryRows<{ n: number }>(
+      database.db,
+      sql`SELECT count(*)::int AS n FROM deferred_indexes`,
+    );
+    assert.equal(deferred?.n, 0, 'the read-side indexes are built');
+  });
+
   it('reads a page-only server by page number, and a server of both by key', async () => {
     const pageOnly = await setup({ records: 300, seed: 42, paging: 'page' });
     const onPages = await sync(pageOnly.database, { LEDGER_BASE_URL: pageOnly.url });

@@ -146,5 +146,21 @@ function pageCtes(page: PageWrite, records: number, now: string): SQL {
       WHERE stream_key = ${page.streamKey} AND fence = ${page.fence}::bigint AND EXISTS (SELECT 1 FROM fenced)`;
   return sql`,
     rejected_written AS (${upsertRejectedSql({ source, streamKey: page.streamKey, page: page.page, now })}),
-    run AS (${credit})`;
+    run AS (${credit})${endedBackfillCte(page, now)}`;
+}
+
+/**
+ * When a walk ends with a watermark, the parallel backfill a killed run left open below it is
+ * done: every record up to the watermark is stored. A walk of the other dialect, or a `--full`
+ * one, may have read the stream around it; left running, it would hold `/ready` and the deferred
+ * indexes back for good. A live backfill holds the stream's lease, so no walk ends beside it.
+ */
+function endedBackfillCte(page: PageWrite, now: string): SQL {
+  if (page.lane || page.walk !== null || page.watermark === null) return sql``;
+  return sql`,
+    ended_backfill AS (
+      UPDATE backfill_runs SET status = 'done', finished_at = ${now}::timestamptz
+      WHERE stream_key = ${page.streamKey} AND status = 'running'
+        AND head_raw_id <= ${page.watermark}::bigint AND EXISTS (SELECT 1 FROM fenced)
+    )`;
 }
