@@ -31,18 +31,8 @@ export interface WalkCommits {
 /** How often a walk with several writers moves its stream's checkpoint over the commits made. */
 export const CONSOLIDATE_EVERY_MS = 1000;
 
-/**
- * Creates the commits of one walk. Each commit stores its pages' records (one per rawId), the
- * last page's rejected records and the checkpoint after it; it then adds to `result` (the
- * watermark included) and reports the commit to `onPage`.
- *
- * With several `writers`, that many batches are written at once over as many connections. Their
- * checkpoints are kept beside the stream's and count once every batch before them is in: the
- * stream's checkpoint moves over them (`consolidateWalk`) about every second, before the walk's
- * last batch (which runs alone), and when the lease is taken again. A walk killed meanwhile
- * resumes after the last batch of the unbroken run from its start, so nothing is skipped.
- */
-export function createWalkCommits(input: {
+/** What {@link createWalkCommits} takes. */
+export interface WalkCommitsInput {
   store: SyncStore;
   spec: StreamSpec;
   owner: string;
@@ -62,7 +52,20 @@ export function createWalkCommits(input: {
    */
   replacesFromPage?: number | undefined;
   now: () => number;
-}): WalkCommits {
+}
+
+/**
+ * Creates the commits of one walk. Each commit stores its pages' records (one per rawId), the
+ * last page's rejected records and the checkpoint after it; it then adds to `result` (the
+ * watermark included) and reports the commit to `onPage`.
+ *
+ * With several `writers`, that many batches are written at once over as many connections. Their
+ * checkpoints are kept beside the stream's and count once every batch before them is in: the
+ * stream's checkpoint moves over them (`consolidateWalk`) about every second, before the walk's
+ * last batch (which runs alone), and when the lease is taken again. A walk killed meanwhile
+ * resumes after the last batch of the unbroken run from its start, so nothing is skipped.
+ */
+export function createWalkCommits(input: WalkCommitsInput): WalkCommits {
   const { store, result, now } = input;
   const writers = Math.max(1, input.writers ?? 1);
   let lease = input.lease;
