@@ -55,6 +55,21 @@ async function sync(
   }
 }
 
+/** A first sync stopped (by its signal) after twelve answers: a backfill in lanes left midway. */
+async function stoppedSync(database: Database, env: Record<string, string>) {
+  const stop = new AbortController();
+  let answers = 0;
+  const first = await sync(database, env, {
+    signal: stop.signal,
+    onPage: (event) => {
+      answers += event.pages;
+      if (answers >= 12) stop.abort(new Error('test stop'));
+    },
+  });
+  assert.equal(first.result.stopped, true);
+  return first;
+}
+
 describe('sync by key, the deployed dialect', () => {
   it('mirrors a key-only server a hundred records a request, picked by auto in one request', async () => {
     const { sim, url, database } = await setup({ records: 2000, seed: 41, paging: 'key' });
@@ -72,20 +87,7 @@ describe('sync by key, the deployed dialect', () => {
 
   it('backfills a long list in lanes of rawId ranges; a run stopped midway is completed from its proofs', async () => {
     const { sim, url, database } = await setup({ records: 6000, seed: 54, paging: 'key', holeRate: 0 });
-    const stop = new AbortController();
-    let answers = 0;
-    const first = await sync(
-      database,
-      { LEDGER_BASE_URL: url, LEDGER_WRITERS: '3' },
-      {
-        signal: stop.signal,
-        onPage: (event) => {
-          answers += event.pages;
-          if (answers >= 12) stop.abort(new Error('test stop'));
-        },
-      },
-    );
-    assert.equal(first.result.stopped, true);
+    await stoppedSync(database, { LEDGER_BASE_URL: url, LEDGER_WRITERS: '3' });
     const [run] = await queryRows<{ status: string; head: string }>(
       database.db,
       sql`SELECT status, head_raw_id::text AS head FROM backfill_runs`,
@@ -115,16 +117,7 @@ describe('sync by key, the deployed dialect', () => {
   it('ends a first backfill in lanes a stopped run left when the next run is --full: its run done, its indexes built', async () => {
     const { sim, url, database } = await setup({ records: 6000, seed: 55, paging: 'key', holeRate: 0 });
     const env = { LEDGER_BASE_URL: url, LEDGER_WRITERS: '3' };
-    const stop = new AbortController();
-    let answers = 0;
-    const first = await sync(database, env, {
-      signal: stop.signal,
-      onPage: (event) => {
-        answers += event.pages;
-        if (answers >= 12) stop.abort(new Error('test stop'));
-      },
-    });
-    assert.equal(first.result.stopped, true);
+    await stoppedSync(database, env);
     const deferred = async () =>
       (await queryRows<{ n: number }>(database.db, sql`SELECT count(*)::int AS n FROM deferred_indexes`))[0]
         ?.n;
@@ -147,20 +140,7 @@ describe('sync by key, the deployed dialect', () => {
 
   it('ends a first backfill in lanes a stopped run left when the next run reads the stream by page number', async () => {
     const { sim, url, database } = await setup({ records: 6000, seed: 56, paging: 'both', holeRate: 0 });
-    const stop = new AbortController();
-    let answers = 0;
-    const first = await sync(
-      database,
-      { LEDGER_BASE_URL: url, LEDGER_WRITERS: '3', LEDGER_PAGING: 'key' },
-      {
-        signal: stop.signal,
-        onPage: (event) => {
-          answers += event.pages;
-          if (answers >= 12) stop.abort(new Error('test stop'));
-        },
-      },
-    );
-    assert.equal(first.result.stopped, true);
+    await stoppedSync(database, { LEDGER_BASE_URL: url, LEDGER_WRITERS: '3', LEDGER_PAGING: 'key' });
     const second = await sync(database, { LEDGER_BASE_URL: url, LEDGER_PAGING: 'page' });
     assert.equal(second.result.streams[0]?.dialect, 'page');
     assert.equal(second.result.streams[0]?.finished, true);
