@@ -35,6 +35,26 @@ function byKey(list: LiveList, options: { cap?: number; fail?: (cursor: number) 
   return { fetchKeyPage, fetchKeyHead, requests, heads };
 }
 
+/** `syncByKey` over `store` in lanes of 1,000 rawIds, a hundred records an answer; `more` on top. */
+function syncInRanges(
+  store: MemoryStore,
+  key: Pick<ReturnType<typeof byKey>, 'fetchKeyPage' | 'fetchKeyHead'>,
+  more: Partial<Parameters<typeof syncByKey>[0]> = {},
+) {
+  return syncByKey({
+    store,
+    backfills: store,
+    fetchKeyPage: key.fetchKeyPage,
+    fetchKeyHead: key.fetchKeyHead,
+    spec,
+    owner,
+    count: 100,
+    lanes: 2,
+    rangeWidth: 1000,
+    ...more,
+  });
+}
+
 describe('the ranges of a backfill by key', () => {
   it('split on multiples of the width, the bottom one from the start of the list', () => {
     assert.deepEqual(splitKeyRanges({ lo: 0, hi: 25 }, 10), [
@@ -87,17 +107,7 @@ describe('a first sync by key in lanes', () => {
       }
       return page;
     };
-    const result = await syncByKey({
-      store,
-      backfills: store,
-      fetchKeyPage,
-      fetchKeyHead: key.fetchKeyHead,
-      spec,
-      owner,
-      count: 100,
-      lanes: 3,
-      rangeWidth: 1000,
-    });
+    const result = await syncInRanges(store, key, { fetchKeyPage, lanes: 3 });
     assert.equal(result.finished, true);
     assert.equal(result.watermark, 5150);
     assert.deepEqual(
@@ -119,18 +129,7 @@ describe('a first sync by key in lanes', () => {
     const store = new MemoryStore();
     let failing = true;
     const key = byKey(list, { fail: (cursor) => failing && cursor === 2600 });
-    const run = () =>
-      syncByKey({
-        store,
-        backfills: store,
-        fetchKeyPage: key.fetchKeyPage,
-        fetchKeyHead: key.fetchKeyHead,
-        spec,
-        owner,
-        count: 100,
-        lanes: 2,
-        rangeWidth: 1000,
-      });
+    const run = () => syncInRanges(store, key);
     await assert.rejects(run(), /connection reset after rawId 2600/);
     assert.equal(store.streams.get('txs')?.watermark ?? null, null, 'no watermark past unproven stretches');
     const proven = mergeRanges(await store.provenRanges('txs'));
@@ -200,17 +199,7 @@ describe('a first sync by key in lanes', () => {
         page.rejected.push({ reason: 'amount is not a decimal string', raw: '{"rawId":"x"}', index: at + 1 });
       return page;
     };
-    const result = await syncByKey({
-      store,
-      backfills: store,
-      fetchKeyPage,
-      fetchKeyHead: key.fetchKeyHead,
-      spec,
-      owner,
-      count: 100,
-      lanes: 2,
-      rangeWidth: 1000,
-    });
+    const result = await syncInRanges(store, key, { fetchKeyPage });
     assert.equal(result.counts.rejected, 1);
   });
 
@@ -241,16 +230,8 @@ describe('a first sync by key in lanes', () => {
       const list = new LiveList({ count });
       const key = byKey(list);
       const store = new MemoryStore();
-      const result = await syncByKey({
-        store,
-        backfills: store,
+      const result = await syncInRanges(store, key, {
         fetchKeyPage: withKeylessAfter(key.fetchKeyPage, after),
-        fetchKeyHead: key.fetchKeyHead,
-        spec,
-        owner,
-        count: 100,
-        lanes: 2,
-        rangeWidth: 1000,
       });
       assert.ok(key.requests.includes(after), 'an answer was asked from the rawId before the record');
       assert.equal(result.counts.rejected, 1);
@@ -266,16 +247,7 @@ describe('a first sync by key in lanes', () => {
     const list = new LiveList({ count: 300 });
     const key = byKey(list);
     const store = new MemoryStore();
-    const result = await syncByKey({
-      store,
-      backfills: store,
-      fetchKeyPage: key.fetchKeyPage,
-      fetchKeyHead: key.fetchKeyHead,
-      spec,
-      owner,
-      count: 100,
-      lanes: 2,
-    });
+    const result = await syncInRanges(store, key, { rangeWidth: undefined });
     assert.equal(result.finished, true);
     assert.equal(key.requests.length, 3);
     assert.equal(key.heads.length, 1);

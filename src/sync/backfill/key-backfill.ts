@@ -18,7 +18,7 @@ import type { BackfillRun, BackfillStore, RangePage } from '../ports/backfill-st
 import type { FetchKeyHead, FetchKeyPage } from '../ports/fetches.js';
 import { openGapLow, type SettleMark, settleMarks } from '../settle.js';
 import { delay, quietLogger, type SyncLogger } from '../sync-logger.js';
-import { keyedPlaces, trailingKeyless, withoutRepeatedKeyless } from '../walk/keyless-repeats.js';
+import { keyedPlaces, keylessOnce } from '../walk/keyless-repeats.js';
 import { addCounts, zeroCounts } from '../write-counts.js';
 import type { RangeResult } from './parallel-backfill.js';
 
@@ -165,8 +165,7 @@ export async function fetchKeyRange(input: FetchKeyRangeInput): Promise<RangeRes
   let cursor = task.after;
   // The highest record read so far: the lower neighbour of a gap before the next answer's first.
   let below: SettleMark | null = task.after === null ? null : { rawId: task.after, timestamp: 0 };
-  // The keyless records the last answer listed after its last rawId: the next answer lists them again.
-  let trailing: ReadonlySet<string> = new Set();
+  const setAside = keylessOnce();
   try {
     for (let index = 1; ; index++) {
       input.signal?.throwIfAborted();
@@ -182,8 +181,7 @@ export async function fetchKeyRange(input: FetchKeyRangeInput): Promise<RangeRes
       );
       if (input.store.copyAhead) input.store.copyAhead(records, served.text);
       else input.store.encodeAhead?.(records);
-      const rejected = withoutRepeatedKeyless(served, trailing, rejectedUpTo(served, task.upTo));
-      trailing = trailingKeyless(served);
+      const rejected = setAside(served, rejectedUpTo(served, task.upTo));
       const openGap = gapOf(input, marks, below, readAt, top);
       result.pages++;
       result.records += records.length;

@@ -17,7 +17,7 @@ import { gapFloor, openGapLow, type SettleMark, settleAfterWalk, settleMarks, ta
 import { delay, errorText, quietLogger, type SyncLogger } from '../sync-logger.js';
 import { addCounts, zeroCounts } from '../write-counts.js';
 import { readKeyHead } from './key-head.js';
-import { trailingKeyless, withoutRepeatedKeyless } from './keyless-repeats.js';
+import { keylessOnce } from './keyless-repeats.js';
 import type { PageEvent, WalkResult } from './walk-types.js';
 
 /** What {@link walkByKey} needs. */
@@ -318,8 +318,7 @@ function createKeyReader(input: {
   /** When the head answer was read; the ascending reads end once they reach its lowest rawId. */
   let headReadAt: number | undefined;
   let join: number | null = null;
-  // The keyless records the last answer listed after its last rawId: the next answer lists them again.
-  let trailing: ReadonlySet<string> = new Set();
+  const setAside = keylessOnce();
   const checkpoint = (): WalkCheckpoint => ({
     mode,
     nextPage: 1,
@@ -376,12 +375,10 @@ function createKeyReader(input: {
       below = marks.find((m) => m.rawId === last) ?? below;
       cursor = last;
       const ends = !served.hasNextPage || (join !== null && last >= join);
-      const rejected = withoutRepeatedKeyless(served, trailing);
-      trailing = trailingKeyless(served);
       return {
         index,
         records: served.txs,
-        rejected,
+        rejected: setAside(served),
         walk: ends ? null : checkpoint(),
         openGap,
       };

@@ -24,8 +24,25 @@ export function keyedPlaces(
   return places.sort((x, y) => x.position - y.position);
 }
 
+/**
+ * The set-aside records of a walk's answers, one after the other, each answer's without the
+ * keyless records the answer before it listed after its last rawId (`rejected`: the answer's
+ * set-aside records that count, all of them by default).
+ */
+export function keylessOnce(): (
+  answer: Pick<TxKeyPage, 'txs' | 'rejected'>,
+  rejected?: readonly RejectedRecord[],
+) => RejectedRecord[] {
+  let trailing: ReadonlySet<string> = NONE;
+  return (answer, rejected = answer.rejected) => {
+    const kept = withoutRepeatedKeyless(answer, trailing, rejected);
+    trailing = trailingKeyless(answer);
+    return kept;
+  };
+}
+
 /** The raw texts of the keyless records the answer lists after its last record with a rawId. */
-export function trailingKeyless(answer: Pick<TxKeyPage, 'txs' | 'rejected'>): ReadonlySet<string> {
+function trailingKeyless(answer: Pick<TxKeyPage, 'txs' | 'rejected'>): ReadonlySet<string> {
   // Most answers set nothing aside: nothing to place.
   if (!answer.rejected.some((r) => r.rawId === undefined)) return NONE;
   const last = keyedPlaces(answer).at(-1);
@@ -42,10 +59,10 @@ export function trailingKeyless(answer: Pick<TxKeyPage, 'txs' | 'rejected'>): Re
  * answer lists before its first record with a rawId that the previous answer listed after its
  * last (`before`, from {@link trailingKeyless}).
  */
-export function withoutRepeatedKeyless(
+function withoutRepeatedKeyless(
   answer: Pick<TxKeyPage, 'txs' | 'rejected'>,
   before: ReadonlySet<string>,
-  rejected: readonly RejectedRecord[] = answer.rejected,
+  rejected: readonly RejectedRecord[],
 ): RejectedRecord[] {
   if (before.size === 0 || rejected.length === 0) return [...rejected];
   const first = keyedPlaces(answer)[0]?.position ?? Number.POSITIVE_INFINITY;

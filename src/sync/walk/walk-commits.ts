@@ -47,10 +47,10 @@ export interface WalkCommitsInput {
   /** The stream's settling state once the walk ends with a watermark, written by its last commit. */
   settle?: ((watermark: number | null) => SettleState) | undefined;
   /**
-   * The page the stored checkpoint leads to when this walk does not continue it (`full` starts
-   * again from page 1): the first commit follows on from it, not from its own first page.
+   * The page the stored checkpoint leads to: the first commit follows on from it, whether the
+   * walk continues it or starts again from page 1 (`full`, a walk by key left behind).
    */
-  replacesFromPage?: number | undefined;
+  storedNextPage?: number | undefined;
   now: () => number;
 }
 
@@ -73,7 +73,7 @@ export function createWalkCommits(input: WalkCommitsInput): WalkCommits {
   // Tags this run's lane checkpoints: batches of another run of the walk (a retry, a duplicate
   // delivery) were fetched at other times and never continue this run's.
   const attempt = Math.random().toString(36).slice(2, 12);
-  let replacesFromPage = input.replacesFromPage;
+  let storedNextPage = input.storedNextPage;
   let consolidatedAt = now();
   let consolidating = false;
   const consolidate = async (): Promise<void> => {
@@ -101,7 +101,7 @@ export function createWalkCommits(input: WalkCommitsInput): WalkCommits {
     const counts = await store.commitPage({
       lease,
       page: last.page,
-      fromPage: replacesFromPage ?? pages[0]!.page,
+      fromPage: storedNextPage ?? pages[0]!.page,
       // The last commit waits for the disk, and with it every commit before it: what the run
       // reports as stored, a crash cannot take back.
       durable: last.finished,
@@ -113,7 +113,7 @@ export function createWalkCommits(input: WalkCommitsInput): WalkCommits {
       settle: last.finished ? input.settle?.(watermark) : undefined,
       ...(laned ? { lane: { fromPage: pages[0]!.page } } : {}),
     });
-    replacesFromPage = undefined;
+    storedNextPage = undefined;
     result.watermark = watermark;
     result.pages += pages.length;
     result.records += records;

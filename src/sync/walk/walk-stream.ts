@@ -127,7 +127,7 @@ async function walkOnce(input: WalkStreamInput): Promise<{ result: WalkResult; p
     lingerMs: input.commitLingerMs ?? DEFAULTS.commitLingerMs,
     writers: input.writers,
     settle: plan.settleAtEnd,
-    replacesFromPage: input.full ? acquired.state.walk?.nextPage : undefined,
+    storedNextPage: acquired.state.walk?.nextPage,
     now,
   });
   const window = createPageWindow({
