@@ -13,7 +13,12 @@ import type { LedgerTx } from './model.js';
 /** A raw surrogate: never present in a string V8 holds one byte a character, so this answers at once for those. */
 const RAW_SURROGATE = /[\uD800-\uDFFF]/;
 
-const screened = new WeakSet<LedgerTx>();
+/**
+ * The mark: an own property under a private symbol, neither enumerable nor writable, so a copy
+ * (`{...tx}`, a structured clone) is unmarked and checked in full. Not a `WeakSet`: adding every
+ * record read to one cost about a microsecond a record, and its entries more to collect.
+ */
+const SCREENED = Symbol('screened');
 
 /** Whether JSON text can decode (at any depth) to no NUL and no unpaired surrogate: it holds no `\u` and no raw surrogate. */
 export function screensClean(jsonText: string): boolean {
@@ -25,10 +30,10 @@ export function screensClean(jsonText: string): boolean {
  * are read; one that is would have to be read again to be marked.
  */
 export function markScreened(tx: LedgerTx): void {
-  screened.add(tx);
+  Object.defineProperty(tx, SCREENED, { value: true });
 }
 
 /** Whether the record came from an answer whose text can hold no NUL and no unpaired surrogate. */
 export function isScreened(tx: LedgerTx): boolean {
-  return screened.has(tx);
+  return (tx as { [SCREENED]?: true })[SCREENED] === true;
 }

@@ -432,6 +432,8 @@ describe('parsing and encoding against their reference versions', () => {
           assert.equal(screened, screensClean(body));
           if (screened) screenedRecords++;
           else unscreenedRecords++;
+          // A copy is not marked: whatever changed in it is checked in full.
+          assert.equal(isScreened({ ...tx }), false);
           // A screened record encodes as the same record unscreened (a copy) does.
           const outcome = rowOutcome(tx);
           assert.deepEqual(outcome, rowOutcome({ ...tx }));
