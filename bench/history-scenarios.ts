@@ -4,8 +4,6 @@
  */
 import { join } from 'node:path';
 import { runBaseline } from './baseline.js';
-import { runBatchBaseline } from './baseline-batch.js';
-import { runKeyBatchBaseline } from './baseline-batch-key.js';
 import { type BenchContext, freshDatabase, usingDatabase } from './context.js';
 import type { ScenarioDatabase } from './databases.js';
 import { runDbCeiling } from './db-ceiling.js';
@@ -19,6 +17,7 @@ import { runPipelineCeiling } from './pipeline-ceiling.js';
 import { startPrivateRedis } from './redis-server.js';
 import type { BackfillFigures, MemoryPoint, TailFigures } from './scenarios.js';
 import { attempt, stripStdout } from './scenarios.js';
+import { runScriptProcess } from './script-runner.js';
 import {
   listPagesServed,
   listRequestsBetween,
@@ -215,10 +214,14 @@ async function runRounds(
       async (dialect) =>
         usingDatabase(
           await freshDatabase(context, `backfill_script_${dialect}`, { migrate: true }),
-          (database) => {
-            const script = dialect === 'key' ? runKeyBatchBaseline : runBatchBaseline;
-            return script({ baseUrl: simulator.url, databaseUrl: database.url, expectedRows });
-          },
+          (database) =>
+            runScriptProcess(dialect, {
+              tmpDir: context.tmpDir,
+              cwd: context.setup.root,
+              baseUrl: simulator.url,
+              databaseUrl: database.url,
+              expectedRows,
+            }),
         ),
       (r) => r.script,
     );

@@ -86,6 +86,19 @@ describe('npm run bench --quick', () => {
     );
     assert.ok(backfill.indexerSync.pagesRequested >= Math.ceil(backfill.indexerSync.expectedRows / 10));
     assert.ok(backfill.indexerSync.peakRssBytes > 10_000_000, 'peak memory of the sync process is measured');
+    // The batch scripts run as programs of their own, timed from spawn to exit as sync is, their
+    // own clock (first request to last write) kept in the note.
+    for (const script of [backfill.batchBaseline, results.scenariosByKey.backfill.batchBaseline]) {
+      assert.ok(
+        script.peakRssBytes > 10_000_000 && script.cpuMs > 0,
+        `script measured as a process: ${JSON.stringify(script)}`,
+      );
+      const own = /its own clock, first request to last write: ([\d.]+) s/.exec(script.note ?? '');
+      assert.ok(
+        own !== null && Number(own[1]) * 1000 <= script.wallMs,
+        `the script's own clock is kept: ${script.note}`,
+      );
+    }
     assert.equal(backfill.indexerWorkers.peakRssPerProcessBytes.length, 2);
 
     const latency = results.scenarios.latency;
