@@ -215,6 +215,7 @@ export async function syncOnce(ctx: SyncContext, options: SyncOptions = {}): Pro
       concurrency: ctx.config.concurrency,
       maxRecords: options.maxRereads,
       dueBy: startedAt,
+      owner,
       signal: options.signal,
       logger: ctx.logger,
     });

@@ -2,6 +2,7 @@ import { hostname } from 'node:os';
 import type { Database } from '../db/connect.js';
 import { processEnds } from '../db/process-liveness.js';
 import { listStreams } from '../db/queries/stream-queries.js';
+import { releaseRereadClaims, rereadClaimOwners } from '../db/stores/reread-store.js';
 import { isRunnerGone } from '../db/stores/runner-lock.js';
 import { parseLeaseOwner } from '../domain/lease-owner.js';
 import type { Logger } from '../logger.js';
@@ -43,8 +44,9 @@ export function createOwnerGoneCheck(database: Database, graceMs = DEAD_OWNER_GR
 /**
  * Ends the leases still held by one-shot syncs that are gone (killed, power loss), so the next
  * run resumes at once instead of waiting for the lease to expire. Each lease is released with
- * its own fencing number; a lease taken over meanwhile is left alone. Call it before this run
- * takes a lease. Resolves to the number of leases released.
+ * its own fencing number; a lease taken over meanwhile is left alone. The re-read claims of such
+ * a sync end too: their records are due again at once. Call it before this run takes a lease.
+ * Resolves to the number of leases released.
  */
 export async function releaseDeadLeases(input: {
   database: Database;
@@ -52,6 +54,8 @@ export async function releaseDeadLeases(input: {
   logger: Logger;
   /** Default: {@link createOwnerGoneCheck} of the database. */
   isGone?: OwnerGoneCheck | undefined;
+  /** The time released re-read claims are due at (a due time already past stays). Default: now. */
+  now?: Date | undefined;
 }): Promise<number> {
   const isGone = input.isGone ?? createOwnerGoneCheck(input.database);
   const verdicts = new Map<string, Promise<boolean>>();
@@ -67,6 +71,13 @@ export async function releaseDeadLeases(input: {
     );
     input.logger.warn({ stream: stream.key, owner }, 'lease of an ended sync process released');
     released++;
+  }
+  // Its re-read claims too: their records would otherwise wait out the claim before a re-read.
+  for (const owner of await rereadClaimOwners(input.database)) {
+    if (!verdicts.has(owner)) verdicts.set(owner, isGone(owner));
+    if (!(await verdicts.get(owner))) continue;
+    const records = await releaseRereadClaims(input.database, owner, input.now ?? new Date());
+    input.logger.warn({ owner, records }, 're-read claims of an ended sync process released');
   }
   return released;
 }

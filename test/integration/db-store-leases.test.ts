@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { sql } from 'drizzle-orm';
+import pino from 'pino';
+import { releaseDeadLeases } from '../../src/cli/stale-leases.js';
 import { countNonFinal, listStreams, recentRuns } from '../../src/db/queries/stream-queries.js';
 import { queryOne } from '../../src/db/rows.js';
 import { createPgStore } from '../../src/db/stores/pg-sync-store.js';
@@ -125,6 +127,66 @@ describe('PostgreSQL store: leases, runs and re-reads', () => {
     await assert.rejects(f.store.advanceWatermark(l, 100), LeaseLostError);
     [stream] = await listStreams(f.t.database.db);
     assert.equal(stream?.watermark, 80);
+  });
+
+  it("frees the re-read claims of a sync found gone at the next run's start, and keeps a live one's", async () => {
+    const l = await f.lease();
+    const [one, two] = [1, 2].map((rawId) =>
+      makeLedgerTx({ rawId, status: 'confirmed', id: '', timestamp: 0 }),
+    );
+    await f.store.commitPage(f.page(l, [one!, two!]));
+    f.clock = new Date(f.clock.getTime() + 2_000);
+    const [gone, live] = ['sync:h:1:gone', 'sync:h:2:live'];
+    assert.deepEqual(
+      (await f.store.claimDue(1, f.clock, { owner: gone })).map((d) => d.rawId),
+      [1],
+    );
+    assert.deepEqual(
+      (await f.store.claimDue(1, f.clock, { owner: live })).map((d) => d.rawId),
+      [2],
+    );
+    const claims = () =>
+      f.q<{ raw_id: string; claimed_by: string | null }>(
+        sql`SELECT raw_id::text, claimed_by FROM ledger_tx_rechecks ORDER BY raw_id`,
+      );
+    assert.deepEqual(await claims(), [
+      { raw_id: '1', claimed_by: gone },
+      { raw_id: '2', claimed_by: live },
+    ]);
+    assert.deepEqual(await f.store.claimDue(10, f.clock), [], 'both are claimed');
+
+    const logs: Array<Record<string, unknown>> = [];
+    const logger = pino({ level: 'warn' }, { write: (line: string) => logs.push(JSON.parse(line)) });
+    const judged: string[] = [];
+    await releaseDeadLeases({
+      database: f.t.database,
+      store: f.store,
+      logger,
+      isGone: async (owner) => {
+        judged.push(owner);
+        return owner === gone;
+      },
+      now: f.clock,
+    });
+    assert.ok(judged.includes(gone) && judged.includes(live), judged.join());
+    assert.deepEqual(await claims(), [
+      { raw_id: '1', claimed_by: null },
+      { raw_id: '2', claimed_by: live },
+    ]);
+    assert.ok(
+      logs.some((l) => l['msg'] === 're-read claims of an ended sync process released' && l['records'] === 1),
+    );
+    // Due again at once: the next claim takes it, and its committed re-read ends the claim.
+    const again = await f.store.claimDue(10, f.clock, { owner: 'sync:h:3:next' });
+    assert.deepEqual(
+      again.map((d) => d.rawId),
+      [1],
+    );
+    await f.store.commitReread({ records: [one!], missing: [], now: f.clock });
+    assert.deepEqual(await claims(), [
+      { raw_id: '1', claimed_by: null },
+      { raw_id: '2', claimed_by: live },
+    ]);
   });
 
   it('queues records not final, re-reads them every recheck delay while young, and claims each once', async () => {

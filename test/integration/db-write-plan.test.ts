@@ -68,7 +68,14 @@ describe('page write plan', () => {
       INSERT INTO ledger_tx_rechecks (raw_id, due_at) SELECT n, ${now.toISOString()}::timestamptz
       FROM generate_series(29951, 30000) AS n
     `);
-    const query = claimDueQuery({ limit: 1000, at: now, dueBy: now, rankLimit: 500, claimMs: 15_000 });
+    const query = claimDueQuery({
+      limit: 1000,
+      at: now,
+      dueBy: now,
+      rankLimit: 500,
+      claimMs: 15_000,
+      owner: null,
+    });
     const plan = (await queryRows<{ 'QUERY PLAN': string }>(t.database.db, sql`EXPLAIN ${query}`))
       .map((row) => row['QUERY PLAN'])
       .join('\n');

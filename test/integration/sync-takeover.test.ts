@@ -101,3 +101,88 @@ describe('a sync started after another', () => {
     }
   });
 });
+
+describe('a sync started after one killed while re-reading', () => {
+  let service: Simulator;
+  let db: TestDatabase;
+  let rereadEnv: Record<string, string>;
+
+  before(async () => {
+    // Records stay `confirmed` at the service: every re-read finds them not final.
+    service = createSimulator({
+      records: 500,
+      seed: 25,
+      paging: 'page',
+      arrivalsPerSecond: 0,
+      packageDelayMs: 3_600_000,
+    });
+    const { url } = await service.listen();
+    db = await createTestDatabase();
+    rereadEnv = {
+      LEDGER_BASE_URL: url,
+      DATABASE_URL: db.url,
+      LEDGER_REQUESTS_PER_SECOND: '0',
+      LOG_LEVEL: 'warn',
+      // Due in the run after the one that stored them.
+      LEDGER_RECHECK_AFTER_MS: '0',
+    };
+  });
+
+  after(async () => {
+    await service.close();
+    await db.drop();
+  });
+
+  const claimedBy = async (pid: number) =>
+    (
+      await queryRows<{ raw_id: string }>(
+        db.database.db,
+        sql`SELECT raw_id::text FROM ledger_tx_rechecks WHERE claimed_by LIKE ${`sync:%:${pid}:%`} ORDER BY raw_id`,
+      )
+    ).map((r) => Number(r.raw_id));
+
+  it('makes the records the killed run had claimed due again at once', async () => {
+    const first = await runCli(['sync'], rereadEnv).done;
+    assert.equal(first.code, 0, first.stderr.slice(-800));
+    service.addRecords(30);
+    const second = await runCli(['sync'], rereadEnv).done;
+    assert.equal(second.code, 0, second.stderr.slice(-800));
+    // New records above them, so the next tail does not read most of the 30 again on its pages.
+    service.addRecords(25);
+    service.setFaults({ latencyMs: 1_500 });
+    const killed = runCliUncollected(['sync'], rereadEnv);
+    try {
+      const pid = await killed.pid;
+      const claimed = await waitFor(
+        'the sync to claim records for a re-read',
+        async () => {
+          const ids = await claimedBy(pid);
+          return ids.length > 0 && ids;
+        },
+        { everyMs: 20, timeoutMs: 60_000 },
+      );
+      // Its re-read requests take 1.5 s: the kill lands while they are in flight.
+      process.kill(pid, 'SIGKILL');
+      service.setFaults({ latencyMs: 0 });
+
+      const next = await runCli(['sync'], rereadEnv).done;
+      assert.equal(next.code, 0, next.stderr.slice(-800));
+      assert.match(next.stderr, /re-read claims of an ended sync process released/);
+      assert.deepEqual(await claimedBy(pid), [], 'no claim of the killed run is left');
+      // Read again by this run (on its tail's pages or by a re-read), each is due again now: a
+      // claim left standing would have kept them off until 15 s after the kill.
+      const due = await queryRows<{ raw_id: string; due: boolean }>(
+        db.database.db,
+        sql`SELECT raw_id::text, due_at <= now() AS due FROM ledger_tx_rechecks
+            WHERE raw_id = ANY(${`{${claimed.join(',')}}`}::bigint[]) ORDER BY raw_id`,
+      );
+      assert.deepEqual(
+        due.map((r) => [Number(r.raw_id), r.due]),
+        claimed.map((rawId) => [rawId, true]),
+      );
+    } finally {
+      service.setFaults({ latencyMs: 0 });
+      killed.close();
+    }
+  });
+});

@@ -173,8 +173,16 @@ export const ledgerTxRechecks = pgTable(
     pending: text('pending').notNull().default('status'),
     /** Reads in a row that found it as it was: past a few, and once it is a straggler, it is read with backoff. */
     unchanged: integer('unchanged').notNull().default(0),
+    /**
+     * The one-shot sync whose claim pushed `due_at` ahead (its lease owner), until its re-read is
+     * committed: a later run that finds that sync gone makes the record due again at once.
+     */
+    claimedBy: text('claimed_by'),
   },
-  (t) => [index('ledger_tx_rechecks_due_idx').on(t.dueAt, t.rawId)],
+  (t) => [
+    index('ledger_tx_rechecks_due_idx').on(t.dueAt, t.rawId),
+    index('ledger_tx_rechecks_claimed_idx').on(t.claimedBy).where(sql`${t.claimedBy} IS NOT NULL`),
+  ],
 );
 
 /** One row per stream (a list followed with its filters): walk checkpoint, watermark, lease. */

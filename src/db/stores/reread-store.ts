@@ -67,13 +67,18 @@ export function createRereadStore(
       }));
     },
 
-    claimDue: (limit: number, at: Date, claim: { rankLimit?: number; dueBy?: Date | undefined } = {}) =>
+    claimDue: (
+      limit: number,
+      at: Date,
+      claim: { rankLimit?: number; dueBy?: Date | undefined; owner?: string | undefined } = {},
+    ) =>
       claimDue(database, {
         limit,
         at,
         dueBy: claim.dueBy ?? at,
         rankLimit: claim.rankLimit ?? 0,
         claimMs: policy.claimMs,
+        owner: claim.owner ?? null,
       }),
 
     async commitReread(input: {
@@ -136,6 +141,8 @@ export interface ClaimInput {
   dueBy: Date;
   rankLimit: number;
   claimMs: number;
+  /** The claiming one-shot sync's lease owner (`claimed_by`); null for other runners. */
+  owner: string | null;
 }
 
 async function claimDue(database: Database, input: ClaimInput): Promise<ClaimedRecord[]> {
@@ -181,7 +188,8 @@ export function claimDueQuery(input: ClaimInput): SQL {
         ),
         claimed AS (
           UPDATE ledger_tx_rechecks r
-          SET due_at = ${nowIso}::timestamptz + ${claimMs}::float8 * interval '1 millisecond'
+          SET due_at = ${nowIso}::timestamptz + ${claimMs}::float8 * interval '1 millisecond',
+              claimed_by = ${input.owner}::text
           FROM picked p WHERE r.raw_id = p.raw_id
           RETURNING r.raw_id, r.attempts
         )
@@ -214,4 +222,28 @@ async function queuedOf(database: Database, seen: readonly LedgerTx[]): Promise<
   );
   const queued = new Set(rows.map((r) => Number(r.raw_id)));
   return seen.filter((tx) => queued.has(tx.rawId));
+}
+
+/** The owners named by re-read claims not committed yet (`claimed_by`). */
+export async function rereadClaimOwners(database: Database): Promise<string[]> {
+  const rows = await queryRows<{ owner: string }>(
+    database.db,
+    sql`SELECT DISTINCT claimed_by AS owner FROM ledger_tx_rechecks WHERE claimed_by IS NOT NULL`,
+  );
+  return rows.map((r) => r.owner);
+}
+
+/**
+ * Ends the re-read claims of `owner`, a sync found gone: its records are due again now (a due
+ * time already past stays). Resolves to the number of records released.
+ */
+export async function releaseRereadClaims(database: Database, owner: string, now: Date): Promise<number> {
+  const rows = await queryRows<{ raw_id: string }>(
+    database.db,
+    sql`UPDATE ledger_tx_rechecks
+        SET due_at = least(due_at, ${now.toISOString()}::timestamptz), claimed_by = NULL
+        WHERE claimed_by = ${owner}
+        RETURNING raw_id::text AS raw_id`,
+  );
+  return rows.length;
 }

@@ -85,6 +85,7 @@ export async function rescheduleRereads(
     )
     UPDATE ledger_tx_rechecks r
     SET attempts = r.attempts + 1,
+        claimed_by = NULL,
         pending = n.pending,
         unchanged = n.unchanged,
         due_at = ${now}::timestamptz + interval '1 millisecond' * round(CASE

@@ -194,12 +194,14 @@ export interface SyncStore {
    * Claims up to `limit` due records for a re-read: they are not due again for the store's claim
    * length, so runners working at once read each record once; `commitReread` then schedules the
    * next read. With `rankLimit`, each comes with its ranks in the global and the burn list.
-   * `dueBy`: records due by this time (default `now`); the claim runs from `now`.
+   * `dueBy`: records due by this time (default `now`); the claim runs from `now`. `owner`: the
+   * claiming one-shot sync's lease owner, kept with the claim until `commitReread`, so a later run
+   * that finds it gone can make its records due again at once (`releaseDeadLeases`).
    */
   claimDue(
     limit: number,
     now: Date,
-    options?: { rankLimit?: number; dueBy?: Date | undefined },
+    options?: { rankLimit?: number; dueBy?: Date | undefined; owner?: string | undefined },
   ): Promise<ClaimedRecord[]>;
   /**
    * Stores re-read records (status history included) and schedules the next re-read of those

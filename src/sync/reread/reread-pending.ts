@@ -50,6 +50,8 @@ export interface RereadInput {
    * record due a run early on a schedule as long as the re-read delay).
    */
   dueBy?: Date | undefined;
+  /** The one-shot sync's lease owner, kept with its claims (`SyncStore.claimDue`). */
+  owner?: string | undefined;
   signal?: AbortSignal | undefined;
   logger?: SyncLogger | undefined;
   now?: () => Date;
@@ -103,6 +105,7 @@ export async function rereadPending(input: RereadInput): Promise<RereadResult> {
     const due = await input.store.claimDue(room, now(), {
       rankLimit: useLists || useKeys ? RANK_LIMIT : 0,
       dueBy,
+      owner: input.owner,
     });
     if (due.length === 0) break;
     if (input.byKey) {

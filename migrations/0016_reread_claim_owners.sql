@@ -1,0 +1,2 @@
+ALTER TABLE "ledger_tx_rechecks" ADD COLUMN "claimed_by" text;--> statement-breakpoint
+CREATE INDEX "ledger_tx_rechecks_claimed_idx" ON "ledger_tx_rechecks" USING btree ("claimed_by") WHERE "ledger_tx_rechecks"."claimed_by" IS NOT NULL;
