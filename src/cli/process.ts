@@ -10,10 +10,17 @@ const STOP_DEADLINE_MS = 10_000;
 
 /**
  * Runs the `ledger-indexer` command line with `argv` as a process: SIGINT/SIGTERM abort the
- * command (a second one, or one not obeyed within {@link STOP_DEADLINE_MS}, exits at once), and
- * the exit code is set from its outcome.
+ * command (a second one, or one not obeyed within {@link STOP_DEADLINE_MS}, exits at once), the
+ * exit code is set from its outcome, and output whose reader has closed is dropped.
  */
 export function runProcess(argv: string[]): void {
+  // A reader that went away (`ledger-indexer demo | head`) does not stop the work or change the
+  // exit code: what is left to print is dropped, as `head`'s user asked.
+  for (const out of [process.stdout, process.stderr]) {
+    out.on('error', (error: NodeJS.ErrnoException) => {
+      if (error.code !== 'EPIPE') throw error;
+    });
+  }
   const controller = new AbortController();
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     process.on(signal, () => {

@@ -42,6 +42,16 @@ describe('demo', () => {
     assert.match(stdout, /demo --serve, then open\n\s+http:\/\/127\.0\.0\.1:9464\//);
   });
 
+  it('finishes and exits 0 when the reader of its output goes away (`demo | head -1`)', async () => {
+    const run = runCli(['demo', '--records', '2000', '--arrivals', '20'], { LOG_LEVEL: 'warn' });
+    // The first line is read, then the pipe is closed: every later write meets a closed pipe.
+    await new Promise((resolve) => run.child.stdout?.once('data', resolve));
+    run.child.stdout?.destroy();
+    const { code, stderr } = await run.done;
+    assert.equal(code, 0, stderr.slice(-1000));
+    assert.doesNotMatch(stderr, /EPIPE|Error/);
+  });
+
   it('--serve keeps syncing and answers /health and /status until SIGTERM, then exits 0', async () => {
     const port = await freePort();
     const run = runCli(
