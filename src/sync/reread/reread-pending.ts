@@ -67,7 +67,7 @@ export interface RereadResult {
   requests: number;
   /** Records the service no longer knows (404 on look-up): kept, and read again later. */
   missing: number;
-  /** Look-ups that failed (read again once their claim lapses). */
+  /** Look-ups that failed (read again once their claim lapses, or from the next `sync` on). */
   failed: number;
   counts: WriteCounts;
 }
