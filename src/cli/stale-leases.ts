@@ -58,13 +58,19 @@ export async function releaseDeadLeases(input: {
   now?: Date | undefined;
 }): Promise<number> {
   const isGone = input.isGone ?? createOwnerGoneCheck(input.database);
+  // Each owner judged once, whether it holds leases, claims or both.
   const verdicts = new Map<string, Promise<boolean>>();
+  const gone = (owner: string): Promise<boolean> => {
+    const known = verdicts.get(owner);
+    if (known !== undefined) return known;
+    const verdict = isGone(owner);
+    verdicts.set(owner, verdict);
+    return verdict;
+  };
   let released = 0;
   for (const stream of await listStreams(input.database.db)) {
     const owner = stream.leaseOwner;
-    if (owner === null) continue;
-    if (!verdicts.has(owner)) verdicts.set(owner, isGone(owner));
-    if (!(await verdicts.get(owner))) continue;
+    if (owner === null || !(await gone(owner))) continue;
     await input.store.releaseStream(
       { key: stream.key, fence: stream.leaseFence, owner },
       { ok: false, error: `the sync process holding the lease (${owner}) ended without releasing it` },
@@ -74,8 +80,7 @@ export async function releaseDeadLeases(input: {
   }
   // Its re-read claims too: their records would otherwise wait out the claim before a re-read.
   for (const owner of await rereadClaimOwners(input.database)) {
-    if (!verdicts.has(owner)) verdicts.set(owner, isGone(owner));
-    if (!(await verdicts.get(owner))) continue;
+    if (!(await gone(owner))) continue;
     const records = await releaseRereadClaims(input.database, owner, input.now ?? new Date());
     input.logger.warn({ owner, records }, 're-read claims of an ended sync process released');
   }
