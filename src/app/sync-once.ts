@@ -20,6 +20,7 @@ import {
   createFetchByHash,
   createFetchKeyHead,
   createFetchKeyPage,
+  createFetchKeyText,
   createFetchPage,
 } from './sync-adapters.js';
 
@@ -177,6 +178,7 @@ export async function syncOnce(ctx: SyncContext, options: SyncOptions = {}): Pro
           headFirst: isGlobalList(spec),
           backfills: ctx.backfills,
           fetchKeyHead: createFetchKeyHead(ctx.client, options.requestSignal),
+          fetchKeyText: createFetchKeyText(ctx.client, options.requestSignal),
           lanes: keyLanes(ctx.config.writers),
           rangeWidth: ctx.client.keyCount() * KEY_REQUESTS_PER_RANGE,
         })

@@ -1,10 +1,12 @@
 import type { AccountListForm, PagingMode } from '../config.js';
-import { HttpError } from '../errors.js';
+import type { KeyAnswerText } from '../domain/model.js';
+import { HttpError, MalformedResponseError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { createAccountLists } from './account-lists.js';
 import { fillPath, type PathTemplates, queryString } from './api-paths.js';
 import type { ListDialect, TxKeyAnswer, TxKeyPage, TxKeyQuery } from './api-types.js';
 import type { CallOptions } from './call-options.js';
+import { guessKeyAnswer } from './key-answer-guess.js';
 import type { ClientGets } from './ledger-calls.js';
 import { keyPageQuery } from './list-query.js';
 import { parseListDialect, parseTxKeyPage } from './page.js';
@@ -15,6 +17,12 @@ export const MIN_KEY_COUNT = 10;
 /** Key-paging lists: the global one and the accounts', with the count the service accepts. */
 export interface KeyLister {
   txsByKey(query: TxKeyQuery, call?: CallOptions): Promise<TxKeyPage>;
+  /**
+   * {@link KeyLister.txsByKey} of a list other than an account's, kept as text for a reader that
+   * parses it elsewhere: checked here only for the shape its guess needs (`guessKeyAnswer`), so
+   * an answer cut short is asked again as a parsed one would be.
+   */
+  txsTextByKey(query: Omit<TxKeyQuery, 'account'>, call?: CallOptions): Promise<KeyAnswerText>;
   /** The count asked when a query names none: the configured one, or less once the service refused it. */
   keyCount(): number;
 }
@@ -52,6 +60,25 @@ export function createKeyLister(options: KeyListerOptions): KeyLister {
     return accounts.ask(query.account, query, count, call);
   }
 
+  /** `ask` with the count the service accepts: halved after a refusal, the accepted one kept. */
+  async function withAcceptedCount<T>(
+    query: Pick<TxKeyQuery, 'count'>,
+    ask: (count: number) => Promise<T>,
+  ): Promise<T & { count: number }> {
+    const asked = Math.min(query.count ?? pageCount, ceiling ?? Number.POSITIVE_INFINITY);
+    let count = asked;
+    for (;;) {
+      try {
+        const answer = await ask(count);
+        if (count < asked) accept(asked, count);
+        return { ...answer, count };
+      } catch (error) {
+        if (!isCountRefusal(error) || count <= MIN_KEY_COUNT) throw error;
+        count = Math.max(MIN_KEY_COUNT, Math.floor(count / 2));
+      }
+    }
+  }
+
   function accept(asked: number, accepted: number): void {
     if (ceiling !== undefined && ceiling <= accepted) return;
     ceiling = accepted;
@@ -62,23 +89,24 @@ export function createKeyLister(options: KeyListerOptions): KeyLister {
   }
 
   return {
-    async txsByKey(query, call) {
+    txsByKey(query, call) {
       if (query.account === '') throw new TypeError('account must be a non-empty string');
-      const asked = Math.min(query.count ?? pageCount, ceiling ?? Number.POSITIVE_INFINITY);
-      let count = asked;
-      for (;;) {
-        try {
-          const answer = await ask(query, count, call);
-          if (count < asked) accept(asked, count);
-          return { ...answer, count };
-        } catch (error) {
-          if (!isCountRefusal(error) || count <= MIN_KEY_COUNT) throw error;
-          count = Math.max(MIN_KEY_COUNT, Math.floor(count / 2));
-        }
-      }
+      return withAcceptedCount(query, (count) => ask(query, count, call));
+    },
+    txsTextByKey(query, call) {
+      return withAcceptedCount(query, (count) =>
+        gets.getPage('txsByKey', fillPath(paths.txsByKey) + keyPageQuery(query, count), keyAnswerText, call),
+      );
     },
     keyCount: () => Math.min(pageCount, ceiling ?? pageCount),
   };
+}
+
+/** An answer's text with its guess; text the guess cannot read is malformed (and asked again). */
+function keyAnswerText(text: string, url: string): Omit<KeyAnswerText, 'count'> {
+  const guess = guessKeyAnswer(text);
+  if (guess === null) throw new MalformedResponseError(url, 'not a key answer in the compact shape', text);
+  return { text, guess, parse: () => parseTxKeyPage(text, url) };
 }
 
 /** A refusal that may be the count's: the service's limit on `count` is not documented. */

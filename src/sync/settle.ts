@@ -7,7 +7,7 @@
  *
  * Pure functions over times and rawIds; the walk feeds them and its last commit stores the result.
  */
-import type { TxPage } from '../domain/model.js';
+import type { RejectedRecord } from '../domain/model.js';
 import type { SettleHead, SettleState } from './ports/sync-store.js';
 
 /**
@@ -48,7 +48,10 @@ export function tailReadsToMark(input: {
  * A page's records as settling sees them: the records it served, and those it set aside with a
  * readable rawId (listed, so no gap; their packaging time unknown).
  */
-export function settleMarks(page: Pick<TxPage, 'txs' | 'rejected'>): SettleMark[] {
+export function settleMarks(page: {
+  txs: ReadonlyArray<SettleMark>;
+  rejected: readonly RejectedRecord[];
+}): SettleMark[] {
   const marks: SettleMark[] = page.txs.map((tx) => ({ rawId: tx.rawId, timestamp: tx.timestamp }));
   for (const rejected of page.rejected) {
     if (rejected.rawId !== undefined && Number.isSafeInteger(rejected.rawId))

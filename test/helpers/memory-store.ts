@@ -13,7 +13,12 @@ import { mergeRanges, type RawIdRange } from '../../src/domain/raw-id-ranges.js'
 import type { StreamSpec } from '../../src/domain/stream-key.js';
 import { normaliseSpec, streamKey } from '../../src/domain/stream-key.js';
 import { CommitLostError, LeaseLostError } from '../../src/errors.js';
-import type { BackfillRun, BackfillStore, RangePage } from '../../src/sync/ports/backfill-store.js';
+import {
+  type BackfillRun,
+  type BackfillStore,
+  isHeld,
+  type RangePage,
+} from '../../src/sync/ports/backfill-store.js';
 import type {
   ClaimedRecord,
   PageCommit,
@@ -361,13 +366,16 @@ export class MemoryStore extends MemoryRecords implements SyncStore, BackfillSto
       if (run && page.openGap !== undefined && page.openGap !== null)
         run.openGap = Math.min(run.openGap ?? page.openGap, page.openGap);
     }
+    // This store reads nothing ahead: every page's records are the walk's.
+    const records = input.pages.map((page) => {
+      if (isHeld(page.records)) throw new Error('the memory store reads nothing ahead');
+      return page.records;
+    });
     const pageOf = new Map<number, number>();
-    for (const page of input.pages) for (const tx of page.records) pageOf.set(tx.rawId, page.page);
-    const written = this.writeBatch(
-      input.pages.flatMap((page) => page.records),
-      at,
-      true,
-    );
+    input.pages.forEach((page, i) => {
+      for (const tx of records[i]!) pageOf.set(tx.rawId, page.page);
+    });
+    const written = this.writeBatch(records.flat(), at, true);
     // Each rejected record is reported with the page it was served on.
     const lastPage = input.pages[input.pages.length - 1]?.page ?? null;
     let rejectedCount = 0;

@@ -169,6 +169,12 @@ function counting(inner: CopyEncoder): { encoder: CopyEncoder; made: number; mis
   const counted = { made: 0, missed: 0, encoder: inner };
   counted.encoder = {
     ahead: (records, options, text) => inner.ahead(records, options, text),
+    read: async (text, window, options) => {
+      const read = await inner.read(text, window, options);
+      if (read?.encoding != null) counted.made++;
+      else counted.missed++;
+      return read;
+    },
     take: async (answers) => {
       const made = await inner.take(answers);
       if (made !== null) counted.made++;

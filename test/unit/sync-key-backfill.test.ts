@@ -1,10 +1,12 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { TxKeyPage } from '../../src/domain/model.js';
+import { guessKeyAnswer } from '../../src/client/key-answer-guess.js';
+import type { KeyAnswerText, LedgerTx, TxKeyPage } from '../../src/domain/model.js';
 import { mergeRanges } from '../../src/domain/raw-id-ranges.js';
 import { fetchKeyRange, keyRepairTasks, splitKeyRanges } from '../../src/sync/backfill/key-backfill.js';
 import { syncByKey } from '../../src/sync/backfill/key-sync.js';
-import type { FetchKeyPage } from '../../src/sync/ports/fetches.js';
+import { type HeldRecords, isHeld } from '../../src/sync/ports/backfill-store.js';
+import type { FetchKeyPage, FetchKeyText } from '../../src/sync/ports/fetches.js';
 import { LiveList, MemoryStore, storedIds } from './sync-fakes.js';
 
 const spec = {};
@@ -284,5 +286,122 @@ describe('a first sync by key in lanes', () => {
     clock += 1000;
     await syncByKey(input);
     assert.equal(storedIds(store).includes(2990), true, 'the record shown late is stored');
+  });
+});
+
+/**
+ * A store that parses the answers itself (`readAhead`), as the PostgreSQL store does on its
+ * thread: it holds each answer's records in the window and commits them by their handle.
+ * `refuse(cursor)` sends an answer back to the walk to parse.
+ */
+class ReadingStore extends MemoryStore {
+  readonly readsAhead: Array<number | null> = [];
+  private readonly held = new Map<HeldRecords, LedgerTx[]>();
+  constructor(private readonly refuse: (after: number | null) => boolean = () => false) {
+    super();
+  }
+  readAhead = async (answer: KeyAnswerText, window: { after: number | null; upTo: number }) => {
+    this.readsAhead.push(window.after);
+    if (this.refuse(window.after)) return null;
+    const { txs, hasNextPage } = answer.parse();
+    const kept = txs.filter(
+      (tx) => (window.after === null || tx.rawId > window.after) && tx.rawId <= window.upTo,
+    );
+    const records: HeldRecords = { held: true, rawIds: kept.map((tx) => tx.rawId) };
+    this.held.set(records, kept);
+    return {
+      hasNextPage,
+      rawIds: txs.map((tx) => tx.rawId),
+      timestamps: txs.map((tx) => tx.timestamp),
+      records,
+    };
+  };
+  override commitRangePages(input: Parameters<MemoryStore['commitRangePages']>[0]) {
+    const pages = input.pages.map((page) => ({
+      ...page,
+      records: isHeld(page.records) ? this.held.get(page.records)! : page.records,
+    }));
+    return super.commitRangePages({ ...input, pages });
+  }
+}
+
+/** `byKey`'s answers as text in the service's compact shape; `mislead(cursor)` adds a rawId the parse does not read. */
+function asText(list: LiveList, options: { cap: number; mislead?: (cursor: number) => number | undefined }) {
+  const requests: number[] = [];
+  const fetchKeyText: FetchKeyText = async (_spec, { cursor, count }) => {
+    await new Promise((resolve) => setImmediate(resolve));
+    requests.push(cursor);
+    const after = list.records.filter((tx) => tx.rawId > cursor).sort((a, b) => a.rawId - b.rawId);
+    const served = after.slice(0, Math.min(count ?? 100, options.cap));
+    // rawId first, as the service writes it.
+    const txs = served.map((tx) => Object.assign({ rawId: tx.rawId }, structuredClone(tx)));
+    const decoy = options.mislead?.(cursor);
+    // A record's nested object opening with a rawId of its own: the text's guess reads that one.
+    if (decoy !== undefined && txs.length > 0) Object.assign(txs.at(-1)!, { express: { rawId: decoy } });
+    const text = JSON.stringify({ txs, hasNextPage: after.length > served.length });
+    const guess = guessKeyAnswer(text);
+    assert.ok(guess !== null);
+    return {
+      text,
+      guess,
+      count: count ?? 100,
+      parse: (): TxKeyPage => ({ ...(JSON.parse(text) as Omit<TxKeyPage, 'rejected'>), rejected: [], text }),
+    };
+  };
+  return { fetchKeyText, requests };
+}
+
+describe('a range walk whose store parses the answers', () => {
+  const task = { after: 299, upTo: 599 };
+  const run = async (store: ReadingStore, list: LiveList, text: ReturnType<typeof asText>) => {
+    await store.startRun({ id: 'r', key: 'txs', headRawId: 1200, totalPages: 0 });
+    const parsed = byKey(list, { cap: 40 });
+    const result = await fetchKeyRange({
+      store,
+      fetchKeyPage: parsed.fetchKeyPage,
+      fetchKeyText: text.fetchKeyText,
+      spec,
+      backfillId: 'r',
+      task,
+      count: 100,
+    });
+    assert.deepEqual(
+      storedIds(store),
+      list.records.map((tx) => tx.rawId).filter((id) => id > task.after && id <= task.upTo),
+    );
+    assert.deepEqual(mergeRanges(await store.provenRanges('txs')), [{ lo: 300, hi: 599 }]);
+    return { result, parsedRequests: parsed.requests };
+  };
+
+  it('asks for each next answer by the rawId its text names last: one request an answer', async () => {
+    const list = new LiveList({ count: 400, step: () => 3 });
+    const store = new ReadingStore();
+    const text = asText(list, { cap: 40 });
+    const { result, parsedRequests } = await run(store, list, text);
+    assert.equal(result.pages, 3);
+    assert.deepEqual(text.requests, [299, 418, 538]);
+    assert.deepEqual(store.readsAhead, [299, 418, 538]);
+    assert.deepEqual(parsedRequests, []);
+  });
+
+  it('drops unread the answer asked after a wrong guess and asks from the rawId the parse read', async () => {
+    const list = new LiveList({ count: 400, step: () => 3 });
+    const store = new ReadingStore();
+    const text = asText(list, { cap: 40, mislead: (cursor) => (cursor === 299 ? 450 : undefined) });
+    const { result } = await run(store, list, text);
+    assert.equal(result.pages, 3);
+    // 450 was asked on the guess and never read; the walk went on from 418.
+    assert.deepEqual(text.requests, [299, 450, 418, 538]);
+    assert.deepEqual(store.readsAhead, [299, 418, 538]);
+  });
+
+  it('parses itself an answer the store sends back, without asking for it again', async () => {
+    const list = new LiveList({ count: 400, step: () => 3 });
+    const store = new ReadingStore((after) => after === 418);
+    const text = asText(list, { cap: 40 });
+    const { result, parsedRequests } = await run(store, list, text);
+    assert.equal(result.pages, 3);
+    assert.deepEqual(text.requests, [299, 418, 538]);
+    assert.deepEqual(parsedRequests, []);
   });
 });

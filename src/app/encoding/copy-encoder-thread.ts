@@ -6,7 +6,7 @@ import { parentPort } from 'node:worker_threads';
 import { parseTxKeyPage } from '../../client/page.js';
 import { type CopyEncoding, encodeForCopy } from '../../db/write/copy-encoding.js';
 import { loadFastKeccak } from '../../domain/keccak.js';
-import type { LedgerTx } from '../../domain/model.js';
+import type { LedgerTx, TxKeyPage } from '../../domain/model.js';
 import { markScreened } from '../../domain/screened-text.js';
 import type { CopyEncodeReply, CopyEncodeRequest } from './copy-encoder.js';
 
@@ -17,7 +17,7 @@ port.on('message', (request: CopyEncodeRequest) => {
   void ready.then(() => {
     let reply: CopyEncodeReply;
     try {
-      reply = { id: request.id, encoding: encode(request) };
+      reply = 'window' in request ? read(request) : { id: request.id, encoding: encode(request) };
     } catch (error) {
       reply = {
         id: request.id,
@@ -29,7 +29,31 @@ port.on('message', (request: CopyEncodeRequest) => {
   });
 });
 
-function encode(request: CopyEncodeRequest): CopyEncoding | null {
+/** Parses an answer and encodes the records of its window (`CopyEncoder.read`). */
+function read(request: Extract<CopyEncodeRequest, { window: unknown }>): CopyEncodeReply {
+  let answer: TxKeyPage;
+  try {
+    answer = parseTxKeyPage(request.text, 'answer');
+  } catch {
+    // Not a key answer: the walk reads it again itself, and reports what is wrong with it.
+    return { id: request.id, encoding: null };
+  }
+  const { txs, rejected, hasNextPage } = answer;
+  const { after, upTo } = request.window;
+  const kept = txs.filter((tx) => (after === null || tx.rawId > after) && tx.rawId <= upTo);
+  return {
+    id: request.id,
+    encoding: rejected.length > 0 ? null : encodeForCopy(kept, request.options),
+    read: {
+      hasNextPage,
+      rawIds: txs.map((tx) => tx.rawId),
+      timestamps: txs.map((tx) => tx.timestamp),
+      rejected: rejected.length,
+    },
+  };
+}
+
+function encode(request: Exclude<CopyEncodeRequest, { window: unknown }>): CopyEncoding | null {
   if ('records' in request) {
     // Marks do not cross threads: the screening is sent along and marked again.
     request.records.forEach((tx, i) => {

@@ -10,6 +10,8 @@ import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import {
+  type AnswerRead,
+  type AnswerWindow,
   type CopyEncodeOptions,
   type CopyEncoder,
   type CopyEncoding,
@@ -26,6 +28,8 @@ import type { Logger } from '../../logger.js';
  */
 export type CopyEncodeRequest = { id: number; options: CopyEncodeOptions } & (
   | { text: string; rawIds: number[] }
+  /** An answer to parse here (`CopyEncoder.read`). */
+  | { text: string; window: AnswerWindow }
   | {
       records: readonly LedgerTx[];
       /** Which records came from an answer screened clean (`screened-text.ts`). */
@@ -37,6 +41,8 @@ export type CopyEncodeRequest = { id: number; options: CopyEncodeOptions } & (
 export interface CopyEncodeReply {
   id: number;
   encoding: CopyEncoding | null;
+  /** To a `window` request: what the walk needs of the answer (absent: it could not be parsed). */
+  read?: Omit<AnswerRead, 'encoding'>;
   error?: string;
 }
 
@@ -48,7 +54,7 @@ export function defaultEncoderThreads(): number {
 /** One thread and the encodings it owes. */
 interface EncoderThread {
   worker: Worker;
-  waiting: Map<number, (encoding: CopyEncoding | null) => void>;
+  waiting: Map<number, (reply: CopyEncodeReply | null) => void>;
 }
 
 /**
@@ -77,23 +83,25 @@ export function createCopyEncoder(
 
   const start = (): EncoderThread[] => {
     const entry = threadStart();
-    return Array.from({ length: count }, () => {
-      const worker = new Worker(entry.code, { eval: entry.eval });
-      // Held open only while an encoding is owed: an idle thread never keeps the process alive.
-      worker.unref();
-      const thread: EncoderThread = { worker, waiting: new Map() };
-      worker.on('message', (reply: CopyEncodeReply) => {
-        const resolve = thread.waiting.get(reply.id);
-        thread.waiting.delete(reply.id);
-        if (thread.waiting.size === 0) worker.unref();
-        if (reply.error !== undefined) options.logger?.warn({ error: reply.error }, 'COPY encoding failed');
-        resolve?.(reply.encoding);
-      });
-      worker.on('error', fail);
-      worker.on('exit', (code) => {
-        if (!broken) fail(new Error(`COPY encoding thread exited with ${code}`));
-      });
-      return thread;
+    return Array.from({ length: count }, () =>
+      startThread(entry, { logger: options.logger, broken: () => broken, fail }),
+    );
+  };
+
+  /** Sends a request to its thread (started on the first); null when none runs or it failed. */
+  const send = (request: CopyEncodeRequest): Promise<CopyEncodeReply | null> => {
+    if (broken) return Promise.resolve(null);
+    try {
+      threads ??= start();
+    } catch (error) {
+      fail(error);
+      return Promise.resolve(null);
+    }
+    const thread = threads[request.id % threads.length]!;
+    return new Promise((resolve) => {
+      if (thread.waiting.size === 0) thread.worker.ref();
+      thread.waiting.set(request.id, resolve);
+      thread.worker.postMessage(request);
     });
   };
 
@@ -105,26 +113,22 @@ export function createCopyEncoder(
         return;
       }
       if (broken) return;
-      try {
-        threads ??= start();
-      } catch (error) {
-        fail(error);
-        return;
-      }
       const id = nextId++;
-      const thread = threads[id % threads.length]!;
       const request: CopyEncodeRequest =
         text === undefined
           ? { id, options: encodeOptions, records, screened: records.map((tx) => isScreened(tx)) }
           : { id, options: encodeOptions, text, rawIds: records.map((tx) => tx.rawId) };
       made.set(
         records,
-        new Promise((resolve) => {
-          if (thread.waiting.size === 0) thread.worker.ref();
-          thread.waiting.set(id, resolve);
-          thread.worker.postMessage(request);
-        }),
+        send(request).then((reply) => reply?.encoding ?? null),
       );
+    },
+    async read(text, window, encodeOptions) {
+      if (broken) return null;
+      const id = nextId++;
+      const reply = await send({ id, options: encodeOptions, text, window });
+      if (reply?.read === undefined) return null;
+      return { ...reply.read, encoding: reply.encoding };
     },
     async take(answers) {
       const owed = answers.map((records) => {
@@ -146,6 +150,29 @@ export function createCopyEncoder(
       await Promise.all(running.map((thread) => thread.worker.terminate()));
     },
   };
+}
+
+/** Starts one thread, its replies handed to the requests that wait for them. */
+function startThread(
+  entry: { code: string | URL; eval: boolean },
+  hooks: { logger: Logger | undefined; broken: () => boolean; fail: (reason: unknown) => void },
+): EncoderThread {
+  const worker = new Worker(entry.code, { eval: entry.eval });
+  // Held open only while an encoding is owed: an idle thread never keeps the process alive.
+  worker.unref();
+  const thread: EncoderThread = { worker, waiting: new Map() };
+  worker.on('message', (reply: CopyEncodeReply) => {
+    const resolve = thread.waiting.get(reply.id);
+    thread.waiting.delete(reply.id);
+    if (thread.waiting.size === 0) worker.unref();
+    if (reply.error !== undefined) hooks.logger?.warn({ error: reply.error }, 'COPY encoding failed');
+    resolve?.(reply);
+  });
+  worker.on('error', hooks.fail);
+  worker.on('exit', (code) => {
+    if (!hooks.broken()) hooks.fail(new Error(`COPY encoding thread exited with ${code}`));
+  });
+  return thread;
 }
 
 /**

@@ -1,8 +1,8 @@
 import { backfillOwner } from '../../domain/lease-owner.js';
-import type { LedgerTx, RejectedRecord } from '../../domain/model.js';
+import type { KeyAnswerText, LedgerTx, RejectedRecord } from '../../domain/model.js';
 import { DatabaseError } from '../../errors.js';
 import type { Logger } from '../../logger.js';
-import type { BackfillStore, RangePage } from '../../sync/ports/backfill-store.js';
+import type { BackfillStore, HeldRecords, RangePage } from '../../sync/ports/backfill-store.js';
 import type { Database } from '../connect.js';
 import { nameOperations } from '../database-errors.js';
 import {
@@ -59,12 +59,14 @@ export function createBackfillStore(options: {
   const encodings = createEncodeAhead(encodeOptions);
   // Encodings made elsewhere are copied in: PostgreSQL only.
   const copyEncoder = database.withCopyConnection ? options.copyEncoder : undefined;
+  const held: HeldAnswers = new WeakMap();
   const commitRangePages = createRangeCommits({
     database,
     policy,
     now,
     encode: encodings.encode,
     copyEncoder,
+    held,
     logger: options.logger,
   });
   const store: BackfillStore = {
@@ -77,6 +79,15 @@ export function createBackfillStore(options: {
     commitRangePages,
     encodeAhead: encodings.ahead,
     copyAhead: copyEncoder ? (records, text) => copyEncoder.ahead(records, encodeOptions(), text) : undefined,
+    readAhead: copyEncoder
+      ? async (answer, window) => {
+          const read = await copyEncoder.read(answer.text, window, encodeOptions());
+          if (read === null || read.rejected > 0 || read.encoding === null) return null;
+          const records: HeldRecords = { held: true, rawIds: read.encoding.rawIds };
+          held.set(records, { encoding: read.encoding, answer });
+          return { hasNextPage: read.hasNextPage, rawIds: read.rawIds, timestamps: read.timestamps, records };
+        }
+      : undefined,
     provenRanges: (key) => selectProvenRanges(database.db, key),
     compactProvenRanges: (key) => database.db.transaction((tx) => compactProvenRanges(tx, key, now())),
     storedAbove: (rawId) => countStoredAbove(database.db, rawId),
@@ -97,6 +108,9 @@ export function createBackfillStore(options: {
   });
 }
 
+/** The answers read ahead (`readAhead`), by their records' handle: their encoding, and the answer. */
+type HeldAnswers = WeakMap<HeldRecords, { encoding: CopyEncoding; answer: KeyAnswerText }>;
+
 /**
  * A range's commit: its records copied in from the encodings made ahead when they are all there
  * and can be (`copyable`), else encoded here and written the full way; with the rest of the
@@ -108,25 +122,27 @@ function createRangeCommits(deps: {
   now: () => Date;
   encode: (tx: LedgerTx) => EncodedTransaction;
   copyEncoder: CopyEncoder | undefined;
+  held: HeldAnswers;
   logger: Logger | undefined;
 }): NonNullable<BackfillStore['commitRangePages']> {
-  const { database, policy, now, copyEncoder } = deps;
+  const { database, policy, now, copyEncoder, held } = deps;
   const writeAssumingNew = createAssumeNewWrites();
   return async (input) => {
-    const encoded = copyEncoder ? await copyEncoder.take(input.pages.map((page) => page.records)) : null;
+    const encoded = copyEncoder ? await takeEncodings(copyEncoder, held, input.pages) : null;
     const at = now();
     // Encoded on the main thread only when the commit takes the full way.
     let prepared: PreparedBatch | undefined;
-    const prepare = (): PreparedBatch =>
-      (prepared ??= prepareBatch(
-        input.pages.flatMap((page) => page.records),
-        {
-          now: at,
-          burnWindowMs: policy.burnWindowMs,
-          pages: input.pages.flatMap((page) => page.records.map(() => page.page)),
-          encode: deps.encode,
-        },
-      ));
+    const prepare = (): PreparedBatch => {
+      if (prepared !== undefined) return prepared;
+      const records = input.pages.map((page) => heldOrParsed(held, page.records));
+      prepared = prepareBatch(records.flat(), {
+        now: at,
+        burnWindowMs: policy.burnWindowMs,
+        pages: input.pages.flatMap((page, i) => records[i]!.map(() => page.page)),
+        encode: deps.encode,
+      });
+      return prepared;
+    };
     const copies = encoded !== null && copyable(encoded) ? encoded : null;
     // Records, rejected records, proof and lease in one transaction, committed asynchronously,
     // since losing the last commits in a crash only leaves a gap for the check to repair.
@@ -163,6 +179,36 @@ function createRangeCommits(deps: {
   };
 }
 
+/** The encodings of a commit's pages: held with their answer, or made ahead; `null` when one is missing. */
+async function takeEncodings(
+  copyEncoder: CopyEncoder,
+  held: HeldAnswers,
+  pages: readonly RangePage[],
+): Promise<CopyEncoding[] | null> {
+  const parsed = pages.flatMap((page) => (isHeld(page.records) ? [] : [page.records]));
+  const taken = parsed.length > 0 ? await copyEncoder.take(parsed) : [];
+  if (taken === null) return null;
+  let next = 0;
+  const encodings = pages.map((page) =>
+    isHeld(page.records) ? held.get(page.records)?.encoding : taken[next++],
+  );
+  return encodings.every((e) => e !== undefined) ? (encodings as CopyEncoding[]) : null;
+}
+
+/**
+ * A page's records as objects: parsed by the walk, or, held with their answer, parsed here from
+ * it (a commit that takes the full way: records stored already, or a hash twice).
+ */
+function heldOrParsed(held: HeldAnswers, records: LedgerTx[] | HeldRecords): LedgerTx[] {
+  if (!isHeld(records)) return records;
+  const answer = held.get(records)?.answer;
+  if (answer === undefined) throw new Error('records read ahead by another store');
+  const wanted = new Set(records.rawIds);
+  const found = answer.parse().txs.filter((tx) => wanted.has(tx.rawId));
+  if (found.length !== wanted.size) throw new Error('an answer read ahead no longer holds its records');
+  return found;
+}
+
 /**
  * A range's one write: records taken to be new (`assumeNew`) are copied in where the database can
  * (PostgreSQL), unless sightings disagree (conflicts are the statement's to record); otherwise,
@@ -197,6 +243,16 @@ function copyEncoded(
   return withCopyConnection((connection) => copyEncodedRangeWrite(connection, input));
 }
 
+/** Whether a page's records are held by the store (`readAhead`): the walk's are an array. */
+function isHeld(records: readonly LedgerTx[] | HeldRecords): records is HeldRecords {
+  return !Array.isArray(records);
+}
+
+/** The rawIds of a page's records. */
+function rawIdsOf(records: LedgerTx[] | HeldRecords): readonly number[] {
+  return isHeld(records) ? records.rawIds : records.map((tx) => tx.rawId);
+}
+
 /** The failed checks of several encodings. */
 function mergedMismatches(encodings: readonly CopyEncoding[]): { hash: number[]; signature: number[] } {
   return {
@@ -214,7 +270,7 @@ function rejectedWithPages(pages: readonly RangePage[], refused: readonly Reject
   // Built only for the rare commit that refused a record, not for every commit's records.
   const pageOf = new Map<number, number>();
   if (refused.length > 0)
-    for (const page of pages) for (const tx of page.records) pageOf.set(tx.rawId, page.page);
+    for (const page of pages) for (const rawId of rawIdsOf(page.records)) pageOf.set(rawId, page.page);
   const lastPage = pages.at(-1)?.page ?? null;
   return toPagedRejectedRows([
     ...pages.flatMap((page) => page.rejected.map((record) => ({ record, page: page.page }))),

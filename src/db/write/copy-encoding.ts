@@ -61,6 +61,24 @@ export interface CopyEncoding {
 /** The options an encoding made elsewhere is made with: plain values only (they are copied there). */
 export type CopyEncodeOptions = Omit<EncodeOptions, 'knownTags'>;
 
+/** The rawIds of an answer a range walk keeps: above `after` (all when `null`) and up to `upTo`. */
+export interface AnswerWindow {
+  after: number | null;
+  upTo: number;
+}
+
+/** An answer by key parsed and encoded elsewhere (`CopyEncoder.read`). */
+export interface AnswerRead {
+  hasNextPage: boolean;
+  /** Every record the answer served, in order, and their timestamps. */
+  rawIds: number[];
+  timestamps: number[];
+  /** How many records the parse set aside. */
+  rejected: number;
+  /** The encoding of the records in the window, in order; `null` when one cannot be encoded. */
+  encoding: CopyEncoding | null;
+}
+
 /** Encodings made elsewhere (another thread), by the array of records they were asked for. */
 export interface CopyEncoder {
   /**
@@ -68,6 +86,12 @@ export interface CopyEncoder {
    * answer's JSON they were read from, when known, sent instead of the records.
    */
   ahead(records: readonly LedgerTx[], options: CopyEncodeOptions, text?: string): void;
+  /**
+   * Parses an answer's text elsewhere and encodes its records in `window`: what a walk needs of
+   * the answer, without parsing it itself. `null` when the text is not a key answer (or no
+   * thread runs).
+   */
+  read(text: string, window: AnswerWindow, options: CopyEncodeOptions): Promise<AnswerRead | null>;
   /** The encodings of these answers' records, taken; `null` when one was not asked or failed. */
   take(answers: ReadonlyArray<readonly LedgerTx[]>): Promise<CopyEncoding[] | null>;
   /** Ends the work; encodings still awaited resolve to null. */

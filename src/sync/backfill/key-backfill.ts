@@ -8,14 +8,21 @@
  * walked again by key, from just below it.
  */
 
-import type { RejectedRecord, TxKeyPage } from '../../domain/model.js';
+import type { KeyAnswerText, LedgerTx, RejectedRecord, TxKeyPage } from '../../domain/model.js';
 import { findGaps, type RawIdRange } from '../../domain/raw-id-ranges.js';
 import type { StreamSpec } from '../../domain/stream-key.js';
 import { streamKey } from '../../domain/stream-key.js';
 import { MalformedResponseError } from '../../errors.js';
 import { createCommitPipeline } from '../commit-pipeline.js';
-import type { BackfillRun, BackfillStore, RangePage } from '../ports/backfill-store.js';
-import type { FetchKeyHead, FetchKeyPage } from '../ports/fetches.js';
+import {
+  type BackfillRun,
+  type BackfillStore,
+  type HeldRecords,
+  isHeld,
+  type RangePage,
+  type ReadAhead,
+} from '../ports/backfill-store.js';
+import type { FetchKeyHead, FetchKeyPage, FetchKeyText } from '../ports/fetches.js';
 import { openGapLow, type SettleMark, settleMarks } from '../settle.js';
 import { delay, quietLogger, type SyncLogger } from '../sync-logger.js';
 import { keyedPlaces, keylessOnce } from '../walk/keyless-repeats.js';
@@ -92,6 +99,11 @@ export async function pendingKeyTasks(
 export interface FetchKeyRangeInput {
   store: BackfillStore;
   fetchKeyPage: FetchKeyPage;
+  /**
+   * Answers as text, for a store that parses them on another thread (`readAhead`): the walk then
+   * asks for each next answer while the store parses this one. Optional.
+   */
+  fetchKeyText?: FetchKeyText | undefined;
   spec: StreamSpec;
   backfillId: string;
   task: KeyRangeTask;
@@ -156,7 +168,7 @@ export async function fetchKeyRange(input: FetchKeyRangeInput): Promise<RangeRes
           })
         : commitOneByOne(input.store, key, input.backfillId, answers));
       addCounts(result.counts, counts);
-      const records = answers.reduce((n, a) => n + a.page.records.length, 0);
+      const records = answers.reduce((n, a) => n + countOf(a.page.records), 0);
       await input.onCommit?.({ answers: answers.length, records, counts });
       const last = answers[answers.length - 1]!;
       if (last.resume.after !== null && last.resume.after < task.upTo) await input.onProgress?.(last.resume);
@@ -166,26 +178,22 @@ export async function fetchKeyRange(input: FetchKeyRangeInput): Promise<RangeRes
   // The highest record read so far: the lower neighbour of a gap before the next answer's first.
   let below: SettleMark | null = task.after === null ? null : { rawId: task.after, timestamp: 0 };
   const setAside = keylessOnce();
+  const reader = createAnswerReader(input, key, now);
   try {
     for (let index = 1; ; index++) {
       input.signal?.throwIfAborted();
-      const readAt = now();
-      const served = await readAnswer(input, key, cursor ?? 0);
+      const { served, records, readAt } = await reader.read(cursor);
       const marks = settleMarks(served).filter((m) => cursor === null || m.rawId > cursor);
       const ids = marks.map((m) => m.rawId);
       const last = ids.length > 0 ? Math.max(...ids) : null;
       const ends = !served.hasNextPage || (last !== null && last >= task.upTo);
       const top = ends ? task.upTo : Math.min(last ?? task.upTo, task.upTo);
-      const records = served.txs.filter(
-        (tx) => (cursor === null || tx.rawId > cursor) && tx.rawId <= task.upTo,
-      );
-      if (input.store.copyAhead) input.store.copyAhead(records, served.text);
-      else input.store.encodeAhead?.(records);
       const rejected = setAside(served, rejectedUpTo(served, task.upTo));
       const openGap = gapOf(input, marks, below, readAt, top);
       result.pages++;
-      result.records += records.length;
-      for (const tx of records) result.lowest = Math.min(result.lowest ?? tx.rawId, tx.rawId);
+      result.records += countOf(records);
+      for (const rawId of isHeld(records) ? records.rawIds : records.map((tx) => tx.rawId))
+        result.lowest = Math.min(result.lowest ?? rawId, rawId);
       pipeline.add({
         page: { page: index, records, rejected, openGap },
         proven: { lo: cursor === null ? 0 : cursor + 1, hi: top },
@@ -196,7 +204,9 @@ export async function fetchKeyRange(input: FetchKeyRangeInput): Promise<RangeRes
       cursor = last;
       if (pipeline.full()) await pipeline.submit();
       // Else committed as soon as the running commit ends; a failure is thrown by the next submit.
-      else pipeline.submit().catch(() => {});
+      // Answers the store parsed come at its thread's pace, slower than commits end: committed so,
+      // they would go one or two a transaction, and PostgreSQL pays for each (docs/performance.md).
+      else if (!isHeld(records)) pipeline.submit().catch(() => {});
     }
   } catch (error) {
     // Keep what was read, so a retry resumes after it; the read's error is the one to report.
@@ -219,7 +229,7 @@ export async function fetchKeyRange(input: FetchKeyRangeInput): Promise<RangeRes
  * ends at `upTo` and more follow, before that last record (the range above reads the rest,
  * beginning with them), so a record is set aside by one range only.
  */
-function rejectedUpTo(served: TxKeyPage, upTo: number): RejectedRecord[] {
+function rejectedUpTo(served: ServedKeys, upTo: number): RejectedRecord[] {
   if (served.rejected.length === 0) return [];
   const keyed = keyedPlaces(served);
   const above = keyed.find((k) => k.rawId > upTo);
@@ -235,13 +245,105 @@ function rejectedUpTo(served: TxKeyPage, upTo: number): RejectedRecord[] {
   );
 }
 
+/** An answer as the walk needs it: its records' rawIds and times, what it set aside, whether more follow. */
+type ServedKeys = Pick<TxKeyPage, 'rejected' | 'hasNextPage'> & { txs: ReadonlyArray<SettleMark> };
+
+/** One answer of a range walk: what it served, and its records in the range after the cursor. */
+interface RangeAnswer {
+  served: ServedKeys;
+  /** Parsed here, or held by the store that parsed them (`readAhead`). */
+  records: LedgerTx[] | HeldRecords;
+  /** When it was asked for (`now()`). */
+  readAt: number;
+}
+
+/** How many records a page holds. */
+function countOf(records: LedgerTx[] | HeldRecords): number {
+  return isHeld(records) ? records.rawIds.length : records.length;
+}
+
+/**
+ * Reads a range walk's answers, one after another. With a store that parses answers on another
+ * thread (`readAhead`) and a fetch that keeps their text, each answer is parsed there, and the
+ * next one is asked for meanwhile, after the rawId its text names last (`KeyAnswerText.guess`);
+ * the parse decides, and an answer asked after a wrong guess is dropped unread. An answer the
+ * store cannot take (a record set aside, one that cannot be encoded, text it cannot parse) is
+ * parsed here, as is every answer otherwise; each one's records are encoded ahead for the commit.
+ */
+function createAnswerReader(
+  input: FetchKeyRangeInput,
+  key: string,
+  now: () => number,
+): { read(cursor: number | null): Promise<RangeAnswer> } {
+  const { store, spec, count, task } = input;
+  const readAhead = store.readAhead;
+  // The next answer, asked while the one before it was parsed, and when.
+  let asked: { cursor: number; at: number; answer: Promise<KeyAnswerText> | undefined } | null = null;
+  const ask = (cursor: number) => {
+    const at = now();
+    const answer = input.fetchKeyText?.(spec, { cursor, count });
+    // Dropped unread after a wrong guess: its failure is nobody's.
+    answer?.catch(() => undefined);
+    return { cursor, at, answer };
+  };
+  const parsedHere = async (cursor: number | null, text?: KeyAnswerText): Promise<TxKeyPage> => {
+    try {
+      const served = text?.parse();
+      if (served !== undefined && fresh(served, cursor ?? 0)) return served;
+    } catch {
+      // Read again the way every answer is read: its failures are retried, then reported.
+    }
+    return readAnswer(input, key, cursor ?? 0);
+  };
+  return {
+    async read(cursor) {
+      const from = cursor ?? 0;
+      const next = asked?.cursor === from ? asked : ask(from);
+      asked = null;
+      const answer = await next.answer;
+      let read: ReadAhead | null = null;
+      if (answer !== undefined && readAhead !== undefined) {
+        // The next answer is asked for while the store parses this one, when its text says one follows.
+        const { last, hasNextPage } = answer.guess;
+        if (hasNextPage && last !== null && last > from && last < task.upTo) asked = ask(last);
+        read = await readAhead(answer, { after: cursor, upTo: task.upTo });
+      }
+      if (read !== null && (read.rawIds.some((rawId) => rawId > from) || !read.hasNextPage)) {
+        const txs = read.rawIds.map((rawId, i) => ({ rawId, timestamp: read.timestamps[i] ?? 0 }));
+        return {
+          readAt: next.at,
+          served: { txs, rejected: [], hasNextPage: read.hasNextPage },
+          records: read.records,
+        };
+      }
+      const served = await parsedHere(cursor, answer);
+      const records = served.txs.filter(
+        (tx) => (cursor === null || tx.rawId > cursor) && tx.rawId <= task.upTo,
+      );
+      if (store.copyAhead) store.copyAhead(records, served.text);
+      else store.encodeAhead?.(records);
+      return { readAt: next.at, served, records };
+    },
+  };
+}
+
+/** Whether an answer moves the walk on: a record after `cursor`, or the list's end. */
+function fresh(
+  served: Pick<TxKeyPage, 'rejected' | 'hasNextPage'> & { txs: ReadonlyArray<{ rawId: number }> },
+  cursor: number,
+): boolean {
+  return (
+    !served.hasNextPage ||
+    served.txs.some((tx) => tx.rawId > cursor) ||
+    served.rejected.some((r) => (r.rawId ?? 0) > cursor)
+  );
+}
+
 /** One answer after `cursor`; an empty one that says more follow is asked again, then malformed. */
 async function readAnswer(input: FetchKeyRangeInput, key: string, cursor: number) {
   for (let tries = 0; ; tries++) {
     const served = await input.fetchKeyPage(input.spec, { cursor, count: input.count });
-    const fresh =
-      served.txs.some((tx) => tx.rawId > cursor) || served.rejected.some((r) => (r.rawId ?? 0) > cursor);
-    if (fresh || !served.hasNextPage) return served;
+    if (fresh(served, cursor)) return served;
     if (tries >= (input.emptyAnswerRetries ?? 3))
       throw new MalformedResponseError(
         `stream ${key} after rawId ${cursor}`,

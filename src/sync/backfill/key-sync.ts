@@ -10,7 +10,7 @@ import { LEASE_MS, SETTLE_MS } from '../../defaults.js';
 import { streamKey } from '../../domain/stream-key.js';
 import { MalformedResponseError } from '../../errors.js';
 import type { BackfillRun, BackfillStore } from '../ports/backfill-store.js';
-import type { FetchKeyHead } from '../ports/fetches.js';
+import type { FetchKeyHead, FetchKeyText } from '../ports/fetches.js';
 import type { StreamLease } from '../ports/sync-store.js';
 import { errorText, quietLogger } from '../sync-logger.js';
 import { type KeyWalkInput, walkByKey } from '../walk/key-walk.js';
@@ -31,6 +31,8 @@ export interface KeySyncInput extends KeyWalkInput {
   backfills?: BackfillStore | undefined;
   /** Reads the newest rawId (`order=desc&count=1`); without it, a first backfill is one walk. */
   fetchKeyHead?: FetchKeyHead | undefined;
+  /** Answers as text for a backfill store that parses them elsewhere (`fetchKeyRange`). Optional. */
+  fetchKeyText?: FetchKeyText | undefined;
   /** Ranges walked at once in a first backfill. Default 2. */
   lanes?: number | undefined;
   /** RawIds a range. Default a hundred full answers' worth. */
@@ -203,6 +205,7 @@ async function walkRanges(args: {
       await fetchKeyRange({
         store: args.input.backfills!,
         fetchKeyPage: input.fetchKeyPage,
+        fetchKeyText: input.fetchKeyText,
         spec: input.spec,
         backfillId: run.id,
         task,

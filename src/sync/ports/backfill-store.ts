@@ -2,7 +2,7 @@
  * The parallel backfill's port: its runs, the ranges of rawIds they prove, and the writes of a
  * range's pages with their proofs. Implemented in `src/db/stores/pg-backfill-store.ts`.
  */
-import type { LedgerTx, RejectedRecord } from '../../domain/model.js';
+import type { KeyAnswerText, LedgerTx, RejectedRecord } from '../../domain/model.js';
 import type { RawIdRange } from '../../domain/raw-id-ranges.js';
 import type { WriteCounts } from './sync-store.js';
 
@@ -53,10 +53,35 @@ export interface BackfillStore extends RangePageWriter {
   }): Promise<void>;
 }
 
+/**
+ * An answer's records read by the store itself (`readAhead`): the walk knows their rawIds; the
+ * store commits them by this handle.
+ */
+export interface HeldRecords {
+  readonly held: true;
+  /** Ascending. */
+  readonly rawIds: readonly number[];
+}
+
+/** Whether a page's records are held by the store (`readAhead`) rather than parsed by the walk. */
+export function isHeld(records: readonly LedgerTx[] | HeldRecords): records is HeldRecords {
+  return !Array.isArray(records);
+}
+
+/** What `readAhead` tells a walk by key of an answer. */
+export interface ReadAhead {
+  hasNextPage: boolean;
+  /** Every record the answer served, in order, and their timestamps. */
+  rawIds: number[];
+  timestamps: number[];
+  /** The records of the window, held for their commit. */
+  records: HeldRecords;
+}
+
 /** One fetched page of a range task, waiting to be committed. */
 export interface RangePage {
   page: number;
-  records: LedgerTx[];
+  records: LedgerTx[] | HeldRecords;
   rejected: RejectedRecord[];
   /** The lowest rawId missing from the page that may still fill in (see `settle.ts`); absent: none. */
   openGap?: number | null | undefined;
@@ -94,4 +119,13 @@ export interface RangePageWriter {
    * `text`: the answer's JSON, when the fetch kept it. Optional; without it, `encodeAhead`.
    */
   copyAhead?: ((records: readonly LedgerTx[], text?: string) => void) | undefined;
+  /**
+   * Parses an answer by key and encodes its records in the window (above `after`, up to `upTo`)
+   * elsewhere, so the walk need not parse it: what the walk needs of it, and its records held
+   * for their commit. `null` when the walk is to parse the answer itself (its text could not be
+   * parsed there, or it set a record aside, or one cannot be encoded). Optional.
+   */
+  readAhead?:
+    | ((answer: KeyAnswerText, window: { after: number | null; upTo: number }) => Promise<ReadAhead | null>)
+    | undefined;
 }

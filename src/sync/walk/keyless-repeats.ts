@@ -3,15 +3,16 @@
  * asked from the last rawId read, so a keyless record listed after it is listed again at the
  * start of the next answer: it is one record, and is set aside once.
  */
-import type { RejectedRecord, TxKeyPage } from '../../domain/model.js';
+import type { RejectedRecord } from '../../domain/model.js';
+
+/** An answer as placing needs it: its records' rawIds and what it set aside. */
+type KeyedAnswer = { txs: ReadonlyArray<{ rawId: number }>; rejected: readonly RejectedRecord[] };
 
 /**
  * The records of an answer that carry a rawId, at their places in its `txs` as served (records
  * set aside keep theirs in `index`), in the order served.
  */
-export function keyedPlaces(
-  answer: Pick<TxKeyPage, 'txs' | 'rejected'>,
-): Array<{ position: number; rawId: number }> {
+export function keyedPlaces(answer: KeyedAnswer): Array<{ position: number; rawId: number }> {
   const places: Array<{ position: number; rawId: number }> = [];
   const rejectedAt = new Set(answer.rejected.map((r) => r.index).filter((i) => i !== undefined));
   let position = 0;
@@ -30,7 +31,7 @@ export function keyedPlaces(
  * set-aside records that count, all of them by default).
  */
 export function keylessOnce(): (
-  answer: Pick<TxKeyPage, 'txs' | 'rejected'>,
+  answer: KeyedAnswer,
   rejected?: readonly RejectedRecord[],
 ) => RejectedRecord[] {
   let trailing: ReadonlySet<string> = NONE;
@@ -42,7 +43,7 @@ export function keylessOnce(): (
 }
 
 /** The raw texts of the keyless records the answer lists after its last record with a rawId. */
-function trailingKeyless(answer: Pick<TxKeyPage, 'txs' | 'rejected'>): ReadonlySet<string> {
+function trailingKeyless(answer: KeyedAnswer): ReadonlySet<string> {
   // Most answers set nothing aside: nothing to place.
   if (!answer.rejected.some((r) => r.rawId === undefined)) return NONE;
   const last = keyedPlaces(answer).at(-1);
@@ -60,7 +61,7 @@ function trailingKeyless(answer: Pick<TxKeyPage, 'txs' | 'rejected'>): ReadonlyS
  * last (`before`, from {@link trailingKeyless}).
  */
 function withoutRepeatedKeyless(
-  answer: Pick<TxKeyPage, 'txs' | 'rejected'>,
+  answer: KeyedAnswer,
   before: ReadonlySet<string>,
   rejected: readonly RejectedRecord[],
 ): RejectedRecord[] {
