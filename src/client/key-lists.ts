@@ -1,6 +1,6 @@
 import type { AccountListForm, PagingMode } from '../config.js';
 import type { KeyAnswerText } from '../domain/model.js';
-import { HttpError, MalformedResponseError } from '../errors.js';
+import { HttpError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { createAccountLists } from './account-lists.js';
 import { fillPath, type PathTemplates, queryString } from './api-paths.js';
@@ -19,8 +19,8 @@ export interface KeyLister {
   txsByKey(query: TxKeyQuery, call?: CallOptions): Promise<TxKeyPage>;
   /**
    * {@link KeyLister.txsByKey} of a list other than an account's, kept as text for a reader that
-   * parses it elsewhere: checked here only for the shape its guess needs (`guessKeyAnswer`), so
-   * an answer cut short is asked again as a parsed one would be.
+   * parses it elsewhere, with a guess of what it holds (`guessKeyAnswer`). Nothing is checked
+   * here: an answer cut short, read as text, is the reader's to ask again.
    */
   txsTextByKey(query: Omit<TxKeyQuery, 'account'>, call?: CallOptions): Promise<KeyAnswerText>;
   /** The count asked when a query names none: the configured one, or less once the service refused it. */
@@ -102,11 +102,9 @@ export function createKeyLister(options: KeyListerOptions): KeyLister {
   };
 }
 
-/** An answer's text with its guess; text the guess cannot read is malformed (and asked again). */
+/** An answer's text with its guess, not parsed: the parse elsewhere decides what it holds. */
 function keyAnswerText(text: string, url: string): Omit<KeyAnswerText, 'count'> {
-  const guess = guessKeyAnswer(text);
-  if (guess === null) throw new MalformedResponseError(url, 'not a key answer in the compact shape', text);
-  return { text, guess, parse: () => parseTxKeyPage(text, url) };
+  return { text, guess: guessKeyAnswer(text), parse: () => parseTxKeyPage(text, url) };
 }
 
 /** A refusal that may be the count's: the service's limit on `count` is not documented. */

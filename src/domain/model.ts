@@ -101,7 +101,8 @@ export interface KeyAnswerGuess {
  */
 export interface KeyAnswerText {
   text: string;
-  guess: KeyAnswerGuess;
+  /** `null`: the text is not in the shape a guess reads; the walk waits for its parse. */
+  guess: KeyAnswerGuess | null;
   /** The answer parsed here, as a fetch that parses would have answered it; throws as that fetch would. */
   parse(): TxKeyPage;
   /** The `count` sent (after any halving the service asked for). */

@@ -303,7 +303,13 @@ class ReadingStore extends MemoryStore {
   readAhead = async (answer: KeyAnswerText, window: { after: number | null; upTo: number }) => {
     this.readsAhead.push(window.after);
     if (this.refuse(window.after)) return null;
-    const { txs, hasNextPage } = answer.parse();
+    let parsed: TxKeyPage;
+    try {
+      parsed = answer.parse();
+    } catch {
+      return null;
+    }
+    const { txs, hasNextPage } = parsed;
     const kept = txs.filter(
       (tx) => (window.after === null || tx.rawId > window.after) && tx.rawId <= window.upTo,
     );
@@ -326,7 +332,16 @@ class ReadingStore extends MemoryStore {
 }
 
 /** `byKey`'s answers as text in the service's compact shape; `mislead(cursor)` adds a rawId the parse does not read. */
-function asText(list: LiveList, options: { cap: number; mislead?: (cursor: number) => number | undefined }) {
+function asText(
+  list: LiveList,
+  options: {
+    cap: number;
+    mislead?: (cursor: number) => number | undefined;
+    spaced?: boolean;
+    /** Cut this answer's text in half, as a connection lost mid-answer would. */
+    cut?: (cursor: number) => boolean;
+  },
+) {
   const requests: number[] = [];
   const fetchKeyText: FetchKeyText = async (_spec, { cursor, count }) => {
     await new Promise((resolve) => setImmediate(resolve));
@@ -338,9 +353,11 @@ function asText(list: LiveList, options: { cap: number; mislead?: (cursor: numbe
     const decoy = options.mislead?.(cursor);
     // A record's nested object opening with a rawId of its own: the text's guess reads that one.
     if (decoy !== undefined && txs.length > 0) Object.assign(txs.at(-1)!, { express: { rawId: decoy } });
-    const text = JSON.stringify({ txs, hasNextPage: after.length > served.length });
+    const body = { txs, hasNextPage: after.length > served.length };
+    const whole = options.spaced ? JSON.stringify(body, null, 1) : JSON.stringify(body);
+    const text = options.cut?.(cursor) ? whole.slice(0, whole.length / 2) : whole;
     const guess = guessKeyAnswer(text);
-    assert.ok(guess !== null);
+    assert.equal(guess === null, options.spaced === true || text !== whole);
     return {
       text,
       guess,
@@ -393,6 +410,28 @@ describe('a range walk whose store parses the answers', () => {
     // 450 was asked on the guess and never read; the walk went on from 418.
     assert.deepEqual(text.requests, [299, 450, 418, 538]);
     assert.deepEqual(store.readsAhead, [299, 418, 538]);
+  });
+
+  it('waits for the parse of an answer whose text gives no guess, and reads it all the same', async () => {
+    const list = new LiveList({ count: 400, step: () => 3 });
+    const store = new ReadingStore();
+    const text = asText(list, { cap: 40, spaced: true });
+    const { result, parsedRequests } = await run(store, list, text);
+    assert.equal(result.pages, 3);
+    assert.deepEqual(text.requests, [299, 418, 538]);
+    assert.deepEqual(store.readsAhead, [299, 418, 538]);
+    assert.deepEqual(parsedRequests, []);
+  });
+
+  it('asks again, the way every answer is read, for an answer whose text was cut short', async () => {
+    const list = new LiveList({ count: 400, step: () => 3 });
+    const store = new ReadingStore();
+    const text = asText(list, { cap: 40, cut: (cursor) => cursor === 418 });
+    const { result, parsedRequests } = await run(store, list, text);
+    assert.equal(result.pages, 3);
+    assert.deepEqual(text.requests, [299, 418, 538]);
+    // The cut answer was asked again by the fetch that parses, which retries and reports.
+    assert.deepEqual(parsedRequests, [418]);
   });
 
   it('parses itself an answer the store sends back, without asking for it again', async () => {

@@ -304,8 +304,8 @@ function createAnswerReader(
       let read: ReadAhead | null = null;
       if (answer !== undefined && readAhead !== undefined) {
         // The next answer is asked for while the store parses this one, when its text says one follows.
-        const { last, hasNextPage } = answer.guess;
-        if (hasNextPage && last !== null && last > from && last < task.upTo) asked = ask(last);
+        const last = answer.guess?.hasNextPage ? answer.guess.last : null;
+        if (last !== null && last > from && last < task.upTo) asked = ask(last);
         read = await readAhead(answer, { after: cursor, upTo: task.upTo });
       }
       if (read !== null && (read.rawIds.some((rawId) => rawId > from) || !read.hasNextPage)) {
