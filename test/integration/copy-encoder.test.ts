@@ -107,6 +107,47 @@ describe('records encoded for a COPY on another thread', () => {
     );
   });
 
+  it('reads an answer from its text alone: what a walk needs of it, and the encoding of its window', async () => {
+    await loadFastKeccak();
+    const { url } = await simulator(400);
+    const text = await (await fetch(`${url}/txs?cursor=100&order=asc&count=100`)).text();
+    const answer = parseTxKeyPage(text, url);
+    const threaded = encoder();
+    const read = await threaded.read(text, { after: 150, upTo: 180 }, OPTIONS);
+    assert.ok(read !== null);
+    assert.equal(read.hasNextPage, answer.hasNextPage);
+    assert.deepEqual(
+      read.rawIds,
+      answer.txs.map((tx) => tx.rawId),
+    );
+    assert.deepEqual(
+      read.timestamps,
+      answer.txs.map((tx) => tx.timestamp),
+    );
+    assert.equal(read.rejected, 0);
+    // Only the window's records are encoded, as the main thread encodes them.
+    const window = answer.txs.filter((tx) => tx.rawId > 150 && tx.rawId <= 180);
+    assert.ok(window.length > 10);
+    assert.deepEqual(comparable(read.encoding), comparable(encodeForCopy(window, OPTIONS)));
+    // Text that is not a key answer is the walk's to read again: no answer, and no encoding.
+    assert.equal(
+      await threaded.read(text.slice(0, text.length / 2), { after: null, upTo: 400 }, OPTIONS),
+      null,
+    );
+    assert.equal(await threaded.read('{"txs":[],"totalPages":3}', { after: null, upTo: 400 }, OPTIONS), null);
+  });
+
+  it('sends back an answer with a record set aside without an encoding, the rest of it read', async () => {
+    const { url } = await simulator(300);
+    const answer = JSON.parse(await (await fetch(`${url}/txs?cursor=0&order=asc&count=20`)).text());
+    answer.txs[3].amount = 12.5; // an amount must be a decimal string
+    const read = await encoder().read(JSON.stringify(answer), { after: null, upTo: 300 }, OPTIONS);
+    assert.ok(read !== null);
+    assert.equal(read.rejected, 1);
+    assert.equal(read.encoding, null);
+    assert.equal(read.rawIds.length, 19);
+  });
+
   it('encodes nothing once closed: what is owed resolves to missing', async () => {
     const { url } = await simulator(200);
     const text = await (await fetch(`${url}/txs?cursor=0&order=asc&count=100`)).text();
@@ -115,9 +156,11 @@ describe('records encoded for a COPY on another thread', () => {
     await threaded.close();
     threaded.ahead(records, OPTIONS, text);
     assert.equal(await threaded.take([records]), null);
+    assert.equal(await threaded.read(text, { after: null, upTo: 1000 }, OPTIONS), null);
     const none = createCopyEncoder({ threads: 0 });
     none.ahead(records, OPTIONS, text);
     assert.equal(await none.take([records]), null);
+    assert.equal(await none.read(text, { after: null, upTo: 1000 }, OPTIONS), null);
   });
 
   it('a sync by key copying the thread’s encodings ends equal to one encoding on the main thread', async () => {

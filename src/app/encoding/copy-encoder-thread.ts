@@ -1,6 +1,8 @@
 /**
  * The thread of `copy-encoder.ts`: encodes each batch of records it is sent for a COPY
- * (`encodeForCopy`) and sends the encoding back. Its own copy of the fast keccak is loaded first.
+ * (`encodeForCopy`) and sends the encoding back; an answer sent to be read is parsed here alone,
+ * and what the walk needs of it goes back with the encoding. Its own copy of the fast keccak is
+ * loaded first.
  */
 import { parentPort } from 'node:worker_threads';
 import { parseTxKeyPage } from '../../client/page.js';

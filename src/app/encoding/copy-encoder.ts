@@ -2,8 +2,10 @@
  * Records encoded for a COPY on other threads (`copy-encoder-thread.ts`) while the main thread
  * reads the next answers and writes the last ones. A backfill by key is bound by the one thread
  * that parses, encodes and writes (docs/performance.md): the encoding, the hash check, the bundle
- * items and the COPY lines are most of its work, and are the records' alone. An encoding that is
- * missing or failed only sends the commit the full way, which encodes on the main thread.
+ * items and the COPY lines are most of its work, and are the records' alone. An answer can also be
+ * sent as text alone (`read`): the thread then parses it, so the main thread never does. An
+ * encoding that is missing or failed only sends the commit the full way, which encodes on the
+ * main thread.
  */
 import { existsSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
