@@ -1,6 +1,12 @@
 import type { Logger } from '../logger.js';
 import type { BackfillStore } from '../sync/ports/backfill-store.js';
-import type { FetchByHash, FetchKeyHead, FetchKeyPage, FetchKeyText, FetchPage } from '../sync/ports/fetches.js';
+import type {
+  FetchByHash,
+  FetchKeyHead,
+  FetchKeyPage,
+  FetchKeyText,
+  FetchPage,
+} from '../sync/ports/fetches.js';
 import type { DeferredIndexes } from '../sync/ports/read-indexes.js';
 import type { SyncStore } from '../sync/ports/sync-store.js';
 import type { LedgerQueues } from './queues.js';
