@@ -9,6 +9,7 @@ import { after, describe, it } from 'node:test';
 import { sql } from 'drizzle-orm';
 import { createContext } from '../../src/app/context.js';
 import { createCopyEncoder } from '../../src/app/encoding/copy-encoder.js';
+import { createFetchKeyPage, createFetchKeyText } from '../../src/app/sync-adapters.js';
 import { syncOnce } from '../../src/app/sync-once.js';
 import { parseTxKeyPage } from '../../src/client/page.js';
 import { loadConfig } from '../../src/config.js';
@@ -18,6 +19,7 @@ import { type CopyEncoder, type CopyEncoding, encodeForCopy } from '../../src/db
 import { loadFastKeccak } from '../../src/domain/keccak.js';
 import { silentLogger } from '../../src/logger.js';
 import { createSimulator, type Simulator } from '../../src/simulator/index.js';
+import { fetchKeyRange } from '../../src/sync/backfill/key-backfill.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 import { assertMirrorsTruth } from './sync-truth.js';
 
@@ -161,6 +163,52 @@ describe('records encoded for a COPY on another thread', () => {
     none.ahead(records, OPTIONS, text);
     assert.equal(await none.take([records]), null);
     assert.equal(await none.read(text, { after: null, upTo: 1000 }, OPTIONS), null);
+  });
+
+  it('writes a range read ahead over records stored already the full way, its answers parsed on the main thread', async () => {
+    const { sim, url } = await simulator(1_000);
+    const t = await createTestDatabase();
+    databases.push(t);
+    const config = loadConfig({
+      LEDGER_BASE_URL: url,
+      LEDGER_PAGING: 'key',
+      LEDGER_REQUESTS_PER_SECOND: '0',
+    });
+    const copyEncoder = counting(encoder());
+    const ctx = await createContext({
+      config,
+      logger: silentLogger(),
+      database: t.database,
+      copyEncoder: copyEncoder.encoder,
+    });
+    try {
+      const store = ctx.backfills;
+      assert.ok(store?.readAhead !== undefined, 'the store reads answers ahead on PostgreSQL');
+      const walk = async (id: string) => {
+        await store.startRun({ id, key: 'txs', headRawId: 2_000, totalPages: 0 });
+        return fetchKeyRange({
+          store,
+          fetchKeyPage: createFetchKeyPage(ctx.client),
+          fetchKeyText: createFetchKeyText(ctx.client),
+          spec: {},
+          backfillId: id,
+          task: { after: null, upTo: 2_000 },
+        });
+      };
+      const first = await walk('first');
+      assert.equal(first.counts.inserted, 1_000);
+      const read = copyEncoder.made;
+      assert.ok(read >= 10, 'every answer read on the thread');
+      // The same range again: every record is stored, the copy fails on the unique index, and
+      // the records held with their answers are parsed here for the full write.
+      const again = await walk('again');
+      assert.equal(copyEncoder.made, read * 2);
+      assert.equal(again.counts.inserted, 0);
+      assert.equal(again.counts.unchanged + again.counts.updated, 1_000);
+    } finally {
+      await ctx.close();
+    }
+    await assertMirrorsTruth(t.database.db, sim);
   });
 
   it('a sync by key copying the thread’s encodings ends equal to one encoding on the main thread', async () => {
