@@ -45,6 +45,15 @@ function encoder(): CopyEncoder {
   return made;
 }
 
+/** A fresh database and a context reading `url` by key, its commits encoded by `copyEncoder` (`null`: here). */
+async function keyContext(url: string, copyEncoder: CopyEncoder | null) {
+  const t = await createTestDatabase();
+  databases.push(t);
+  const config = loadConfig({ LEDGER_BASE_URL: url, LEDGER_PAGING: 'key', LEDGER_REQUESTS_PER_SECOND: '0' });
+  const ctx = await createContext({ config, logger: silentLogger(), database: t.database, copyEncoder });
+  return { t, ctx };
+}
+
 /** An encoding with its bytes as Buffers, so one made here and one sent back compare equal. */
 function comparable(encoding: CopyEncoding | null | undefined) {
   if (encoding === null || encoding === undefined) return encoding;
@@ -167,20 +176,8 @@ describe('records encoded for a COPY on another thread', () => {
 
   it('writes a range read ahead over records stored already the full way, its answers parsed on the main thread', async () => {
     const { sim, url } = await simulator(1_000);
-    const t = await createTestDatabase();
-    databases.push(t);
-    const config = loadConfig({
-      LEDGER_BASE_URL: url,
-      LEDGER_PAGING: 'key',
-      LEDGER_REQUESTS_PER_SECOND: '0',
-    });
     const copyEncoder = counting(encoder());
-    const ctx = await createContext({
-      config,
-      logger: silentLogger(),
-      database: t.database,
-      copyEncoder: copyEncoder.encoder,
-    });
+    const { t, ctx } = await keyContext(url, copyEncoder.encoder);
     try {
       const store = ctx.backfills;
       assert.ok(store?.readAhead !== undefined, 'the store reads answers ahead on PostgreSQL');
@@ -225,19 +222,7 @@ describe('records encoded for a COPY on another thread', () => {
       );
     const ended = [];
     for (const copyEncoder of [counting(encoder()), null]) {
-      const t = await createTestDatabase();
-      databases.push(t);
-      const config = loadConfig({
-        LEDGER_BASE_URL: url,
-        LEDGER_PAGING: 'key',
-        LEDGER_REQUESTS_PER_SECOND: '0',
-      });
-      const ctx = await createContext({
-        config,
-        logger: silentLogger(),
-        database: t.database,
-        copyEncoder: copyEncoder?.encoder ?? null,
-      });
+      const { t, ctx } = await keyContext(url, copyEncoder?.encoder ?? null);
       try {
         const result = await syncOnce(ctx, {});
         assert.equal(result.streams[0]?.finished, true);

@@ -126,7 +126,6 @@ export function createCopyEncoder(
       );
     },
     async read(text, window, encodeOptions) {
-      if (broken) return null;
       const id = nextId++;
       const reply = await send({ id, options: encodeOptions, text, window });
       if (reply?.read === undefined) return null;

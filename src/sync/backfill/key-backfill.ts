@@ -315,13 +315,10 @@ function createAnswerReader(
         if (last !== null && last > from && last < task.upTo) asked = ask(last);
         read = await readAhead(answer, { after: cursor, upTo: task.upTo });
       }
-      if (read !== null && (read.rawIds.some((rawId) => rawId > from) || !read.hasNextPage)) {
+      if (read !== null) {
         const txs = read.rawIds.map((rawId, i) => ({ rawId, timestamp: read.timestamps[i] ?? 0 }));
-        return {
-          readAt: next.at,
-          served: { txs, rejected: [], hasNextPage: read.hasNextPage },
-          records: read.records,
-        };
+        const served = { txs, rejected: [], hasNextPage: read.hasNextPage };
+        if (fresh(served, from)) return { readAt: next.at, served, records: read.records };
       }
       const served = await parsedHere(cursor, answer);
       const records = served.txs.filter(
@@ -335,10 +332,7 @@ function createAnswerReader(
 }
 
 /** Whether an answer moves the walk on: a record after `cursor`, or the list's end. */
-function fresh(
-  served: Pick<TxKeyPage, 'rejected' | 'hasNextPage'> & { txs: ReadonlyArray<{ rawId: number }> },
-  cursor: number,
-): boolean {
+function fresh(served: ServedKeys, cursor: number): boolean {
   return (
     !served.hasNextPage ||
     served.txs.some((tx) => tx.rawId > cursor) ||
