@@ -7,6 +7,7 @@ import type {
   FetchKeyText,
   FetchPage,
 } from '../sync/ports/fetches.js';
+import { keyHeadReader } from '../sync/raw-id-screen.js';
 
 /**
  * The sync engine's `FetchPage` over a client: the global list, or one account's when the spec
@@ -72,22 +73,8 @@ export function createFetchKeyText(client: LedgerClient, signal?: AbortSignal): 
  * newest record has none.
  */
 export function createFetchKeyHead(client: LedgerClient, signal?: AbortSignal): FetchKeyHead {
-  return async (spec) => {
-    const answer = await client.txsByKey(
-      {
-        order: 'desc',
-        count: 1,
-        account: spec.account,
-        tokenTag: spec.tokenTag,
-        action: spec.action,
-        withoutAction: spec.withoutAction,
-      },
-      { signal },
-    );
-    const ids = [...answer.txs.map((tx) => tx.rawId), ...answer.rejected.map((r) => r.rawId ?? -1)];
-    const head = Math.max(-1, ...ids);
-    return head < 0 ? null : head;
-  };
+  const fetchKeyPage = createFetchKeyPage(client, signal);
+  return (spec) => keyHeadReader(fetchKeyPage, spec)();
 }
 
 /** The sync engine's `FetchByHash` over a client: `null` when the service answers 404. */

@@ -7,6 +7,10 @@ const DIGITS = /^\d+$/;
 const BARE_WORD = /^[A-Za-z_][\w-]*$/;
 /** `nonce` is stored as a Postgres bigint; a longer digit string would fail the whole page's write. */
 const BIGINT_MAX = 9_223_372_036_854_775_807n;
+/** The last millisecond of the year 9999: a later `timestamp` has no `timestamptz` the database takes. */
+const TIMESTAMP_MAX = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
+/** PostgreSQL's `numeric` holds at most this many digits before the decimal point. */
+const NUMERIC_DIGITS_MAX = 131_072;
 
 const REQUIRED_STRINGS = [
   'id',
@@ -132,6 +136,8 @@ function recordProblem(value: unknown): LedgerTx | string {
   if (!isNonNegativeSafeInteger(timestamp)) {
     return `timestamp must be a non-negative safe integer (got ${describe(timestamp)})`;
   }
+  if (timestamp > TIMESTAMP_MAX)
+    return `timestamp ${timestamp} lies beyond the year 9999: no time the database can hold`;
 
   const version = value['version'];
   const versionProblem = optionalStringProblem(version, 'version');
@@ -178,6 +184,8 @@ function recordProblem(value: unknown): LedgerTx | string {
 function digitStringProblem(field: unknown, key: string): string | undefined {
   if (typeof field !== 'string') return `${key} must be a decimal digit string (got ${describe(field)})`;
   if (!DIGITS.test(field)) return `${key} must be decimal digits (got '${clip(field)}')`;
+  if (field.length > NUMERIC_DIGITS_MAX)
+    return `${key} has ${field.length} digits: more than the database's numeric holds (${NUMERIC_DIGITS_MAX})`;
   return undefined;
 }
 

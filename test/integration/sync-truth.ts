@@ -66,8 +66,10 @@ export async function assertMirrorsTruth(
   const rows = await storedRows(db);
   const stored = rows.map((row) => Number(row['raw_id']));
   const expected = truth.map((record) => record.rawId);
-  const missing = expected.filter((id) => !new Set(stored).has(id));
-  const extra = stored.filter((id) => !new Set(expected).has(id));
+  const storedSet = new Set(stored);
+  const expectedSet = new Set(expected);
+  const missing = expected.filter((id) => !storedSet.has(id));
+  const extra = stored.filter((id) => !expectedSet.has(id));
   assert.deepEqual(
     { missing: missing.slice(0, 20), extra: extra.slice(0, 20), count: stored.length },
     { missing: [], extra: [], count: expected.length },

@@ -5,6 +5,7 @@ import { immutableDifferences } from '../../db/schema/immutable-columns.js';
 import { encodeTransaction } from '../../db/write/encode.js';
 import type { LedgerTx } from '../../domain/model.js';
 import { InvalidRecordError } from '../../errors.js';
+import { keyWalkScreen } from '../../sync/raw-id-screen.js';
 import { countListByKey, type KeyCount, type KeySpan, type SpanComparison } from '../../verify/key-count.js';
 import type { AppContext } from '../context.js';
 import { createFetchKeyPage } from '../sync-adapters.js';
@@ -18,16 +19,19 @@ const NAMED = 20;
  * the same rawId span up to `upTo` (the watermark; -1 compares nothing).
  */
 export function countStreamByKey(input: {
-  app: Pick<AppContext, 'client' | 'database'>;
+  app: Pick<AppContext, 'client' | 'database' | 'logger'>;
   list: ListStream;
   upTo: number;
   signal?: AbortSignal | undefined;
 }): Promise<KeyCount> {
   const { list } = input;
   const fetchKeyPage = createFetchKeyPage(input.app.client, input.signal);
+  // Counted as a walk reads the list: a record the service does not vouch for is no record of it.
+  const screen = keyWalkScreen({ fetchKeyPage, spec: list, logger: input.app.logger });
   return countListByKey(
     {
-      fetchAfter: (cursor) => fetchKeyPage(list, { cursor }),
+      fetchAfter: async (cursor) =>
+        screen.screen(await fetchKeyPage(list, { cursor }), { after: cursor, order: 'asc' }),
       compareSpan: (span) => compareSpan(input.app, list, span),
     },
     { upTo: input.upTo, nameAtMost: NAMED, signal: input.signal },

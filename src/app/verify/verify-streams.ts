@@ -35,7 +35,7 @@ import { countStreamByKey } from './verify-by-key.js';
  * compared answer by answer with the table (see verify-by-key.ts).
  */
 export async function verifyStreams(input: {
-  app: Pick<AppContext, 'client' | 'database'>;
+  app: Pick<AppContext, 'client' | 'database' | 'logger'>;
   walkLimit: number;
   signal?: AbortSignal | undefined;
 }): Promise<{ dialect: ListDialect; streams: StreamCompleteness[] }> {
@@ -81,7 +81,7 @@ type Served = Pick<
 
 /** One walk of the list by key, compared with the table at or below the watermark as it goes. */
 async function readByKey(input: {
-  app: Pick<AppContext, 'client' | 'database'>;
+  app: Pick<AppContext, 'client' | 'database' | 'logger'>;
   list: ListStream;
   upTo: number;
   signal?: AbortSignal | undefined;
@@ -101,7 +101,7 @@ async function readByKey(input: {
 
 /** Page 1, a walk of a short list, and the count at or below the watermark, by page numbers. */
 async function readByPage(input: {
-  app: Pick<AppContext, 'client' | 'database'>;
+  app: Pick<AppContext, 'client' | 'database' | 'logger'>;
   walkLimit: number;
   list: ListStream;
   watermark: number | null;

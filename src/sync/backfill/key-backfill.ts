@@ -23,6 +23,7 @@ import {
   type ReadAhead,
 } from '../ports/backfill-store.js';
 import type { FetchKeyHead, FetchKeyPage, FetchKeyText } from '../ports/fetches.js';
+import { keyWalkScreen, type RawIdScreen } from '../raw-id-screen.js';
 import { openGapLow, type SettleMark, settleMarks } from '../settle.js';
 import { delay, quietLogger, type SyncLogger } from '../sync-logger.js';
 import { keyedPlaces, keylessOnce } from '../walk/keyless-repeats.js';
@@ -185,7 +186,8 @@ export async function fetchKeyRange(input: FetchKeyRangeInput): Promise<RangeRes
   // The highest record read so far: the lower neighbour of a gap before the next answer's first.
   let below: SettleMark | null = task.after === null ? null : { rawId: task.after, timestamp: 0 };
   const setAside = keylessOnce();
-  const reader = createAnswerReader(input, key, now);
+  const screen = keyWalkScreen({ fetchKeyPage: input.fetchKeyPage, spec, logger });
+  const reader = createAnswerReader(input, screen, key, now);
   try {
     for (let index = 1; ; index++) {
       input.signal?.throwIfAborted();
@@ -279,6 +281,7 @@ function countOf(records: LedgerTx[] | HeldRecords): number {
  */
 function createAnswerReader(
   input: FetchKeyRangeInput,
+  screen: RawIdScreen,
   key: string,
   now: () => number,
 ): { read(cursor: number | null): Promise<RangeAnswer> } {
@@ -294,13 +297,15 @@ function createAnswerReader(
     return { cursor, at, answer };
   };
   const parsedHere = async (cursor: number | null, text?: KeyAnswerText): Promise<TxKeyPage> => {
+    let parsed: TxKeyPage | undefined;
     try {
-      const served = text?.parse();
-      if (served !== undefined && fresh(served, cursor ?? 0)) return served;
+      parsed = text?.parse();
     } catch {
       // Read again the way every answer is read: its failures are retried, then reported.
     }
-    return readAnswer(input, key, cursor ?? 0);
+    const served = parsed && (await screen.screen(parsed, { after: cursor, order: 'asc' }));
+    if (served !== undefined && fresh(served, cursor ?? 0)) return served;
+    return readAnswer(input, screen, key, cursor ?? 0);
   };
   return {
     async read(cursor) {
@@ -315,7 +320,8 @@ function createAnswerReader(
         if (last !== null && last > from && last < task.upTo) asked = ask(last);
         read = await readAhead(answer, { after: cursor, upTo: task.upTo });
       }
-      if (read !== null) {
+      // An answer the screen would change is read here, where records can be set aside.
+      if (read !== null && screen.passes(read.rawIds, cursor)) {
         const txs = read.rawIds.map((rawId, i) => ({ rawId, timestamp: read.timestamps[i] ?? 0 }));
         const served = { txs, rejected: [], hasNextPage: read.hasNextPage };
         if (fresh(served, from)) return { readAt: next.at, served, records: read.records };
@@ -340,10 +346,11 @@ function fresh(served: ServedKeys, cursor: number): boolean {
   );
 }
 
-/** One answer after `cursor`; an empty one that says more follow is asked again, then malformed. */
-async function readAnswer(input: FetchKeyRangeInput, key: string, cursor: number) {
+/** One answer after `cursor`, screened; an empty one that says more follow is asked again, then malformed. */
+async function readAnswer(input: FetchKeyRangeInput, screen: RawIdScreen, key: string, cursor: number) {
   for (let tries = 0; ; tries++) {
-    const served = await input.fetchKeyPage(input.spec, { cursor, count: input.count });
+    const answer = await input.fetchKeyPage(input.spec, { cursor, count: input.count });
+    const served = await screen.screen(answer, { after: cursor, order: 'asc' });
     if (fresh(served, cursor)) return served;
     if (tries >= (input.emptyAnswerRetries ?? 3))
       throw new MalformedResponseError(

@@ -10,6 +10,7 @@
 import type { LedgerTx, RejectedRecord } from '../../domain/model.js';
 import type { StreamSpec } from '../../domain/stream-key.js';
 import type { FetchKeyPage } from '../ports/fetches.js';
+import type { RawIdScreen } from '../raw-id-screen.js';
 import { openGapLow, settleMarks } from '../settle.js';
 
 /** The head answer, judged. */
@@ -36,6 +37,8 @@ export interface KeyHead {
  */
 export async function readKeyHead(input: {
   fetchKeyPage: FetchKeyPage;
+  /** The walk's screen: records the service does not vouch for are set aside. */
+  screen: RawIdScreen;
   spec: StreamSpec;
   count: number | undefined;
   from: number;
@@ -46,10 +49,15 @@ export async function readKeyHead(input: {
 }): Promise<KeyHead> {
   const { from } = input;
   const readAt = input.now();
-  const served = await input.fetchKeyPage(input.spec, { cursor: 0, count: input.count, order: 'desc' });
+  const answer = await input.fetchKeyPage(input.spec, { cursor: 0, count: input.count, order: 'desc' });
+  // Screened in the order most of its records follow (a server may ignore `order`), so a lone
+  // record out of order is set aside rather than taken for the order.
+  const falling = answer.txs.filter((tx, i) => i > 0 && tx.rawId < answer.txs[i - 1]!.rawId).length;
+  const order = falling * 2 >= answer.txs.length - 1 ? 'desc' : 'asc';
+  const served = await input.screen.screen(answer, { after: from, order });
+  const newestFirst = served.txs.every((tx, i) => i === 0 || tx.rawId < served.txs[i - 1]!.rawId);
   const marks = settleMarks(served);
   const ids = marks.map((m) => m.rawId);
-  const newestFirst = served.txs.every((tx, i) => i === 0 || tx.rawId < served.txs[i - 1]!.rawId);
   const highest = ids.length > 0 ? Math.max(...ids) : null;
   const lowest = ids.length > 0 ? Math.min(...ids) : null;
   const head =

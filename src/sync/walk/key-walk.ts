@@ -13,6 +13,7 @@ import { MalformedResponseError } from '../../errors.js';
 import { type CommitPipeline, createCommitPipeline } from '../commit-pipeline.js';
 import type { FetchKeyPage } from '../ports/fetches.js';
 import type { SettleState, StreamLease, SyncStore, WalkCheckpoint } from '../ports/sync-store.js';
+import { keyWalkScreen, type RawIdScreen } from '../raw-id-screen.js';
 import { gapFloor, openGapLow, type SettleMark, settleAfterWalk, settleMarks, tailStop } from '../settle.js';
 import { delay, errorText, quietLogger, type SyncLogger } from '../sync-logger.js';
 import { addCounts, zeroCounts } from '../write-counts.js';
@@ -307,6 +308,11 @@ function createKeyReader(input: {
 }) {
   const { key, mode, windowMs, floor, now } = input;
   const walkInput = input.input;
+  const screen = keyWalkScreen({
+    fetchKeyPage: walkInput.fetchKeyPage,
+    spec: walkInput.spec,
+    logger: walkInput.logger ?? quietLogger,
+  });
   let cursor = input.from;
   let index = 0;
   let openGap = input.openGap;
@@ -338,6 +344,7 @@ function createKeyReader(input: {
         const { fetchKeyPage, spec, count } = walkInput;
         const read = await readKeyHead({
           fetchKeyPage,
+          screen,
           spec,
           count,
           from: cursor,
@@ -352,7 +359,7 @@ function createKeyReader(input: {
         const { records, rejected } = read;
         return { index, records, rejected, walk: read.reaches ? null : checkpoint(), openGap };
       }
-      const served = await fetchAfter(walkInput, key, cursor, () => {
+      const served = await fetchAfter(walkInput, screen, key, cursor, () => {
         index++;
         readAt = now();
       });
@@ -387,18 +394,22 @@ function createKeyReader(input: {
 }
 
 /**
- * The records after `cursor`: an empty answer that says more follow is asked again (after a
- * pause, doubled each time) before the walk fails. `onRequest` is called before each request.
+ * The records after `cursor`, screened: an empty answer that says more follow is asked again
+ * (after a pause, doubled each time) before the walk fails. `onRequest` is called before each request.
  */
 async function fetchAfter(
   input: KeyWalkInput,
+  screen: RawIdScreen,
   key: string,
   cursor: number,
   onRequest: () => void,
 ): Promise<TxKeyPage> {
   for (let tries = 0; ; tries++) {
     onRequest();
-    const served = await input.fetchKeyPage(input.spec, { cursor, count: input.count });
+    const served = await screen.screen(await input.fetchKeyPage(input.spec, { cursor, count: input.count }), {
+      after: cursor,
+      order: 'asc',
+    });
     const more = settleMarks(served).some((m) => m.rawId > cursor);
     if (more || !served.hasNextPage) return served;
     if (tries >= (input.emptyPageRetries ?? 3))

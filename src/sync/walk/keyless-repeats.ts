@@ -13,16 +13,23 @@ type KeyedAnswer = { txs: ReadonlyArray<{ rawId: number }>; rejected: readonly R
  * set aside keep theirs in `index`), in the order served.
  */
 export function keyedPlaces(answer: KeyedAnswer): Array<{ position: number; rawId: number }> {
-  const places: Array<{ position: number; rawId: number }> = [];
-  const rejectedAt = new Set(answer.rejected.map((r) => r.index).filter((i) => i !== undefined));
-  let position = 0;
-  for (const tx of answer.txs) {
-    while (rejectedAt.has(position)) position++;
-    places.push({ position: position++, rawId: tx.rawId });
-  }
+  const positions = txPositions(answer);
+  const places = answer.txs.map((tx, i) => ({ position: positions[i] ?? i, rawId: tx.rawId }));
   for (const r of answer.rejected)
     if (r.rawId !== undefined && r.index !== undefined) places.push({ position: r.index, rawId: r.rawId });
   return places.sort((x, y) => x.position - y.position);
+}
+
+/** The place of each of an answer's valid records in its `txs` as served (records set aside keep theirs in `index`). */
+export function txPositions(answer: KeyedAnswer): number[] {
+  const rejectedAt = new Set(answer.rejected.map((r) => r.index).filter((i) => i !== undefined));
+  const positions: number[] = [];
+  let position = 0;
+  for (let i = 0; i < answer.txs.length; i++) {
+    while (rejectedAt.has(position)) position++;
+    positions.push(position++);
+  }
+  return positions;
 }
 
 /**
