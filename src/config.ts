@@ -56,8 +56,11 @@ export interface Config {
   retryMinMs: number;
   /** `LEDGER_RETRY_MAX_MS`: largest backoff delay, from `LEDGER_RETRY_MIN_MS` to 600000 (10 minutes). Default 10000. */
   retryMaxMs: number;
-  /** `LEDGER_RETRY_AFTER_CAP_MS`: longest `Retry-After` honoured, 0 to 3600000 (1 hour). Default 60000. */
-  retryAfterCapMs: number;
+  /**
+   * `LEDGER_MAX_RETRY_WAIT_MS`: the longest wait a `Retry-After` may ask for, 0 to 3600000 (1
+   * hour); a longer one ends the run at once with one line naming the wait. Default 120000.
+   */
+  maxRetryWaitMs: number;
   /** `LEDGER_REQUESTS_PER_SECOND`: client-side request budget shared by all calls of one client, 0 to 100000; 0 = unlimited. Default 50. */
   requestsPerSecond: number;
   /** `LEDGER_CONCURRENCY`: pages fetched at once by one process, 1 to 256. Default 8. */
@@ -139,7 +142,7 @@ export const ENV = {
   retries: 'LEDGER_RETRIES',
   retryMinMs: 'LEDGER_RETRY_MIN_MS',
   retryMaxMs: 'LEDGER_RETRY_MAX_MS',
-  retryAfterCapMs: 'LEDGER_RETRY_AFTER_CAP_MS',
+  maxRetryWaitMs: 'LEDGER_MAX_RETRY_WAIT_MS',
   requestsPerSecond: 'LEDGER_REQUESTS_PER_SECOND',
   concurrency: 'LEDGER_CONCURRENCY',
   writers: 'LEDGER_WRITERS',
@@ -167,7 +170,7 @@ export const LIMITS = {
   retries: { min: 0, max: 100 },
   retryMinMs: { min: 0, max: 60_000 },
   retryMaxMs: { min: 0, max: 600_000 },
-  retryAfterCapMs: { min: 0, max: 3_600_000 },
+  maxRetryWaitMs: { min: 0, max: 3_600_000 },
   requestsPerSecond: { min: 0, max: 100_000 },
   concurrency: { min: 1, max: 256 },
   writers: { min: 1, max: 16 },
@@ -263,7 +266,7 @@ export function loadConfig(
     retries: int('retries', REQUEST_DEFAULTS.retries, LIMITS.retries),
     retryMinMs,
     retryMaxMs,
-    retryAfterCapMs: int('retryAfterCapMs', REQUEST_DEFAULTS.retryAfterCapMs, LIMITS.retryAfterCapMs),
+    maxRetryWaitMs: int('maxRetryWaitMs', REQUEST_DEFAULTS.maxRetryWaitMs, LIMITS.maxRetryWaitMs),
     requestsPerSecond: int('requestsPerSecond', REQUEST_DEFAULTS.requestsPerSecond, LIMITS.requestsPerSecond),
     concurrency: int('concurrency', 8, LIMITS.concurrency),
     writers: int('writers', 2, LIMITS.writers),

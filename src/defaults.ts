@@ -50,7 +50,7 @@ export const REQUEST_DEFAULTS = {
   retries: 5,
   retryMinMs: 200,
   retryMaxMs: 10_000,
-  retryAfterCapMs: 60_000,
+  maxRetryWaitMs: 120_000,
   requestsPerSecond: 50,
   /** Largest response body accepted: far above a real page of ten records. */
   maxBodyBytes: 8 * 1024 * 1024,

@@ -52,6 +52,33 @@ export class HttpError extends LedgerIndexerError {
   }
 }
 
+/**
+ * The service asked (`Retry-After`) for a longer wait than `LEDGER_MAX_RETRY_WAIT_MS` allows: the
+ * run ends at once rather than sleep through it or retry before the service said it may.
+ */
+export class RetryWaitTooLongError extends LedgerIndexerError {
+  /** What the service asked for, ms. */
+  readonly waitMs: number;
+  /** The longest wait allowed, ms. */
+  readonly maxWaitMs: number;
+
+  constructor(init: { waitMs: number; maxWaitMs: number; cause: HttpError }) {
+    super(
+      `the service asks to wait ${seconds(init.waitMs)} before the next request (HTTP ${init.cause.status}, ` +
+        `Retry-After), longer than LEDGER_MAX_RETRY_WAIT_MS allows (${seconds(init.maxWaitMs)})`,
+      { cause: init.cause },
+    );
+    this.waitMs = init.waitMs;
+    this.maxWaitMs = init.maxWaitMs;
+  }
+}
+
+/** `86400 s (24 h)`: a wait in seconds, with hours when it is long. */
+function seconds(ms: number): string {
+  const s = Math.round(ms / 1000);
+  return s >= 7200 ? `${s} s (${Math.round(s / 360) / 10} h)` : `${s} s`;
+}
+
 /** The request never got an answer: connection refused or reset, DNS, or a timeout. */
 export class NetworkError extends LedgerIndexerError {
   readonly url: string;

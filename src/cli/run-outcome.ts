@@ -1,6 +1,13 @@
 import { DrizzleQueryError } from 'drizzle-orm/errors';
 import { toDatabaseError } from '../db/database-errors.js';
-import { DatabaseError, HttpError, LeaseLostError, MalformedResponseError, NetworkError } from '../errors.js';
+import {
+  DatabaseError,
+  HttpError,
+  LeaseLostError,
+  MalformedResponseError,
+  NetworkError,
+  RetryWaitTooLongError,
+} from '../errors.js';
 
 /**
  * The exit code of a run stopped by a signal: 130 for SIGINT, 143 for SIGTERM (128 + signal
@@ -29,6 +36,8 @@ export function failureLine(thrown: unknown): string {
   if (error instanceof LeaseLostError) {
     return `${message} (another sync or a worker is syncing this stream; run again once it is done)`;
   }
+  if (error instanceof RetryWaitTooLongError)
+    return `${message}; checkpoints kept, run again after that wait`;
   if (
     error instanceof NetworkError ||
     error instanceof HttpError ||

@@ -218,14 +218,14 @@ function classify(
  * a budget shared in Redis), not only the refused request's retry.
  */
 async function pauseBudget(
-  options: Pick<HttpTransportOptions, 'budget' | 'retryAfterCapMs' | 'logger' | 'observer'>,
+  options: Pick<HttpTransportOptions, 'budget' | 'maxRetryWaitMs' | 'logger' | 'observer'>,
   retryAfterMs: number | undefined,
   url: string,
 ): Promise<void> {
   const { budget } = options;
   if (retryAfterMs === undefined || retryAfterMs <= 0 || budget.pause === undefined) return;
   try {
-    const pauseMs = Math.min(retryAfterMs, options.retryAfterCapMs);
+    const pauseMs = Math.min(retryAfterMs, options.maxRetryWaitMs);
     await budget.pause(pauseMs);
     options.observer?.rateLimitPause(pauseMs / 1000);
   } catch (error) {

@@ -1,5 +1,5 @@
 import pRetry from 'p-retry';
-import { HttpError, isRetryable, NetworkError, TimeoutError } from '../errors.js';
+import { HttpError, isRetryable, NetworkError, RetryWaitTooLongError, TimeoutError } from '../errors.js';
 import { attempt, type TransportState } from './http-attempt.js';
 import type { HttpRequest } from './http-types.js';
 import { retryDelayMs } from './retry-after.js';
@@ -45,12 +45,15 @@ async function beforeRetry(
   const { error, attempt: attemptNumber } = failure;
   if (request.signal?.aborted) throw request.signal.reason;
   if (!worthRetrying(error, request.idempotent ?? true)) return false;
+  const asked = error instanceof HttpError ? error.retryAfterMs : undefined;
+  if (error instanceof HttpError && asked !== undefined && asked > options.maxRetryWaitMs)
+    throw new RetryWaitTooLongError({ waitMs: asked, maxWaitMs: options.maxRetryWaitMs, cause: error });
   const delayMs = retryDelayMs({
     retry: attemptNumber - 1,
     minMs: options.retryMinMs,
     maxMs: options.retryMaxMs,
-    retryAfterMs: error instanceof HttpError ? error.retryAfterMs : undefined,
-    retryAfterCapMs: options.retryAfterCapMs,
+    retryAfterMs: asked,
+    maxRetryWaitMs: options.maxRetryWaitMs,
   });
   counters.retries += 1;
   options.observer?.retry(request.endpoint ?? 'other');
@@ -60,6 +63,7 @@ async function beforeRetry(
       status: error instanceof HttpError ? error.status : undefined,
       attempt: attemptNumber,
       delay_ms: delayMs,
+      retry_after_ms: asked,
       error: error instanceof Error ? error.name : typeof error,
       message: error instanceof Error ? error.message : String(error),
     },

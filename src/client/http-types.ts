@@ -41,7 +41,7 @@ export interface HttpTransportOptions {
   retries: number;
   retryMinMs: number;
   retryMaxMs: number;
-  retryAfterCapMs: number;
+  maxRetryWaitMs: number;
   maxBodyBytes: number;
   connections: number;
   userAgent: string;

@@ -63,8 +63,8 @@ export interface LedgerClientOptions {
   retryMinMs?: number | undefined;
   /** Largest backoff delay. Default 10000 ms. */
   retryMaxMs?: number | undefined;
-  /** Longest `Retry-After` honoured; a longer one waits this long. Default 60000 ms. */
-  retryAfterCapMs?: number | undefined;
+  /** Longest `Retry-After` waited for; a longer one fails the request at once (`RetryWaitTooLongError`). Default 120000 ms. */
+  maxRetryWaitMs?: number | undefined;
   /**
    * Largest response body accepted, in bytes; a longer one is cut off at this size and retried
    * like a truncated body. Default 8388608 (8 MiB; a full page is a few kilobytes).
@@ -149,7 +149,7 @@ export function clientOptionsFromConfig(config: Config, logger?: Logger): Ledger
     retries: config.retries,
     retryMinMs: config.retryMinMs,
     retryMaxMs: config.retryMaxMs,
-    retryAfterCapMs: config.retryAfterCapMs,
+    maxRetryWaitMs: config.maxRetryWaitMs,
     maxBodyBytes: config.maxBodyBytes,
     hedgeAfter: config.hedgeAfter,
     hedgeMinMs: config.hedgeMinMs,
@@ -193,7 +193,7 @@ export function resolveClientOptions(options: LedgerClientOptions): ResolvedClie
       Math.max(REQUEST_DEFAULTS.retryMaxMs, retryMinMs),
       retryMinMs,
     ),
-    retryAfterCapMs: number('retryAfterCapMs', options.retryAfterCapMs, REQUEST_DEFAULTS.retryAfterCapMs, 0),
+    maxRetryWaitMs: number('maxRetryWaitMs', options.maxRetryWaitMs, REQUEST_DEFAULTS.maxRetryWaitMs, 0),
     maxBodyBytes: Math.floor(number('maxBodyBytes', options.maxBodyBytes, REQUEST_DEFAULTS.maxBodyBytes, 1)),
     hedgeAfter: number('hedgeAfter', options.hedgeAfter, REQUEST_DEFAULTS.hedgeAfter, 0),
     hedgeMinMs: number('hedgeMinMs', options.hedgeMinMs, REQUEST_DEFAULTS.hedgeMinMs, 0),

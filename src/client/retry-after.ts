@@ -24,8 +24,8 @@ export interface RetryDelayInput {
   maxMs: number;
   /** What the service asked for (`Retry-After`), when it did. */
   retryAfterMs?: number | undefined;
-  /** The longest `Retry-After` honoured. */
-  retryAfterCapMs: number;
+  /** The longest `Retry-After` waited for (a longer one ends the request: `RetryWaitTooLongError`). */
+  maxRetryWaitMs: number;
   /** A number in [0, 1); `Math.random` unless a test fixes it. */
   random?: number;
 }
@@ -33,12 +33,12 @@ export interface RetryDelayInput {
 /**
  * Exponential backoff with jitter: the ceiling doubles per retry from `minMs` up to `maxMs`, and
  * the delay is drawn from its upper half, so concurrent callers spread out without any of them
- * retrying at once. A `Retry-After` wins when longer, up to `retryAfterCapMs`.
+ * retrying at once. A `Retry-After` wins when longer, up to `maxRetryWaitMs`.
  */
 export function retryDelayMs(input: RetryDelayInput): number {
   const ceiling = Math.min(input.maxMs, input.minMs * 2 ** Math.max(0, input.retry));
   const random = input.random ?? Math.random();
   const backoff = Math.round(ceiling / 2 + (random * ceiling) / 2);
   if (input.retryAfterMs === undefined) return backoff;
-  return Math.max(backoff, Math.min(input.retryAfterMs, input.retryAfterCapMs));
+  return Math.max(backoff, Math.min(input.retryAfterMs, input.maxRetryWaitMs));
 }

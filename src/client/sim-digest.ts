@@ -27,7 +27,7 @@ export interface SimDigestClientOptions {
   /** Largest backoff delay. Default: the client's (10000 ms). */
   retryMaxMs?: number | undefined;
   /** Longest `Retry-After` honoured. Default: the client's (60000 ms). */
-  retryAfterCapMs?: number | undefined;
+  maxRetryWaitMs?: number | undefined;
   logger?: Logger | undefined;
 }
 
@@ -50,7 +50,7 @@ export function createSimDigestClient(options: SimDigestClientOptions): SimDiges
     retries: options.retries,
     retryMinMs: options.retryMinMs,
     retryMaxMs: options.retryMaxMs,
-    retryAfterCapMs: options.retryAfterCapMs,
+    maxRetryWaitMs: options.maxRetryWaitMs,
     maxBodyBytes: MAX_DIGEST_BYTES,
     requestsPerSecond: 0,
     connections: 2,

@@ -7,7 +7,13 @@ import {
   type LedgerClientOptions,
   type RequestBudget,
 } from '../../src/client/index.js';
-import { HttpError, MalformedResponseError, NetworkError, TimeoutError } from '../../src/errors.js';
+import {
+  HttpError,
+  MalformedResponseError,
+  NetworkError,
+  RetryWaitTooLongError,
+  TimeoutError,
+} from '../../src/errors.js';
 import { type ScriptedReply, startHttpServer, type TestHttpServer } from '../helpers/http-server.js';
 
 const PAGE = { currentPage: 1, totalPages: 1, txs: [] };
@@ -83,13 +89,23 @@ describe('transient failures', () => {
     assert.ok(elapsed < 3000, `took ${elapsed} ms`);
   });
 
-  it('caps a long Retry-After at the configured limit', async () => {
-    const { client } = await setup([{ status: 429, headers: { 'retry-after': '3600' } }, { body: PAGE }], {
-      retryAfterCapMs: 100,
-    });
+  it('ends at once, naming the wait, when Retry-After asks for longer than the longest wait allowed', async () => {
+    const { client, server } = await setup(
+      [
+        { status: 429, headers: { 'retry-after': '86400' }, body: { error: 'err_rate_limited' } },
+        { body: PAGE },
+      ],
+      { maxRetryWaitMs: 120_000 },
+    );
     const start = performance.now();
-    await client.txs();
-    assert.ok(performance.now() - start < 2000);
+    await assert.rejects(client.txs(), (error: unknown) => {
+      assert.ok(error instanceof RetryWaitTooLongError);
+      assert.equal(error.waitMs, 86_400_000);
+      assert.match(error.message, /asks to wait 86400 s \(24 h\).*LEDGER_MAX_RETRY_WAIT_MS allows \(120 s\)/);
+      return true;
+    });
+    assert.ok(performance.now() - start < 2000, 'no wait at all');
+    assert.equal(server.requests.length, 1, 'and no retry before the service said it may');
   });
 
   it("holds every call of the client for a 429's Retry-After, not only the refused one", async () => {
@@ -112,17 +128,17 @@ describe('transient failures', () => {
     }
   });
 
-  it('tells its budget how long a 429 asked to wait, capped, so the budget can hold other clients', async () => {
+  it('tells its budget how long a 429 asked to wait, so the budget can hold other clients', async () => {
     const paused: number[] = [];
     const budget: RequestBudget = { take: async () => {}, pause: (ms) => void paused.push(ms) };
     const { client, server } = await setup(
       [
-        { status: 429, headers: { 'retry-after': '3600' } },
+        { status: 429, headers: { 'retry-after': '0.1' } },
         { status: 429 },
         { status: 429, headers: { 'retry-after': '0' } },
         { body: PAGE },
       ],
-      { budget, retryAfterCapMs: 100 },
+      { budget, maxRetryWaitMs: 1000 },
     );
     await client.txs();
     assert.equal(server.requests.length, 4);

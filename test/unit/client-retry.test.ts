@@ -25,7 +25,7 @@ describe('Retry-After', () => {
 });
 
 describe('retry delay', () => {
-  const base = { minMs: 100, maxMs: 1000, retryAfterCapMs: 5000 };
+  const base = { minMs: 100, maxMs: 1000, maxRetryWaitMs: 5000 };
 
   it('doubles per retry, with jitter in the upper half, up to the maximum', () => {
     assert.equal(retryDelayMs({ ...base, retry: 0, random: 0 }), 50);

@@ -84,14 +84,14 @@ export async function verifyAgainst(input: {
     compareDigests({ mirror, other: namedFailures(other, name), query: input.query, signal });
   if (against.kind === 'simulator') {
     // The same request deadline and retries as every request to the service (`sync`'s).
-    const { requestTimeoutMs, retries, retryMinMs, retryMaxMs, retryAfterCapMs } = input.config;
+    const { requestTimeoutMs, retries, retryMinMs, retryMaxMs, maxRetryWaitMs } = input.config;
     const client = createSimDigestClient({
       baseUrl: against.url,
       timeoutMs: requestTimeoutMs,
       retries,
       retryMinMs,
       retryMaxMs,
-      retryAfterCapMs,
+      maxRetryWaitMs,
       logger: input.logger,
     });
     try {
