@@ -30,10 +30,13 @@ export interface LyingService {
   told(): boolean;
   /** The real record the phantom copied (its hash the phantom's). */
   copied(): number | null;
+  /** Points the server at another simulator (one started after it). */
+  retarget(url: string): void;
   close(): Promise<void>;
 }
 
-export async function startLyingService(target: string): Promise<LyingService> {
+export async function startLyingService(first: string): Promise<LyingService> {
+  let target = first;
   let armed: Lie | null = null;
   let told = false;
   let copied: number | null = null;
@@ -69,6 +72,9 @@ export async function startLyingService(target: string): Promise<LyingService> {
     },
     told: () => told,
     copied: () => copied,
+    retarget: (url) => {
+      target = url;
+    },
     close: () => server.close(),
   };
 }
