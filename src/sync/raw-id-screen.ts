@@ -21,7 +21,7 @@
  */
 import type { LedgerTx, RejectedRecord } from '../domain/model.js';
 import { type StreamSpec, streamKey } from '../domain/stream-key.js';
-import type { FetchKeyPage } from './ports/fetches.js';
+import type { FetchKeyPage, FetchPage } from './ports/fetches.js';
 import type { SyncLogger } from './sync-logger.js';
 import { txPositions } from './walk/keyless-repeats.js';
 
@@ -82,7 +82,7 @@ export function createRawIdScreen(input: {
   const ceiling = (after: number | null) => Math.max(real, after ?? -1) + RAW_ID_JUMP;
   return {
     passes(rawIds, after) {
-      let limit = ceiling(after);
+      let limit = after === null && real < 0 ? Math.min(...rawIds) + RAW_ID_JUMP : ceiling(after);
       const last = rawIds.at(-1) ?? -1;
       for (const rawId of rawIds) {
         if (rawId > limit || rawId > last) return false;
@@ -97,7 +97,9 @@ export function createRawIdScreen(input: {
       // The list's order, lowest first: a page newest first is judged from its end.
       const ordered = read.order === 'asc' ? entries : [...entries].reverse();
       const reasons = new Map<Entry, string>();
-      let limit = ceiling(read.after);
+      // Knowing nothing yet (a page read first, the bottom of a list), the answer's lowest rawId
+      // is where it starts: only the jumps above it are judged.
+      let limit = read.after === null && real < 0 ? lowest(entries) + RAW_ID_JUMP : ceiling(read.after);
       let head: number | null | undefined;
       for (const entry of ordered) {
         if (entry.rawId > limit) {
@@ -124,6 +126,11 @@ export function createRawIdScreen(input: {
       return setAside(answer, reasons);
     },
   };
+}
+
+/** The lowest rawId of an answer's records. */
+function lowest(entries: readonly Entry[]): number {
+  return entries.reduce((low, entry) => Math.min(low, entry.rawId), Number.POSITIVE_INFINITY);
 }
 
 /** A record of an answer that carries a rawId: valid (`tx`), or set aside already (`rejected`). */
@@ -199,4 +206,31 @@ export function keyWalkScreen(input: {
     onSetAside: ({ rawId, reason, head }) =>
       input.logger.warn({ stream, raw_id: rawId, head }, `record set aside: ${reason}`),
   });
+}
+
+/**
+ * `fetchPage` with every page screened newest first, one screen a stream (its head: page 1's
+ * newest rawId, read again only when a record jumps past what is known), each record set aside
+ * logged as a warning.
+ */
+export function screenPages(fetchPage: FetchPage, logger: SyncLogger): FetchPage {
+  const screens = new Map<string, RawIdScreen>();
+  return async (spec, page) => {
+    const key = streamKey(spec);
+    let screen = screens.get(key);
+    if (screen === undefined) {
+      screen = createRawIdScreen({
+        readHead: async () => {
+          const first = await fetchPage(spec, 1);
+          const ids = [...first.txs.map((tx) => tx.rawId), ...first.rejected.map((r) => r.rawId ?? -1)];
+          const head = Math.max(-1, ...ids);
+          return head < 0 ? null : head;
+        },
+        onSetAside: ({ rawId, reason, head }) =>
+          logger.warn({ stream: key, page, raw_id: rawId, head }, `record set aside: ${reason}`),
+      });
+      screens.set(key, screen);
+    }
+    return screen.screen(await fetchPage(spec, page), { after: null, order: 'desc' });
+  };
 }

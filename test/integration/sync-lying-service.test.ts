@@ -32,8 +32,9 @@ after(async () => {
 
 async function setup(
   records: number,
+  paging: 'key' | 'page' = 'key',
 ): Promise<{ sim: Simulator; service: LyingService; database: Database }> {
-  const sim = createSimulator({ records, seed: 43, paging: 'key', packageDelayMs: 0, burnTargetDelayMs: 0 });
+  const sim = createSimulator({ records, seed: 43, paging, packageDelayMs: 0, burnTargetDelayMs: 0 });
   const { url } = await sim.listen();
   const service = await startLyingService(url);
   const t: TestDatabase = await createTestDatabase();
@@ -116,6 +117,39 @@ describe('sync by key against a service that lies once', () => {
     await assertPhantomSetAside(database);
     sim.addRecords(120);
     await sync(database, service.url);
+    await assertMirrorsTruth(database.db, sim);
+  });
+});
+
+describe('sync by page number against a service that lies once', () => {
+  const onPage = (page: number) => (request: { query: URLSearchParams }) =>
+    request.query.get('page') === String(page);
+
+  it('a phantom on a page of the first backfill: set aside, the mirror equal, no proof past the head', async () => {
+    const { sim, service, database } = await setup(3_000, 'page');
+    service.lie({ when: onPage(120), at: 'middle', absurdTimestamp: true });
+    const result = await sync(database, service.url);
+    assert.equal(service.told(), true, 'the lie was served');
+    assert.equal(result.streams[0]?.dialect, 'page');
+    assert.equal(await watermarkOf(database.db), sim.headRawId());
+    const top = await provenTop(database.db);
+    assert.ok(top === null || top <= sim.headRawId(), `proofs end at ${top}, the head is ${sim.headRawId()}`);
+    await assertMirrorsTruth(database.db, sim);
+    await assertPhantomSetAside(database);
+  });
+
+  it("a phantom topping a tail's page 1: the watermark stays at the head, later runs fetch every new record", async () => {
+    const { sim, service, database } = await setup(500, 'page');
+    await sync(database, service.url);
+    sim.addRecords(25);
+    service.lie({ when: onPage(1), at: 'end' });
+    await sync(database, service.url);
+    assert.equal(service.told(), true, 'the lie was served');
+    assert.equal(await watermarkOf(database.db), sim.headRawId());
+    await assertPhantomSetAside(database);
+    sim.addRecords(60);
+    await sync(database, service.url);
+    assert.equal(await watermarkOf(database.db), sim.headRawId());
     await assertMirrorsTruth(database.db, sim);
   });
 });

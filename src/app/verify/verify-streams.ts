@@ -18,6 +18,7 @@ import { pageRawIds, pageSlots } from '../../domain/page-links.js';
 import type { StreamSpec } from '../../domain/stream-key.js';
 import { supportsParallelBackfill } from '../../sync/backfill/parallel-backfill.js';
 import type { FetchPage } from '../../sync/ports/fetches.js';
+import { screenPages } from '../../sync/raw-id-screen.js';
 import { judgeStream, type StreamCompleteness } from '../../verify/completeness-report.js';
 import { countList, type ListCount } from '../../verify/list-count.js';
 import type { CountedPage } from '../../verify/list-position.js';
@@ -110,7 +111,8 @@ async function readByPage(input: {
   const db = input.app.database.db;
   const { list } = input;
   let requests = 0;
-  const fetchAny = createFetchPage(input.app.client, input.signal);
+  // Counted as a walk reads the list: a record the service does not vouch for is no record of it.
+  const fetchAny = screenPages(createFetchPage(input.app.client, input.signal), input.app.logger);
   const fetchPage: FetchPage = (spec, page) => {
     requests += 1;
     return fetchAny(spec, page);

@@ -19,6 +19,7 @@ import {
 import type { BackfillRun, BackfillStore } from '../ports/backfill-store.js';
 import type { FetchPage } from '../ports/fetches.js';
 import type { SettleState, SyncStore, WriteCounts } from '../ports/sync-store.js';
+import { screenPages } from '../raw-id-screen.js';
 import { openGapLow, type SettleMark, settleMarks } from '../settle.js';
 import { quietLogger, type SyncLogger } from '../sync-logger.js';
 import { addCounts, zeroCounts } from '../write-counts.js';
@@ -63,7 +64,7 @@ export async function planBackfill(input: {
   pagesPerRange: number;
 }): Promise<{ run: BackfillRun; tasks: RangeTask[] } | null> {
   const key = streamKey(input.spec);
-  const first = await input.fetchPage(input.spec, 1);
+  const first = await screenPages(input.fetchPage, quietLogger)(input.spec, 1);
   const ids = pageRawIds(first);
   const headRawId = ids.length > 0 ? Math.max(...ids) : 0;
   const totalPages = Math.max(1, first.totalPages);
@@ -145,6 +146,15 @@ export interface FetchRangeInput {
  * fetched before it.
  */
 export async function fetchRange(input: FetchRangeInput): Promise<RangeResult> {
+  // Every page screened (see `raw-id-screen.ts`): a record the service does not vouch for proves nothing.
+  return fetchScreenedRange({
+    ...input,
+    fetchPage: screenPages(input.fetchPage, input.logger ?? quietLogger),
+  });
+}
+
+/** {@link fetchRange} over pages screened already. */
+async function fetchScreenedRange(input: FetchRangeInput): Promise<RangeResult> {
   const { task, spec } = input;
   const key = streamKey(spec);
   const logger = input.logger ?? quietLogger;

@@ -12,6 +12,7 @@ import type {
   SyncStore,
   WalkCheckpoint,
 } from '../ports/sync-store.js';
+import { screenPages } from '../raw-id-screen.js';
 import {
   createSettleTracker,
   gapFloor,
@@ -75,11 +76,17 @@ const MAX_SEEN_PAGES = 16;
  * retries, or a page before `totalPages` stays empty.
  */
 export async function walkStream(input: WalkStreamInput): Promise<WalkResult> {
+  // Every page screened (see `raw-id-screen.ts`): a record the service does not vouch for moves nothing.
+  return walkScreened({ ...input, fetchPage: screenPages(input.fetchPage, input.logger ?? quietLogger) });
+}
+
+/** {@link walkStream} over pages screened already. */
+async function walkScreened(input: WalkStreamInput): Promise<WalkResult> {
   const { result, proof } = await walkOnce(input);
   if (proof !== 'unproven' || input.signal?.aborted) return result;
   // The pages did not show every gap closed: the span is read whole, as without the check.
   try {
-    return mergedResults(result, await walkStream({ ...input, readToMark: true }));
+    return mergedResults(result, await walkScreened({ ...input, readToMark: true }));
   } catch (error) {
     // Another runner took the stream in between: the span is its to read.
     if (error instanceof LeaseLostError) return result;
