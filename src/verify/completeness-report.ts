@@ -286,7 +286,7 @@ export function formatConflicts(input: { total: number; conflicts: readonly Conf
   };
   const lines = [
     `conflicts: ${input.total} record version(s) served with immutable fields different from the stored ones ` +
-      '(stored kept; see ledger_tx_conflicts, delete a row once resolved)',
+      '(stored kept; see ledger_tx_conflicts: once looked into, set its resolved_at to keep the stored version)',
   ];
   for (const c of input.conflicts) {
     const where = c.stream === null ? 're-read' : `${c.stream} page ${c.page ?? '?'}`;

@@ -188,6 +188,34 @@ describe('analyst views against the simulator', () => {
     assert.ok(failedWithFee.length > 0, "failed bundles' fees compared");
   });
 
+  it("ledger_daily_volume counts every bundle's fee the balances view counts, once, a bundle with no items included", async () => {
+    const client = new pg.Client({ connectionString: db.url });
+    await client.connect();
+    try {
+      await client.query('BEGIN');
+      // A packaged, successful bundle whose data lists no items: nothing moved, but its fee was taken.
+      await client.query(`CREATE TEMP TABLE odd ON COMMIT DROP AS
+        SELECT * FROM ledger_transactions WHERE action = 'bundle' AND internal_status_code = 'success' LIMIT 1`);
+      await client.query(`UPDATE odd SET raw_id = 900000001, ledger_hash = '0xodd', data = '', fee = 7,
+        timestamp_ms = 1893456000000, ledger_time = '2030-01-01T00:00:00Z'`);
+      await client.query('INSERT INTO ledger_transactions SELECT * FROM odd');
+      const { rows } = await client.query<{ daily: string; charged: string }>(
+        `SELECT (SELECT coalesce(sum(fees), 0)::text FROM ledger_daily_volume WHERE action = 'bundle') AS daily,
+                (SELECT coalesce(sum(fee), 0)::text FROM ledger_transactions
+                  WHERE action = 'bundle' AND fee <> 0 AND ledger_time IS NOT NULL) AS charged`,
+      );
+      assert.ok(BigInt(rows[0]?.charged ?? '0') > 7n, 'bundles with fees besides the odd one');
+      assert.equal(
+        rows[0]?.daily,
+        rows[0]?.charged,
+        "the daily volume's bundle fees are the fees the bundles paid",
+      );
+    } finally {
+      await client.query('ROLLBACK').catch(() => undefined);
+      await client.end();
+    }
+  });
+
   it('the account examples of docs/analytics.md find an EVM address in any case and an Arweave id exactly', async () => {
     const [balancesSql, movementsSql] = documentedAccountExamples();
     const accounts = truth.flatMap((r) => [r.from, r.to]);

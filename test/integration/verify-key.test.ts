@@ -164,6 +164,38 @@ for (const paging of ['key', 'page'] as const) {
         assert.equal((await verify()).code, 0);
       });
 
+    if (paging === 'key')
+      it('a conflict an operator resolved fails verify no more, though the service still serves its version', async () => {
+        const [changed] = await queryRows<{ raw_id: string }>(
+          db.database.db,
+          sql`UPDATE ledger_transactions SET amount = amount + 1
+              WHERE raw_id = (SELECT max(raw_id) FROM ledger_transactions) RETURNING raw_id::text`,
+        );
+        const rawId = Number(changed!.raw_id);
+        // A full sync sees the served version again: the stored one is kept, the conflict recorded.
+        const synced = await runMain(['sync', '--full'], env);
+        assert.equal(synced.code, 0, synced.err);
+        const recorded = await queryRows<{ n: number }>(
+          db.database.db,
+          sql`SELECT count(*)::int AS n FROM ledger_tx_conflicts WHERE raw_id = ${rawId}`,
+        );
+        assert.equal(recorded[0]?.n, 1);
+        assert.equal((await verify()).code, 1, 'an open conflict fails verify');
+        await db.database.db.execute(
+          sql`UPDATE ledger_tx_conflicts SET resolved_at = now() WHERE raw_id = ${rawId}`,
+        );
+        const resolved = await verify();
+        assert.equal(resolved.code, 0, JSON.stringify(resolved.global.problems));
+        assert.deepEqual(resolved.global.count.differing, { count: 0, records: [] });
+        // The same version served again keeps it resolved.
+        assert.equal((await runMain(['sync', '--full'], env)).code, 0);
+        assert.equal((await verify()).code, 0);
+        await db.database.db.execute(
+          sql`UPDATE ledger_transactions SET amount = amount - 1 WHERE raw_id = ${rawId}`,
+        );
+        await db.database.db.execute(sql`DELETE FROM ledger_tx_conflicts`);
+      });
+
     it('records listed above the watermark are not synced yet, not missing', async () => {
       sim.addRecords(5);
       const { code, global } = await verify();

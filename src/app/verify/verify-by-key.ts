@@ -1,4 +1,5 @@
 import { selectUnstoredRawIds } from '../../db/queries/backfill-proofs.js';
+import { selectResolvedVersions } from '../../db/queries/conflicts.js';
 import { selectImmutableColumns, selectUnlistedInSpan } from '../../db/queries/key-spans.js';
 import { countListStored, type ListStream } from '../../db/queries/list-counts.js';
 import { immutableDifferences } from '../../db/schema/immutable-columns.js';
@@ -60,10 +61,9 @@ async function differingRecords(
   app: Pick<AppContext, 'database'>,
   records: readonly LedgerTx[],
 ): Promise<{ rawId: number; fields: string[] }[]> {
-  const stored = await selectImmutableColumns(
-    app.database.db,
-    records.map((tx) => tx.rawId),
-  );
+  const rawIds = records.map((tx) => tx.rawId);
+  const stored = await selectImmutableColumns(app.database.db, rawIds);
+  const resolved = await selectResolvedVersions(app.database.db, rawIds);
   const differing = new Map<number, string[]>();
   for (const tx of records) {
     const row = stored.get(tx.rawId);
@@ -77,7 +77,11 @@ async function differingRecords(
       throw error;
     }
     const fields = immutableDifferences(row, served);
-    if (fields.length > 0) differing.set(tx.rawId, fields);
+    // A version an operator resolved (the stored one stands) differs no more.
+    const settled = resolved
+      .get(tx.rawId)
+      ?.some((version) => immutableDifferences(version, served).length === 0);
+    if (fields.length > 0 && settled !== true) differing.set(tx.rawId, fields);
   }
   return [...differing].sort((a, b) => a[0] - b[0]).map(([rawId, fields]) => ({ rawId, fields }));
 }

@@ -3,19 +3,20 @@
  * served again with immutable fields different from the stored ones.
  */
 import { sql } from 'drizzle-orm';
-
 import { type Executor, queryRows, toDate } from '../rows.js';
+import { IMMUTABLE_COLUMNS, type ImmutableColumn } from '../schema/immutable-columns.js';
+import { textArray } from '../text-array.js';
 
-/** Recorded conflicts per stream key (`null`: found by a re-read by hash). */
+/** Conflicts recorded and not resolved, per stream key (`null`: found by a re-read by hash). */
 export async function countConflictsByStream(executor: Executor): Promise<Map<string | null, number>> {
   const rows = await queryRows<{ stream_key: string | null; n: number }>(
     executor,
-    sql`SELECT stream_key, count(*)::int AS n FROM ledger_tx_conflicts GROUP BY stream_key`,
+    sql`SELECT stream_key, count(*)::int AS n FROM ledger_tx_conflicts WHERE resolved_at IS NULL GROUP BY stream_key`,
   );
   return new Map(rows.map((r) => [r.stream_key, Number(r.n)]));
 }
 
-/** How many conflicts are recorded, and the first `limit` (at least 1) of them by rawId with both versions. */
+/** How many conflicts are open (not resolved), and the first `limit` (at least 1) of them by rawId with both versions. */
 export async function readConflicts(
   executor: Executor,
   limit: number,
@@ -26,6 +27,7 @@ export async function readConflicts(
     SELECT raw_id::text AS raw_id, fields, stored::text AS stored, served::text AS served, stream_key, page,
            detected_at, seen_count, count(*) OVER ()::int AS total
     FROM ledger_tx_conflicts
+    WHERE resolved_at IS NULL
     ORDER BY ledger_tx_conflicts.raw_id, detected_at
     LIMIT ${Math.max(1, limit)}::int
     `,
@@ -41,6 +43,31 @@ export async function readConflicts(
     served: JSON.parse(String(r['served'])) as Record<string, unknown>,
   }));
   return { total: Number(rows[0]?.['total'] ?? 0), conflicts };
+}
+
+/**
+ * The served versions of `rawIds` an operator resolved (the stored version stands), their
+ * immutable columns as text, by rawId.
+ */
+export async function selectResolvedVersions(
+  executor: Executor,
+  rawIds: readonly number[],
+): Promise<Map<number, Array<Record<ImmutableColumn, string>>>> {
+  const resolved = new Map<number, Array<Record<ImmutableColumn, string>>>();
+  if (rawIds.length === 0) return resolved;
+  // Each column as the text PostgreSQL writes it: a numeric's digits exact, never a JS number.
+  const columns = sql.raw(IMMUTABLE_COLUMNS.map((c) => `served->>'${c}' AS ${c}`).join(', '));
+  const rows = await queryRows<Record<string, unknown>>(
+    executor,
+    sql`SELECT raw_id::text AS raw_id, ${columns} FROM ledger_tx_conflicts
+        WHERE resolved_at IS NOT NULL AND raw_id = any(${textArray(rawIds.map(String))}::bigint[])`,
+  );
+  for (const row of rows) {
+    const values = Object.fromEntries(IMMUTABLE_COLUMNS.map((c) => [c, String(row[c] ?? '')]));
+    const rawId = Number(row['raw_id']);
+    resolved.set(rawId, [...(resolved.get(rawId) ?? []), values as Record<ImmutableColumn, string>]);
+  }
+  return resolved;
 }
 
 /** A text[] as the drivers return it: an array (pg) or its literal `{a,b}` (some paths). */

@@ -346,6 +346,12 @@ export const ledgerTxConflicts = pgTable(
     detectedAt: tstz('detected_at').notNull(),
     seenAt: tstz('seen_at').notNull(),
     seenCount: integer('seen_count').notNull().default(1),
+    /**
+     * When an operator resolved it: the stored version stands. A resolved conflict no longer
+     * counts in `status` or fails `verify` (by key, the same served version no longer differs),
+     * and the same version served again keeps it resolved; another version opens a row of its own.
+     */
+    resolvedAt: tstz('resolved_at'),
   },
   (t) => [
     index('ledger_tx_conflicts_raw_id_idx').on(t.rawId),

@@ -71,8 +71,9 @@ export const ledgerMovements = pgView('ledger_movements', {
 
 /**
  * Per day (UTC, of `ledger_time`; packaged records only), token and action: count and volume of
- * the movements, and the fees charged, failed bundles' included (their items never moved, but
- * the service took the fee, as `ledger_account_balances` counts it).
+ * the movements, and the fees charged, every bundle's counted once as `ledger_account_balances`
+ * counts it: on its first item's movement, or, where no item moved (a failed bundle, or one with
+ * no items its `data` shows), on a row of its own that moves nothing.
  */
 export const ledgerDailyVolume = pgView('ledger_daily_volume', {
   day: date('day').notNull(),
@@ -94,7 +95,9 @@ export const ledgerDailyVolume = pgView('ledger_daily_volume', {
     UNION ALL
     SELECT t.token_tag, k.symbol, t.action, 0, 0, t.fee, ${units('t.fee', 'k.decimals')}, t.ledger_time, false
     FROM ledger_transactions t LEFT JOIN ledger_tokens k ON k.tag = t.token_tag
-    WHERE t.action = 'bundle' AND t.internal_status_code IS DISTINCT FROM 'success' AND t.fee <> 0
+    WHERE t.action = 'bundle' AND t.fee <> 0
+      AND (t.internal_status_code IS DISTINCT FROM 'success'
+           OR NOT EXISTS (SELECT 1 FROM ledger_bundle_items b WHERE b.raw_id = t.raw_id AND b.item_index = 0))
   ) m
   WHERE m.ledger_time IS NOT NULL
   GROUP BY 1, m.token_tag, m.symbol, m.action`);

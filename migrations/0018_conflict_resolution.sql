@@ -1,0 +1,1 @@
+ALTER TABLE "ledger_tx_conflicts" ADD COLUMN "resolved_at" timestamp with time zone;
