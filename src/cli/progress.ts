@@ -37,10 +37,15 @@ export function createProgress(options: ProgressOptions): Progress {
   const line = (event: PageEvent): string => {
     const seconds = Math.max((now() - startedAt) / 1000, 0.001);
     const rate = Math.round(records / seconds);
-    // A walk by key knows no page count (`totalPages` 0): its requests are counted, with no ETA.
+    // A walk by key knows no page count (`totalPages` 0): its requests are counted, with no ETA,
+    // under the stream's first mode: a backfill in lanes and the tail after it are one run.
     const counted = event.totalPages > 0;
-    if (!counted)
-      return `${event.key} ${event.mode} by key, request ${event.page}  ${records} records  ${rate} rec/s`;
+    if (!counted) {
+      const stream = byKey.get(event.key);
+      const mode = stream?.mode ?? event.mode;
+      const requests = stream?.requests ?? event.page;
+      return `${event.key} ${mode} by key, request ${requests}  ${records} records  ${rate} rec/s`;
+    }
     const left = event.mode === 'backfill' ? Math.max(event.totalPages - event.page, 0) : 0;
     const pagesPerSecond = pagesDone / seconds;
     const eta = event.mode === 'backfill' && pagesPerSecond > 0 ? formatDuration(left / pagesPerSecond) : '-';
@@ -48,11 +53,18 @@ export function createProgress(options: ProgressOptions): Progress {
     return `${event.key} ${event.mode} page ${event.page}${total}  ${records} records  ${rate} rec/s  ETA ${eta}`;
   };
   let pagesDone = 0;
+  /** Per stream read by key: the mode its run began with, and the requests committed so far. */
+  const byKey = new Map<string, { mode: PageEvent['mode']; requests: number }>();
 
   return {
     page(event) {
       records += event.records;
       pagesDone += event.pages;
+      if (event.totalPages === 0) {
+        const stream = byKey.get(event.key) ?? { mode: event.mode, requests: 0 };
+        stream.requests += event.pages;
+        byKey.set(event.key, stream);
+      }
       last = event;
       const at = now();
       if (options.tty) {

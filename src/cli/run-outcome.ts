@@ -25,30 +25,41 @@ export function stoppedLine(signal: AbortSignal): string {
 }
 
 /**
- * One clear line saying what failed and that nothing committed was lost. A database failure is
- * told by its SQLSTATE in words, never by the statement or its parameters; an error of an
- * unknown kind by its first line only.
+ * One clear line saying what failed. A database failure is told by its SQLSTATE in words, never
+ * by the statement or its parameters; an error of an unknown kind by its first line only. Only a
+ * command that syncs (`resumes`) says what became of its checkpoints, and that the next run
+ * resumes only where a later run can get past the failure.
  */
-export function failureLine(thrown: unknown): string {
+export function failureLine(thrown: unknown, options: { resumes?: boolean } = {}): string {
   // `src/db` translates its failures; one that slipped through untranslated still gets words.
   const error = thrown instanceof DrizzleQueryError ? toDatabaseError(thrown) : thrown;
   const message = firstLine(error instanceof Error ? error.message : String(error));
+  const resumes = options.resumes === true;
   if (error instanceof LeaseLostError) {
     return `${message} (another sync or a worker is syncing this stream; run again once it is done)`;
   }
   if (error instanceof RetryWaitTooLongError)
-    return `${message}; checkpoints kept, run again after that wait`;
+    return resumes
+      ? `${message}; checkpoints kept, run again after that wait`
+      : `${message}; run again after that wait`;
+  const after = resumes ? `; ${checkpointsWord(error)}` : '';
   if (
     error instanceof NetworkError ||
     error instanceof HttpError ||
     error instanceof MalformedResponseError
   ) {
-    return `the ledger service failed: ${message}; checkpoints kept, the next run resumes`;
+    return `the ledger service failed: ${message}${after}`;
   }
-  if (error instanceof DatabaseError) {
-    return `the database failed: ${message}; checkpoints kept, the next run resumes`;
-  }
+  if (error instanceof DatabaseError) return `the database failed: ${message}${after}`;
   return message;
+}
+
+/** What a failed sync left: its checkpoints, and whether the next run gets past the failure. */
+function checkpointsWord(error: unknown): string {
+  const passes = !(error instanceof DatabaseError) || error.retryable;
+  return passes
+    ? 'checkpoints kept, the next run resumes'
+    : 'checkpoints kept; the next run fails the same way until this is fixed';
 }
 
 function firstLine(text: string): string {

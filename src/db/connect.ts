@@ -149,6 +149,9 @@ function openPostgres(url: string, options: OpenDatabaseOptions): Database {
   };
 }
 
+/** The `sslmode`s pg treats as `verify-full` (without `uselibpqcompat`). */
+const VERIFY_FULL_ALIASES: ReadonlySet<string> = new Set(['prefer', 'require', 'verify-ca']);
+
 /**
  * The connection's `options` startup parameter, plus `plan_cache_mode=force_custom_plan`: page
  * writes are named prepared statements, and a generic plan made while a table was nearly empty
@@ -158,6 +161,7 @@ function openPostgres(url: string, options: OpenDatabaseOptions): Database {
  * `jit_above_cost` on a large table, and every run then compiled it: over 100 ms a run on 100,000
  * records, to claim nothing. Options already in the URL are kept: they move from the URL into
  * the parameter, since `pg` lets a URL's own `options` replace the parameter (and ours with it).
+ * An `sslmode` pg reads as `verify-full` is written so.
  */
 function withSessionOptions(
   url: string,
@@ -168,10 +172,13 @@ function withSessionOptions(
   try {
     const parsed = new URL(url);
     existing = parsed.searchParams.get('options') ?? '';
-    if (parsed.searchParams.has('options')) {
-      parsed.searchParams.delete('options');
-      connectionString = parsed.toString();
-    }
+    if (parsed.searchParams.has('options')) parsed.searchParams.delete('options');
+    // pg reads these modes as verify-full, and says so in an eight-line warning on every start:
+    // spelled as what they mean, they connect exactly as before, without it.
+    const sslmode = parsed.searchParams.get('sslmode');
+    if (sslmode !== null && VERIFY_FULL_ALIASES.has(sslmode) && !parsed.searchParams.has('uselibpqcompat'))
+      parsed.searchParams.set('sslmode', 'verify-full');
+    connectionString = parsed.toString() === new URL(url).toString() ? url : parsed.toString();
   } catch {
     // Not a URL (a key=value string): pg reads its own options from it; ours are added alone.
   }

@@ -42,6 +42,13 @@ export function connectFailure(
 ): DatabaseError {
   const coded = classifyDatabaseFailure(error);
   if (coded !== undefined) return coded;
+  // pg gives this refusal no code, only this text; it is a setting to change, not a server down.
+  if (error.message === 'The server does not support SSL connections')
+    return new DatabaseError({
+      kind: 'access',
+      words: 'the server does not accept TLS, which DATABASE_URL asks for (its sslmode)',
+      cause: error,
+    });
   const timedOut = timeoutMs !== undefined && timeoutMs > 0 && elapsedMs >= timeoutMs;
   return new DatabaseError({
     kind: 'connection',

@@ -46,6 +46,12 @@ export const HEADERS_TIMEOUT_MS = 10_000;
 export const REQUEST_TIMEOUT_MS = 30_000;
 
 /**
+ * Most connections open at once: the surface answers scrapers and a status page, a few at a
+ * time; past this, a new connection is closed at once rather than held.
+ */
+export const MAX_CONNECTIONS = 256;
+
+/**
  * How often Node checks the two timeouts above. Its default, 30 s, let a client trickling its
  * headers stay about 30 s whatever the timeout said; checked every second, it goes within about
  * a second of it.
@@ -79,6 +85,13 @@ export async function startHttpSurface(input: {
       if (!response.headersSent) send(response, request, jsonReply(500, { error: firstLine(error) }));
       else response.destroy();
     });
+  });
+  server.maxConnections = MAX_CONNECTIONS;
+  // Node times out requests begun, not a connection that never sends a byte: it is let go after
+  // the headers timeout. Once a request begins, Node's own timeouts (and keep-alive's) apply.
+  server.on('connection', (socket) => {
+    socket.setTimeout(HEADERS_TIMEOUT_MS, () => socket.destroy());
+    socket.once('data', () => socket.setTimeout(0));
   });
   server.listen({ host, port: input.port });
   try {

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { type AddressInfo, createServer, type Server } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import pg from 'pg';
 import { createSimulator, type Simulator } from '../../src/simulator/index.js';
@@ -174,4 +175,38 @@ describe('the connection lost in the middle of a sync', () => {
     assert.equal(rerun.code, 0, rerun.stderr);
     await assertMirrorsTruth(testDb.database.db, simulator);
   });
+});
+
+describe('a server that does not accept TLS, which DATABASE_URL asks for', () => {
+  let server: Server;
+  let port: number;
+
+  before(async () => {
+    // Answers a client's SSLRequest with 'N', as PostgreSQL without TLS does, then hangs up.
+    server = createServer((socket) => {
+      socket.once('data', () => socket.end('N'));
+      socket.on('error', () => undefined);
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    port = (server.address() as AddressInfo).port;
+  });
+
+  after(async () => {
+    await new Promise((resolve) => server.close(resolve));
+  });
+
+  for (const command of ['sync', 'status']) {
+    it(`${command} exits 1 with one line naming TLS, without the driver's warning`, async () => {
+      const url = `postgres://postgres@127.0.0.1:${port}/postgres?sslmode=require`;
+      const { code, stderr } = await runCli([command], { ...cliEnv(url), LOG_LEVEL: 'silent' }).done;
+      assert.equal(code, 1, stderr);
+      const lines = stderr.trim().split('\n');
+      assert.equal(lines.length, 1, stderr);
+      assert.match(lines[0]!, /the server does not accept TLS, which DATABASE_URL asks for \(its sslmode\)/);
+      assert.doesNotMatch(stderr, /SECURITY WARNING/);
+      // A setting to change: no run resumes past it, and status keeps no checkpoints to speak of.
+      if (command === 'sync') assert.match(lines[0]!, /the next run fails the same way until this is fixed/);
+      else assert.doesNotMatch(lines[0]!, /checkpoints/);
+    });
+  }
 });

@@ -155,11 +155,22 @@ describe('a database failure in logs and on the command line', () => {
     assert.match(JSON.stringify(serializeError(dbWrapper)), /"sqlstate":"25006"/);
   });
 
-  it('prints one line naming the failure and that checkpoints are kept', () => {
-    const line = failureLine(toDatabaseError(failedQuery('25006'), { operation: 'page-write' }));
+  it('prints one line naming the failure, and for a sync that checkpoints are kept only where true', () => {
+    const readOnly = toDatabaseError(failedQuery('25006'), { operation: 'page-write' });
     assert.equal(
-      line,
+      failureLine(readOnly, { resumes: true }),
       'the database failed: database is read-only (SQLSTATE 25006 in page-write); checkpoints kept, the next run resumes',
+    );
+    assert.equal(
+      failureLine(readOnly),
+      'the database failed: database is read-only (SQLSTATE 25006 in page-write)',
+      'a command that syncs nothing says nothing of checkpoints',
+    );
+    const denied = toDatabaseError(failedQuery('42501'), { operation: 'page-write' });
+    assert.ok(denied instanceof DatabaseError && !denied.retryable, 'permission denied is permanent');
+    assert.match(
+      failureLine(denied, { resumes: true }),
+      /; checkpoints kept; the next run fails the same way until this is fixed$/,
     );
     const untranslated = failureLine(failedQuery('25006'));
     assert.match(untranslated, /^the database failed: database is read-only \(SQLSTATE 25006\)/);

@@ -6,6 +6,7 @@ import {
   HEADERS_TIMEOUT_MS,
   type HttpSurface,
   jsonReply,
+  MAX_CONNECTIONS,
   type Routes,
   startHttpSurface,
 } from '../../src/http/server.js';
@@ -59,5 +60,34 @@ describe('the HTTP surface and slow clients', () => {
       clearInterval(trickle);
       socket.destroy();
     }
+  });
+
+  it('lets go connections that never send a byte at the headers timeout, and holds no more than its cap', async () => {
+    const opened = Date.now();
+    const sockets = await Promise.all(
+      Array.from({ length: MAX_CONNECTIONS + 20 }, async () => {
+        const socket = connect({ host: '127.0.0.1', port: surface.port });
+        socket.on('error', () => undefined);
+        const closed = once(socket, 'close').then(() => Date.now() - opened);
+        await once(socket, 'connect');
+        return closed;
+      }),
+    );
+    const closedAfter = await Promise.race([
+      Promise.all(sockets),
+      new Promise<null>((resolve) => setTimeout(() => resolve(null), HEADERS_TIMEOUT_MS + 5000).unref()),
+    ]);
+    assert.ok(closedAfter !== null, 'every idle connection closed');
+    const early = closedAfter.filter((ms) => ms < HEADERS_TIMEOUT_MS / 2).length;
+    assert.ok(early >= 20, `${early} connections past the cap closed at once`);
+    const late = closedAfter.filter((ms) => ms >= HEADERS_TIMEOUT_MS - 1000);
+    assert.ok(late.length >= MAX_CONNECTIONS - 5, `${late.length} idle ones held until the timeout`);
+    assert.ok(
+      Math.max(...late) <= HEADERS_TIMEOUT_MS + 2500,
+      `the last closed after ${Math.max(...late)} ms`,
+    );
+    // The surface still answers.
+    const answer = await fetch(`${surface.url}/health`);
+    assert.equal(answer.status, 200);
   });
 });

@@ -58,6 +58,22 @@ describe('createProgress', () => {
     assert.ok(out.endsWith('\r\x1b[K'));
   });
 
+  it("counts a stream's requests by key across its backfill in lanes and the tail after it, under the backfill", () => {
+    const lines: string[] = [];
+    const progress = createProgress({ out: { write: (s: string) => lines.push(s) } as never, tty: false });
+    const byKey = (mode: 'backfill' | 'tail', page: number, pages: number) => ({
+      ...event(page),
+      mode,
+      pages,
+      totalPages: 0,
+    });
+    progress.page(byKey('backfill', 16, 16));
+    progress.page(byKey('backfill', 32, 16));
+    progress.page(byKey('tail', 1, 1));
+    progress.done();
+    assert.match(lines.at(-1) ?? '', /^txs backfill by key, request 33 {2}30 records/);
+  });
+
   it('prints plain lines at most every interval when not a terminal', () => {
     const lines: string[] = [];
     let clock = 0;

@@ -19,6 +19,7 @@ describe('failureLine', () => {
   it('says the service failed and that the checkpoints are kept', () => {
     const line = failureLine(
       new HttpError({ status: 503, body: '{"error":"err_busy"}', url: 'http://x/txs' }),
+      { resumes: true },
     );
     assert.match(
       line,

@@ -188,7 +188,7 @@ async function serveDemo(input: {
     } catch (error) {
       if (io.signal.aborted) break;
       logger.warn({ err: error }, 'demo sync failed');
-      io.stderr.write(`ledger-indexer demo: a sync failed: ${failureLine(error)}\n`);
+      io.stderr.write(`ledger-indexer demo: a sync failed: ${failureLine(error, { resumes: true })}\n`);
     }
   }
   return 0;

@@ -122,7 +122,7 @@ export const command = defineCommand({
       return signalExitCode(io.signal);
     }
     logger().error({ err: error }, 'sync failed');
-    io.stderr.write(`ledger-indexer sync: ${failureLine(error)}\n`);
+    io.stderr.write(`ledger-indexer sync: ${failureLine(error, { resumes: true })}\n`);
     if (io.signal.aborted) return signalExitCode(io.signal);
     // Not a failure the next run gets past: the settings name another service than the mirror's.
     return error instanceof ServiceMismatchError ? 2 : 1;
