@@ -39,12 +39,33 @@ export interface CommitPipeline<Page> {
   check(): void;
 }
 
+/** The bytes a batch holds at most by default: 8 MiB of records, far above a batch of ordinary ones (about 2.5 MB). */
+export const BATCH_BYTES = 8 * 1024 * 1024;
+
+/**
+ * About how many bytes records take as text: their `data` (the one field that can be large) and
+ * a record's other fields at most.
+ */
+export function recordBytes(records: readonly { data: string }[]): number {
+  let total = 0;
+  for (const tx of records) total += tx.data.length + 1024;
+  return total;
+}
+
 /** Creates a commit pipeline. `commit` runs once per batch, at most `lanes` at a time. */
 export function createCommitPipeline<Page>(input: {
   /** Writes one batch (and whatever follows from it); a rejection is kept and thrown later. */
   commit: (pages: Page[]) => Promise<void>;
   /** Most pages in one batch. */
   maxPages: number;
+  /**
+   * Most bytes in one batch, as `sizeOf` counts them: a batch is full at `maxPages` or at this,
+   * whichever comes first, so memory follows bytes, not record counts (a record may hold
+   * megabytes of `data`). Default {@link BATCH_BYTES}.
+   */
+  maxBytes?: number | undefined;
+  /** The bytes of one page. Default: none counted (batches full by `maxPages` alone). */
+  sizeOf?: ((page: Page) => number) | undefined;
   /** How long a batch waits for more pages while a lane is free. */
   lingerMs: number;
   /** Commits that may run at once. Default 1. */
@@ -60,6 +81,8 @@ export function createCommitPipeline<Page>(input: {
   const now = input.now ?? Date.now;
   const lanes = Math.max(1, input.lanes ?? 1);
   let batch: Page[] = [];
+  let bytes = 0;
+  const maxBytes = input.maxBytes ?? BATCH_BYTES;
   let startedAt: number | null = null;
   const running = new Set<Promise<void>>();
   let failure: { error: unknown } | null = null;
@@ -71,12 +94,13 @@ export function createCommitPipeline<Page>(input: {
     add(page) {
       if (batch.length === 0 && startedAt === null) startedAt = now();
       batch.push(page);
+      bytes += input.sizeOf?.(page) ?? 0;
     },
     get queued() {
       return batch.length;
     },
     full() {
-      return batch.length >= input.maxPages;
+      return batch.length >= input.maxPages || (batch.length > 0 && bytes >= maxBytes);
     },
     lingered() {
       return running.size < lanes && startedAt !== null && now() - startedAt >= input.lingerMs;
@@ -91,6 +115,7 @@ export function createCommitPipeline<Page>(input: {
       if (batch.length === 0) return;
       const pages = batch;
       batch = [];
+      bytes = 0;
       startedAt = null;
       const commit: Promise<void> = input.commit(pages).then(
         () => {

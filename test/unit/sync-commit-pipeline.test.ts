@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { createCommitPipeline } from '../../src/sync/commit-pipeline.js';
+import { createCommitPipeline, recordBytes } from '../../src/sync/commit-pipeline.js';
 
 /** A commit the test ends by hand, so that "a commit is running" is a state it controls. */
 class ManualCommits {
@@ -204,5 +204,25 @@ describe('commit pipeline', () => {
     const settling = assert.rejects(pipeline.settled(), /connection lost/);
     await commits.end();
     await settling;
+  });
+});
+
+describe('commit pipeline by bytes', () => {
+  it('is full at its byte budget before its page count, so memory follows bytes, not records', () => {
+    const pipeline = createCommitPipeline<number>({
+      commit: async () => {},
+      maxPages: 16,
+      maxBytes: 100,
+      sizeOf: (bytes) => bytes,
+      lingerMs: 0,
+    });
+    pipeline.add(60);
+    assert.equal(pipeline.full(), false);
+    pipeline.add(60);
+    assert.equal(pipeline.full(), true, 'two pages of 60 bytes fill a batch of 100');
+  });
+
+  it('counts a record as its data and a kilobyte for the rest', () => {
+    assert.equal(recordBytes([{ data: '' }, { data: 'x'.repeat(5000) }]), 2 * 1024 + 5000);
   });
 });

@@ -50,6 +50,26 @@ describe('a walk by key', () => {
     assert.equal(storedIds(store).length, 1030);
   });
 
+  it('commits answers of large records a few at a time: a batch is bounded by bytes, not by answers', async () => {
+    const list = new LiveList({ count: 400 });
+    // 100 KB of data a record (one string, shared): an answer of a hundred is about 10 MB.
+    const data = 'x'.repeat(100_000);
+    for (const tx of list.records) tx.data = data;
+    const key = byKey(list);
+    const store = new MemoryStore();
+    // Slow commits: the answers read meanwhile would join the next one, up to eight of them.
+    const commitPage = store.commitPage.bind(store);
+    store.commitPage = async (commit) => {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      return commitPage(commit);
+    };
+    const result = await walkByKey({ store, fetchKeyPage: key.fetchKeyPage, spec, owner, count: 100 });
+    assert.equal(result.finished, true);
+    assert.equal(storedIds(store).length, 400);
+    const largest = Math.max(...store.commits.map((c) => c.records.length));
+    assert.equal(largest, 100, 'each answer of about 10 MB is a batch of its own');
+  });
+
   it('follows a server that answers fewer records than asked (a silent cap) from the last rawId it gave', async () => {
     const list = new LiveList({ count: 95 });
     const key = byKey(list, 20);

@@ -13,7 +13,7 @@ import { findGaps, type RawIdRange } from '../../domain/raw-id-ranges.js';
 import type { StreamSpec } from '../../domain/stream-key.js';
 import { streamKey } from '../../domain/stream-key.js';
 import { MalformedResponseError } from '../../errors.js';
-import { createCommitPipeline } from '../commit-pipeline.js';
+import { createCommitPipeline, recordBytes } from '../commit-pipeline.js';
 import {
   type BackfillRun,
   type BackfillStore,
@@ -148,6 +148,8 @@ interface KeyRangeAnswer {
   proven: RawIdRange;
   /** The task that resumes after it. */
   resume: KeyRangeTask;
+  /** About how many bytes it holds (a batch is full by bytes too). */
+  bytes: number;
 }
 
 /**
@@ -163,6 +165,7 @@ export async function fetchKeyRange(input: FetchKeyRangeInput): Promise<RangeRes
   const result: RangeResult = { pages: 0, records: 0, counts: zeroCounts(), lowest: null };
   const pipeline = createCommitPipeline<KeyRangeAnswer>({
     maxPages: Math.max(1, input.answersPerCommit ?? ANSWERS_PER_COMMIT),
+    sizeOf: (answer) => answer.bytes,
     lingerMs: 0,
     now,
     commit: async (answers) => {
@@ -191,7 +194,7 @@ export async function fetchKeyRange(input: FetchKeyRangeInput): Promise<RangeRes
   try {
     for (let index = 1; ; index++) {
       input.signal?.throwIfAborted();
-      const { served, records, readAt } = await reader.read(cursor);
+      const { served, records, readAt, bytes } = await reader.read(cursor);
       const marks = settleMarks(served).filter((m) => cursor === null || m.rawId > cursor);
       const ids = marks.map((m) => m.rawId);
       const last = ids.length > 0 ? Math.max(...ids) : null;
@@ -207,6 +210,7 @@ export async function fetchKeyRange(input: FetchKeyRangeInput): Promise<RangeRes
         page: { page: index, records, rejected, openGap },
         proven: { lo: cursor === null ? 0 : cursor + 1, hi: top },
         resume: { after: top, upTo: task.upTo },
+        bytes,
       });
       if (ends) break;
       below = marks.find((m) => m.rawId === last) ?? below;
@@ -264,6 +268,8 @@ interface RangeAnswer {
   records: LedgerTx[] | HeldRecords;
   /** When it was asked for (`now()`). */
   readAt: number;
+  /** About how many bytes it holds: its text, else its records'. */
+  bytes: number;
 }
 
 /** How many records a page holds. */
@@ -324,7 +330,8 @@ function createAnswerReader(
       if (read !== null && screen.passes(read.rawIds, cursor)) {
         const txs = read.rawIds.map((rawId, i) => ({ rawId, timestamp: read.timestamps[i] ?? 0 }));
         const served = { txs, rejected: [], hasNextPage: read.hasNextPage };
-        if (fresh(served, from)) return { readAt: next.at, served, records: read.records };
+        if (fresh(served, from))
+          return { readAt: next.at, served, records: read.records, bytes: answer?.text.length ?? 0 };
       }
       const served = await parsedHere(cursor, answer);
       const records = served.txs.filter(
@@ -332,7 +339,7 @@ function createAnswerReader(
       );
       if (store.copyAhead) store.copyAhead(records, served.text);
       else store.encodeAhead?.(records);
-      return { readAt: next.at, served, records };
+      return { readAt: next.at, served, records, bytes: served.text?.length ?? recordBytes(records) };
     },
   };
 }

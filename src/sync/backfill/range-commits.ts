@@ -1,5 +1,5 @@
 import { type ObservedPage, provenByRun } from '../../verify/completeness.js';
-import { createCommitPipeline } from '../commit-pipeline.js';
+import { createCommitPipeline, recordBytes } from '../commit-pipeline.js';
 import type { RangePage, RangePageWriter } from '../ports/backfill-store.js';
 import type { WriteCounts } from '../ports/sync-store.js';
 import { addCounts, zeroCounts } from '../write-counts.js';
@@ -44,6 +44,8 @@ export function createRangeCommitter(input: {
   let before = input.previous;
   const pipeline = createCommitPipeline<QueuedPage>({
     maxPages: input.maxPages,
+    // Page records are parsed here (a range by page number is never read ahead).
+    sizeOf: (queued) => (Array.isArray(queued.page.records) ? recordBytes(queued.page.records) : 0),
     lingerMs: input.lingerMs,
     now: input.now,
     commit: async (pages) => {

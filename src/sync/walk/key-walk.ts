@@ -10,7 +10,7 @@ import { LEASE_MS, SETTLE_MS } from '../../defaults.js';
 import type { LedgerTx, RejectedRecord, TxKeyPage } from '../../domain/model.js';
 import type { StreamSpec } from '../../domain/stream-key.js';
 import { MalformedResponseError } from '../../errors.js';
-import { type CommitPipeline, createCommitPipeline } from '../commit-pipeline.js';
+import { type CommitPipeline, createCommitPipeline, recordBytes } from '../commit-pipeline.js';
 import type { FetchKeyPage } from '../ports/fetches.js';
 import type { SettleState, StreamLease, SyncStore, WalkCheckpoint } from '../ports/sync-store.js';
 import { keyWalkScreen, type RawIdScreen } from '../raw-id-screen.js';
@@ -251,6 +251,7 @@ function keyCommits(input: {
   const { store, onPage } = input.input;
   return createCommitPipeline<KeyAnswer>({
     maxPages: Math.max(1, input.input.pagesPerCommit ?? 8),
+    sizeOf: (answer) => recordBytes(answer.records),
     lingerMs: 0,
     now: input.now,
     commit: async (answers) => {

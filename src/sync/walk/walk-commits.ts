@@ -1,6 +1,6 @@
 import type { LedgerTx, TxPage } from '../../domain/model.js';
 import type { StreamSpec } from '../../domain/stream-key.js';
-import { type CommitPipeline, createCommitPipeline } from '../commit-pipeline.js';
+import { type CommitPipeline, createCommitPipeline, recordBytes } from '../commit-pipeline.js';
 import type { SettleState, StreamLease, SyncStore, WalkCheckpoint } from '../ports/sync-store.js';
 import { addCounts } from '../write-counts.js';
 import type { WalkResult, WalkStreamInput } from './walk-types.js';
@@ -133,6 +133,7 @@ export function createWalkCommits(input: WalkCommitsInput): WalkCommits {
   const pipeline = createCommitPipeline<AcceptedPage>({
     commit,
     maxPages: input.maxPages,
+    sizeOf: (accepted) => recordBytes(accepted.served.txs),
     lingerMs: input.lingerMs,
     lanes: writers,
     runsAlone: writers > 1 ? runsAlone : undefined,
