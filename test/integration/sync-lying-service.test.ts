@@ -5,6 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
+import { sql } from 'drizzle-orm';
 import { createContext } from '../../src/app/context.js';
 import { syncOnce } from '../../src/app/sync-once.js';
 import { loadConfig } from '../../src/config.js';
@@ -33,7 +34,7 @@ after(async () => {
 async function setup(
   records: number,
   paging: 'key' | 'page' = 'key',
-): Promise<{ sim: Simulator; service: LyingService; database: Database }> {
+): Promise<{ sim: Simulator; service: LyingService; database: Database; databaseUrl: string }> {
   const sim = createSimulator({ records, seed: 43, paging, packageDelayMs: 0, burnTargetDelayMs: 0 });
   const { url } = await sim.listen();
   const service = await startLyingService(url);
@@ -43,10 +44,14 @@ async function setup(
     () => service.close(),
     () => t.drop(),
   );
-  return { sim, service, database: t.database };
+  return { sim, service, database: t.database, databaseUrl: t.url };
 }
 
 async function sync(database: Database, url: string) {
+  return syncWith(database, url, {});
+}
+
+async function syncWith(database: Database, url: string, options: Parameters<typeof syncOnce>[1]) {
   const config = loadConfig({
     LEDGER_BASE_URL: url,
     LEDGER_REQUESTS_PER_SECOND: '0',
@@ -60,7 +65,7 @@ async function sync(database: Database, url: string) {
     reread: { recheckAfterMs: 0 },
   });
   try {
-    return await syncOnce(ctx);
+    return await syncOnce(ctx, options);
   } finally {
     await ctx.close();
   }
@@ -118,6 +123,39 @@ describe('sync by key against a service that lies once', () => {
     sim.addRecords(120);
     await sync(database, service.url);
     await assertMirrorsTruth(database.db, sim);
+  });
+});
+
+describe('a mirror a phantom blinded before the screen', () => {
+  it('verify names the phantom; with its row deleted, sync --full stores what it hid and tails see every arrival', async () => {
+    const { sim, service, database, databaseUrl } = await setup(1_500);
+    await sync(database, service.url);
+    const { db } = database;
+    // As an earlier version left it: the phantom, a copy of a real record (its hash) stored at
+    // rawId 10^15 in that record's place, and the watermark moved there.
+    const real = 700;
+    await db.execute(
+      sql`CREATE TEMP TABLE phantom AS SELECT * FROM ledger_transactions WHERE raw_id = ${real}`,
+    );
+    await db.execute(sql`DELETE FROM ledger_transactions WHERE raw_id = ${real}`);
+    await db.execute(sql`UPDATE phantom SET raw_id = ${PHANTOM_RAW_ID}`);
+    await db.execute(sql`INSERT INTO ledger_transactions SELECT * FROM phantom`);
+    await db.execute(sql`UPDATE sync_streams SET watermark = ${PHANTOM_RAW_ID} WHERE key = 'txs'`);
+    sim.addRecords(50);
+    const verified = await runCli(['verify', '--json'], {
+      DATABASE_URL: databaseUrl,
+      LEDGER_BASE_URL: service.url,
+      LOG_LEVEL: 'silent',
+    }).done;
+    assert.equal(verified.code, 1);
+    assert.match(verified.stdout, new RegExp(`${PHANTOM_RAW_ID}`), 'verify names the phantom');
+    await db.execute(sql`DELETE FROM ledger_transactions WHERE raw_id = ${PHANTOM_RAW_ID}`);
+    const full = await syncWith(database, service.url, { full: true });
+    assert.equal(full.streams[0]?.finished, true);
+    assert.equal(await watermarkOf(db), sim.headRawId(), 'the full walk ends at the real head');
+    sim.addRecords(80);
+    await sync(database, service.url);
+    await assertMirrorsTruth(db, sim);
   });
 });
 

@@ -96,7 +96,11 @@ export async function walkByKey(input: KeyWalkInput): Promise<WalkResult> {
     // What the stored checkpoint holds, even when this walk does not continue it (`full`): the
     // first commit follows on from it.
     committedCursor: acquired.state.walk?.cursor ?? null,
-    highest: watermark ?? -1,
+    // A backfill reads ascending to the newest record (resumed, from its cursor, a rawId read
+    // before), so what it read last is the head: its watermark, whatever was stored (a --full run
+    // repairs one a phantom record once moved). A tail may read nothing above the stored
+    // watermark: it keeps it.
+    highest: mode === 'backfill' ? (stored?.cursor ?? -1) : (watermark ?? -1),
     headAt: undefined,
     result: {
       key,
