@@ -69,16 +69,14 @@ export function outOfOrderReason(rawId: number): string {
 
 /**
  * The screen of one walk. `readHead`: the service's newest rawId of the stream, now (one
- * request); `head`: one already known to be real (the head a backfill split below), if any.
- * `onSetAside` hears of each record set aside (a warning in the log).
+ * request). `onSetAside` hears of each record set aside (a warning in the log).
  */
 export function createRawIdScreen(input: {
   readHead: () => Promise<number | null>;
-  head?: number | null | undefined;
   onSetAside?: ((setAside: { rawId: number; reason: string; head: number | null }) => void) | undefined;
 }): RawIdScreen {
-  let real = input.head ?? -1;
-  let lastHead: number | null = input.head ?? null;
+  let real = -1;
+  let lastHead: number | null = null;
   const ceiling = (after: number | null) => Math.max(real, after ?? -1) + RAW_ID_JUMP;
   return {
     passes(rawIds, after) {
@@ -184,12 +182,14 @@ function wireText(tx: LedgerTx): string {
 
 /** The newest rawId of a stream by key (`order=desc&count=1`), for {@link createRawIdScreen}'s `readHead`. */
 export function keyHeadReader(fetchKeyPage: FetchKeyPage, spec: StreamSpec): () => Promise<number | null> {
-  return async () => {
-    const answer = await fetchKeyPage(spec, { cursor: 0, count: 1, order: 'desc' });
-    const ids = [...answer.txs.map((tx) => tx.rawId), ...answer.rejected.map((r) => r.rawId ?? -1)];
-    const head = Math.max(-1, ...ids);
-    return head < 0 ? null : head;
-  };
+  return async () => newestRawId(await fetchKeyPage(spec, { cursor: 0, count: 1, order: 'desc' }));
+}
+
+/** The newest rawId an answer names, a record set aside included; `null` when it names none. */
+function newestRawId(answer: ScreenedAnswer): number | null {
+  const ids = [...answer.txs.map((tx) => tx.rawId), ...answer.rejected.map((r) => r.rawId ?? -1)];
+  const head = Math.max(-1, ...ids);
+  return head < 0 ? null : head;
 }
 
 /** {@link createRawIdScreen} for a walk by key of `spec`, each record set aside logged as a warning. */
@@ -197,12 +197,10 @@ export function keyWalkScreen(input: {
   fetchKeyPage: FetchKeyPage;
   spec: StreamSpec;
   logger: SyncLogger;
-  head?: number | null | undefined;
 }): RawIdScreen {
   const stream = streamKey(input.spec);
   return createRawIdScreen({
     readHead: keyHeadReader(input.fetchKeyPage, input.spec),
-    head: input.head,
     onSetAside: ({ rawId, reason, head }) =>
       input.logger.warn({ stream, raw_id: rawId, head }, `record set aside: ${reason}`),
   });
@@ -220,12 +218,7 @@ export function screenPages(fetchPage: FetchPage, logger: SyncLogger): FetchPage
     let screen = screens.get(key);
     if (screen === undefined) {
       screen = createRawIdScreen({
-        readHead: async () => {
-          const first = await fetchPage(spec, 1);
-          const ids = [...first.txs.map((tx) => tx.rawId), ...first.rejected.map((r) => r.rawId ?? -1)];
-          const head = Math.max(-1, ...ids);
-          return head < 0 ? null : head;
-        },
+        readHead: async () => newestRawId(await fetchPage(spec, 1)),
         onSetAside: ({ rawId, reason, head }) =>
           logger.warn({ stream: key, page, raw_id: rawId, head }, `record set aside: ${reason}`),
       });
