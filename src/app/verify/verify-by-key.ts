@@ -2,7 +2,7 @@ import { selectUnstoredRawIds } from '../../db/queries/backfill-proofs.js';
 import { selectResolvedVersions } from '../../db/queries/conflicts.js';
 import { selectImmutableColumns, selectUnlistedInSpan } from '../../db/queries/key-spans.js';
 import { countListStored, type ListStream } from '../../db/queries/list-counts.js';
-import { immutableDifferences } from '../../db/schema/immutable-columns.js';
+import { type ImmutableColumn, immutableDifferences } from '../../db/schema/immutable-columns.js';
 import { encodeTransaction } from '../../db/write/encode.js';
 import type { LedgerTx } from '../../domain/model.js';
 import { InvalidRecordError } from '../../errors.js';
@@ -61,10 +61,11 @@ async function differingRecords(
   app: Pick<AppContext, 'database'>,
   records: readonly LedgerTx[],
 ): Promise<{ rawId: number; fields: string[] }[]> {
-  const rawIds = records.map((tx) => tx.rawId);
-  const stored = await selectImmutableColumns(app.database.db, rawIds);
-  const resolved = await selectResolvedVersions(app.database.db, rawIds);
-  const differing = new Map<number, string[]>();
+  const stored = await selectImmutableColumns(
+    app.database.db,
+    records.map((tx) => tx.rawId),
+  );
+  const differing = new Map<number, { fields: string[]; served: Record<ImmutableColumn, string> }>();
   for (const tx of records) {
     const row = stored.get(tx.rawId);
     if (row === undefined) continue;
@@ -77,11 +78,13 @@ async function differingRecords(
       throw error;
     }
     const fields = immutableDifferences(row, served);
-    // A version an operator resolved (the stored one stands) differs no more.
-    const settled = resolved
-      .get(tx.rawId)
-      ?.some((version) => immutableDifferences(version, served).length === 0);
-    if (fields.length > 0 && settled !== true) differing.set(tx.rawId, fields);
+    if (fields.length > 0) differing.set(tx.rawId, { fields, served });
   }
-  return [...differing].sort((a, b) => a[0] - b[0]).map(([rawId, fields]) => ({ rawId, fields }));
+  // A version an operator resolved (the stored one stands) differs no more; asked only for
+  // the records that differ, which are almost never any.
+  const resolved = await selectResolvedVersions(app.database.db, [...differing.keys()]);
+  for (const [rawId, { served }] of differing)
+    if (resolved.get(rawId)?.some((version) => immutableDifferences(version, served).length === 0))
+      differing.delete(rawId);
+  return [...differing].sort((a, b) => a[0] - b[0]).map(([rawId, { fields }]) => ({ rawId, fields }));
 }
