@@ -80,7 +80,9 @@ export async function runBatchBaseline(input: {
  * Creates the script's table (the columns of `ledger_transactions`, primary key and unique hash
  * only) and returns its batch insert: one text[] parameter per column, cast in SQL.
  */
-export async function prepareScriptTable(db: pg.Client): Promise<(records: WireRecord[]) => Promise<void>> {
+export async function prepareScriptTable(
+  db: pg.Client | pg.Pool,
+): Promise<(records: WireRecord[]) => Promise<void>> {
   await db.query(`CREATE TABLE ${TABLE} (LIKE ledger_transactions INCLUDING DEFAULTS)`);
   await db.query(`ALTER TABLE ${TABLE} ADD PRIMARY KEY (raw_id), ADD UNIQUE (ledger_hash)`);
   const types = await db.query<{ name: string; type: string }>(

@@ -34,6 +34,8 @@ export const KEY_COUNT = 100;
 export interface KeyPages {
   /** Up to `count` records after rawId `cursor` (0: from the oldest), oldest first. */
   fetchAfter(cursor: number, count?: number): Promise<{ hasNextPage: boolean; txs: WireRecord[] }>;
+  /** The newest rawId (`order=desc&count=1`); null for an empty list. */
+  newest(): Promise<number | null>;
   close(): Promise<void>;
 }
 
@@ -42,16 +44,19 @@ export function keyPages(baseUrl: string, who: string): KeyPages {
   const origin = new URL(baseUrl);
   const prefix = origin.pathname.replace(/\/$/, '');
   const pool = new Pool(origin.origin, { connections: 1, keepAliveTimeout: 30_000 });
+  const get = async (path: string, cursor: number) => {
+    const response = await pool.request({ method: 'GET', path });
+    if (response.statusCode !== 200)
+      throw new Error(`${who}: HTTP ${response.statusCode} after rawId ${cursor}`);
+    return JSON.parse(await response.body.text()) as { hasNextPage: boolean; txs: WireRecord[] | null };
+  };
   return {
+    async newest() {
+      const body = await get(`${prefix}/txs?order=desc&count=1`, 0);
+      return body.txs?.[0]?.rawId ?? null;
+    },
     async fetchAfter(cursor, count = KEY_COUNT) {
-      const path = `${prefix}/txs?cursor=${cursor}&order=asc&count=${count}`;
-      const response = await pool.request({ method: 'GET', path });
-      if (response.statusCode !== 200)
-        throw new Error(`${who}: HTTP ${response.statusCode} after rawId ${cursor}`);
-      const body = JSON.parse(await response.body.text()) as {
-        hasNextPage: boolean;
-        txs: WireRecord[] | null;
-      };
+      const body = await get(`${prefix}/txs?cursor=${cursor}&order=asc&count=${count}`, cursor);
       return { hasNextPage: body.hasNextPage === true, txs: body.txs ?? [] };
     },
     close: () => pool.close(),

@@ -10,6 +10,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { BenchContext } from './context.js';
 import { adminUrl, postgresVersion } from './databases.js';
+import { judgeDistanceTargets, runDistanceScenario } from './distance.js';
 import { isNotRun, type Maybe } from './figures.js';
 import { runFreshnessScenario } from './freshness.js';
 import { type DialectHistory, runHistoryScenarios } from './history-scenarios.js';
@@ -97,6 +98,9 @@ async function main(argv: string[]): Promise<number> {
     const measured = await measureDialects(context, wants);
     const small = wants('memory') ? await attempt(() => runMemorySmall(context)) : skipped;
     const integrity = wants('integrity') ? await attempt(() => runIntegrityScenario(context)) : skipped;
+    const distance = wants('distance')
+      ? await attempt(() => runDistanceScenario(context, dialectsOf(options.paging)))
+      : skipped;
     const scenarios: BenchResults['scenarios'] = {
       ...measured.page,
       memory: { small, large: measured.memoryLarge },
@@ -122,8 +126,10 @@ async function main(argv: string[]): Promise<number> {
         isNotRun(byKey) || isNotRun(ratiosByKey) || options.paging !== 'both'
           ? { notRun: `--paging ${options.paging}` }
           : compareDialects(scenarios, byKey, { page: ratios, key: ratiosByKey }),
+      distance,
       targets: [
         ...judgeTargets({ ratios, scenarios }),
+        ...judgeDistanceTargets(distance),
         ...judgeKeyTargets({ scenarios: byKey, ratios: ratiosByKey, records: options.records }),
       ],
     };

@@ -84,6 +84,7 @@ export const SCENARIOS = [
   'backfill',
   'latency',
   'budget',
+  'distance',
   'tail',
   'freshness',
   'status-freshness',
@@ -108,7 +109,7 @@ export const USAGE = `Usage: npm run bench -- [options]
   --log-dir DIR      append each indexer process's log, at debug level, to DIR/<process>.log
   --seed S           simulator seed (default 42)
   --workers N        worker processes (default 4)
-  --concurrency N    pages fetched at once by the indexer and by the HTTP ceiling (default 8)
+  --concurrency N    most requests in flight of the indexer (LEDGER_CONCURRENCY) and the HTTP ceiling (default 32)
   --repeats N        runs of the backfill's sync and batch script, the median reported (default 3; --quick 1)
 `;
 
@@ -164,7 +165,7 @@ export function parseBenchOptions(argv: string[]): BenchOptions {
     baselineBudgetMs: quick ? 3_000 : 20_000,
     repeats: whole('repeats', values.repeats, 1) ?? (quick ? 1 : 3),
     workerProcesses: whole('workers', values.workers, 1) ?? 4,
-    concurrency: whole('concurrency', values.concurrency, 1) ?? 8,
+    concurrency: whole('concurrency', values.concurrency, 1) ?? 32,
     seed: whole('seed', values.seed, 0) ?? 42,
     quick,
     out: values.out ?? null,

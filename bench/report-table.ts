@@ -1,3 +1,4 @@
+import { distanceRows } from './distance.js';
 import { isNotRun, type Maybe } from './figures.js';
 import type { BenchResults, DialectScenarios, Ratios } from './report.js';
 import {
@@ -30,6 +31,7 @@ function scenarioRows(results: BenchResults): Row[] {
     rows.push(...backfillRows(scenarios, tag, tag === '' || !pageBackfill));
   for (const [scenarios, tag] of dialects) rows.push(...latencyRows(scenarios, tag));
   for (const [scenarios, tag] of dialects) rows.push(...budgetRows(scenarios, tag));
+  if (results.distance !== undefined) rows.push(...distanceRows(results.distance));
   for (const [scenarios, tag] of dialects) rows.push(...tailRows(scenarios, tag));
   for (const [scenarios, tag] of dialects) rows.push(...freshnessRows(scenarios, tag));
   for (const [scenarios, tag] of dialects) rows.push(...statusFreshnessRows(scenarios.statusFreshness, tag));

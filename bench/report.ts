@@ -1,3 +1,4 @@
+import type { DistanceFigures } from './distance.js';
 import { isNotRun, type Maybe, type NotRun, requestsPerRow, round, type ThroughputRun } from './figures.js';
 import type { FreshnessFigures } from './freshness.js';
 import type { IntegrityFigures } from './integrity.js';
@@ -49,6 +50,8 @@ export interface BenchResults {
   ratiosByKey?: Maybe<Ratios>;
   /** By key ÷ by page numbers, where both ran. */
   keyVsPage?: Maybe<KeyVsPage>;
+  /** The service 200 ms away at the default budget (`bench/distance.ts`); absent in older results. */
+  distance?: Maybe<DistanceFigures>;
   targets: Target[];
 }
 

@@ -118,13 +118,16 @@ export function streamSpecs(options: SyncOptions): StreamSpec[] {
 }
 
 /**
- * The lanes of a first backfill by key: one more than the writers (default 2), one walk for one
- * writer. Each lane also waits on its answers; with the records encoded on another thread, a
- * third lane beside two writers fills that wait (docs/performance.md).
+ * The lanes of a first backfill by key: as many as the client keeps requests in flight (the
+ * budget × the answer time it measures, `in-flight.ts`), and at least one more than the writers:
+ * near the service, each lane also waits on its answers, and with the records encoded on another
+ * thread a third lane beside two writers fills that wait (docs/performance.md). One walk for one
+ * writer (the embedded database).
  */
-function keyLanes(writers: number | undefined): number {
-  const count = writers ?? 2;
-  return count > 1 ? count + 1 : 1;
+function keyLanes(ctx: Pick<SyncContext, 'client' | 'config'>): number | (() => number) {
+  const writers = ctx.config.writers ?? 2;
+  if (writers <= 1) return 1;
+  return () => Math.max(writers + 1, ctx.client.inFlight());
 }
 
 /**
@@ -179,10 +182,17 @@ export async function syncOnce(ctx: SyncContext, options: SyncOptions = {}): Pro
           backfills: ctx.backfills,
           fetchKeyHead: createFetchKeyHead(ctx.client, options.requestSignal),
           fetchKeyText: createFetchKeyText(ctx.client, options.requestSignal),
-          lanes: keyLanes(ctx.config.writers),
+          lanes: keyLanes(ctx),
+          count: ctx.client.keyCount(),
           rangeWidth: ctx.client.keyCount() * KEY_REQUESTS_PER_RANGE,
         })
-      : walkStream({ ...common, fetchPage, concurrency: ctx.config.concurrency, writers: ctx.config.writers })
+      : walkStream({
+          ...common,
+          fetchPage,
+          concurrency: () => ctx.client.inFlight(),
+          maxConcurrency: ctx.config.concurrency,
+          writers: ctx.config.writers,
+        })
     ).catch(async (error: unknown) => {
       await ctx.dialects?.forgetOn(error);
       throw error;
@@ -214,7 +224,8 @@ export async function syncOnce(ctx: SyncContext, options: SyncOptions = {}): Pro
             count: ctx.client.keyCount(),
           }
         : undefined,
-      concurrency: ctx.config.concurrency,
+      // Sized to the budget at the distance measured by the walks (at most LEDGER_CONCURRENCY).
+      concurrency: ctx.client.inFlight(),
       maxRecords: options.maxRereads,
       dueBy: startedAt,
       owner,

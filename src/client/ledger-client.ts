@@ -15,9 +15,11 @@ import type {
 import type { CallOptions, ToolCall } from './call-options.js';
 import { createHttpTransport } from './http.js';
 import type { ClientStats, HttpTransport, TransportStats } from './http-types.js';
+import { createInFlightTarget } from './in-flight.js';
 import { createDialectProbe, createKeyLister } from './key-lists.js';
 import { type ClientGets, createAccountLister, createClientGets, createTools } from './ledger-calls.js';
 import { listQuery } from './list-query.js';
+import type { ClientObserver } from './observer.js';
 import { type LedgerClientOptions, type ResolvedClientOptions, resolveClientOptions } from './options.js';
 import { parseSingleTx, parseTxPage } from './page.js';
 import { createRequestBudget } from './request-budget.js';
@@ -85,6 +87,11 @@ export interface LedgerClient {
   txsTextByKey(query: Omit<TxKeyQuery, 'account'>, options?: CallOptions): Promise<KeyAnswerText>;
   /** The count a key request asks when its query names none. */
   keyCount(): number;
+  /**
+   * List requests a walk keeps in flight now: the budget × the measured answer time, backed off
+   * on refusals and timeouts, at most `maxInFlight` (`in-flight.ts`).
+   */
+  inFlight(): number;
   /** `txsByKey({ ...query, order: 'asc' })`: the records after `cursor`, ascending. */
   txsAfter(query: TxsAfterQuery, options?: CallOptions): Promise<TxKeyPage>;
   /**
@@ -110,7 +117,14 @@ export function createLedgerClient(options: LedgerClientOptions): LedgerClient {
   const resolved = resolveClientOptions(options);
   const { paths } = resolved;
   const logger = resolved.logger ?? silentLogger();
-  const hosts = openHosts(resolved, logger);
+  const inFlight = createInFlightTarget({
+    requestsPerSecond: resolved.requestsPerSecond,
+    ceiling: resolved.maxInFlight,
+  });
+  const hosts = openHosts(
+    { ...resolved, observer: withAttempts(resolved.observer, inFlight.observer) },
+    logger,
+  );
   const { http, gets, listGets } = hosts;
   const counts = { key: 0, page: 0 };
   const keyGets = countedPages(listGets, () => (counts.key += 1));
@@ -152,6 +166,7 @@ export function createLedgerClient(options: LedgerClientOptions): LedgerClient {
     txsByKey: (query, call) => keys.txsByKey(query, call),
     txsTextByKey: (query, call) => keys.txsTextByKey(query, call),
     keyCount: () => keys.keyCount(),
+    inFlight: () => inFlight.size(),
     txsAfter: async (query, call) => {
       if (!Number.isSafeInteger(query.cursor) || query.cursor < 0) {
         throw new TypeError(`cursor must be a non-negative whole number (got ${query.cursor})`);
@@ -227,5 +242,24 @@ function countedPages(gets: ClientGets, count: () => void): ClientGets {
       count();
       return gets.getPage(endpoint, path, parse, call);
     },
+  };
+}
+
+/** `observer` that also tells `attempts` of every attempt (the in-flight size learns from them). */
+function withAttempts(
+  observer: ClientObserver | undefined,
+  attempts: Pick<ClientObserver, 'attempt'>,
+): ClientObserver {
+  if (observer === undefined) {
+    return { attempt: attempts.attempt, retry: () => {}, rateLimitPause: () => {}, budgetWait: () => {} };
+  }
+  return {
+    attempt(endpoint, outcome, seconds) {
+      observer.attempt(endpoint, outcome, seconds);
+      attempts.attempt(endpoint, outcome, seconds);
+    },
+    retry: (endpoint) => observer.retry(endpoint),
+    rateLimitPause: (seconds) => observer.rateLimitPause(seconds),
+    budgetWait: (seconds) => observer.budgetWait(seconds),
   };
 }

@@ -84,7 +84,7 @@ export interface LedgerClientOptions {
    * A 429's `Retry-After` pauses it for every call. Default 50.
    */
   requestsPerSecond?: number | undefined;
-  /** Requests that may go at once after a quiet spell. Default a tenth of `requestsPerSecond`, at least 1. */
+  /** Requests that may go at once after a quiet spell. Default a twentieth of `requestsPerSecond`, at least 1 (`request-budget.ts` says why). */
   requestBurst?: number | undefined;
   /**
    * A budget to share with other clients of the same service (its limits count per client
@@ -95,6 +95,11 @@ export interface LedgerClientOptions {
   budget?: RequestBudget | undefined;
   /** Keep-alive connections to the service at most. Default 16. */
   connections?: number | undefined;
+  /**
+   * The most list requests a walk keeps in flight (`inFlight()`); below it, the size follows the
+   * budget × the measured answer time (`in-flight.ts`). Default 32.
+   */
+  maxInFlight?: number | undefined;
   /** HTTP method of each Tools endpoint (their methods are not documented). Default POST (JSON body). */
   toolMethods?: Partial<Record<ToolName, 'GET' | 'POST'>> | undefined;
   /** Told of every attempt (endpoint, outcome, duration), retry and rate-limit pause, for metrics. Default: none. */
@@ -155,6 +160,7 @@ export function clientOptionsFromConfig(config: Config, logger?: Logger): Ledger
     hedgeMinMs: config.hedgeMinMs,
     requestsPerSecond: config.requestsPerSecond,
     connections: Math.max(16, config.concurrency),
+    maxInFlight: config.concurrency,
     logger,
   };
 }
@@ -208,6 +214,7 @@ export function resolveClientOptions(options: LedgerClientOptions): ResolvedClie
     budget: options.budget,
     observer: options.observer,
     connections: Math.floor(number('connections', options.connections, 16, 1)),
+    maxInFlight: Math.floor(number('maxInFlight', options.maxInFlight, 32, 1)),
     toolMethods: options.toolMethods ?? {},
     logger: options.logger,
     userAgent: options.userAgent ?? defaultUserAgent(),

@@ -80,8 +80,10 @@ describe('sync by key, the deployed dialect', () => {
     await assertMirrorsTruth(database.db, sim);
     const requests = sim.listRequests();
     assert.equal(requests.pageRequests, 0, 'never a page number');
-    // 20 answers of a hundred, the empty check of the end, and the one request that asked.
-    assert.ok(requests.keyRequests <= 23, `${requests.keyRequests} key requests for 2000 records`);
+    // 20 answers of a hundred, the empty check of the end, and the one request that asked; and
+    // where a range gave its upper half to an idle lane, at most one short answer below the cut
+    // (holes move the answers off it), at most two here.
+    assert.ok(requests.keyRequests <= 25, `${requests.keyRequests} key requests for 2000 records`);
     assert.ok(stats.keyRequests >= 21);
   });
 

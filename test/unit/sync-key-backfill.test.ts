@@ -95,7 +95,125 @@ describe('the ranges of a backfill by key', () => {
   });
 });
 
+describe('the requests of a range walk by key', () => {
+  it('ask at the top of a range only for the rawIds left in it', async () => {
+    const list = new LiveList({ count: 1000 });
+    const counts: number[] = [];
+    const key = byKey(list);
+    const store = new MemoryStore();
+    await store.startRun({ id: 'r', key: 'txs', headRawId: 1000, totalPages: 0 });
+    const result = await fetchKeyRange({
+      store,
+      fetchKeyPage: async (s, q) => {
+        counts.push(q.count ?? 100);
+        return key.fetchKeyPage(s, q);
+      },
+      spec,
+      backfillId: 'r',
+      task: { after: 100, upTo: 350 },
+      count: 100,
+    });
+    // 250 rawIds: two full answers and one of fifty, none reading into the range above.
+    assert.deepEqual(counts, [100, 100, 50]);
+    assert.equal(result.pages, 3);
+    assert.deepEqual(mergeRanges(await store.provenRanges('txs')), [{ lo: 101, hi: 350 }]);
+  });
+
+  it('hands its upper part to the caller that asks for it, and proves only what it kept', async () => {
+    const list = new LiveList({ count: 1000 });
+    const key = byKey(list);
+    const store = new MemoryStore();
+    await store.startRun({ id: 'r', key: 'txs', headRawId: 1000, totalPages: 0 });
+    const asked: Array<{ cursor: number; upTo: number }> = [];
+    await fetchKeyRange({
+      store,
+      fetchKeyPage: key.fetchKeyPage,
+      spec,
+      backfillId: 'r',
+      task: { after: null, upTo: 1000 },
+      count: 100,
+      split: (at) => {
+        asked.push(at);
+        return at.cursor === 200 ? 450 : null;
+      },
+    });
+    assert.deepEqual(
+      storedIds(store),
+      list.records.map((tx) => tx.rawId).filter((id) => id <= 450),
+    );
+    assert.deepEqual(mergeRanges(await store.provenRanges('txs')), [{ lo: 0, hi: 450 }]);
+    // Asked after each answer that left more: at 100, at 200 (where it gave 451..1000 away), at 300, 400.
+    assert.deepEqual(
+      asked.map((a) => [a.cursor, a.upTo]),
+      [
+        [100, 1000],
+        [200, 1000],
+        [300, 450],
+        [400, 450],
+      ],
+    );
+  });
+});
+
 describe('a first sync by key in lanes', () => {
+  it('keeps as many ranges under way as the lanes say, splitting ranges when too few are left', async () => {
+    // One range of 10,000 rawIds over 3,000 records: four lanes all the same.
+    const list = new LiveList({ count: 3000 });
+    const key = byKey(list);
+    const store = new MemoryStore();
+    let inFlight = 0;
+    let most = 0;
+    const fetchKeyPage: FetchKeyPage = async (s, q) => {
+      most = Math.max(most, ++inFlight);
+      try {
+        await new Promise((resolve) => setTimeout(resolve, 2));
+        return await key.fetchKeyPage(s, q);
+      } finally {
+        inFlight--;
+      }
+    };
+    const result = await syncInRanges(store, key, { fetchKeyPage, lanes: () => 4, rangeWidth: 10_000 });
+    assert.equal(result.finished, true);
+    assert.equal(most, 4);
+    assert.deepEqual(
+      storedIds(store),
+      list.records.map((tx) => tx.rawId),
+    );
+    assert.deepEqual(mergeRanges(await store.provenRanges('txs')), [{ lo: 0, hi: 3000 }]);
+    // 30 answers, at most one more at each range's top (three splits), and the tail's one.
+    assert.ok(key.requests.length <= 34, `${key.requests.length} requests`);
+  });
+
+  it('adds lanes as the size it reads grows, and lets lanes go as it shrinks', async () => {
+    const list = new LiveList({ count: 6000 });
+    const key = byKey(list);
+    const store = new MemoryStore();
+    let size = 1;
+    let inFlight = 0;
+    const seen: number[] = [];
+    const fetchKeyPage: FetchKeyPage = async (s, q) => {
+      seen.push(++inFlight);
+      try {
+        await new Promise((resolve) => setTimeout(resolve, 2));
+        return await key.fetchKeyPage(s, q);
+      } finally {
+        inFlight--;
+        // Grows to three after a few answers, then back to one.
+        if (seen.length === 5) size = 3;
+        if (seen.length === 30) size = 1;
+      }
+    };
+    await syncInRanges(store, key, { fetchKeyPage, lanes: () => size, rangeWidth: 1000 });
+    assert.equal(Math.max(...seen.slice(0, 4)), 1);
+    assert.equal(Math.max(...seen), 3);
+    // Once the size is back at one, the lanes above it end with their ranges: one at a time.
+    assert.equal(Math.max(...seen.slice(-8)), 1);
+    assert.deepEqual(
+      storedIds(store),
+      list.records.map((tx) => tx.rawId),
+    );
+  });
+
   it('walks the ranges below the head at once, then tails what arrived meanwhile', async () => {
     const list = new LiveList({ count: 5000 });
     const key = byKey(list);
@@ -116,7 +234,8 @@ describe('a first sync by key in lanes', () => {
       storedIds(store),
       list.records.map((tx) => tx.rawId),
     );
-    // 50 answers below the head, then the tail: from the head (5000), two answers for 150.
+    // 50 answers below the head (the last ranges split for the lanes left idle, on whole answers:
+    // none more without holes), then the tail: from the head (5000), two answers for 150.
     assert.equal(key.requests.length, 52);
     assert.deepEqual(mergeRanges(await store.provenRanges('txs')), [{ lo: 0, hi: 5000 }]);
     const run = await store.runningRun('txs');

@@ -22,6 +22,7 @@ function fakeClient(list: LiveList, calls: string[]): LedgerClient {
     // A service of page numbers (the walk by key has tests of its own).
     listDialect: async () => 'page' as const,
     keyCount: () => 100,
+    inFlight: () => 2,
   };
   return client as unknown as LedgerClient;
 }

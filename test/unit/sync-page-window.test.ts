@@ -93,6 +93,26 @@ describe('page window', () => {
     assert.equal(ahead.ordered, false, 'requested before page 6 was accepted');
   });
 
+  it('follows a most read as it goes: wider as it grows, narrower at once as it shrinks', async () => {
+    const fetch = new ManualFetch();
+    let most = 2;
+    const where = { next: 1, last: 100 };
+    const window = createPageWindow({
+      fetchPage: fetch.fetchPage,
+      maxWidth: () => most,
+      bounds: () => where,
+    });
+    for (let i = 0; i < 5; i++) window.accepted();
+    assert.equal(window.width, 2);
+    most = 8;
+    for (let i = 0; i < 3; i++) window.accepted();
+    assert.equal(window.width, 8);
+    most = 3;
+    window.fill();
+    assert.equal(fetch.unanswered, 3, 'no more requests than the most now allows');
+    assert.equal(window.width, 3);
+  });
+
   it('requests nothing past the last page worth requesting', async () => {
     const fetch = new ManualFetch();
     const { window, where } = windowOver(fetch, 8, 3);

@@ -64,6 +64,7 @@ export function createWorkerDeps(input: {
     budget,
     logger: app.logger,
     concurrency: app.config.concurrency,
+    inFlight: () => app.client.inFlight(),
     writers: app.config.writers,
     settleMs: app.config.settleMs,
     owner: leaseOwnerName('worker'),

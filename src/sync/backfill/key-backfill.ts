@@ -45,7 +45,11 @@ export interface KeyRangeTask {
  */
 const ANSWERS_PER_COMMIT = 16;
 
-/** Requests of a full count in one range by default: 10,000 rawIds a range at a hundred a request. */
+/**
+ * Requests of a full count in one range by default: 10,000 rawIds a range at a hundred a request.
+ * Near the end of a backfill, ranges still being walked give their upper halves to lanes left idle
+ * (`split`), so a range this long never leaves the budget unspent.
+ */
 export const KEY_REQUESTS_PER_RANGE = 100;
 
 /**
@@ -119,6 +123,12 @@ export interface FetchKeyRangeInput {
   count?: number | undefined;
   signal?: AbortSignal | undefined;
   logger?: SyncLogger | undefined;
+  /**
+   * Asked after each answer that leaves more of the range to read: a rawId to end the range at
+   * instead (the caller walks the rest as a range of its own), or `null` to go on. For lanes left
+   * idle near the end of a backfill. Default: never.
+   */
+  split?: ((at: { cursor: number; upTo: number }) => number | null) | undefined;
   /** Called after each commit with the task that resumes after it (saved in a job). */
   onProgress?: ((resume: KeyRangeTask) => Promise<void>) | undefined;
   /** Called after each commit with what it stored (progress bars). */
@@ -158,7 +168,10 @@ interface KeyRangeAnswer {
  * above (its walk stores and proves them). A failed read first commits what was read before it.
  */
 export async function fetchKeyRange(input: FetchKeyRangeInput): Promise<RangeResult> {
-  const { task, spec } = input;
+  const { spec } = input;
+  // Its top comes down when the range gives its upper part away (`split`): every judgement of an
+  // answer reads it as the answer is judged.
+  const task: KeyRangeTask = { ...input.task };
   const key = streamKey(spec);
   const logger = input.logger ?? quietLogger;
   const now = input.now ?? Date.now;
@@ -190,7 +203,7 @@ export async function fetchKeyRange(input: FetchKeyRangeInput): Promise<RangeRes
   let below: SettleMark | null = task.after === null ? null : { rawId: task.after, timestamp: 0 };
   const setAside = keylessOnce();
   const screen = keyWalkScreen({ fetchKeyPage: input.fetchKeyPage, spec, logger });
-  const reader = createAnswerReader(input, screen, key, now);
+  const reader = createAnswerReader({ ...input, task }, screen, key, now);
   try {
     for (let index = 1; ; index++) {
       input.signal?.throwIfAborted();
@@ -215,6 +228,10 @@ export async function fetchKeyRange(input: FetchKeyRangeInput): Promise<RangeRes
       if (ends) break;
       below = marks.find((m) => m.rawId === last) ?? below;
       cursor = last;
+      if (last !== null) {
+        const cut = input.split?.({ cursor: last, upTo: task.upTo }) ?? null;
+        if (cut !== null && cut > last && cut < task.upTo) task.upTo = cut;
+      }
       if (pipeline.full()) await pipeline.submit();
       // Else committed as soon as the running commit ends; a failure is thrown by the next submit.
       // Answers the store parsed come at its thread's pace, slower than commits end: committed so,
@@ -297,7 +314,7 @@ function createAnswerReader(
   let asked: { cursor: number; at: number; answer: Promise<KeyAnswerText> | undefined } | null = null;
   const ask = (cursor: number) => {
     const at = now();
-    const answer = input.fetchKeyText?.(spec, { cursor, count });
+    const answer = input.fetchKeyText?.(spec, { cursor, count: countUpTo(count, cursor, task.upTo) });
     // Dropped unread after a wrong guess: its failure is nobody's.
     answer?.catch(() => undefined);
     return { cursor, at, answer };
@@ -344,6 +361,21 @@ function createAnswerReader(
   };
 }
 
+/**
+ * The count to ask after `cursor` in a range that ends at `upTo`: no more than the rawIds left in
+ * it, so the range's last answer does not read records that the range above reads again. RawIds
+ * are distinct whole numbers, so `upTo - cursor` records after `cursor` reach `upTo` or the end.
+ * Never under {@link MIN_RANGE_COUNT}, so that a record without a rawId among them does not fill
+ * the answer alone.
+ */
+export function countUpTo(count: number | undefined, cursor: number, upTo: number): number | undefined {
+  if (count === undefined) return undefined;
+  return Math.min(count, Math.max(MIN_RANGE_COUNT, upTo - cursor));
+}
+
+/** The fewest records a range walk asks for (the client never halves a refused count below it either). */
+const MIN_RANGE_COUNT = 10;
+
 /** Whether an answer moves the walk on: a record after `cursor`, or the list's end. */
 function fresh(served: ServedKeys, cursor: number): boolean {
   return (
@@ -356,7 +388,11 @@ function fresh(served: ServedKeys, cursor: number): boolean {
 /** One answer after `cursor`, screened; an empty one that says more follow is asked again, then malformed. */
 async function readAnswer(input: FetchKeyRangeInput, screen: RawIdScreen, key: string, cursor: number) {
   for (let tries = 0; ; tries++) {
-    const answer = await input.fetchKeyPage(input.spec, { cursor, count: input.count });
+    // Asked again with the full count: a short answer of records it cannot key never moves on.
+    const answer = await input.fetchKeyPage(input.spec, {
+      cursor,
+      count: tries === 0 ? countUpTo(input.count, cursor, input.task.upTo) : input.count,
+    });
     const served = await screen.screen(answer, { after: cursor, order: 'asc' });
     if (fresh(served, cursor)) return served;
     if (tries >= (input.emptyAnswerRetries ?? 3))

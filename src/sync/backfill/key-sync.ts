@@ -33,8 +33,11 @@ export interface KeySyncInput extends KeyWalkInput {
   fetchKeyHead?: FetchKeyHead | undefined;
   /** Answers as text for a backfill store that parses them elsewhere (`fetchKeyRange`). Optional. */
   fetchKeyText?: FetchKeyText | undefined;
-  /** Ranges walked at once in a first backfill. Default 2. */
-  lanes?: number | undefined;
+  /**
+   * Ranges walked at once in a first backfill: a number, or a function read as the backfill goes
+   * (the client's in-flight size: lanes are added and left as it moves). Default 2.
+   */
+  lanes?: number | (() => number) | undefined;
   /** RawIds a range. Default a hundred full answers' worth. */
   rangeWidth?: number | undefined;
   /** Checks of a backfill in lanes before it gives up. Default 5. */
@@ -81,7 +84,9 @@ async function backfillInLanes(input: KeySyncInput): Promise<WalkResult | null> 
   const { backfills, fetchKeyHead, spec, owner } = input;
   // `full` too: a stream never backfilled has nothing to walk again, and a first backfill a
   // killed run left must end (its run closed, the deferred indexes built), not be walked around.
-  if (!backfills || !fetchKeyHead || (input.lanes ?? 2) < 2) return null;
+  // A fixed single lane is a plain walk; a size read as it goes may grow, so it takes lanes.
+  if (!backfills || !fetchKeyHead || (typeof input.lanes !== 'function' && (input.lanes ?? 2) < 2))
+    return null;
   const key = streamKey(spec);
   const leaseMs = input.leaseMs ?? LEASE_MS.walk;
   const logger = input.logger ?? quietLogger;
@@ -109,7 +114,7 @@ async function backfillInLanes(input: KeySyncInput): Promise<WalkResult | null> 
     return null;
   }
   logger.info(
-    { stream: key, backfill: run.id, head: run.headRawId, lanes: input.lanes ?? 2 },
+    { stream: key, backfill: run.id, head: run.headRawId, lanes: lanesNow(input)() },
     'backfill by key in lanes',
   );
   const result: WalkResult = {
@@ -125,7 +130,12 @@ async function backfillInLanes(input: KeySyncInput): Promise<WalkResult | null> 
   };
   try {
     for (let round = run.round; ; round++) {
-      const tasks = await pendingKeyTasks(backfills, key, run.headRawId, width);
+      const tasks = await pendingKeyTasks(
+        backfills,
+        key,
+        run.headRawId,
+        laneWidth(input, run.headRawId, width),
+      );
       await walkRanges({ input, run, tasks, lease, result, leaseMs });
       if (input.signal?.aborted) break;
       const outcome = await checkBackfill({
@@ -176,8 +186,27 @@ interface LeaseHolder {
 }
 
 /**
- * Walks the ranges in `input.lanes` lanes, each lane taking the next range once its own is done.
- * The first failure stops the other lanes (after they commit what they read) and is thrown.
+ * The width of the ranges a backfill plans: `width`, or narrower, so that a short list still has
+ * a range for every lane from the start (rather than gaining its lanes split by split, one answer
+ * apart), in whole answers and never under four of them.
+ */
+function laneWidth(input: Pick<KeySyncInput, 'lanes' | 'count'>, head: number, width: number): number {
+  const count = input.count ?? 100;
+  const even = Math.ceil(head / lanesNow(input)() / count) * count;
+  return Math.max(4 * count, Math.min(width, even));
+}
+
+/** How many lanes the backfill wants now: `input.lanes` read as it goes. */
+function lanesNow(input: Pick<KeySyncInput, 'lanes'>): () => number {
+  const lanes = input.lanes ?? 2;
+  return typeof lanes === 'function' ? () => Math.max(1, lanes()) : () => Math.max(1, lanes);
+}
+
+/**
+ * Walks the ranges in as many lanes as `input.lanes` says, each lane taking the next range once
+ * its own is done. After each commit, lanes are added up to the size; a lane above it ends once
+ * its range is done. The first failure stops the other lanes (after they commit what they read)
+ * and is thrown.
  */
 async function walkRanges(args: {
   input: KeySyncInput;
@@ -200,46 +229,78 @@ async function walkRanges(args: {
     });
     await lease.renewing;
   };
+  const wanted = lanesNow(input);
+  const running = new Set<Promise<void>>();
+  let active = 0;
+  let failure: { reason: unknown } | null = null;
+  const start = (): void => {
+    active++;
+    const laneRun: Promise<void> = lane()
+      .catch((error: unknown) => {
+        failure ??= { reason: error };
+        stop.abort(error);
+      })
+      .finally(() => running.delete(laneRun));
+    running.add(laneRun);
+  };
+  const topUp = (): void => {
+    while (!signal.aborted && queue.length > 0 && active < wanted()) start();
+  };
+  // Near the end no range is left to start: a range under way gives its upper half to a new lane,
+  // cut a whole number of answers above its cursor (without holes, its last answer ends there).
+  const count = input.count ?? 100;
+  const split = ({ cursor, upTo }: { cursor: number; upTo: number }): number | null => {
+    if (signal.aborted || queue.length > 0 || active >= wanted() || upTo - cursor < 4 * count) return null;
+    const cut = cursor + count * Math.floor((upTo - cursor) / (2 * count));
+    queue.push({ after: cut, upTo });
+    topUp();
+    return cut;
+  };
   const lane = async (): Promise<void> => {
-    for (let task = queue.shift(); task !== undefined && !signal.aborted; task = queue.shift()) {
-      await fetchKeyRange({
-        store: args.input.backfills!,
-        fetchKeyPage: input.fetchKeyPage,
-        fetchKeyText: input.fetchKeyText,
-        spec: input.spec,
-        backfillId: run.id,
-        task,
-        count: input.count,
-        signal,
-        logger: input.logger,
-        settle: { headAt: run.headAt, windowMs: input.settleMs ?? SETTLE_MS },
-        now: input.now,
-        onCommit: async ({ answers, records, counts }) => {
-          result.pages += answers;
-          result.records += records;
-          addCounts(result.counts, counts);
-          input.onPage?.({
-            key: result.key,
-            mode: 'backfill',
-            page: result.pages,
-            pages: answers,
-            totalPages: 0,
-            records,
-            counts,
-          });
-          await renew();
-        },
-      });
+    try {
+      for (let task = queue.shift(); task !== undefined && !signal.aborted; task = queue.shift()) {
+        await walkRange(task);
+        // More lanes than the size wants: this one ends (the others take the ranges left).
+        if (active > wanted()) return;
+      }
+    } finally {
+      active--;
     }
   };
-  const outcomes = await Promise.allSettled(
-    Array.from({ length: Math.max(1, Math.min(input.lanes ?? 2, queue.length)) }, () =>
-      lane().catch((error: unknown) => {
-        stop.abort(error);
-        throw error;
-      }),
-    ),
-  );
-  const failed = outcomes.find((o): o is PromiseRejectedResult => o.status === 'rejected');
-  if (failed && !input.signal?.aborted) throw stop.signal.reason ?? failed.reason;
+  const walkRange = async (task: KeyRangeTask): Promise<void> => {
+    await fetchKeyRange({
+      store: args.input.backfills!,
+      fetchKeyPage: input.fetchKeyPage,
+      fetchKeyText: input.fetchKeyText,
+      spec: input.spec,
+      backfillId: run.id,
+      task,
+      count: input.count,
+      split,
+      signal,
+      logger: input.logger,
+      settle: { headAt: run.headAt, windowMs: input.settleMs ?? SETTLE_MS },
+      now: input.now,
+      onCommit: async ({ answers, records, counts }) => {
+        result.pages += answers;
+        result.records += records;
+        addCounts(result.counts, counts);
+        input.onPage?.({
+          key: result.key,
+          mode: 'backfill',
+          page: result.pages,
+          pages: answers,
+          totalPages: 0,
+          records,
+          counts,
+        });
+        await renew();
+        topUp();
+      },
+    });
+  };
+  topUp();
+  while (running.size > 0) await Promise.race(running);
+  if (failure !== null && !input.signal?.aborted)
+    throw stop.signal.reason ?? (failure as { reason: unknown }).reason;
 }

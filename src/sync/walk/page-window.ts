@@ -59,12 +59,13 @@ interface Request {
  */
 export function createPageWindow(input: {
   fetchPage: (page: number) => Promise<TxPage>;
-  /** Most requests unanswered at once. */
-  maxWidth: number;
+  /** Most requests unanswered at once: a number, or read as it goes (the in-flight size of the client). */
+  maxWidth: number | (() => number);
   bounds: () => { next: number; last: number };
 }): PageWindow {
   const requests = new Map<number, Request>();
   const links: boolean[] = [];
+  const maxWidth = typeof input.maxWidth === 'function' ? input.maxWidth : () => input.maxWidth as number;
   let width = 1;
   let calmPages = 0;
   let closed = false;
@@ -90,6 +91,8 @@ export function createPageWindow(input: {
    * next page itself is requested by the walk only (it may be waiting to fetch it again).
    */
   const fillAhead = (): void => {
+    // The in-flight size may have shrunk since the window widened (a refusal, a faster service).
+    width = Math.max(1, Math.min(width, maxWidth()));
     if (closed || width === 1) return;
     const { next, last: lastWanted } = input.bounds();
     const last = Math.min(lastWanted, next + 2 * width - 1);
@@ -122,7 +125,8 @@ export function createPageWindow(input: {
       return !entry ? 'absent' : entry.result ? 'arrived' : 'pending';
     },
     accepted() {
-      if (++calmPages > 0 && width < input.maxWidth) width = Math.min(input.maxWidth, width * 2);
+      const most = Math.max(1, maxWidth());
+      if (++calmPages > 0 && width < most) width = Math.min(most, width * 2);
     },
     recordLink(proven) {
       links.push(proven);

@@ -104,7 +104,10 @@ async function walkOnce(input: WalkStreamInput): Promise<{ result: WalkResult; p
   const cursor = startCursor(acquired.state, input.full ?? false);
   const { walk } = cursor;
   const now = input.now ?? Date.now;
-  const width = Math.max(1, input.concurrency ?? DEFAULTS.concurrency);
+  const asked = input.concurrency ?? DEFAULTS.concurrency;
+  const widthNow = typeof asked === 'function' ? asked : () => asked;
+  // The widest the window can get: pages' read times are judged by it (see `settle.ts`).
+  const width = Math.max(1, input.maxConcurrency ?? widthNow());
   const plan = await settlePlan({ input, state: acquired.state, walk, width, now });
   const { stop, settle } = plan;
   const result: WalkResult = {
@@ -139,7 +142,7 @@ async function walkOnce(input: WalkStreamInput): Promise<{ result: WalkResult; p
   });
   const window = createPageWindow({
     fetchPage: (page) => input.fetchPage(spec, page),
-    maxWidth: width,
+    maxWidth: () => Math.min(width, widthNow()),
     bounds: () => requestBounds(run.cursor, stop),
   });
   const run: WalkRun = {

@@ -12,8 +12,13 @@ export interface WalkStreamInput {
   owner: string;
   /** Lease length; renewed while the walk goes on. Default 120000. */
   leaseMs?: number;
-  /** Most pages in flight at once. Default 4. Pages are accepted in ascending order whatever it is. */
-  concurrency?: number;
+  /**
+   * Most pages in flight at once: a number, or a function read as the walk goes (the client's
+   * in-flight size). Default 4. Pages are accepted in ascending order whatever it is.
+   */
+  concurrency?: number | (() => number);
+  /** The most `concurrency` can return, for the settling window's judgement of read times. Default: `concurrency`'s first answer. */
+  maxConcurrency?: number;
   /** Start a new backfill from page 1 even when the stream is complete or mid-walk. Default false. */
   full?: boolean;
   /**

@@ -14,7 +14,7 @@ export const reread: JobProcessor = async (job, deps) => {
     byKey: dialect === 'key' ? { fetchKeyPage: deps.fetchKeyPage, count: deps.keyCount() } : undefined,
     maxRecords: limit,
     dueBy: new Date(Date.now() - (overdueMs ?? 0)),
-    concurrency: deps.concurrency,
+    concurrency: deps.inFlight?.() ?? deps.concurrency,
     signal: deps.signal,
     logger: deps.logger,
   });

@@ -47,7 +47,8 @@ export const syncStream: JobProcessor = async (job, deps) => {
         : await walkStream({
             ...common,
             fetchPage: deps.fetchPage,
-            concurrency: deps.concurrency,
+            concurrency: deps.inFlight ?? deps.concurrency,
+            maxConcurrency: deps.concurrency,
             writers: deps.writers,
           });
     await deps.recordDialect?.(result.key, dialect);
@@ -65,7 +66,7 @@ export const syncStream: JobProcessor = async (job, deps) => {
               dialect === 'key' ? { fetchKeyPage: deps.fetchKeyPage, count: deps.keyCount() } : undefined,
             maxRecords: REREAD_LIMIT,
             dueBy: startedAt,
-            concurrency: deps.concurrency,
+            concurrency: deps.inFlight?.() ?? deps.concurrency,
             signal: deps.signal,
             logger: deps.logger,
           })
