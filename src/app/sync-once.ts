@@ -118,6 +118,21 @@ export function streamSpecs(options: SyncOptions): StreamSpec[] {
 }
 
 /**
+ * Pages a walk by page number keeps in flight: as many as the client sizes to its budget at the
+ * distance measured, and at least {@link PAGE_WINDOW_FLOOR} (at most LEDGER_CONCURRENCY).
+ */
+export function pageWindow(inFlight: number, ceiling: number): number {
+  return Math.min(ceiling, Math.max(PAGE_WINDOW_FLOOR, inFlight));
+}
+
+/**
+ * Pages in flight near the service, where the machine is the limit: a page is ten records, so the
+ * client's size (taken for answers of a hundred) would leave the walk waiting; eight was the
+ * fixed window before it followed the budget.
+ */
+const PAGE_WINDOW_FLOOR = 8;
+
+/**
  * The lanes of a first backfill by key: as many as the client keeps requests in flight (the
  * budget × the answer time it measures, `in-flight.ts`), and at least one more than the writers:
  * near the service, each lane also waits on its answers, and with the records encoded on another
@@ -189,7 +204,7 @@ export async function syncOnce(ctx: SyncContext, options: SyncOptions = {}): Pro
       : walkStream({
           ...common,
           fetchPage,
-          concurrency: () => ctx.client.inFlight(),
+          concurrency: () => pageWindow(ctx.client.inFlight(), ctx.config.concurrency),
           maxConcurrency: ctx.config.concurrency,
           writers: ctx.config.writers,
         })

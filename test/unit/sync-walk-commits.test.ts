@@ -2,13 +2,9 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
 import type { TxPage } from '../../src/domain/model.js';
-import type {
-  PageCommit,
-  StreamLease,
-  SyncStore,
-  WalkCheckpoint,
-  WriteCounts,
-} from '../../src/sync/ports/sync-store.js';
+import type { PageCommit, SyncStore, WalkCheckpoint, WriteCounts } from '../../src/sync/ports/sync-store.js';
+import { openStreamSession } from '../../src/sync/stream-session.js';
+import { quietLogger } from '../../src/sync/sync-logger.js';
 import { type AcceptedPage, createWalkCommits } from '../../src/sync/walk/walk-commits.js';
 import type { PageEvent, WalkResult } from '../../src/sync/walk/walk-types.js';
 import { makeTx } from './sync-fakes.js';
@@ -19,7 +15,7 @@ function arrayStore() {
   const acquired: number[] = [];
   /** What happened, in order: `commit <first page>` and `consolidate`. */
   const log: string[] = [];
-  let fence = 1;
+  let fence = 0;
   const store: SyncStore = {
     async acquireStream(spec) {
       fence++;
@@ -89,18 +85,22 @@ function accepted(
   return { page, served, walk: checkpoint, finished };
 }
 
-function walkCommits(options: { watermark?: number | null; leaseMs?: number; writers?: number } = {}) {
+async function walkCommits(options: { watermark?: number | null; leaseMs?: number; writers?: number } = {}) {
   const fake = arrayStore();
   const clock = { ms: 0 };
   const events: PageEvent[] = [];
   const result = newResult(options.watermark ?? null);
-  const lease: StreamLease = { key: 'txs', fence: 1, owner: 'o' };
-  const walk = createWalkCommits({
+  const session = await openStreamSession({
     store: fake.store,
     spec: {},
     owner: 'o',
-    lease,
     leaseMs: options.leaseMs ?? 300,
+    logger: quietLogger,
+    now: () => clock.ms,
+  });
+  const walk = createWalkCommits({
+    store: fake.store,
+    session,
     result,
     onPage: (event: PageEvent) => events.push(event),
     maxPages: 4,
@@ -108,7 +108,7 @@ function walkCommits(options: { watermark?: number | null; leaseMs?: number; wri
     writers: options.writers,
     now: () => clock.ms,
   });
-  return { ...fake, clock, events, result, commits: walk };
+  return { ...fake, clock, events, result, commits: walk, session };
 }
 
 describe('walk commits', () => {
@@ -117,7 +117,7 @@ describe('walk commits', () => {
       commits,
       commits: { pipeline },
       ...fake
-    } = walkCommits();
+    } = await walkCommits();
     pipeline.add(accepted(1, [50, 49, 48]));
     // The list shifted by one record between the two fetches: 48 shows again on page 2.
     pipeline.add(accepted(2, [48, 47, 46]));
@@ -152,7 +152,7 @@ describe('walk commits', () => {
     const {
       commits: { pipeline },
       ...fake
-    } = walkCommits();
+    } = await walkCommits();
     const bad = accepted(2, [47]);
     bad.served.rejected = [{ reason: 'amount is not decimal digits', raw: '{"rawId":48}', rawId: 48 }];
     pipeline.add(accepted(1, [50, 49]));
@@ -167,7 +167,7 @@ describe('walk commits', () => {
     const {
       commits: { pipeline },
       ...fake
-    } = walkCommits({ watermark: 20 });
+    } = await walkCommits({ watermark: 20 });
     pipeline.add(accepted(5, [3, 2, 1], {}, true));
     await pipeline.flush();
     assert.equal(fake.written[0]?.walk, null);
@@ -179,7 +179,7 @@ describe('walk commits', () => {
     const {
       commits: { pipeline },
       ...fake
-    } = walkCommits({ watermark: 60 });
+    } = await walkCommits({ watermark: 60 });
     pipeline.add(accepted(5, [3, 2, 1], {}, true));
     await pipeline.flush();
     assert.equal(fake.written[0]?.watermark, 60, 'the head seen (50) is below the watermark');
@@ -189,24 +189,25 @@ describe('walk commits', () => {
     const {
       commits: { pipeline },
       ...fake
-    } = walkCommits();
+    } = await walkCommits();
     pipeline.add(accepted(1, [], { headRawId: null }, true));
     await pipeline.flush();
     assert.equal(fake.written[0]?.watermark, -1);
   });
 
   it('renews the lease once a third of it passed, and fences later commits with the new one', async () => {
-    const { commits, ...fake } = walkCommits({ leaseMs: 300 });
+    const { commits, session, ...fake } = await walkCommits({ leaseMs: 300 });
     fake.clock.ms = 100;
-    assert.equal(commits.leaseDue(), false);
+    await commits.renewLease();
+    assert.deepEqual(fake.acquired, [1], 'not due before a third of it');
     fake.clock.ms = 101;
-    assert.equal(commits.leaseDue(), true);
+    assert.equal(session.due(), true);
     commits.pipeline.add(accepted(1, [50]));
     await commits.pipeline.submit();
     await commits.renewLease();
-    assert.deepEqual(fake.acquired, [2]);
-    assert.equal(commits.lease().fence, 2);
-    assert.equal(commits.leaseDue(), false, 'the new lease was taken at 101 ms');
+    assert.deepEqual(fake.acquired, [1, 2]);
+    assert.equal(session.lease().fence, 2);
+    assert.equal(session.due(), false, 'the new lease was taken at 101 ms');
     commits.pipeline.add(accepted(2, [49]));
     await commits.pipeline.flush();
     assert.deepEqual(
@@ -216,7 +217,7 @@ describe('walk commits', () => {
   });
 
   it('with several writers, commits batches after page 1 as lanes, consolidating each second and before the last', async () => {
-    const { commits, ...fake } = walkCommits({ writers: 2 });
+    const { commits, ...fake } = await walkCommits({ writers: 2 });
     const { pipeline } = commits;
     pipeline.add(accepted(1, [50, 49]));
     await pipeline.submit();

@@ -11,8 +11,8 @@ import { streamKey } from '../../domain/stream-key.js';
 import { MalformedResponseError } from '../../errors.js';
 import type { BackfillRun, BackfillStore } from '../ports/backfill-store.js';
 import type { FetchKeyHead, FetchKeyText } from '../ports/fetches.js';
-import type { StreamLease } from '../ports/sync-store.js';
-import { errorText, quietLogger } from '../sync-logger.js';
+import { openStreamSession, type StreamSession } from '../stream-session.js';
+import { quietLogger } from '../sync-logger.js';
 import { type KeyWalkInput, walkByKey } from '../walk/key-walk.js';
 import type { WalkResult } from '../walk/walk-types.js';
 import { addCounts, zeroCounts } from '../write-counts.js';
@@ -95,22 +95,28 @@ async function backfillInLanes(input: KeySyncInput): Promise<WalkResult | null> 
   // (a run in progress never leaves either behind).
   if (await backfills.streamStarted(key)) return null;
   const running = await backfills.runningRun(key);
-  const acquired = await input.store.acquireStream(spec, owner, leaseMs);
-  const lease: LeaseHolder = { lease: acquired.lease, takenAt: Date.now() };
+  const session = await openStreamSession({
+    store: input.store,
+    spec,
+    owner,
+    leaseMs,
+    signal: input.signal,
+    logger,
+  });
   let run: BackfillRun | null = running;
   try {
-    if (!run && acquired.state.watermark === null && acquired.state.walk === null) {
+    if (!run && session.state.watermark === null && session.state.walk === null) {
       const minHead = (width / KEY_REQUESTS_PER_RANGE) * MIN_ANSWERS_FOR_LANES;
       run =
         (await planKeyBackfill({ store: backfills, fetchKeyHead, spec, id: randomUUID(), width, minHead }))
           ?.run ?? null;
     }
   } catch (error) {
-    await input.store.releaseStream(lease.lease, { ok: false, error: errorText(error) }).catch(() => {});
+    await session.end({ error });
     throw error;
   }
   if (!run) {
-    await input.store.releaseStream(lease.lease, { ok: true });
+    await session.end({ finished: true });
     return null;
   }
   logger.info(
@@ -136,7 +142,7 @@ async function backfillInLanes(input: KeySyncInput): Promise<WalkResult | null> 
         run.headRawId,
         laneWidth(input, run.headRawId, width),
       );
-      await walkRanges({ input, run, tasks, lease, result, leaseMs });
+      await walkRanges({ input, run, tasks, session, result });
       if (input.signal?.aborted) break;
       const outcome = await checkBackfill({
         store: backfills,
@@ -163,26 +169,13 @@ async function backfillInLanes(input: KeySyncInput): Promise<WalkResult | null> 
         );
     }
   } catch (error) {
-    const outcome = input.signal?.aborted
-      ? { ok: false as const, stopped: true, error: 'stopped' }
-      : { ok: false as const, error: errorText(error) };
-    await input.store.releaseStream(lease.lease, outcome).catch(() => {});
+    await session.end({ error });
     if (input.signal?.aborted) return result;
     throw error;
   }
-  await input.store.releaseStream(lease.lease, {
-    ok: false,
-    stopped: true,
-    error: `stopped by ${errorText(input.signal?.reason)}`,
-  });
+  // Stopped by the signal between rounds.
+  await session.end({ finished: false });
   return result;
-}
-
-/** The stream's lease as the lanes hold it, renewed once a third of it has passed. */
-interface LeaseHolder {
-  lease: StreamLease;
-  takenAt: number;
-  renewing?: Promise<void> | undefined;
 }
 
 /**
@@ -212,23 +205,13 @@ async function walkRanges(args: {
   input: KeySyncInput;
   run: BackfillRun;
   tasks: KeyRangeTask[];
-  lease: LeaseHolder;
+  session: StreamSession;
   result: WalkResult;
-  leaseMs: number;
 }): Promise<void> {
-  const { input, run, result, lease, leaseMs } = args;
+  const { input, run, result, session } = args;
   const queue = [...args.tasks];
   const stop = new AbortController();
   const signal = input.signal ? AbortSignal.any([input.signal, stop.signal]) : stop.signal;
-  const renew = async (): Promise<void> => {
-    if (Date.now() - lease.takenAt <= leaseMs / 3) return;
-    lease.renewing ??= input.store.acquireStream(input.spec, input.owner, leaseMs).then((acquired) => {
-      lease.lease = acquired.lease;
-      lease.takenAt = Date.now();
-      lease.renewing = undefined;
-    });
-    await lease.renewing;
-  };
   const wanted = lanesNow(input);
   const running = new Set<Promise<void>>();
   let active = 0;
@@ -294,7 +277,8 @@ async function walkRanges(args: {
           records,
           counts,
         });
-        await renew();
+        // Range commits carry no fence: nothing to wait for before a renewal.
+        await session.renew();
         topUp();
       },
     });

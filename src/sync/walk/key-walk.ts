@@ -12,10 +12,11 @@ import type { StreamSpec } from '../../domain/stream-key.js';
 import { MalformedResponseError } from '../../errors.js';
 import { type CommitPipeline, createCommitPipeline, recordBytes } from '../commit-pipeline.js';
 import type { FetchKeyPage } from '../ports/fetches.js';
-import type { SettleState, StreamLease, SyncStore, WalkCheckpoint } from '../ports/sync-store.js';
+import type { SettleState, SyncStore, WalkCheckpoint } from '../ports/sync-store.js';
 import { keyWalkScreen, type RawIdScreen } from '../raw-id-screen.js';
 import { gapFloor, openGapLow, type SettleMark, settleAfterWalk, settleMarks, tailStop } from '../settle.js';
-import { delay, errorText, quietLogger, type SyncLogger } from '../sync-logger.js';
+import { openStreamSession, type StreamSession } from '../stream-session.js';
+import { delay, quietLogger, type SyncLogger } from '../sync-logger.js';
 import { addCounts, zeroCounts } from '../write-counts.js';
 import { readKeyHead } from './key-head.js';
 import { keylessOnce } from './keyless-repeats.js';
@@ -87,15 +88,14 @@ export async function walkByKey(input: KeyWalkInput): Promise<WalkResult> {
   const now = input.now ?? Date.now;
   const windowMs = input.settleMs ?? SETTLE_MS;
   const startedAt = now();
-  const acquired = await store.acquireStream(spec, owner, leaseMs);
-  const { key, watermark } = acquired.state;
-  const { stored, mode, from, settles } = walkStart(acquired.state, input);
+  const session = await openStreamSession({ store, spec, owner, leaseMs, signal: input.signal, logger, now });
+  const { key, watermark } = session.state;
+  const { stored, mode, from, settles } = walkStart(session.state, input);
   const run: KeyRun = {
-    lease: acquired.lease,
-    leaseTakenAt: now(),
+    session,
     // What the stored checkpoint holds, even when this walk does not continue it (`full`): the
     // first commit follows on from it.
-    committedCursor: acquired.state.walk?.cursor ?? null,
+    committedCursor: session.state.walk?.cursor ?? null,
     // A backfill reads ascending to the newest record (resumed, from its cursor, a rawId read
     // before), so what it read last is the head: its watermark, whatever was stored (a --full run
     // repairs one a phantom record once moved). A tail may read nothing above the stored
@@ -116,7 +116,7 @@ export async function walkByKey(input: KeyWalkInput): Promise<WalkResult> {
   };
   logger.info({ stream: key, mode, dialect: 'key', cursor: from, watermark }, 'walk starts');
   const fresh = stored === null;
-  const settle = acquired.state.settle;
+  const settle = session.state.settle;
   const settling = {
     state: { ...settle, watermark },
     mode,
@@ -157,32 +157,21 @@ export async function walkByKey(input: KeyWalkInput): Promise<WalkResult> {
       // failure is thrown by the next submit or flush.
       else pipeline.submit().catch(() => {});
       if (last || input.signal?.aborted) break;
-      if (now() - run.leaseTakenAt > leaseMs / 3) {
-        await pipeline.settled();
-        run.lease = (await store.acquireStream(spec, owner, leaseMs)).lease;
-        run.leaseTakenAt = now();
-      }
+      await session.renew(() => pipeline.settled());
     }
     await pipeline.flush();
     run.result.finished = run.committedCursor === null && run.result.pages > 0;
   } catch (error) {
     await pipeline.settled().catch(() => {});
-    await releaseAfterFailure(input, run.lease, error, logger);
+    await session.end({ error });
     throw error;
   }
-  return await releaseAfterWalk(input, run, logger);
+  await session.end({ finished: run.result.finished });
+  return logWalkEnd(run.result, logger);
 }
 
-/** Ends the lease of a walk that finished or was stopped, and logs what it did. */
-async function releaseAfterWalk(input: KeyWalkInput, run: KeyRun, logger: SyncLogger): Promise<WalkResult> {
-  const { result } = run;
-  const stopped = !result.finished && input.signal?.aborted === true;
-  await input.store.releaseStream(
-    run.lease,
-    stopped
-      ? { ok: false, stopped: true, error: `stopped by ${errorText(input.signal?.reason)}` }
-      : { ok: true },
-  );
+/** Logs what a walk that finished or was stopped did. */
+function logWalkEnd(result: WalkResult, logger: SyncLogger): WalkResult {
   const { key: stream, mode, pages, records, watermark, finished } = result;
   logger.info(
     { stream, mode, dialect: 'key', pages, records, watermark, finished },
@@ -209,27 +198,10 @@ function walkStart(
   return { stored, mode, from, settles: !(input.fromWatermark && mode === 'tail') };
 }
 
-/** Ends the lease of a walk that failed (or was stopped), recording why; never throws. */
-async function releaseAfterFailure(
-  input: KeyWalkInput,
-  lease: StreamLease,
-  error: unknown,
-  logger: SyncLogger,
-): Promise<void> {
-  const outcome = input.signal?.aborted
-    ? { ok: false as const, stopped: true, error: 'stopped' }
-    : { ok: false as const, error: errorText(error) };
-  await input.store
-    .releaseStream(lease, outcome)
-    .catch((releaseError: unknown) =>
-      logger.warn({ stream: lease.key, err: errorText(releaseError) }, 'could not release the stream lease'),
-    );
-}
-
 /** What one walk by key carries from answer to answer. */
 interface KeyRun {
-  lease: StreamLease;
-  leaseTakenAt: number;
+  /** The stream's lease: each commit writes under the one held now. */
+  session: StreamSession;
   /** The cursor of the stored checkpoint: the next commit follows on from it (`null`: none stored). */
   committedCursor: number | null;
   /** The newest rawId read so far: the watermark the walk ends with. */
@@ -263,7 +235,7 @@ function keyCommits(input: {
       const ends = last.walk === null;
       const records = distinct(answers.flatMap((a) => a.records));
       const counts = await store.commitPage({
-        lease: run.lease,
+        lease: run.session.lease(),
         page: last.index,
         fromCursor: run.committedCursor,
         records,

@@ -1,7 +1,7 @@
 import type { LedgerTx, TxPage } from '../../domain/model.js';
-import type { StreamSpec } from '../../domain/stream-key.js';
 import { type CommitPipeline, createCommitPipeline, recordBytes } from '../commit-pipeline.js';
-import type { SettleState, StreamLease, SyncStore, WalkCheckpoint } from '../ports/sync-store.js';
+import type { SettleState, SyncStore, WalkCheckpoint } from '../ports/sync-store.js';
+import type { StreamSession } from '../stream-session.js';
 import { addCounts } from '../write-counts.js';
 import type { WalkResult, WalkStreamInput } from './walk-types.js';
 
@@ -17,13 +17,9 @@ export interface AcceptedPage {
 /** A walk's commits: batches of accepted pages, each with its checkpoint, under the stream's lease. */
 export interface WalkCommits {
   readonly pipeline: CommitPipeline<AcceptedPage>;
-  /** The lease whose fence every commit carries. */
-  lease(): StreamLease;
-  /** Whether a third of the lease has passed: time to renew it. */
-  leaseDue(): boolean;
   /**
-   * Takes the lease again (a new fence) once the running commit ended: a commit still carrying
-   * the old fence would be refused.
+   * Renews the lease when due (a new fence), once the running commits ended: a commit still
+   * carrying the old fence would be refused.
    */
   renewLease(): Promise<void>;
 }
@@ -34,10 +30,8 @@ export const CONSOLIDATE_EVERY_MS = 1000;
 /** What {@link createWalkCommits} takes. */
 export interface WalkCommitsInput {
   store: SyncStore;
-  spec: StreamSpec;
-  owner: string;
-  lease: StreamLease;
-  leaseMs: number;
+  /** The walk's lease: every commit carries the fence held now. */
+  session: StreamSession;
   result: WalkResult;
   onPage: WalkStreamInput['onPage'];
   maxPages: number;
@@ -68,8 +62,7 @@ export interface WalkCommitsInput {
 export function createWalkCommits(input: WalkCommitsInput): WalkCommits {
   const { store, result, now } = input;
   const writers = Math.max(1, input.writers ?? 1);
-  let lease = input.lease;
-  let leaseTakenAt = now();
+  const { session } = input;
   // Tags this run's lane checkpoints: batches of another run of the walk (a retry, a duplicate
   // delivery) were fetched at other times and never continue this run's.
   const attempt = Math.random().toString(36).slice(2, 12);
@@ -80,7 +73,7 @@ export function createWalkCommits(input: WalkCommitsInput): WalkCommits {
     consolidatedAt = now();
     consolidating = true;
     try {
-      await store.consolidateWalk(lease);
+      await store.consolidateWalk(session.lease());
     } finally {
       consolidating = false;
     }
@@ -99,7 +92,7 @@ export function createWalkCommits(input: WalkCommitsInput): WalkCommits {
     // The last batch runs alone: every batch before it is in, so the checkpoint can reach it.
     if (writers > 1 && last.finished) await consolidate();
     const counts = await store.commitPage({
-      lease,
+      lease: session.lease(),
       page: last.page,
       fromPage: storedNextPage ?? pages[0]!.page,
       // The last commit waits for the disk, and with it every commit before it: what the run
@@ -139,16 +132,7 @@ export function createWalkCommits(input: WalkCommitsInput): WalkCommits {
     runsAlone: writers > 1 ? runsAlone : undefined,
     now,
   });
-  return {
-    pipeline,
-    lease: () => lease,
-    leaseDue: () => now() - leaseTakenAt > input.leaseMs / 3,
-    async renewLease() {
-      await pipeline.settled();
-      lease = (await store.acquireStream(input.spec, input.owner, input.leaseMs)).lease;
-      leaseTakenAt = now();
-    },
-  };
+  return { pipeline, renewLease: () => session.renew(() => pipeline.settled()) };
 }
 
 /**

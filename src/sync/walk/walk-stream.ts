@@ -3,15 +3,7 @@ import type { TxPage } from '../../domain/model.js';
 import { pageRawIds, sameIds } from '../../domain/page-links.js';
 import { isGlobalList } from '../../domain/stream-key.js';
 import { LeaseLostError, MalformedResponseError } from '../../errors.js';
-import type {
-  ReleaseOutcome,
-  SettleState,
-  StoredGap,
-  StreamLease,
-  StreamState,
-  SyncStore,
-  WalkCheckpoint,
-} from '../ports/sync-store.js';
+import type { SettleState, StoredGap, StreamState, WalkCheckpoint } from '../ports/sync-store.js';
 import { screenPages } from '../raw-id-screen.js';
 import {
   createSettleTracker,
@@ -23,6 +15,7 @@ import {
   tailReadsToMark,
   tailStop,
 } from '../settle.js';
+import { openStreamSession, type StreamSession } from '../stream-session.js';
 import { delay, errorText, quietLogger, type SyncLogger } from '../sync-logger.js';
 import { addCounts, zeroCounts } from '../write-counts.js';
 import { MAX_GAP_PAGES, proveGaps } from './gap-proof.js';
@@ -45,6 +38,8 @@ const DEFAULTS = {
 /** One walk under way: what its steps share. */
 interface WalkRun {
   input: WalkStreamInput;
+  /** The walk's lease: its commits and its gap check write under the one held now. */
+  session: StreamSession;
   logger: SyncLogger;
   result: WalkResult;
   cursor: WalkCursor;
@@ -99,16 +94,16 @@ async function walkOnce(input: WalkStreamInput): Promise<{ result: WalkResult; p
   const { store, spec, owner } = input;
   const leaseMs = input.leaseMs ?? DEFAULTS.leaseMs;
   const logger = input.logger ?? quietLogger;
-  const acquired = await store.acquireStream(spec, owner, leaseMs);
-  const { key, watermark } = acquired.state;
-  const cursor = startCursor(acquired.state, input.full ?? false);
-  const { walk } = cursor;
   const now = input.now ?? Date.now;
+  const session = await openStreamSession({ store, spec, owner, leaseMs, signal: input.signal, logger, now });
+  const { key, watermark } = session.state;
+  const cursor = startCursor(session.state, input.full ?? false);
+  const { walk } = cursor;
   const asked = input.concurrency ?? DEFAULTS.concurrency;
   const widthNow = typeof asked === 'function' ? asked : () => asked;
   // The widest the window can get: pages' read times are judged by it (see `settle.ts`).
   const width = Math.max(1, input.maxConcurrency ?? widthNow());
-  const plan = await settlePlan({ input, state: acquired.state, walk, width, now });
+  const plan = await settlePlan({ input, state: session.state, walk, width, now });
   const { stop, settle } = plan;
   const result: WalkResult = {
     key,
@@ -127,17 +122,14 @@ async function walkOnce(input: WalkStreamInput): Promise<{ result: WalkResult; p
   );
   const commits = createWalkCommits({
     store,
-    spec,
-    owner,
-    lease: acquired.lease,
-    leaseMs,
+    session,
     result,
     onPage: input.onPage,
     maxPages: Math.max(1, input.pagesPerCommit ?? DEFAULTS.pagesPerCommit),
     lingerMs: input.commitLingerMs ?? DEFAULTS.commitLingerMs,
     writers: input.writers,
     settle: plan.settleAtEnd,
-    storedNextPage: acquired.state.walk?.nextPage,
+    storedNextPage: session.state.walk?.nextPage,
     now,
   });
   const window = createPageWindow({
@@ -147,6 +139,7 @@ async function walkOnce(input: WalkStreamInput): Promise<{ result: WalkResult; p
   });
   const run: WalkRun = {
     input,
+    session,
     logger,
     result,
     cursor,
@@ -168,19 +161,12 @@ async function walkOnce(input: WalkStreamInput): Promise<{ result: WalkResult; p
       );
   } catch (error) {
     await commits.pipeline.settled().catch(() => {});
-    const outcome = input.signal?.aborted
-      ? stoppedOutcome(input.signal)
-      : { ok: false as const, error: errorText(error) };
-    await releaseQuietly(store, commits.lease(), outcome, logger);
+    await session.end({ error });
     throw error;
   } finally {
     window.close();
   }
-  const stopped = !result.finished && input.signal?.aborted === true;
-  await store.releaseStream(
-    commits.lease(),
-    stopped && input.signal ? stoppedOutcome(input.signal) : { ok: true },
-  );
+  await session.end({ finished: result.finished });
   logger.info(walkSummary(result), result.finished ? 'walk finished' : 'walk stopped');
   return { result, proof };
 }
@@ -304,7 +290,7 @@ async function checkGaps(
     // One commit: the pages' records (any shown late in a gap, the rest as fresh as a re-read's)
     // with the state that settles the head; durable, as a walk's last commit.
     const counts = await input.store.commitPage({
-      lease: run.commits.lease(),
+      lease: run.session.lease(),
       page: read.at(-1)?.page ?? 1,
       records: read.flatMap(({ served }) => served.txs),
       pages: read.map(({ page, served }) => ({ page, records: served.txs })),
@@ -355,7 +341,7 @@ async function walkBatches(run: WalkRun): Promise<void> {
       return;
     }
     if (input.signal?.aborted) return;
-    if (commits.leaseDue()) await commits.renewLease();
+    await commits.renewLease();
   }
 }
 
@@ -495,22 +481,4 @@ function walkSummary(result: WalkResult): object {
   const { key, mode, pages, records, counts, refetched, watermark, finished } = result;
   const { inserted, updated, rejected } = counts;
   return { stream: key, mode, pages, records, inserted, updated, rejected, refetched, watermark, finished };
-}
-
-/** A walk ended by its signal (SIGTERM, SIGINT, a worker closing): not a failure of the stream. */
-function stoppedOutcome(signal: AbortSignal): ReleaseOutcome {
-  return { ok: false, stopped: true, error: `stopped by ${errorText(signal.reason)}` };
-}
-
-async function releaseQuietly(
-  store: SyncStore,
-  lease: StreamLease,
-  outcome: ReleaseOutcome,
-  logger: SyncLogger,
-): Promise<void> {
-  try {
-    await store.releaseStream(lease, outcome);
-  } catch (error) {
-    logger.warn({ stream: lease.key, err: errorText(error) }, 'could not release the stream lease');
-  }
 }

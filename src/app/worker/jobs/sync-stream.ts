@@ -9,6 +9,7 @@ import { rereadPending } from '../../../sync/reread/reread-pending.js';
 import { listsAfterWalk } from '../../../sync/reread/reread-plan.js';
 import { walkByKey } from '../../../sync/walk/key-walk.js';
 import { walkStream } from '../../../sync/walk/walk-stream.js';
+import { pageWindow } from '../../sync-once.js';
 
 /**
  * Syncs one stream: starts a parallel backfill of the global list when it was never synced,
@@ -47,7 +48,7 @@ export const syncStream: JobProcessor = async (job, deps) => {
         : await walkStream({
             ...common,
             fetchPage: deps.fetchPage,
-            concurrency: deps.inFlight ?? deps.concurrency,
+            concurrency: () => pageWindow(deps.inFlight?.() ?? deps.concurrency, deps.concurrency),
             maxConcurrency: deps.concurrency,
             writers: deps.writers,
           });
