@@ -47,8 +47,9 @@ export interface LatencyFigures {
   concurrency: number;
   run: ThroughputRun;
   /**
-   * `concurrency × 10 ÷ latency` by page number; `100 ÷ latency` by key, where a walk has one
-   * request in flight (each cursor is the last rawId of the answer before).
+   * `concurrency × records a request ÷ latency`: every request the ceiling allows in flight
+   * (`LEDGER_CONCURRENCY`), ten records by page number, a hundred by key (before 2026-12-02 by
+   * key: one in flight, a walk's one cursor). By key the machine, not the ceiling, is the limit.
    */
   idealRowsPerSecond: number;
 }
@@ -110,10 +111,9 @@ export async function runLatencyScenario(
           : {
               records: options.latencyRecords,
               latencyMs: options.latencyMs,
-              concurrency: dialect === 'key' ? 1 : options.concurrency,
+              concurrency: options.concurrency,
               run: stripStdout(measured),
-              idealRowsPerSecond:
-                dialect === 'key' ? KEY_COUNT * perSecond : options.concurrency * 10 * perSecond,
+              idealRowsPerSecond: options.concurrency * (dialect === 'key' ? KEY_COUNT : 10) * perSecond,
             },
       );
     }

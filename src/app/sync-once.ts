@@ -204,7 +204,7 @@ export async function syncOnce(ctx: SyncContext, options: SyncOptions = {}): Pro
       : walkStream({
           ...common,
           fetchPage,
-          concurrency: () => pageWindow(ctx.client.inFlight(), ctx.config.concurrency),
+          concurrency: () => pageWindow(ctx.client.inFlight(PAGE_SIZE), ctx.config.concurrency),
           maxConcurrency: ctx.config.concurrency,
           writers: ctx.config.writers,
         })

@@ -9,14 +9,17 @@
  * costs the process and its database a few milliseconds, and requests in flight beyond what hides
  * the distance only hold memory (near the service, 32 lanes by key took 486 MB and were no faster
  * than 3). So the size is also capped at what hides the shortest answer time seen behind that
- * local work: the floor, and one more for each {@link LOCAL_ANSWER_SECONDS} of it.
+ * local work: the floor, and one more for each answer's worth of {@link LOCAL_RECORD_SECONDS}.
  */
 import type { AttemptOutcome, ClientObserver } from './observer.js';
 
 /** The in-flight size a walk reads before each request it may add. */
 export interface InFlightTarget {
-  /** Requests to keep in flight now: at least 1, at most the ceiling. */
-  size(): number;
+  /**
+   * Requests to keep in flight now, for answers of `records` records (default 100, by key; 10 by
+   * page number, whose answers cost the machine a tenth): at least 1, at most the ceiling.
+   */
+  size(records?: number): number;
   /** The answer time the size is taken from, seconds (the first list answer's until then; null before). */
   answerSeconds(): number | null;
 }
@@ -41,11 +44,11 @@ const ANSWER_WEIGHT = 0.05;
  */
 const HEADROOM = 1.25;
 /**
- * The machine's time for one answer of a hundred records by key, process and database together
- * (a 200,000-record `sync` on two cores: about 8 ms an answer). Requests to keep the machine busy
- * while an answer travels: its answer time ÷ this.
+ * The machine's time for one record, process and database together (a 200,000-record `sync` by
+ * key on two cores: about 8 ms an answer of a hundred). Requests to keep the machine busy while
+ * an answer travels: its answer time ÷ this × the records an answer holds.
  */
-const LOCAL_ANSWER_SECONDS = 0.008;
+const LOCAL_RECORD_SECONDS = 0.00008;
 /** How fast the shortest answer time seen drifts up to newer ones: a service that moves away is followed. */
 const SHORTEST_DRIFT = 0.01;
 /** The factor a refusal or a timeout takes off, and the one a success gives back (up to 1). */
@@ -67,14 +70,14 @@ export function createInFlightTarget(options: InFlightOptions): InFlightTarget &
   let meanSeconds: number | null = null;
   let shortestSeconds: number | null = null;
   let scale = 1;
-  const wanted = (): number => {
+  const wanted = (records: number): number => {
     if (meanSeconds === null || shortestSeconds === null) return floor;
-    const machine = floor + Math.ceil(shortestSeconds / LOCAL_ANSWER_SECONDS);
+    const machine = floor + Math.ceil(shortestSeconds / (LOCAL_RECORD_SECONDS * Math.max(1, records)));
     const budget = rate > 0 ? Math.ceil(rate * meanSeconds * HEADROOM) + 1 : Number.POSITIVE_INFINITY;
     return Math.max(floor, Math.min(machine, budget));
   };
   return {
-    size: () => Math.max(1, Math.min(ceiling, Math.round(wanted() * scale))),
+    size: (records = 100) => Math.max(1, Math.min(ceiling, Math.round(wanted(records) * scale))),
     answerSeconds: () => meanSeconds,
     observer: {
       attempt(endpoint: string, outcome: AttemptOutcome, seconds: number) {

@@ -89,9 +89,10 @@ export interface LedgerClient {
   keyCount(): number;
   /**
    * List requests a walk keeps in flight now: the budget × the measured answer time, backed off
-   * on refusals and timeouts, at most `maxInFlight` (`in-flight.ts`).
+   * on refusals and timeouts, at most `maxInFlight` (`in-flight.ts`); for answers of `records`
+   * records (default 100; 10 by page number).
    */
-  inFlight(): number;
+  inFlight(records?: number): number;
   /** `txsByKey({ ...query, order: 'asc' })`: the records after `cursor`, ascending. */
   txsAfter(query: TxsAfterQuery, options?: CallOptions): Promise<TxKeyPage>;
   /**
@@ -166,7 +167,7 @@ export function createLedgerClient(options: LedgerClientOptions): LedgerClient {
     txsByKey: (query, call) => keys.txsByKey(query, call),
     txsTextByKey: (query, call) => keys.txsTextByKey(query, call),
     keyCount: () => keys.keyCount(),
-    inFlight: () => inFlight.size(),
+    inFlight: (records) => inFlight.size(records),
     txsAfter: async (query, call) => {
       if (!Number.isSafeInteger(query.cursor) || query.cursor < 0) {
         throw new TypeError(`cursor must be a non-negative whole number (got ${query.cursor})`);

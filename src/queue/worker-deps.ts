@@ -43,7 +43,7 @@ export interface WorkerDeps {
   /** The most requests one job has in flight at once (`LEDGER_CONCURRENCY`): pages of a walk, re-reads. */
   concurrency: number;
   /** Requests to keep in flight now, at most `concurrency`: the budget × the measured answer time. Default `concurrency`. */
-  inFlight?: (() => number) | undefined;
+  inFlight?: ((records?: number) => number) | undefined;
   /** Batches a stream job's walk writes at once (`LEDGER_WRITERS`). Default 1. */
   writers?: number | undefined;
   /** The settling window of late arrivals, ms (`LEDGER_SETTLE_MS`). Default 3000. */

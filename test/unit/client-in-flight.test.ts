@@ -49,6 +49,14 @@ describe('the requests kept in flight', () => {
     assert.equal(near.size(), 4);
   });
 
+  it('without a budget, keep more pages of ten records in flight than answers of a hundred', () => {
+    const target = createInFlightTarget({ requestsPerSecond: 0, ceiling: 256 });
+    answers(target, 3, 0.05);
+    // 50 ms ÷ (80 µs × 100) = 7 answers by key; ÷ (80 µs × 10) = 63 pages.
+    assert.equal(target.size(), 2 + 7);
+    assert.equal(target.size(10), 2 + 63);
+  });
+
   it('with a budget the machine cannot spend, size to the machine', () => {
     const target = createInFlightTarget({ requestsPerSecond: 10_000, ceiling: 256 });
     answers(target, 3, 0.1);

@@ -64,7 +64,7 @@ export function createWorkerDeps(input: {
     budget,
     logger: app.logger,
     concurrency: app.config.concurrency,
-    inFlight: () => app.client.inFlight(),
+    inFlight: (records) => app.client.inFlight(records),
     writers: app.config.writers,
     settleMs: app.config.settleMs,
     owner: leaseOwnerName('worker'),

@@ -1,4 +1,4 @@
-import { REREAD_LIMIT } from '../../../defaults.js';
+import { PAGE_SIZE, REREAD_LIMIT } from '../../../defaults.js';
 import { isGlobalList } from '../../../domain/stream-key.js';
 import { LeaseLostError } from '../../../errors.js';
 import { startBackfillIfNeeded } from '../../../queue/backfill-flow.js';
@@ -48,7 +48,7 @@ export const syncStream: JobProcessor = async (job, deps) => {
         : await walkStream({
             ...common,
             fetchPage: deps.fetchPage,
-            concurrency: () => pageWindow(deps.inFlight?.() ?? deps.concurrency, deps.concurrency),
+            concurrency: () => pageWindow(deps.inFlight?.(PAGE_SIZE) ?? deps.concurrency, deps.concurrency),
             maxConcurrency: deps.concurrency,
             writers: deps.writers,
           });
