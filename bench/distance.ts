@@ -185,7 +185,7 @@ export function distanceRows(figures: Maybe<DistanceFigures>): Row[] {
   });
 }
 
-/** The targets of issue 41 for the scenario. */
+/** The scenario's targets: the budget's share at the distance, refusals, requests, mirrors equal. */
 export function judgeDistanceTargets(figures: Maybe<DistanceFigures>): Target[] {
   if (isNotRun(figures)) return [];
   const targets: Target[] = [];
