@@ -204,7 +204,7 @@ describe('npm run bench --quick', () => {
       assert.equal(scenarios.budget.requestsPerSecond, 50);
       assert.equal(scenarios.tail.rows, scenarios.tail.expectedRows);
     }
-    assert.equal(byKey.latency.idealRowsPerSecond, 100 / 0.05);
+    assert.equal(byKey.latency.idealRowsPerSecond, (32 * 100) / 0.05);
     assert.equal(byKey.budget.idealRowsPerSecond, 50 * 100);
     assert.equal(byKey.tail.listRequests.page, 0);
     // --quick runs the status freshness by key with the sync loop only.
