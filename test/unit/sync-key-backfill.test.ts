@@ -37,6 +37,26 @@ function byKey(list: LiveList, options: { cap?: number; fail?: (cursor: number) 
   return { fetchKeyPage, fetchKeyHead, requests, heads };
 }
 
+/**
+ * `fetch`, each answer 2 ms late, with how many requests were in flight as each was sent (`seen`);
+ * `answered(n)` is told after the n-th answer.
+ */
+function inFlightSeen(fetch: FetchKeyPage, answered?: (answers: number) => void) {
+  let inFlight = 0;
+  const seen: number[] = [];
+  const fetchKeyPage: FetchKeyPage = async (s, q) => {
+    seen.push(++inFlight);
+    try {
+      await new Promise((resolve) => setTimeout(resolve, 2));
+      return await fetch(s, q);
+    } finally {
+      inFlight--;
+      answered?.(seen.length);
+    }
+  };
+  return { fetchKeyPage, seen };
+}
+
 /** `syncByKey` over `store` in lanes of 1,000 rawIds, a hundred records an answer; `more` on top. */
 function syncInRanges(
   store: MemoryStore,
@@ -161,20 +181,10 @@ describe('a first sync by key in lanes', () => {
     const list = new LiveList({ count: 3000 });
     const key = byKey(list);
     const store = new MemoryStore();
-    let inFlight = 0;
-    let most = 0;
-    const fetchKeyPage: FetchKeyPage = async (s, q) => {
-      most = Math.max(most, ++inFlight);
-      try {
-        await new Promise((resolve) => setTimeout(resolve, 2));
-        return await key.fetchKeyPage(s, q);
-      } finally {
-        inFlight--;
-      }
-    };
+    const { fetchKeyPage, seen } = inFlightSeen(key.fetchKeyPage);
     const result = await syncInRanges(store, key, { fetchKeyPage, lanes: () => 4, rangeWidth: 10_000 });
     assert.equal(result.finished, true);
-    assert.equal(most, 4);
+    assert.equal(Math.max(...seen), 4);
     assert.deepEqual(
       storedIds(store),
       list.records.map((tx) => tx.rawId),
@@ -189,20 +199,11 @@ describe('a first sync by key in lanes', () => {
     const key = byKey(list);
     const store = new MemoryStore();
     let size = 1;
-    let inFlight = 0;
-    const seen: number[] = [];
-    const fetchKeyPage: FetchKeyPage = async (s, q) => {
-      seen.push(++inFlight);
-      try {
-        await new Promise((resolve) => setTimeout(resolve, 2));
-        return await key.fetchKeyPage(s, q);
-      } finally {
-        inFlight--;
-        // Grows to three after a few answers, then back to one.
-        if (seen.length === 5) size = 3;
-        if (seen.length === 30) size = 1;
-      }
-    };
+    // Grows to three after a few answers, then back to one.
+    const { fetchKeyPage, seen } = inFlightSeen(key.fetchKeyPage, (answers) => {
+      if (answers === 5) size = 3;
+      if (answers === 30) size = 1;
+    });
     await syncInRanges(store, key, { fetchKeyPage, lanes: () => size, rangeWidth: 1000 });
     assert.equal(Math.max(...seen.slice(0, 4)), 1);
     assert.equal(Math.max(...seen), 3);

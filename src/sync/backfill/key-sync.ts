@@ -90,7 +90,7 @@ async function backfillInLanes(input: KeySyncInput): Promise<WalkResult | null> 
   const key = streamKey(spec);
   const leaseMs = input.leaseMs ?? LEASE_MS.walk;
   const logger = input.logger ?? quietLogger;
-  const width = input.rangeWidth ?? (input.count ?? 100) * KEY_REQUESTS_PER_RANGE;
+  const width = input.rangeWidth ?? countOf(input) * KEY_REQUESTS_PER_RANGE;
   // A stream with a watermark or a walk is past its first backfill: a tail pays one look, not two
   // (a run in progress never leaves either behind).
   if (await backfills.streamStarted(key)) return null;
@@ -184,9 +184,14 @@ async function backfillInLanes(input: KeySyncInput): Promise<WalkResult | null> 
  * apart), in whole answers and never under four of them.
  */
 function laneWidth(input: Pick<KeySyncInput, 'lanes' | 'count'>, head: number, width: number): number {
-  const count = input.count ?? 100;
+  const count = countOf(input);
   const even = Math.ceil(head / lanesNow(input)() / count) * count;
   return Math.max(4 * count, Math.min(width, even));
+}
+
+/** Records asked a request: `input.count`, else the service's own clients' hundred. */
+function countOf(input: Pick<KeySyncInput, 'count'>): number {
+  return input.count ?? 100;
 }
 
 /** How many lanes the backfill wants now: `input.lanes` read as it goes. */
@@ -231,7 +236,7 @@ async function walkRanges(args: {
   };
   // Near the end no range is left to start: a range under way gives its upper half to a new lane,
   // cut a whole number of answers above its cursor (without holes, its last answer ends there).
-  const count = input.count ?? 100;
+  const count = countOf(input);
   const split = ({ cursor, upTo }: { cursor: number; upTo: number }): number | null => {
     if (signal.aborted || queue.length > 0 || active >= wanted() || upTo - cursor < 4 * count) return null;
     const cut = cursor + count * Math.floor((upTo - cursor) / (2 * count));
