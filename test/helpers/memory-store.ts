@@ -19,18 +19,19 @@ import {
   isHeld,
   type RangePage,
 } from '../../src/sync/ports/backfill-store.js';
-import type {
-  ClaimedRecord,
-  PageCommit,
-  PendingRecord,
-  ReleaseOutcome,
-  SettleState,
-  StoredGap,
-  StreamLease,
-  StreamState,
-  SyncStore,
-  WalkCheckpoint,
-  WriteCounts,
+import {
+  type ClaimedRecord,
+  lastPageOf,
+  type PageCommit,
+  type PendingRecord,
+  type ReleaseOutcome,
+  type SettleState,
+  type StoredGap,
+  type StreamLease,
+  type StreamState,
+  type SyncStore,
+  type WalkCheckpoint,
+  type WriteCounts,
 } from '../../src/sync/ports/sync-store.js';
 import { MemoryRecords } from './memory-records.js';
 
@@ -130,7 +131,8 @@ export class MemoryStore extends MemoryRecords implements SyncStore, BackfillSto
     if (delayMs > 0) await new Promise((resolve) => setTimeout(resolve, delayMs));
     const at = this.now();
     const row = this.fenced(commit.lease);
-    if (this.failCommitAtPage === commit.page) {
+    const page = lastPageOf(commit);
+    if (this.failCommitAtPage === page) {
       this.failCommitAtPage = null;
       throw new Error('process killed');
     }
@@ -157,9 +159,14 @@ export class MemoryStore extends MemoryRecords implements SyncStore, BackfillSto
       row.watermark = commit.watermark;
       if (commit.settle) row.settle = structuredClone(commit.settle);
     }
-    const written = this.writeBatch(commit.records, at, true);
+    // Every sighting, repeats included: a repeat that disagrees is a conflict, as in PostgreSQL.
+    const written = this.writeBatch(
+      commit.pages.flatMap((p) => p.records),
+      at,
+      true,
+    );
     const rejected = [...commit.rejected, ...written.refused];
-    this.keepRejected(rejected, lease.key, commit.page);
+    this.keepRejected(rejected, lease.key, page);
     this.commits.push(structuredClone(commit));
     return { ...written.counts, rejected: rejected.length };
   }

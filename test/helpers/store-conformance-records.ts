@@ -67,6 +67,22 @@ function writeConformance(c: ConformanceContext): void {
       assert.equal(again.unchanged, 2, 'the packaged sighting of 1 and the first version of 2 were stored');
     });
 
+    it('records a repeat on a later page of the same commit that disagrees as a conflict, keeping the first', async () => {
+      const a = await c.acquire('runner-a');
+      const first = makeLedgerTx({ rawId: 7, amount: '100' });
+      const counts = await c.sync.commitPage({
+        ...c.page(a, []),
+        pages: [
+          { page: 3, records: [makeLedgerTx({ rawId: 8 }), first] },
+          { page: 4, records: [{ ...first, amount: '999' }, makeLedgerTx({ rawId: 6 })] },
+        ],
+      });
+      assert.deepEqual(counts, { inserted: 3, updated: 0, unchanged: 0, rejected: 0, conflicts: 1 });
+      c.advance(SECOND);
+      const again = await c.sync.commitPage(c.page(a, [first]));
+      assert.equal(again.unchanged, 1, 'the first sighting was stored');
+    });
+
     it('sets aside malformed records and a ledgerHash another rawId holds, counting them rejected', async () => {
       const a = await c.acquire('runner-a');
       await c.sync.commitPage(c.page(a, [makeLedgerTx({ rawId: 1 })]));

@@ -26,6 +26,9 @@ export type MakeStores = (now: () => Date) => Promise<StoresUnderTest>;
 
 export const MINUTE = 60_000;
 
+/** What a test's page commit sets besides its records: any field, and its one page's number (default 1). */
+export type PageExtra = Partial<Omit<PageCommit, 'pages'>> & { page?: number };
+
 /** What each test works with; fresh for every test. */
 export interface ConformanceContext extends StoresUnderTest {
   /** The stores' clock. */
@@ -34,7 +37,7 @@ export interface ConformanceContext extends StoresUnderTest {
   /** Takes a one-minute lease (unless told otherwise) on a stream, the global list by default. */
   acquire(owner: string, spec?: StreamSpec, leaseMs?: number): Promise<StreamLease>;
   /** A page commit of `records` under `lease` that leaves the walk and watermark unset. */
-  page(lease: StreamLease, records: LedgerTx[], extra?: Partial<PageCommit>): PageCommit;
+  page(lease: StreamLease, records: LedgerTx[], extra?: PageExtra): PageCommit;
   /** The stream's state as `owner`, the holder of a live lease on it, sees it when renewing. */
   state(owner: string, spec?: StreamSpec): Promise<{ watermark: number | null; walk: WalkCheckpoint | null }>;
   /** How many records are stored (every rawId used here is at least 1). */
@@ -60,10 +63,13 @@ export function storeConformance(name: string, makeStores: MakeStores): void {
       },
       acquire: async (owner: string, spec: StreamSpec = {}, leaseMs = MINUTE) =>
         (await c.sync.acquireStream(spec, owner, leaseMs)).lease,
-      page: (lease: StreamLease, records: LedgerTx[], extra: Partial<PageCommit> = {}): PageCommit => ({
+      page: (
+        lease: StreamLease,
+        records: LedgerTx[],
+        { page = 1, ...extra }: PageExtra = {},
+      ): PageCommit => ({
         lease,
-        page: 1,
-        records,
+        pages: [{ page, records }],
         rejected: [],
         walk: null,
         watermark: null,

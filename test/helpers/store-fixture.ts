@@ -5,6 +5,7 @@ import { createPgStore } from '../../src/db/stores/pg-sync-store.js';
 import type { LedgerTx } from '../../src/domain/model.js';
 import type { PageCommit, StreamLease, SyncStore } from '../../src/sync/ports/sync-store.js';
 import { createTestDatabase, type TestDatabase } from './database.js';
+import type { PageExtra } from './store-conformance.js';
 
 export const MINUTE = 60_000;
 
@@ -18,7 +19,7 @@ export interface StoreFixture {
   /** A ten-minute lease on the global list, or on an account's list, held by `runner-1`. */
   lease(account?: string): Promise<StreamLease>;
   /** A page commit of `records` under `lease` that leaves the walk and watermark unset. */
-  page(lease: StreamLease, records: LedgerTx[], extra?: Partial<PageCommit>): PageCommit;
+  page(lease: StreamLease, records: LedgerTx[], extra?: PageExtra): PageCommit;
 }
 
 /**
@@ -31,10 +32,9 @@ export function useStoreFixture(): StoreFixture {
     lease: async (account?: string) =>
       (await fixture.store.acquireStream(account === undefined ? {} : { account }, 'runner-1', 10 * MINUTE))
         .lease,
-    page: (lease: StreamLease, records: LedgerTx[], extra: Partial<PageCommit> = {}): PageCommit => ({
+    page: (lease: StreamLease, records: LedgerTx[], { page = 1, ...extra }: PageExtra = {}): PageCommit => ({
       lease,
-      page: 1,
-      records,
+      pages: [{ page, records }],
       rejected: [],
       walk: null,
       watermark: null,

@@ -52,11 +52,15 @@ describe('the embedded database (PGlite)', () => {
     });
     const counts = await store.commitPage({
       lease,
-      page: 1,
-      records: [
-        makeLedgerTx({ rawId: 1, amount: BIG }),
-        makeLedgerTx({ rawId: 2, status: 'confirmed', timestamp: 0, action: 'bundle', data: bundle }),
-        makeLedgerTx({ rawId: 3, amount: 'nope' }),
+      pages: [
+        {
+          page: 1,
+          records: [
+            makeLedgerTx({ rawId: 1, amount: BIG }),
+            makeLedgerTx({ rawId: 2, status: 'confirmed', timestamp: 0, action: 'bundle', data: bundle }),
+            makeLedgerTx({ rawId: 3, amount: 'nope' }),
+          ],
+        },
       ],
       rejected: [{ reason: 'no rawId', raw: '{}' }],
       walk: { mode: 'backfill', nextPage: 2, headRawId: 2, totalPages: 3 },
@@ -65,8 +69,7 @@ describe('the embedded database (PGlite)', () => {
     assert.deepEqual(counts, { inserted: 2, updated: 0, unchanged: 0, rejected: 2, conflicts: 0 });
     const again = await store.commitPage({
       lease,
-      page: 1,
-      records: [makeLedgerTx({ rawId: 1, amount: BIG })],
+      pages: [{ page: 1, records: [makeLedgerTx({ rawId: 1, amount: BIG })] }],
       rejected: [],
       walk: null,
       watermark: 2,

@@ -63,7 +63,6 @@ describe('PostgreSQL store: conflicting content for one rawId', () => {
     const a = makeLedgerTx({ rawId: 5 });
     const counts = await f.store.commitPage({
       ...f.page(l, [a]),
-      page: 5,
       pages: [
         { page: 4, records: [a] },
         { page: 5, records: [{ ...a, amount: '7', status: 'packaged' }] },

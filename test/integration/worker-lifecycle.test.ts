@@ -89,8 +89,7 @@ describe('worker lifecycle', () => {
     assert.ok(fresh.lease.fence > paused.lease.fence);
     await store.commitPage({
       lease: fresh.lease,
-      page: 1,
-      records: [],
+      pages: [],
       rejected: [],
       walk: null,
       watermark: 100,
@@ -98,8 +97,7 @@ describe('worker lifecycle', () => {
     await assert.rejects(
       store.commitPage({
         lease: paused.lease,
-        page: 1,
-        records: [],
+        pages: [],
         rejected: [],
         walk: null,
         watermark: 50,

@@ -66,7 +66,7 @@ describe('a walk by key', () => {
     const result = await walkByKey({ store, fetchKeyPage: key.fetchKeyPage, spec, owner, count: 100 });
     assert.equal(result.finished, true);
     assert.equal(storedIds(store).length, 400);
-    const largest = Math.max(...store.commits.map((c) => c.records.length));
+    const largest = Math.max(...store.commits.map((c) => c.pages.flatMap((p) => p.records).length));
     assert.equal(largest, 100, 'each answer of about 10 MB is a batch of its own');
   });
 

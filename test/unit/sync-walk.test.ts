@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { linkPages, pageRawIds } from '../../src/domain/page-links.js';
 import { MalformedResponseError } from '../../src/errors.js';
+import { lastPageOf } from '../../src/sync/ports/sync-store.js';
 import { walkStream } from '../../src/sync/walk/walk-stream.js';
 import { withSeed } from '../helpers/seed.js';
 import { LiveList, MemoryStore, makeTx, storedIds } from './sync-fakes.js';
@@ -32,7 +33,7 @@ describe('walkStream: backfill', () => {
     assert.equal(stream?.walk, null);
     assert.equal(stream?.watermark, 95);
     assert.equal(stream?.owner, null, 'lease released');
-    const committed = store.commits.map((c) => c.page);
+    const committed = store.commits.map(lastPageOf);
     assert.deepEqual(
       committed,
       [...committed].sort((a, b) => a - b),

@@ -2,7 +2,12 @@
 import { sql } from 'drizzle-orm';
 import { CommitLostError, type LeaseLostError } from '../../errors.js';
 import type { Logger } from '../../logger.js';
-import type { PageCommit, SyncStore, WriteCounts } from '../../sync/ports/sync-store.js';
+import {
+  lastPageOf,
+  type PageCommit,
+  type SyncStore,
+  type WriteCounts,
+} from '../../sync/ports/sync-store.js';
 import type { Database } from '../connect.js';
 import type { Db } from '../drizzle-db.js';
 import { queryRows } from '../rows.js';
@@ -31,9 +36,9 @@ export function createPageCommits(options: PageCommitOptions): Pick<SyncStore, '
   return {
     async commitPage(commit: PageCommit): Promise<WriteCounts> {
       const at = now();
-      const { lease } = commit;
+      const { lease, pages } = commit;
+      const page = lastPageOf(commit);
       // Every sighting, repeats included, with its page: a repeat that disagrees is a conflict.
-      const pages = commit.pages ?? [{ page: commit.page, records: commit.records }];
       const prepared = prepareBatch(
         pages.flatMap((p) => p.records),
         {
@@ -61,7 +66,7 @@ export function createPageCommits(options: PageCommitOptions): Pick<SyncStore, '
                 streamKey: lease.key,
                 fence: lease.fence,
                 owner: lease.owner,
-                page: commit.page,
+                page,
                 walk: commit.walk,
                 watermark: commit.watermark,
                 settle: commit.settle,
@@ -78,10 +83,10 @@ export function createPageCommits(options: PageCommitOptions): Pick<SyncStore, '
         logger,
       );
       if (!written.fenced) throw await refusedCommit(database.db, commit);
-      warnIntegrityMismatches(logger, { stream: lease.key, page: commit.page }, prepared.records);
+      warnIntegrityMismatches(logger, { stream: lease.key, page }, prepared.records);
       if (written.conflicts > 0) {
         logger?.warn(
-          { stream: lease.key, page: commit.page, conflicts: written.conflicts },
+          { stream: lease.key, page, conflicts: written.conflicts },
           'records served with immutable fields different from the stored ones: stored kept, conflicts recorded',
         );
       }

@@ -68,8 +68,13 @@ export interface StreamLease {
 /** What one page contributes, committed atomically with the stream's new checkpoint. */
 export interface PageCommit {
   lease: StreamLease;
-  /** The page number fetched (for rejected-record reports); the last one when the commit spans several. */
-  page: number;
+  /**
+   * The commit's pages in the order they were fetched, each with every record it served, repeats
+   * included: each record is reported with its page, and a repeat whose immutable fields differ
+   * from an earlier sighting is a conflict. Its rejected records are reported with the last page
+   * ({@link lastPageOf}).
+   */
+  pages: ReadonlyArray<CommittedPage>;
   /**
    * The commit's first page, which a walk always gives. Unless it is a lane commit, the stored
    * checkpoint must then lead there (its `nextPage`; page 1 when no walk is stored): otherwise the
@@ -90,13 +95,6 @@ export interface PageCommit {
    * back. Default: the store's setting.
    */
   durable?: boolean | undefined;
-  records: LedgerTx[];
-  /**
-   * The commit's pages in the order they were fetched, each with the records it served (repeats
-   * included), when it spans several: each record is reported with its page, and a repeat whose
-   * immutable fields differ from an earlier sighting is a conflict. Default: `records` on `page`.
-   */
-  pages?: ReadonlyArray<{ page: number; records: readonly LedgerTx[] }> | undefined;
   rejected: RejectedRecord[];
   /** The checkpoint after this page; `null` when the walk is finished. */
   walk: WalkCheckpoint | null;
@@ -111,6 +109,17 @@ export interface PageCommit {
    * stream's checkpoint itself, in order.
    */
   lane?: { fromPage: number } | undefined;
+}
+
+/** One page of a {@link PageCommit}: its number (1-based, or an answer's index by key) and what it served. */
+export interface CommittedPage {
+  page: number;
+  records: readonly LedgerTx[];
+}
+
+/** The page a commit's rejected records are reported with: its last one (page 1 when it has none). */
+export function lastPageOf(commit: Pick<PageCommit, 'pages'>): number {
+  return commit.pages.at(-1)?.page ?? 1;
 }
 
 /** Counts of what a write did. `unchanged` rows were identical and not rewritten. */

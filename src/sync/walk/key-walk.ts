@@ -236,9 +236,7 @@ function keyCommits(input: {
       const records = distinct(answers.flatMap((a) => a.records));
       const counts = await store.commitPage({
         lease: run.session.lease(),
-        page: last.index,
         fromCursor: run.committedCursor,
-        records,
         pages: answers.map((a) => ({ page: a.index, records: a.records })),
         rejected: answers.flatMap((a) => a.rejected),
         walk: last.walk,

@@ -1,4 +1,4 @@
-import type { LedgerTx, TxPage } from '../../domain/model.js';
+import type { TxPage } from '../../domain/model.js';
 import { type CommitPipeline, createCommitPipeline, recordBytes } from '../commit-pipeline.js';
 import type { SettleState, SyncStore, WalkCheckpoint } from '../ports/sync-store.js';
 import type { StreamSession } from '../stream-session.js';
@@ -93,12 +93,10 @@ export function createWalkCommits(input: WalkCommitsInput): WalkCommits {
     if (writers > 1 && last.finished) await consolidate();
     const counts = await store.commitPage({
       lease: session.lease(),
-      page: last.page,
       fromPage: storedNextPage ?? pages[0]!.page,
       // The last commit waits for the disk, and with it every commit before it: what the run
       // reports as stored, a crash cannot take back.
       durable: last.finished,
-      records: distinctByRawId(pages.flatMap((p) => p.served.txs)),
       pages: pages.map((p) => ({ page: p.page, records: p.served.txs })),
       rejected: last.served.rejected,
       walk: last.finished ? null : laned ? { ...last.walk, attempt } : last.walk,
@@ -142,11 +140,4 @@ export function createWalkCommits(input: WalkCommitsInput): WalkCommits {
  */
 function runsAlone(pages: readonly AcceptedPage[]): boolean {
   return pages[0]?.page === 1 || pages[pages.length - 1]?.finished === true;
-}
-
-/** One record per rawId (overlapping pages repeat records), the last sighting kept. */
-function distinctByRawId(records: LedgerTx[]): LedgerTx[] {
-  const byRawId = new Map<number, LedgerTx>();
-  for (const tx of records) byRawId.set(tx.rawId, tx);
-  return [...byRawId.values()];
 }

@@ -291,8 +291,6 @@ async function checkGaps(
     // with the state that settles the head; durable, as a walk's last commit.
     const counts = await input.store.commitPage({
       lease: run.session.lease(),
-      page: read.at(-1)?.page ?? 1,
-      records: read.flatMap(({ served }) => served.txs),
       pages: read.map(({ page, served }) => ({ page, records: served.txs })),
       rejected: [],
       walk: null,
