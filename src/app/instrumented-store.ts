@@ -22,21 +22,12 @@ export function observeSyncStore(store: SyncStore, observer: WriteObserver): Syn
 
 /** The parallel backfill's store, telling `observer` what each range commit wrote. */
 export function observeBackfillStore(store: BackfillStore, observer: WriteObserver): BackfillStore {
-  const { commitRangePages } = store;
   return {
     ...store,
-    async commitRangePage(input) {
-      const counts = await store.commitRangePage(input);
-      observer.written(input.key, 1, counts);
+    async commitRangePages(input) {
+      const counts = await store.commitRangePages(input);
+      observer.written(input.key, input.pages.length, counts);
       return counts;
     },
-    commitRangePages:
-      commitRangePages === undefined
-        ? undefined
-        : async (input) => {
-            const counts = await commitRangePages(input);
-            observer.written(input.key, input.pages.length, counts);
-            return counts;
-          },
   };
 }

@@ -356,11 +356,6 @@ export class MemoryStore extends MemoryRecords implements SyncStore, BackfillSto
     return row !== undefined && (row.watermark !== null || row.walk !== null);
   }
 
-  commitRangePage(input: Parameters<BackfillStore['commitRangePage']>[0]): Promise<WriteCounts> {
-    const { page, records, rejected, openGap, ...rest } = input;
-    return this.commitRangePages({ ...rest, pages: [{ page, records, rejected, openGap }] });
-  }
-
   async commitRangePages(input: {
     key: string;
     backfillId: string;

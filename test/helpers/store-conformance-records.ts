@@ -329,14 +329,11 @@ function proofConformance(c: ConformanceContext): void {
     it('moves a watermark asked to be proven only while the proven ranges reach it', async () => {
       await c.backfill.startRun({ id: 'b9', key: 'txs', headRawId: 30, totalPages: 3 });
       const prove = (lo: number, hi: number, openGap?: number) =>
-        c.backfill.commitRangePage({
+        c.backfill.commitRangePages({
           key: 'txs',
           backfillId: 'b9',
-          page: 1,
-          records: records(Math.max(lo, 1), hi),
-          rejected: [],
           proven: [{ lo, hi }],
-          openGap,
+          pages: [{ page: 1, records: records(Math.max(lo, 1), hi), rejected: [], openGap }],
         });
       await prove(0, 10);
       await prove(21, 30, 25);
@@ -350,16 +347,14 @@ function proofConformance(c: ConformanceContext): void {
     });
 
     it('stores range pages with the ranges they prove, and gives the ranges back merged', async () => {
-      const counts = await c.backfill.commitRangePage({
+      const counts = await c.backfill.commitRangePages({
         key: 'txs',
         backfillId: 'b1',
-        page: 2,
-        records: records(11, 20),
-        rejected: [],
         proven: [{ lo: 11, hi: 20, loPage: 2 }],
+        pages: [{ page: 2, records: records(11, 20), rejected: [] }],
       });
       assert.deepEqual(counts, { inserted: 10, updated: 0, unchanged: 0, rejected: 0, conflicts: 0 });
-      const batch = await c.backfill.commitRangePages?.({
+      const batch = await c.backfill.commitRangePages({
         key: 'txs',
         backfillId: 'b1',
         pages: [
@@ -372,13 +367,11 @@ function proofConformance(c: ConformanceContext): void {
         ],
       });
       assert.deepEqual(batch, { inserted: 10, updated: 0, unchanged: 10, rejected: 1, conflicts: 0 });
-      await c.backfill.commitRangePage({
+      await c.backfill.commitRangePages({
         key: 'txsByAccount/acc',
         backfillId: 'b2',
-        page: 1,
-        records: [],
-        rejected: [],
         proven: [{ lo: 0, hi: 100 }],
+        pages: [{ page: 1, records: [], rejected: [] }],
       });
       const proven = await c.backfill.provenRanges('txs');
       assert.deepEqual(proven, [

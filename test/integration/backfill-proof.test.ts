@@ -92,13 +92,11 @@ describe("a parallel backfill's range commits and the stream lease", () => {
     const commit = () => {
       page += 1;
       const record = makeLedgerTx({ rawId: page });
-      return store.commitRangePage({
+      return store.commitRangePages({
         key: 'txs',
         backfillId: 'b2',
-        page,
-        records: [record],
-        rejected: [],
         proven: [{ lo: page, hi: page }],
+        pages: [{ page, records: [record], rejected: [] }],
       });
     };
 
@@ -138,13 +136,11 @@ describe('a range commit in PostgreSQL', () => {
 
   it('writes records, rejected records with the page of each, and the proof in one transaction', async () => {
     const store = createBackfillStore({ database: t.database });
-    await store.commitRangePage({
+    await store.commitRangePages({
       key: 'txs',
       backfillId: 'b1',
-      page: 9,
-      records: [makeLedgerTx({ rawId: 100, ledgerHash: '0xtaken' })],
-      rejected: [],
       proven: [{ lo: 100, hi: 100, loPage: 9 }],
+      pages: [{ page: 9, records: [makeLedgerTx({ rawId: 100, ledgerHash: '0xtaken' })], rejected: [] }],
     });
     const pages = [
       // Refused while encoding: reported with its own page.
@@ -210,13 +206,17 @@ describe('a range commit in PostgreSQL', () => {
     const store = createBackfillStore({ database: t.database });
     const commit = (backfillId: string, rawIds: number[]) =>
       statementsOf(() =>
-        store.commitRangePage({
+        store.commitRangePages({
           key: 'txs',
           backfillId,
-          page: 1,
-          records: rawIds.map((rawId) => makeLedgerTx({ rawId, status: 'confirmed', id: '' })),
-          rejected: [],
           proven: [{ lo: rawIds[0]!, hi: rawIds.at(-1)! }],
+          pages: [
+            {
+              page: 1,
+              records: rawIds.map((rawId) => makeLedgerTx({ rawId, status: 'confirmed', id: '' })),
+              rejected: [],
+            },
+          ],
         }),
       );
     const fresh = await commit('b2', [500, 501, 502]);
@@ -225,13 +225,13 @@ describe('a range commit in PostgreSQL', () => {
     // 502 is stored (and its status moves on): the copy assuming new fails on it, and the batch
     // is written again by the statement that looks its records up.
     const again = await statementsOf(() =>
-      store.commitRangePage({
+      store.commitRangePages({
         key: 'txs',
         backfillId: 'b2',
-        page: 2,
-        records: [makeLedgerTx({ rawId: 502 }), makeLedgerTx({ rawId: 503 })],
-        rejected: [],
         proven: [{ lo: 502, hi: 503 }],
+        pages: [
+          { page: 2, records: [makeLedgerTx({ rawId: 502 }), makeLedgerTx({ rawId: 503 })], rejected: [] },
+        ],
       }),
     );
     assert.deepEqual(writesOf(again.sent), ['copy', 'statement']);

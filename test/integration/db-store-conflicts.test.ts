@@ -104,8 +104,8 @@ describe('PostgreSQL store: conflicting content for one rawId', () => {
     const proofs = createBackfillStore({ database: f.t.database, now: () => f.clock });
     const tx = makeLedgerTx({ rawId: 3 });
     const range = { key: 'txs', backfillId: 'bf-1', proven: [] };
-    await proofs.commitRangePage({ ...range, page: 2, records: [tx], rejected: [] });
-    const counts = await proofs.commitRangePages?.({
+    await proofs.commitRangePages({ ...range, pages: [{ page: 2, records: [tx], rejected: [] }] });
+    const counts = await proofs.commitRangePages({
       ...range,
       pages: [
         { page: 3, records: [{ ...tx, to: 'eid-someone-else' }], rejected: [] },
@@ -119,11 +119,9 @@ describe('PostgreSQL store: conflicting content for one rawId', () => {
       [['3', ['to_account'], 'txs', 3, 'bf-1', 1]],
     );
     // Served so once more: the same conflict, seen twice.
-    await proofs.commitRangePage({
+    await proofs.commitRangePages({
       ...range,
-      page: 3,
-      records: [{ ...tx, to: 'eid-someone-else' }],
-      rejected: [],
+      pages: [{ page: 3, records: [{ ...tx, to: 'eid-someone-else' }], rejected: [] }],
     });
     assert.deepEqual(
       (await conflicts()).map((c) => c.seen_count),

@@ -430,13 +430,11 @@ describe('PostgreSQL store: writes', () => {
       Array.from({ length: 8 }, (_, i) =>
         i % 4 === 3
           ? f.store.commitPage(f.page(walk.lease, records))
-          : proofs.commitRangePage({
+          : proofs.commitRangePages({
               key: 'txs',
               backfillId: 'bf-race',
               proven: [{ lo: 1, hi: 300 }],
-              page: i + 1,
-              records: i % 2 ? records : [...records].reverse(),
-              rejected: [],
+              pages: [{ page: i + 1, records: i % 2 ? records : [...records].reverse(), rejected: [] }],
             }),
       ),
     );

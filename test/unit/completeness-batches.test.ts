@@ -36,10 +36,6 @@ class BatchingStore implements BackfillStore {
   compactProvenRanges = (key: string) => this.rows.compactProvenRanges(key);
   storedAbove = (rawId: number) => this.rows.storedAbove(rawId);
   recordCheck = (input: Parameters<BackfillStore['recordCheck']>[0]) => this.rows.recordCheck(input);
-  async commitRangePage(input: Parameters<BackfillStore['commitRangePage']>[0]) {
-    const { page, records, rejected, ...rest } = input;
-    return this.commitRangePages({ ...rest, pages: [{ page, records, rejected }] });
-  }
   async commitRangePages(input: {
     key: string;
     backfillId: string;

@@ -74,8 +74,6 @@ export function createBackfillStore(options: {
     getRun: (id) => selectBackfillRun(database.db, id),
     runningRun: (key) => selectRunningBackfill(database.db, key),
     streamStarted: (key) => selectStreamStarted(database.db, key),
-    commitRangePage: ({ page, records, rejected, openGap, ...rest }) =>
-      commitRangePages({ ...rest, pages: [{ page, records, rejected, openGap }] }),
     commitRangePages,
     encodeAhead: encodings.ahead,
     copyAhead: copyEncoder ? (records, text) => copyEncoder.ahead(records, encodeOptions(), text) : undefined,
@@ -99,7 +97,6 @@ export function createBackfillStore(options: {
     getRun: 'backfill-select',
     runningRun: 'backfill-select',
     streamStarted: 'backfill-select',
-    commitRangePage: 'range-write',
     commitRangePages: 'range-write',
     provenRanges: 'proof-select',
     storedAbove: 'proof-select',
@@ -124,7 +121,7 @@ function createRangeCommits(deps: {
   copyEncoder: CopyEncoder | undefined;
   held: HeldAnswers;
   logger: Logger | undefined;
-}): NonNullable<BackfillStore['commitRangePages']> {
+}): BackfillStore['commitRangePages'] {
   const { database, policy, now, copyEncoder, held } = deps;
   const writeAssumingNew = createAssumeNewWrites();
   return async (input) => {

@@ -183,14 +183,12 @@ export async function fetchKeyRange(input: FetchKeyRangeInput): Promise<RangeRes
     now,
     commit: async (answers) => {
       const proven = answers.map((a) => a.proven);
-      const counts = await (input.store.commitRangePages
-        ? input.store.commitRangePages({
-            key,
-            backfillId: input.backfillId,
-            pages: answers.map((a) => a.page),
-            proven,
-          })
-        : commitOneByOne(input.store, key, input.backfillId, answers));
+      const counts = await input.store.commitRangePages({
+        key,
+        backfillId: input.backfillId,
+        pages: answers.map((a) => a.page),
+        proven,
+      });
       addCounts(result.counts, counts);
       const records = answers.reduce((n, a) => n + countOf(a.page.records), 0);
       await input.onCommit?.({ answers: answers.length, records, counts });
@@ -425,21 +423,4 @@ function gapOf(
     bottom: below === null,
   });
   return gap !== null && gap <= top ? gap : null;
-}
-
-/** Commits answers one transaction each, for a store without batched range commits. */
-async function commitOneByOne(
-  store: BackfillStore,
-  key: string,
-  backfillId: string,
-  answers: readonly KeyRangeAnswer[],
-): Promise<RangeResult['counts']> {
-  const total = zeroCounts();
-  for (const answer of answers) {
-    addCounts(
-      total,
-      await store.commitRangePage({ key, backfillId, ...answer.page, proven: [answer.proven] }),
-    );
-  }
-  return total;
 }

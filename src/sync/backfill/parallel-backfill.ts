@@ -278,14 +278,18 @@ async function rangeStartPage(input: FetchRangeInput, result: RangeResult): Prom
     const served = await input.fetchPage(spec, page);
     const rawIds = pageRawIds(served);
     const observed: ObservedPage = { page, rawIds, totalPages: served.totalPages };
-    const counts = await input.store.commitRangePage({
+    const counts = await input.store.commitRangePages({
       key: streamKey(spec),
       backfillId: input.backfillId,
-      page,
-      records: served.txs,
-      rejected: served.rejected,
       proven: provenByRun([observed]),
-      openGap: gaps.of(served, readAt, false, true),
+      pages: [
+        {
+          page,
+          records: served.txs,
+          rejected: served.rejected,
+          openGap: gaps.of(served, readAt, false, true),
+        },
+      ],
     });
     addCounts(result.counts, counts);
     result.pages++;

@@ -2,7 +2,6 @@ import { type ObservedPage, provenByRun } from '../../verify/completeness.js';
 import { createCommitPipeline, recordBytes } from '../commit-pipeline.js';
 import type { RangePage, RangePageWriter } from '../ports/backfill-store.js';
 import type { WriteCounts } from '../ports/sync-store.js';
-import { addCounts, zeroCounts } from '../write-counts.js';
 
 /** Defaults of a range task's commits: a default range (`PAGES_PER_RANGE`) commits in one go. */
 export const RANGE_COMMIT_DEFAULTS = {
@@ -79,19 +78,9 @@ async function writeRangePages(
   joinTo: ObservedPage | null,
 ): Promise<WriteCounts> {
   const { writer, key, backfillId } = target;
-  if (writer.commitRangePages) {
-    const observed = pages.map((p) => p.observed);
-    const proven = provenByRun(joinTo ? [asAnchor(joinTo), ...observed] : observed);
-    return writer.commitRangePages({ key, backfillId, pages: pages.map((p) => p.page), proven });
-  }
-  const total = zeroCounts();
-  let previous = joinTo;
-  for (const { observed, page } of pages) {
-    const proven = provenByRun(previous ? [asAnchor(previous), observed] : [observed]);
-    addCounts(total, await writer.commitRangePage({ key, backfillId, ...page, proven }));
-    previous = observed;
-  }
-  return total;
+  const observed = pages.map((p) => p.observed);
+  const proven = provenByRun(joinTo ? [asAnchor(joinTo), ...observed] : observed);
+  return writer.commitRangePages({ key, backfillId, pages: pages.map((p) => p.page), proven });
 }
 
 /**

@@ -90,24 +90,15 @@ export interface RangePage {
 /** The store's writes of a range's pages (part of `BackfillStore`). */
 export interface RangePageWriter {
   /**
-   * Stores a page's records (idempotent upserts) and the ranges it proves, in one transaction; a
-   * page's `openGap` lowers the run's (`BackfillRun.openGap`) in the same transaction.
+   * Stores consecutive pages' records (idempotent upserts) and the ranges they prove, in one
+   * transaction; a page's `openGap` lowers the run's (`BackfillRun.openGap`) in the same one.
    */
-  commitRangePage(
-    input: RangePage & { key: string; backfillId: string; proven: RawIdRange[] },
-  ): Promise<WriteCounts>;
-  /**
-   * Stores consecutive pages' records and the ranges they prove, in one transaction. Optional:
-   * without it the pages are committed one at a time through `commitRangePage`.
-   */
-  commitRangePages?:
-    | ((input: {
-        key: string;
-        backfillId: string;
-        pages: RangePage[];
-        proven: RawIdRange[];
-      }) => Promise<WriteCounts>)
-    | undefined;
+  commitRangePages(input: {
+    key: string;
+    backfillId: string;
+    pages: RangePage[];
+    proven: RawIdRange[];
+  }): Promise<WriteCounts>;
   /**
    * Prepares records for their commit as soon as they are read (a saving only: the commit's
    * statement then starts without waiting on their encoding). Optional.
