@@ -65,7 +65,7 @@ export function linkPages(previousMin: number | null, next: number[]): 'overlap'
  * (then the walk goes on one page at a time).
  */
 export function tailPagesAtMost(input: {
-  /** The walk's checkpoint (`WalkCheckpoint`). */
+  /** The walk's checkpoint (`PageCheckpoint`). */
   walk: { mode: 'backfill' | 'tail'; nextPage: number; headRawId: number | null };
   watermark: number | null;
   /** The lowest rawId on the last accepted page (`walk.nextPage - 1`), `null` when unknown. */

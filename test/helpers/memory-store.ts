@@ -20,8 +20,10 @@ import {
   type RangePage,
 } from '../../src/sync/ports/backfill-store.js';
 import {
+  asPageCheckpoint,
   type ClaimedRecord,
   lastPageOf,
+  type PageCheckpoint,
   type PageCommit,
   type PendingRecord,
   type ReleaseOutcome,
@@ -30,7 +32,6 @@ import {
   type StreamLease,
   type StreamState,
   type SyncStore,
-  type WalkCheckpoint,
   type WriteCounts,
 } from '../../src/sync/ports/sync-store.js';
 import { MemoryRecords } from './memory-records.js';
@@ -67,7 +68,7 @@ export class MemoryStore extends MemoryRecords implements SyncStore, BackfillSto
   /** Accepted page commits, in order. */
   readonly commits: PageCommit[] = [];
   /** Lane commits not consolidated yet, by stream key: each batch's first page and checkpoint. */
-  readonly laneCommits = new Map<string, Array<{ fence: number; fromPage: number; walk: WalkCheckpoint }>>();
+  readonly laneCommits = new Map<string, Array<{ fence: number; fromPage: number; walk: PageCheckpoint }>>();
   readonly runs = new Map<string, RunRow>();
   /** Proven-range rows by stream key, as committed (merged only by compaction). */
   readonly proven = new Map<string, RawIdRange[]>();
@@ -137,7 +138,7 @@ export class MemoryStore extends MemoryRecords implements SyncStore, BackfillSto
       throw new Error('process killed');
     }
     const { lease } = commit;
-    const storedNext = row.walk?.nextPage ?? 1;
+    const storedNext = asPageCheckpoint(row.walk)?.nextPage ?? 1;
     const storedCursor = row.walk?.cursor ?? null;
     if (!commit.lane && commit.fromCursor !== undefined && storedCursor !== commit.fromCursor) {
       const detail = `its checkpoint is at rawId ${storedCursor ?? 'none'}, where this commit follows on from ${commit.fromCursor ?? 'none'}`;
@@ -147,9 +148,10 @@ export class MemoryStore extends MemoryRecords implements SyncStore, BackfillSto
       const detail = `its checkpoint leads to page ${storedNext}, where this commit follows on from page ${commit.fromPage}`;
       throw new CommitLostError(lease.key, detail, 'page-write');
     }
-    if (commit.lane && commit.walk) {
+    const laneWalk = asPageCheckpoint(commit.walk);
+    if (commit.lane && laneWalk) {
       const lanes = this.laneCommits.get(lease.key) ?? [];
-      lanes.push({ fence: lease.fence, fromPage: commit.lane.fromPage, walk: structuredClone(commit.walk) });
+      lanes.push({ fence: lease.fence, fromPage: commit.lane.fromPage, walk: structuredClone(laneWalk) });
       this.laneCommits.set(lease.key, lanes);
     } else {
       if (row.owner === lease.owner && row.fence === lease.fence && row.expiresAt !== null) {
@@ -201,8 +203,8 @@ export class MemoryStore extends MemoryRecords implements SyncStore, BackfillSto
     const lanes = this.laneCommits.get(row.key) ?? [];
     let first = true;
     for (;;) {
-      const from = row.walk?.nextPage ?? 1;
-      const attempt = row.walk?.attempt;
+      const from = asPageCheckpoint(row.walk)?.nextPage ?? 1;
+      const attempt = asPageCheckpoint(row.walk)?.attempt;
       // The run that wrote the checkpoint goes on from it; another one only where it resumed there.
       const same = lanes.findIndex((c) => c.fromPage === from && c.walk.attempt === attempt);
       const next = same >= 0 || !first ? same : lanes.findIndex((c) => c.fromPage === from);

@@ -11,7 +11,13 @@ import type { LedgerTx } from '../../src/domain/model.js';
 import type { StreamSpec } from '../../src/domain/stream-key.js';
 import { CommitLostError, LeaseLostError } from '../../src/errors.js';
 import type { BackfillStore } from '../../src/sync/ports/backfill-store.js';
-import type { PageCommit, StreamLease, SyncStore, WalkCheckpoint } from '../../src/sync/ports/sync-store.js';
+import type {
+  PageCheckpoint,
+  PageCommit,
+  StreamLease,
+  SyncStore,
+  WalkCheckpoint,
+} from '../../src/sync/ports/sync-store.js';
 import { makeLedgerTx } from './ledger-tx.js';
 import { recordConformance } from './store-conformance-records.js';
 
@@ -46,7 +52,7 @@ export interface ConformanceContext extends StoresUnderTest {
 
 const START = Date.parse('2026-03-01T12:00:00Z');
 
-const walkAt = (nextPage: number): WalkCheckpoint => ({
+const walkAt = (nextPage: number): PageCheckpoint => ({
   mode: 'backfill',
   nextPage,
   headRawId: 100,

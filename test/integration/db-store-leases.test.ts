@@ -7,6 +7,7 @@ import { countNonFinal, listStreams, recentRuns } from '../../src/db/queries/str
 import { queryOne } from '../../src/db/rows.js';
 import { createPgStore } from '../../src/db/stores/pg-sync-store.js';
 import { LeaseLostError } from '../../src/errors.js';
+import { asPageCheckpoint } from '../../src/sync/ports/sync-store.js';
 import { makeLedgerTx } from '../helpers/ledger-tx.js';
 import { MINUTE, useStoreFixture } from '../helpers/store-fixture.js';
 
@@ -23,7 +24,7 @@ describe('PostgreSQL store: leases, runs and re-reads', () => {
     f.clock = new Date(f.clock.getTime() + 2 * MINUTE);
     const second = await f.store.acquireStream({ account: 'acc' }, 'runner-b', MINUTE);
     assert.ok(second.lease.fence > first.lease.fence);
-    assert.equal(second.state.walk?.nextPage, 5);
+    assert.equal(asPageCheckpoint(second.state.walk)?.nextPage, 5);
     await assert.rejects(
       f.store.commitPage(
         f.page(first.lease, [makeLedgerTx({ rawId: 2 })], {
@@ -34,7 +35,7 @@ describe('PostgreSQL store: leases, runs and re-reads', () => {
       LeaseLostError,
     );
     const [stream] = await listStreams(f.t.database.db);
-    assert.equal(stream?.walk?.nextPage, 5);
+    assert.equal(asPageCheckpoint(stream?.walk)?.nextPage, 5);
     assert.equal(stream?.watermark, null);
     assert.equal(stream?.leaseOwner, 'runner-b');
     const stored = await f.q<{ raw_id: string }>(sql`SELECT raw_id::text FROM ledger_transactions`);

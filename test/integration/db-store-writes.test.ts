@@ -8,6 +8,7 @@ import { queryOne } from '../../src/db/rows.js';
 import { createBackfillStore } from '../../src/db/stores/pg-backfill-store.js';
 import { tokensListedAt, upsertTokens } from '../../src/db/stores/tokens.js';
 import { DatabaseError } from '../../src/errors.js';
+import { asPageCheckpoint } from '../../src/sync/ports/sync-store.js';
 import { makeLedgerTx } from '../helpers/ledger-tx.js';
 import { MINUTE, useStoreFixture } from '../helpers/store-fixture.js';
 
@@ -339,7 +340,7 @@ describe('PostgreSQL store: writes', () => {
     );
     assert.deepEqual(rows, [{ raw_id: '1', fee: '10' }]);
     const [stream] = await listStreams(f.t.database.db);
-    assert.equal(stream?.walk?.nextPage, 2);
+    assert.equal(asPageCheckpoint(stream?.walk)?.nextPage, 2);
   });
 
   it('stores rejected records with their reason, once per distinct record', async () => {

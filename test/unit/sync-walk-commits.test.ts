@@ -4,9 +4,9 @@ import { describe, it } from 'node:test';
 import type { TxPage } from '../../src/domain/model.js';
 import {
   lastPageOf,
+  type PageCheckpoint,
   type PageCommit,
   type SyncStore,
-  type WalkCheckpoint,
   type WriteCounts,
 } from '../../src/sync/ports/sync-store.js';
 import { openStreamSession } from '../../src/sync/stream-session.js';
@@ -78,7 +78,7 @@ function newResult(watermark: number | null): WalkResult {
 function accepted(
   page: number,
   rawIds: number[],
-  walk: Partial<WalkCheckpoint> = {},
+  walk: Partial<PageCheckpoint> = {},
   finished = false,
 ): AcceptedPage {
   const served: TxPage = {

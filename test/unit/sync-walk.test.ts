@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { linkPages, pageRawIds } from '../../src/domain/page-links.js';
 import { MalformedResponseError } from '../../src/errors.js';
-import { lastPageOf } from '../../src/sync/ports/sync-store.js';
+import { asPageCheckpoint, lastPageOf } from '../../src/sync/ports/sync-store.js';
 import { walkStream } from '../../src/sync/walk/walk-stream.js';
 import { withSeed } from '../helpers/seed.js';
 import { LiveList, MemoryStore, makeTx, storedIds } from './sync-fakes.js';
@@ -51,7 +51,7 @@ describe('walkStream: backfill', () => {
       /killed/,
     );
     const stream = store.streams.get('txs');
-    assert.equal(stream?.walk?.nextPage, 4);
+    assert.equal(asPageCheckpoint(stream?.walk)?.nextPage, 4);
     assert.equal(stream?.watermark, null, 'the watermark moves only when a walk finishes');
     assert.deepEqual(storedIds(store), range(66, 95));
 
@@ -136,7 +136,7 @@ describe('walkStream: backfill', () => {
       MalformedResponseError,
     );
     const stream = store.streams.get('txs');
-    assert.equal(stream?.walk?.nextPage, 3);
+    assert.equal(asPageCheckpoint(stream?.walk)?.nextPage, 3);
     assert.match(stream?.lastError ?? '', /page 3/);
     assert.equal(stream?.owner, null, 'lease released after the failure');
   });
@@ -149,7 +149,7 @@ describe('walkStream: backfill', () => {
       return list.fetchPage(s, page);
     };
     await assert.rejects(walkStream({ settleMs: 0, store, fetchPage, spec, owner, concurrency: 4 }), /503/);
-    assert.equal(store.streams.get('txs')?.walk?.nextPage, 4);
+    assert.equal(asPageCheckpoint(store.streams.get('txs')?.walk)?.nextPage, 4);
     assert.deepEqual(storedIds(store), range(31, 60));
   });
 
@@ -250,7 +250,7 @@ describe('walkStream: tail', () => {
     assert.equal(result.finished, false);
     assert.ok(result.pages >= 3 && result.pages <= 4, `stopped right after page 3 (${result.pages} pages)`);
     assert.equal(
-      store.streams.get('txs')?.walk?.nextPage,
+      asPageCheckpoint(store.streams.get('txs')?.walk)?.nextPage,
       result.pages + 1,
       'checkpoint after the last page',
     );
@@ -337,7 +337,11 @@ describe('walkStream over a list that shifts while pages are fetched in parallel
     await assert.rejects(walkStream({ settleMs: 0, ...walk, commitLingerMs: 0 }), /killed/);
     assert.ok(failedFrom !== null && failedFrom <= 6, 'a lane commit failed');
     assert.ok(storedIds(store).includes(200 - 80), 'a batch after the failed one was written');
-    assert.equal(store.streams.get('txs')?.walk?.nextPage, failedFrom, 'the checkpoint stops at the gap');
+    assert.equal(
+      asPageCheckpoint(store.streams.get('txs')?.walk)?.nextPage,
+      failedFrom,
+      'the checkpoint stops at the gap',
+    );
     store.commitPage = commit;
     list.served.length = 0;
     const result = await walkStream({ settleMs: 0, ...walk, owner: 'another-run', commitLingerMs: 0 });

@@ -3,6 +3,7 @@
  * (its head) minus the watermark. Pure: the sightings come from the database and the probe.
  */
 import type { StreamStatus } from '../../db/queries/stream-queries.js';
+import { asPageCheckpoint } from '../../sync/ports/sync-store.js';
 
 /** A stream's head at the service as last seen, and when; both null before any sighting. */
 export interface KnownHead {
@@ -26,7 +27,7 @@ export function knownHead(
     else if (rawId === head.rawId && seenAt !== null && (head.seenAt === null || seenAt > head.seenAt))
       head = { rawId, seenAt };
   };
-  consider(stream.walk?.headRawId, null);
+  consider(asPageCheckpoint(stream.walk)?.headRawId, null);
   consider(others.backfillHead, null);
   consider(others.live?.rawId, others.live?.seenAt ?? null);
   return head;

@@ -3,6 +3,7 @@ import { sql } from 'drizzle-orm';
 import { CommitLostError, type LeaseLostError } from '../../errors.js';
 import type { Logger } from '../../logger.js';
 import {
+  asPageCheckpoint,
   lastPageOf,
   type PageCommit,
   type SyncStore,
@@ -76,7 +77,10 @@ export function createPageCommits(options: PageCommitOptions): Pick<SyncStore, '
                 fromPage: commit.lane ? undefined : commit.fromPage,
                 fromCursor: commit.lane ? undefined : commit.fromCursor,
                 pages: pages.length,
-                lane: commit.lane && { ...commit.lane, attempt: commit.walk?.attempt ?? '' },
+                lane: commit.lane && {
+                  ...commit.lane,
+                  attempt: asPageCheckpoint(commit.walk)?.attempt ?? '',
+                },
               },
             }),
           }),

@@ -12,7 +12,13 @@ import type { StreamSpec } from '../../domain/stream-key.js';
 import { MalformedResponseError } from '../../errors.js';
 import { type CommitPipeline, createCommitPipeline, recordBytes } from '../commit-pipeline.js';
 import type { FetchKeyPage } from '../ports/fetches.js';
-import type { SettleState, SyncStore, WalkCheckpoint } from '../ports/sync-store.js';
+import {
+  isKeyCheckpoint,
+  type KeyCheckpoint,
+  type SettleState,
+  type SyncStore,
+  type WalkCheckpoint,
+} from '../ports/sync-store.js';
 import { keyWalkScreen, type RawIdScreen } from '../raw-id-screen.js';
 import { gapFloor, openGapLow, type SettleMark, settleAfterWalk, settleMarks, tailStop } from '../settle.js';
 import { openStreamSession, type StreamSession } from '../stream-session.js';
@@ -70,7 +76,7 @@ interface KeyAnswer {
   records: LedgerTx[];
   rejected: RejectedRecord[];
   /** The checkpoint after it; `null` when the walk ends with it. */
-  walk: WalkCheckpoint | null;
+  walk: KeyCheckpoint | null;
   /** The lowest rawId missing from what the walk read so far that may still fill in. */
   openGap: number | undefined;
 }
@@ -187,9 +193,9 @@ function logWalkEnd(result: WalkResult, logger: SyncLogger): WalkResult {
 function walkStart(
   state: Awaited<ReturnType<SyncStore['acquireStream']>>['state'],
   input: Pick<KeyWalkInput, 'full' | 'fromWatermark'>,
-): { stored: WalkCheckpoint | null; mode: WalkCheckpoint['mode']; from: number; settles: boolean } {
+): { stored: KeyCheckpoint | null; mode: WalkCheckpoint['mode']; from: number; settles: boolean } {
   const { watermark } = state;
-  const stored = state.walk?.cursor === undefined || input.full ? null : state.walk;
+  const stored = state.walk === null || !isKeyCheckpoint(state.walk) || input.full ? null : state.walk;
   const mode: WalkCheckpoint['mode'] =
     stored?.mode ?? (input.full || watermark === null ? 'backfill' : 'tail');
   const tailFrom = input.fromWatermark ? watermark : tailStop({ watermark, settled: state.settle.settled });
@@ -300,11 +306,8 @@ function createKeyReader(input: {
   let headReadAt: number | undefined;
   let join: number | null = null;
   const setAside = keylessOnce();
-  const checkpoint = (): WalkCheckpoint => ({
+  const checkpoint = (): KeyCheckpoint => ({
     mode,
-    nextPage: 1,
-    headRawId: null,
-    totalPages: 0,
     cursor,
     ...(openGap === undefined ? {} : { openGap }),
   });

@@ -1,6 +1,6 @@
 import type { TxPage } from '../../domain/model.js';
 import { type CommitPipeline, createCommitPipeline, recordBytes } from '../commit-pipeline.js';
-import type { SettleState, SyncStore, WalkCheckpoint } from '../ports/sync-store.js';
+import type { PageCheckpoint, SettleState, SyncStore } from '../ports/sync-store.js';
 import type { StreamSession } from '../stream-session.js';
 import { addCounts } from '../write-counts.js';
 import type { WalkResult, WalkStreamInput } from './walk-types.js';
@@ -9,7 +9,7 @@ import type { WalkResult, WalkStreamInput } from './walk-types.js';
 export interface AcceptedPage {
   page: number;
   served: TxPage;
-  walk: WalkCheckpoint;
+  walk: PageCheckpoint;
   /** The walk ends with this page: its commit moves the watermark and clears the walk. */
   finished: boolean;
 }

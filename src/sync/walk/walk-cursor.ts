@@ -1,10 +1,10 @@
 import type { TxPage } from '../../domain/model.js';
 import { pageRawIds, tailPagesAtMost } from '../../domain/page-links.js';
-import type { StreamState, WalkCheckpoint } from '../ports/sync-store.js';
+import { asPageCheckpoint, type PageCheckpoint, type StreamState } from '../ports/sync-store.js';
 
 /** Where a walk stands: its checkpoint, and the lowest rawId of the page it accepted last. */
 export interface WalkCursor {
-  walk: WalkCheckpoint;
+  walk: PageCheckpoint;
   /** `null` before the first page accepted by this call, or when that page had no rawId. */
   previousMin: number | null;
 }
@@ -14,14 +14,14 @@ export interface WalkCursor {
  * from page 1; `full` starts a new backfill whatever the state.
  */
 export function startCursor(state: Pick<StreamState, 'walk' | 'watermark'>, full: boolean): WalkCursor {
-  const fresh = (mode: WalkCheckpoint['mode']): WalkCheckpoint => ({
+  const fresh = (mode: PageCheckpoint['mode']): PageCheckpoint => ({
     mode,
     nextPage: 1,
     headRawId: null,
     totalPages: 0,
   });
   // A walk by key left by a run in the other dialect is not continued: its pages mean nothing here.
-  const stored = state.walk?.cursor === undefined ? state.walk : null;
+  const stored = asPageCheckpoint(state.walk);
   const walk = full ? fresh('backfill') : (stored ?? fresh(state.watermark === null ? 'backfill' : 'tail'));
   return { walk, previousMin: null };
 }

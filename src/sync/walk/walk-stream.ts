@@ -3,7 +3,13 @@ import type { TxPage } from '../../domain/model.js';
 import { pageRawIds, sameIds } from '../../domain/page-links.js';
 import { isGlobalList } from '../../domain/stream-key.js';
 import { LeaseLostError, MalformedResponseError } from '../../errors.js';
-import type { SettleState, StoredGap, StreamState, WalkCheckpoint } from '../ports/sync-store.js';
+import {
+  asPageCheckpoint,
+  type PageCheckpoint,
+  type SettleState,
+  type StoredGap,
+  type StreamState,
+} from '../ports/sync-store.js';
 import { screenPages } from '../raw-id-screen.js';
 import {
   createSettleTracker,
@@ -129,7 +135,7 @@ async function walkOnce(input: WalkStreamInput): Promise<{ result: WalkResult; p
     lingerMs: input.commitLingerMs ?? DEFAULTS.commitLingerMs,
     writers: input.writers,
     settle: plan.settleAtEnd,
-    storedNextPage: session.state.walk?.nextPage,
+    storedNextPage: asPageCheckpoint(session.state.walk)?.nextPage,
     now,
   });
   const window = createPageWindow({
@@ -181,7 +187,7 @@ type GapProof = 'none' | 'proven' | 'unproven';
 async function settlePlan(input: {
   input: WalkStreamInput;
   state: StreamState;
-  walk: WalkCheckpoint;
+  walk: PageCheckpoint;
   width: number;
   now: () => number;
 }) {
