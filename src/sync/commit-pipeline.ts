@@ -61,9 +61,10 @@ export function createCommitPipeline<Page>(input: {
   /**
    * Most bytes in one batch, as `sizeOf` counts them: a batch is full at `maxPages` or at this,
    * whichever comes first, so memory follows bytes, not record counts (a record may hold
-   * megabytes of `data`). Default {@link BATCH_BYTES}.
+   * megabytes of `data`). Read at each check when a function (a share of a limit several
+   * pipelines hold together). Default {@link BATCH_BYTES}.
    */
-  maxBytes?: number | undefined;
+  maxBytes?: number | (() => number) | undefined;
   /** The bytes of one page. Default: none counted (batches full by `maxPages` alone). */
   sizeOf?: ((page: Page) => number) | undefined;
   /** How long a batch waits for more pages while a lane is free. */
@@ -83,6 +84,7 @@ export function createCommitPipeline<Page>(input: {
   let batch: Page[] = [];
   let bytes = 0;
   const maxBytes = input.maxBytes ?? BATCH_BYTES;
+  const bytesAllowed = typeof maxBytes === 'function' ? maxBytes : () => maxBytes;
   let startedAt: number | null = null;
   const running = new Set<Promise<void>>();
   let failure: { error: unknown } | null = null;
@@ -100,7 +102,7 @@ export function createCommitPipeline<Page>(input: {
       return batch.length;
     },
     full() {
-      return batch.length >= input.maxPages || (batch.length > 0 && bytes >= maxBytes);
+      return batch.length >= input.maxPages || (batch.length > 0 && bytes >= bytesAllowed());
     },
     lingered() {
       return running.size < lanes && startedAt !== null && now() - startedAt >= input.lingerMs;

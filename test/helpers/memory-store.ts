@@ -8,7 +8,7 @@
  */
 
 import type { RereadPolicy } from '../../src/db/write/reread-queue.js';
-import type { LedgerTx } from '../../src/domain/model.js';
+import type { KeyAnswerText, LedgerTx } from '../../src/domain/model.js';
 import { mergeRanges, type RawIdRange } from '../../src/domain/raw-id-ranges.js';
 import type { StreamSpec } from '../../src/domain/stream-key.js';
 import { normaliseSpec, streamKey } from '../../src/domain/stream-key.js';
@@ -18,6 +18,7 @@ import {
   type BackfillStore,
   isHeld,
   type RangePage,
+  type ReadAhead,
 } from '../../src/sync/ports/backfill-store.js';
 import {
   asPageCheckpoint,
@@ -407,6 +408,17 @@ export class MemoryStore extends MemoryRecords implements SyncStore, BackfillSto
     const merged = mergeRanges(this.proven.get(key) ?? []);
     this.proven.set(key, merged);
     return merged.length;
+  }
+
+  /** Encodes nothing ahead: its writes take the records as they are. */
+  prepareAhead(): void {}
+
+  /** Reads nothing ahead: the walk parses every answer. */
+  async readAhead(
+    _answer: KeyAnswerText,
+    _window: { after: number | null; upTo: number },
+  ): Promise<ReadAhead | null> {
+    return null;
   }
 
   async storedAbove(rawId: number): Promise<number> {

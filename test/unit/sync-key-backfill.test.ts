@@ -4,7 +4,7 @@ import { guessKeyAnswer } from '../../src/client/key-answer-guess.js';
 import type { KeyAnswerText, LedgerTx, TxKeyPage } from '../../src/domain/model.js';
 import { mergeRanges } from '../../src/domain/raw-id-ranges.js';
 import { fetchKeyRange, keyRepairTasks, splitKeyRanges } from '../../src/sync/backfill/key-backfill.js';
-import { syncByKey } from '../../src/sync/backfill/key-sync.js';
+import { laneBatchBytes, syncByKey } from '../../src/sync/backfill/key-sync.js';
 import { type HeldRecords, isHeld } from '../../src/sync/ports/backfill-store.js';
 import type { FetchKeyPage, FetchKeyText } from '../../src/sync/ports/fetches.js';
 import { LiveList, MemoryStore, storedIds } from './sync-fakes.js';
@@ -420,7 +420,7 @@ class ReadingStore extends MemoryStore {
   constructor(private readonly refuse: (after: number | null) => boolean = () => false) {
     super();
   }
-  readAhead = async (answer: KeyAnswerText, window: { after: number | null; upTo: number }) => {
+  override readAhead = async (answer: KeyAnswerText, window: { after: number | null; upTo: number }) => {
     this.readsAhead.push(window.after);
     if (this.refuse(window.after)) return null;
     let parsed: TxKeyPage;
@@ -562,5 +562,34 @@ describe('a range walk whose store parses the answers', () => {
     assert.equal(result.pages, 3);
     assert.deepEqual(text.requests, [299, 418, 538]);
     assert.deepEqual(parsedRequests, []);
+  });
+});
+
+describe('the answers lanes hold', () => {
+  it('commits fewer answers at a time as lanes are added, so what they hold together stays flat', async () => {
+    const answersPerCommit = async (lanes: number) => {
+      const list = new LiveList({ count: 6000 });
+      // About 1.2 MB of text an answer of a hundred records.
+      for (const tx of list.records) tx.data = JSON.stringify({ memo: 'x'.repeat(12_000) });
+      // Answers the store reads ahead commit in full batches only.
+      const store = new ReadingStore();
+      const sizes: number[] = [];
+      const commit = store.commitRangePages.bind(store);
+      store.commitRangePages = (input) => {
+        sizes.push(input.pages.length);
+        return commit(input);
+      };
+      const text = asText(list, { cap: 100 });
+      await syncInRanges(store, byKey(list), { fetchKeyText: text.fetchKeyText, lanes: () => lanes });
+      assert.equal(storedIds(store).length, 6000);
+      return Math.max(...sizes);
+    };
+    // Two lanes: a share of 8 MiB, six answers or more. Sixteen: 1 MiB each, one answer (two
+    // while fewer lanes run, at the start and the end).
+    assert.equal(laneBatchBytes(2), 8 * 1024 * 1024);
+    const few = await answersPerCommit(2);
+    assert.ok(few >= 6, `${few} answers in one commit at 2 lanes`);
+    const many = await answersPerCommit(16);
+    assert.ok(many <= 2, `${many} answers in one commit at 16 lanes`);
   });
 });

@@ -44,6 +44,7 @@ function arrayStore() {
       };
     },
     releaseStream: async () => {},
+    storedGaps: async () => null,
     advanceWatermark: async () => {},
     consolidateWalk: async () => {
       log.push('consolidate');

@@ -75,17 +75,18 @@ export function createBackfillStore(options: {
     runningRun: (key) => selectRunningBackfill(database.db, key),
     streamStarted: (key) => selectStreamStarted(database.db, key),
     commitRangePages,
-    encodeAhead: encodings.ahead,
-    copyAhead: copyEncoder ? (records, text) => copyEncoder.ahead(records, encodeOptions(), text) : undefined,
-    readAhead: copyEncoder
-      ? async (answer, window) => {
-          const read = await copyEncoder.read(answer.text, window, encodeOptions());
-          if (read === null || read.rejected > 0 || read.encoding === null) return null;
-          const records: HeldRecords = { held: true, rawIds: read.encoding.rawIds };
-          held.set(records, { encoding: read.encoding, answer });
-          return { hasNextPage: read.hasNextPage, rawIds: read.rawIds, timestamps: read.timestamps, records };
-        }
-      : undefined,
+    prepareAhead: (records, byKey) =>
+      byKey !== undefined && copyEncoder
+        ? copyEncoder.ahead(records, encodeOptions(), byKey.text)
+        : encodings.ahead(records),
+    async readAhead(answer, window) {
+      if (!copyEncoder) return null;
+      const read = await copyEncoder.read(answer.text, window, encodeOptions());
+      if (read === null || read.rejected > 0 || read.encoding === null) return null;
+      const records: HeldRecords = { held: true, rawIds: read.encoding.rawIds };
+      held.set(records, { encoding: read.encoding, answer });
+      return { hasNextPage: read.hasNextPage, rawIds: read.rawIds, timestamps: read.timestamps, records };
+    },
     provenRanges: (key) => selectProvenRanges(database.db, key),
     compactProvenRanges: (key) => database.db.transaction((tx) => compactProvenRanges(tx, key, now())),
     storedAbove: (rawId) => countStoredAbove(database.db, rawId),

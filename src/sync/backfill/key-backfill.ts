@@ -142,6 +142,11 @@ export interface FetchKeyRangeInput {
   /** Most answers in one transaction. Default {@link ANSWERS_PER_COMMIT}. */
   answersPerCommit?: number | undefined;
   /**
+   * Most bytes of answers (their text) in one transaction, read as each answer is added: lanes
+   * walking at once share a limit. Default: the commit pipeline's.
+   */
+  batchBytes?: (() => number) | undefined;
+  /**
    * The run's head time and the settling window: gaps read before they could settle lower the
    * run's `openGap` (see `settle.ts`). Absent: every gap counts as open.
    */
@@ -178,6 +183,7 @@ export async function fetchKeyRange(input: FetchKeyRangeInput): Promise<RangeRes
   const result: RangeResult = { pages: 0, records: 0, counts: zeroCounts(), lowest: null };
   const pipeline = createCommitPipeline<KeyRangeAnswer>({
     maxPages: Math.max(1, input.answersPerCommit ?? ANSWERS_PER_COMMIT),
+    maxBytes: input.batchBytes,
     sizeOf: (answer) => answer.bytes,
     lingerMs: 0,
     now,
@@ -307,7 +313,6 @@ function createAnswerReader(
   now: () => number,
 ): { read(cursor: number | null): Promise<RangeAnswer> } {
   const { store, spec, count, task } = input;
-  const readAhead = store.readAhead;
   // The next answer, asked while the one before it was parsed, and when.
   let asked: { cursor: number; at: number; answer: Promise<KeyAnswerText> | undefined } | null = null;
   const ask = (cursor: number) => {
@@ -335,11 +340,11 @@ function createAnswerReader(
       asked = null;
       const answer = await next.answer;
       let read: ReadAhead | null = null;
-      if (answer !== undefined && readAhead !== undefined) {
+      if (answer !== undefined) {
         // The next answer is asked for while the store parses this one, when its text says one follows.
         const last = answer.guess?.hasNextPage ? answer.guess.last : null;
         if (last !== null && last > from && last < task.upTo) asked = ask(last);
-        read = await readAhead(answer, { after: cursor, upTo: task.upTo });
+        read = await store.readAhead(answer, { after: cursor, upTo: task.upTo });
       }
       // An answer the screen would change is read here, where records can be set aside.
       if (read !== null && screen.passes(read.rawIds, cursor)) {
@@ -352,8 +357,7 @@ function createAnswerReader(
       const records = served.txs.filter(
         (tx) => (cursor === null || tx.rawId > cursor) && tx.rawId <= task.upTo,
       );
-      if (store.copyAhead) store.copyAhead(records, served.text);
-      else store.encodeAhead?.(records);
+      store.prepareAhead(records, { text: served.text });
       return { readAt: next.at, served, records, bytes: served.text?.length ?? recordBytes(records) };
     },
   };

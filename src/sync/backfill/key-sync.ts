@@ -194,6 +194,20 @@ function countOf(input: Pick<KeySyncInput, 'count'>): number {
   return input.count ?? 100;
 }
 
+/**
+ * The answers' text all lanes hold at most, their batches filling and committing together: what
+ * they hold stays flat however many lanes the budget and the distance call for. Each lane holds
+ * two batches (one committing while the next fills), so a lane's batch is full at its share of
+ * half of it: at 3 lanes past the sixteen answers a commit takes anyway, at 26 lanes (a budget of
+ * 100 a second 200 ms away) about six answers of a hundred records.
+ */
+export const LANES_HELD_BYTES = 32 * 1024 * 1024;
+
+/** The most bytes of answers in one lane's batch while `lanes` lanes walk: see {@link LANES_HELD_BYTES}. */
+export function laneBatchBytes(lanes: number): number {
+  return Math.floor(LANES_HELD_BYTES / (2 * Math.max(1, lanes)));
+}
+
 /** How many lanes the backfill wants now: `input.lanes` read as it goes. */
 function lanesNow(input: Pick<KeySyncInput, 'lanes'>): () => number {
   const lanes = input.lanes ?? 2;
@@ -265,6 +279,7 @@ async function walkRanges(args: {
       task,
       count: input.count,
       split,
+      batchBytes: () => laneBatchBytes(active),
       signal,
       logger: input.logger,
       settle: { headAt: run.headAt, windowMs: input.settleMs ?? SETTLE_MS },

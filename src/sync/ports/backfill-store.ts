@@ -100,23 +100,19 @@ export interface RangePageWriter {
     proven: RawIdRange[];
   }): Promise<WriteCounts>;
   /**
-   * Prepares records for their commit as soon as they are read (a saving only: the commit's
-   * statement then starts without waiting on their encoding). Optional.
+   * Prepares records for their commit as soon as they are read, a saving only: the commit's
+   * statement then starts without waiting on their encoding. `byKey`: they are one answer of a
+   * walk by key (ascending, new to the mirror, committed as this one array), with the answer's
+   * JSON when the fetch kept it, and the store may encode them elsewhere, for a write that
+   * copies them in. A store may do nothing.
    */
-  encodeAhead?: ((records: readonly LedgerTx[]) => void) | undefined;
-  /**
-   * {@link encodeAhead} for one answer of a walk by key (ascending, new to the mirror, committed
-   * as this one array): the store may encode them elsewhere, for a write that copies them in.
-   * `text`: the answer's JSON, when the fetch kept it. Optional; without it, `encodeAhead`.
-   */
-  copyAhead?: ((records: readonly LedgerTx[], text?: string) => void) | undefined;
+  prepareAhead(records: readonly LedgerTx[], byKey?: { text?: string | undefined }): void;
   /**
    * Parses an answer by key and encodes its records in the window (above `after`, up to `upTo`)
    * elsewhere, so the walk need not parse it: what the walk needs of it, and its records held
-   * for their commit. `null` when the walk is to parse the answer itself (its text could not be
-   * parsed there, or it set a record aside, or one cannot be encoded). Optional.
+   * for their commit. `null` when the walk is to parse the answer itself: the store does not
+   * read ahead, or the answer's text could not be parsed there, or it set a record aside, or one
+   * cannot be encoded.
    */
-  readAhead?:
-    | ((answer: KeyAnswerText, window: { after: number | null; upTo: number }) => Promise<ReadAhead | null>)
-    | undefined;
+  readAhead(answer: KeyAnswerText, window: { after: number | null; upTo: number }): Promise<ReadAhead | null>;
 }

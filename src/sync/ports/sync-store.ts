@@ -253,10 +253,10 @@ export interface SyncStore {
    * The gaps between stored records of the global list whose missing rawIds lie in
    * `(above, upTo]`, highest first, each with its rank counted among the records stored up to
    * `rankUpTo`. `null` when there are more than `limit`, or no record is stored at or below
-   * `above` (the gap below the lowest one has no lower side). Optional: without it, a tail by
-   * page number reads a span down to its settled mark to settle it.
+   * `above` (the gap below the lowest one has no lower side): a tail by page number then reads
+   * the span down to its settled mark to settle it.
    */
-  storedGaps?(input: {
+  storedGaps(input: {
     above: number;
     upTo: number;
     rankUpTo: number;

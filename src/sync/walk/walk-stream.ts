@@ -252,14 +252,7 @@ async function plannedGapCheck(
 ): Promise<GapCheck | null> {
   const head = promotedHead(ripe);
   const { settled } = state.settle;
-  if (
-    head === null ||
-    settled === null ||
-    state.watermark === null ||
-    !isGlobalList(input.spec) ||
-    !input.store.storedGaps
-  )
-    return null;
+  if (head === null || settled === null || state.watermark === null || !isGlobalList(input.spec)) return null;
   const gaps = await input.store.storedGaps({
     above: settled,
     upTo: head,
