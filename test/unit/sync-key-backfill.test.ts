@@ -416,7 +416,6 @@ describe('a first sync by key in lanes', () => {
  */
 class ReadingStore extends MemoryStore {
   readonly readsAhead: Array<number | null> = [];
-  private readonly held = new Map<HeldRecords, LedgerTx[]>();
   constructor(private readonly refuse: (after: number | null) => boolean = () => false) {
     super();
   }
@@ -433,8 +432,7 @@ class ReadingStore extends MemoryStore {
     const kept = txs.filter(
       (tx) => (window.after === null || tx.rawId > window.after) && tx.rawId <= window.upTo,
     );
-    const records: HeldRecords = { held: true, rawIds: kept.map((tx) => tx.rawId) };
-    this.held.set(records, kept);
+    const records: HeldRecords = { held: true, rawIds: kept.map((tx) => tx.rawId), reading: kept };
     return {
       hasNextPage,
       rawIds: txs.map((tx) => tx.rawId),
@@ -445,7 +443,7 @@ class ReadingStore extends MemoryStore {
   override commitRangePages(input: Parameters<MemoryStore['commitRangePages']>[0]) {
     const pages = input.pages.map((page) => ({
       ...page,
-      records: isHeld(page.records) ? this.held.get(page.records)! : page.records,
+      records: isHeld(page.records) ? (page.records.reading as LedgerTx[]) : page.records,
     }));
     return super.commitRangePages({ ...input, pages });
   }

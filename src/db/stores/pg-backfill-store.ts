@@ -2,7 +2,12 @@ import { backfillOwner } from '../../domain/lease-owner.js';
 import type { KeyAnswerText, LedgerTx, RejectedRecord } from '../../domain/model.js';
 import { DatabaseError } from '../../errors.js';
 import type { Logger } from '../../logger.js';
-import type { BackfillStore, HeldRecords, RangePage } from '../../sync/ports/backfill-store.js';
+import {
+  type BackfillStore,
+  type HeldRecords,
+  isHeld,
+  type RangePage,
+} from '../../sync/ports/backfill-store.js';
 import type { Database } from '../connect.js';
 import { nameOperations } from '../database-errors.js';
 import {
@@ -59,14 +64,12 @@ export function createBackfillStore(options: {
   const encodings = createEncodeAhead(encodeOptions);
   // Encodings made elsewhere are copied in: PostgreSQL only.
   const copyEncoder = database.withCopyConnection ? options.copyEncoder : undefined;
-  const held: HeldAnswers = new WeakMap();
   const commitRangePages = createRangeCommits({
     database,
     policy,
     now,
     encode: encodings.encode,
     copyEncoder,
-    held,
     logger: options.logger,
   });
   const store: BackfillStore = {
@@ -83,8 +86,8 @@ export function createBackfillStore(options: {
       if (!copyEncoder) return null;
       const read = await copyEncoder.read(answer.text, window, encodeOptions());
       if (read === null || read.rejected > 0 || read.encoding === null) return null;
-      const records: HeldRecords = { held: true, rawIds: read.encoding.rawIds };
-      held.set(records, { encoding: read.encoding, answer });
+      const reading: HeldAnswer = { encoding: read.encoding, answer };
+      const records: HeldRecords = { held: true, rawIds: read.encoding.rawIds, reading };
       return { hasNextPage: read.hasNextPage, rawIds: read.rawIds, timestamps: read.timestamps, records };
     },
     provenRanges: (key) => selectProvenRanges(database.db, key),
@@ -106,8 +109,19 @@ export function createBackfillStore(options: {
   });
 }
 
-/** The answers read ahead (`readAhead`), by their records' handle: their encoding, and the answer. */
-type HeldAnswers = WeakMap<HeldRecords, { encoding: CopyEncoding; answer: KeyAnswerText }>;
+/** What this store keeps of an answer it read ahead (`HeldRecords.reading`): the encoding, and the answer. */
+interface HeldAnswer {
+  encoding: CopyEncoding;
+  answer: KeyAnswerText;
+}
+
+/** The reading of records this store read ahead; throws for records another store read. */
+function heldAnswer(records: HeldRecords): HeldAnswer {
+  const reading = records.reading as Partial<HeldAnswer> | null | undefined;
+  if (reading?.encoding === undefined || reading.answer === undefined)
+    throw new Error('records read ahead by another store');
+  return reading as HeldAnswer;
+}
 
 /**
  * A range's commit: its records copied in from the encodings made ahead when they are all there
@@ -120,19 +134,18 @@ function createRangeCommits(deps: {
   now: () => Date;
   encode: (tx: LedgerTx) => EncodedTransaction;
   copyEncoder: CopyEncoder | undefined;
-  held: HeldAnswers;
   logger: Logger | undefined;
 }): BackfillStore['commitRangePages'] {
-  const { database, policy, now, copyEncoder, held } = deps;
+  const { database, policy, now, copyEncoder } = deps;
   const writeAssumingNew = createAssumeNewWrites();
   return async (input) => {
-    const encoded = copyEncoder ? await takeEncodings(copyEncoder, held, input.pages) : null;
+    const encoded = copyEncoder ? await takeEncodings(copyEncoder, input.pages) : null;
     const at = now();
     // Encoded on the main thread only when the commit takes the full way.
     let prepared: PreparedBatch | undefined;
     const prepare = (): PreparedBatch => {
       if (prepared !== undefined) return prepared;
-      const records = input.pages.map((page) => heldOrParsed(held, page.records));
+      const records = input.pages.map((page) => heldOrParsed(page.records));
       prepared = prepareBatch(records.flat(), {
         now: at,
         burnWindowMs: policy.burnWindowMs,
@@ -180,7 +193,6 @@ function createRangeCommits(deps: {
 /** The encodings of a commit's pages: held with their answer, or made ahead; `null` when one is missing. */
 async function takeEncodings(
   copyEncoder: CopyEncoder,
-  held: HeldAnswers,
   pages: readonly RangePage[],
 ): Promise<CopyEncoding[] | null> {
   const parsed = pages.flatMap((page) => (isHeld(page.records) ? [] : [page.records]));
@@ -188,7 +200,7 @@ async function takeEncodings(
   if (taken === null) return null;
   let next = 0;
   const encodings = pages.map((page) =>
-    isHeld(page.records) ? held.get(page.records)?.encoding : taken[next++],
+    isHeld(page.records) ? heldAnswer(page.records).encoding : taken[next++],
   );
   return encodings.every((e) => e !== undefined) ? (encodings as CopyEncoding[]) : null;
 }
@@ -197,10 +209,9 @@ async function takeEncodings(
  * A page's records as objects: parsed by the walk, or, held with their answer, parsed here from
  * it (a commit that takes the full way: records stored already, or a hash twice).
  */
-function heldOrParsed(held: HeldAnswers, records: LedgerTx[] | HeldRecords): LedgerTx[] {
+function heldOrParsed(records: LedgerTx[] | HeldRecords): LedgerTx[] {
   if (!isHeld(records)) return records;
-  const answer = held.get(records)?.answer;
-  if (answer === undefined) throw new Error('records read ahead by another store');
+  const { answer } = heldAnswer(records);
   const wanted = new Set(records.rawIds);
   const found = answer.parse().txs.filter((tx) => wanted.has(tx.rawId));
   if (found.length !== wanted.size) throw new Error('an answer read ahead no longer holds its records');
@@ -239,11 +250,6 @@ function copyEncoded(
   const { withCopyConnection } = database;
   if (!withCopyConnection) throw new Error('copied range write on a database without COPY');
   return withCopyConnection((connection) => copyEncodedRangeWrite(connection, input));
-}
-
-/** Whether a page's records are held by the store (`readAhead`): the walk's are an array. */
-function isHeld(records: readonly LedgerTx[] | HeldRecords): records is HeldRecords {
-  return !Array.isArray(records);
 }
 
 /** The rawIds of a page's records. */

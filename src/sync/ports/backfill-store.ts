@@ -54,13 +54,16 @@ export interface BackfillStore extends RangePageWriter {
 }
 
 /**
- * An answer's records read by the store itself (`readAhead`): the walk knows their rawIds; the
- * store commits them by this handle.
+ * An answer's records as the store read them itself (`readAhead`), passed back to it by value
+ * with their commit: their rawIds for the walk, and the store's reading of them, which the walk
+ * does not open.
  */
 export interface HeldRecords {
   readonly held: true;
   /** Ascending. */
   readonly rawIds: readonly number[];
+  /** What the store made of the answer (PostgreSQL: the records' encoding and the answer). */
+  readonly reading: unknown;
 }
 
 /** Whether a page's records are held by the store (`readAhead`) rather than parsed by the walk. */
