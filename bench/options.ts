@@ -94,7 +94,7 @@ export const SCENARIOS = [
 
 export const USAGE = `Usage: npm run bench -- [options]
 
-  --records N        records of the backfill (default 200000; 1000000 for the memory ratio 1M / 100k)
+  --records N        records of the backfill (default 200000; 2000000 for the memory ratio 2M / 200k)
   --quick            small sizes for a quick look (backfill 20000 unless --records given)
   --only a,b         scenarios to run: ${SCENARIOS.join(', ')} (default all)
   --out PATH         also write the JSON here
@@ -157,7 +157,7 @@ export function parseBenchOptions(argv: string[]): BenchOptions {
     budgetRecords: quick ? Math.min(5_000, records) : 50_000,
     budgetRequestsPerSecond: 50,
     tailRecords: quick ? Math.max(10, Math.min(1_000, Math.floor(records / 10))) : 1_000,
-    memorySmallRecords: Math.max(10, Math.min(100_000, Math.floor(records / 2))),
+    memorySmallRecords: Math.max(10, Math.min(200_000, Math.floor(records / 2))),
     freshnessHistory: quick ? 500 : 2_000,
     freshnessArrivalsPerSecond: 50,
     freshnessDurationMs: quick ? 6_000 : 30_000,

@@ -94,7 +94,7 @@ export interface Ratios {
   latencyVsIdeal: Maybe<number>;
   /** Pages the tail sync requested ÷ `ceil(new / 10) + 1`. */
   tailPagesVsIdeal: Maybe<number>;
-  /** Peak RSS of the large backfill ÷ that of the small one (1M ÷ 100k with `--records 1000000`). */
+  /** Peak RSS of the large backfill ÷ that of the small one (2M ÷ 200k with `--records 2000000`). */
   peakRss1mVs100k: Maybe<{ value: number; largeRecords: number; smallRecords: number }>;
   /** List requests (both dialects) per stored record of the backfill; absent in older results. */
   requestsPerRecord?: { sync: Maybe<number>; workers: Maybe<number> };
