@@ -114,7 +114,7 @@ export async function createContext(options: CreateContextOptions): Promise<AppC
   const writes = options.metrics?.writes;
   const store = writes === undefined ? pgStore : observeSyncStore(pgStore, writes);
   // Threads start with the first walk by key that copies its records in, if any does.
-  // A machine of one core encodes ahead on its one thread, as the commits would.
+  // A machine of one core encodes each commit's records on its one thread, when it writes them.
   const copyEncoder = !database.withCopyConnection
     ? undefined
     : options.copyEncoder === undefined

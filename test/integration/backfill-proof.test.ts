@@ -7,10 +7,13 @@ import { createLedgerClient, type LedgerClient } from '../../src/client/ledger-c
 import { queryRows } from '../../src/db/rows.js';
 import { createBackfillStore } from '../../src/db/stores/pg-backfill-store.js';
 import { createPgStore } from '../../src/db/stores/pg-sync-store.js';
+import { recomputeLedgerHash, signedMessage } from '../../src/domain/integrity.js';
 import { backfillOwner } from '../../src/domain/lease-owner.js';
+import type { LedgerTx } from '../../src/domain/model.js';
 import { createSimulator, type Simulator } from '../../src/simulator/index.js';
 import { checkBackfill, fetchRange, planBackfill } from '../../src/sync/backfill/parallel-backfill.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
+import { testAccount } from '../helpers/evm-signer.js';
 import { makeLedgerTx } from '../helpers/ledger-tx.js';
 
 const RECORDS = 1000;
@@ -364,5 +367,41 @@ describe('a range job retried after its last commit was lost in a crash', () => 
       .map((r) => r.rawId)
       .filter((id) => !stored.some((s) => Number(s.raw_id) === id));
     assert.deepEqual(missing, [], 'no record the service listed is missing once the backfill is proven');
+  });
+});
+
+describe('a range commit that checks signatures', () => {
+  let t: TestDatabase;
+  before(async () => {
+    t = await createTestDatabase();
+  });
+  after(async () => {
+    await t?.drop();
+  });
+
+  it('recovers the senders of what it writes when asked to check signatures, as a walk does', async () => {
+    const account = testAccount();
+    const signed = (rawId: number, overrides: Partial<LedgerTx> = {}): LedgerTx => {
+      // Each its own amount: the hash covers the fields, not the rawId.
+      const tx = makeLedgerTx({ rawId, from: account.address, amount: String(rawId) });
+      const sig = account.sign(signedMessage(tx)!);
+      return { ...tx, sig, ledgerHash: recomputeLedgerHash(tx)!, ...overrides };
+    };
+    const store = createBackfillStore({ database: t.database, checkSignatures: true });
+    const counts = await store.commitRangePages({
+      key: 'txs',
+      backfillId: 'b-sig',
+      pages: [{ page: 1, records: [signed(700), signed(701, { amount: '999999' })], rejected: [] }],
+      proven: [{ lo: 700, hi: 701 }],
+    });
+    assert.equal(counts.rejected, 0, JSON.stringify(counts));
+    const rows = await queryRows<{ raw_id: string; signature_check: string | null }>(
+      t.database.db,
+      sql`SELECT raw_id::text, signature_check FROM ledger_transactions WHERE raw_id IN (700, 701) ORDER BY raw_id`,
+    );
+    assert.deepEqual(rows, [
+      { raw_id: '700', signature_check: 'ok' },
+      { raw_id: '701', signature_check: 'mismatch' },
+    ]);
   });
 });

@@ -19,8 +19,6 @@ import {
 } from '../queries/backfill-proofs.js';
 import { UNIQUE_VIOLATION } from '../sqlstate.js';
 import { type CopyEncoder, type CopyEncoding, copyable } from '../write/copy-encoding.js';
-import type { EncodedTransaction } from '../write/encode.js';
-import { createEncodeAhead } from '../write/encode-ahead.js';
 import { warnIntegrityMismatches, warnMismatches } from '../write/integrity-log.js';
 import { type PreparedBatch, prepareBatch } from '../write/prepare-batch.js';
 import { copyEncodedRangeWrite, copyRangeWrite } from '../write/range-copy.js';
@@ -61,14 +59,13 @@ export function createBackfillStore(options: {
     burnWindowMs: policy.burnWindowMs,
     checkSignatures: options.checkSignatures === true,
   });
-  const encodings = createEncodeAhead(encodeOptions);
   // Encodings made elsewhere are copied in: PostgreSQL only.
   const copyEncoder = database.withCopyConnection ? options.copyEncoder : undefined;
   const commitRangePages = createRangeCommits({
     database,
     policy,
     now,
-    encode: encodings.encode,
+    checkSignatures: options.checkSignatures === true,
     copyEncoder,
     logger: options.logger,
   });
@@ -78,10 +75,7 @@ export function createBackfillStore(options: {
     runningRun: (key) => selectRunningBackfill(database.db, key),
     streamStarted: (key) => selectStreamStarted(database.db, key),
     commitRangePages,
-    prepareAhead: (records, byKey) =>
-      byKey !== undefined && copyEncoder
-        ? copyEncoder.ahead(records, encodeOptions(), byKey.text)
-        : encodings.ahead(records),
+    prepareAhead: (records, text) => copyEncoder?.ahead(records, encodeOptions(), text),
     async readAhead(answer, window) {
       if (!copyEncoder) return null;
       const read = await copyEncoder.read(answer.text, window, encodeOptions());
@@ -132,7 +126,7 @@ function createRangeCommits(deps: {
   database: Database;
   policy: RereadPolicy;
   now: () => Date;
-  encode: (tx: LedgerTx) => EncodedTransaction;
+  checkSignatures: boolean;
   copyEncoder: CopyEncoder | undefined;
   logger: Logger | undefined;
 }): BackfillStore['commitRangePages'] {
@@ -150,7 +144,7 @@ function createRangeCommits(deps: {
         now: at,
         burnWindowMs: policy.burnWindowMs,
         pages: input.pages.flatMap((page, i) => records[i]!.map(() => page.page)),
-        encode: deps.encode,
+        checkSignatures: deps.checkSignatures,
       });
       return prepared;
     };

@@ -7,7 +7,7 @@
 import type { LedgerTx, RejectedRecord } from '../../domain/model.js';
 import { InvalidRecordError } from '../../errors.js';
 import { immutableDifferences } from '../schema/immutable-columns.js';
-import { type EncodedTransaction, encodeTransaction } from './encode.js';
+import { encodeTransaction } from './encode.js';
 import type { ServedRecord } from './record-write-sql.js';
 
 /**
@@ -37,18 +37,14 @@ export function prepareBatch(
     pages?: readonly (number | null)[] | undefined;
     /** Recover EVM senders' signatures (see `encodeTransaction`). Default false. */
     checkSignatures?: boolean | undefined;
-    /** The encoding of a record, when some were encoded ahead (`encode-ahead.ts`). Default `encodeTransaction`. */
-    encode?: ((tx: LedgerTx) => EncodedTransaction) | undefined;
   },
 ): PreparedBatch {
-  const encode =
-    options.encode ??
-    ((tx: LedgerTx) =>
-      encodeTransaction(tx, {
-        now: options.now,
-        burnWindowMs: options.burnWindowMs,
-        checkSignatures: options.checkSignatures === true,
-      }));
+  const encodeOptions = {
+    now: options.now,
+    burnWindowMs: options.burnWindowMs,
+    checkSignatures: options.checkSignatures === true,
+  };
+  const encode = (tx: LedgerTx) => encodeTransaction(tx, encodeOptions);
   const kept = new Map<number, { item: ServedRecord; tx: LedgerTx }>();
   const lastFailure = new Map<number, RejectedRecord>();
   const divergent: ServedRecord[] = [];

@@ -304,7 +304,7 @@ function countOf(records: LedgerTx[] | HeldRecords): number {
  * next one is asked for meanwhile, after the rawId its text names last (`KeyAnswerText.guess`);
  * the parse decides, and an answer asked after a wrong guess is dropped unread. An answer the
  * store cannot take (a record set aside, one that cannot be encoded, text it cannot parse) is
- * parsed here, as is every answer otherwise; each one's records are encoded ahead for the commit.
+ * parsed here, as is every answer otherwise; each one's records are prepared for the commit then.
  */
 function createAnswerReader(
   input: FetchKeyRangeInput,
@@ -357,7 +357,7 @@ function createAnswerReader(
       const records = served.txs.filter(
         (tx) => (cursor === null || tx.rawId > cursor) && tx.rawId <= task.upTo,
       );
-      store.prepareAhead(records, { text: served.text });
+      store.prepareAhead(records, served.text);
       return { readAt: next.at, served, records, bytes: served.text?.length ?? recordBytes(records) };
     },
   };

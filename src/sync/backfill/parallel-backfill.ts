@@ -211,7 +211,6 @@ async function fetchScreenedRange(input: FetchRangeInput): Promise<RangeResult> 
     finished = atEnd || pastGap || pastRange;
     lastPage = page;
     const openGap = gaps.of(served, readAt, atEnd);
-    input.store.prepareAhead(served.txs);
     await committer.add(observed, { page, records: served.txs, rejected: served.rejected, openGap });
     if (finished) break;
   }

@@ -103,13 +103,12 @@ export interface RangePageWriter {
     proven: RawIdRange[];
   }): Promise<WriteCounts>;
   /**
-   * Prepares records for their commit as soon as they are read, a saving only: the commit's
-   * statement then starts without waiting on their encoding. `byKey`: they are one answer of a
-   * walk by key (ascending, new to the mirror, committed as this one array), with the answer's
-   * JSON when the fetch kept it, and the store may encode them elsewhere, for a write that
-   * copies them in. A store may do nothing.
+   * Prepares one answer of a walk by key (ascending, new to the mirror, committed as this one
+   * array) for its commit as soon as it is read, a saving only: the store may encode the records
+   * elsewhere, for a write that copies them in. `text`: the answer's JSON, when the fetch kept
+   * it. A store may do nothing.
    */
-  prepareAhead(records: readonly LedgerTx[], byKey?: { text?: string | undefined }): void;
+  prepareAhead(records: readonly LedgerTx[], text?: string): void;
   /**
    * Parses an answer by key and encodes its records in the window (above `after`, up to `upTo`)
    * elsewhere, so the walk need not parse it: what the walk needs of it, and its records held
