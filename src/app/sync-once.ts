@@ -158,18 +158,16 @@ export async function syncOnce(ctx: SyncContext, options: SyncOptions = {}): Pro
   const result: SyncResult = { tokens: null, streams: [], reread: null, reconcile: null, stopped: false };
   // Before anything is written: a mirror of one service is never filled from another.
   const service = await ctx.service?.ensure({ adopt: options.adoptService, signal: options.requestSignal });
-  if (ctx.saveTokens && (await tokensDue(ctx, options.refreshTokens))) {
-    const info = await ctx.client.info({ signal: options.requestSignal });
-    await ctx.saveTokens(info.tokenList);
-    result.tokens = info.tokenList.length;
-    ctx.logger.info({ tokens: result.tokens }, 'tokens refreshed');
-  }
+  // The tokens and the dialect are asked for at once: each is an answer's wait away.
+  const [tokens, dialect] = await Promise.all([
+    refreshTokens(ctx, options),
+    // By key where the service speaks it (LEDGER_PAGING; `auto` asks it once), else by page number.
+    ctx.dialects?.resolve(options.requestSignal) ?? ctx.client.listDialect({ signal: options.requestSignal }),
+  ]);
+  result.tokens = tokens;
   const fetchPage = createFetchPage(ctx.client, options.requestSignal);
   const fetchKeyPage = createFetchKeyPage(ctx.client, options.requestSignal);
   const specs = streamSpecs(options);
-  // By key where the service speaks it (LEDGER_PAGING; `auto` asks it once), else by page number.
-  const dialect = await (ctx.dialects?.resolve(options.requestSignal) ??
-    ctx.client.listDialect({ signal: options.requestSignal }));
   // Into an empty mirror, the read-side indexes are built once the walks are done, unless the
   // request budget, not the writes, bounds the backfill.
   const perRequest = dialect === 'key' ? ctx.client.keyCount() : PAGE_SIZE;
@@ -264,6 +262,15 @@ export const DEFER_INDEXES_ABOVE_ROWS_PER_SECOND = 5_000;
 export function indexesPayToDefer(requestsPerSecond: number | undefined, recordsPerRequest: number): boolean {
   if (requestsPerSecond === undefined || requestsPerSecond <= 0) return true;
   return requestsPerSecond * recordsPerRequest > DEFER_INDEXES_ABOVE_ROWS_PER_SECOND;
+}
+
+/** Refreshes the tokens from `/info` when due: how many it stored, `null` when not due. */
+async function refreshTokens(ctx: SyncContext, options: SyncOptions): Promise<number | null> {
+  if (!ctx.saveTokens || !(await tokensDue(ctx, options.refreshTokens))) return null;
+  const info = await ctx.client.info({ signal: options.requestSignal });
+  await ctx.saveTokens(info.tokenList);
+  ctx.logger.info({ tokens: info.tokenList.length }, 'tokens refreshed');
+  return info.tokenList.length;
 }
 
 /** Whether this run reads `/info`: asked for, or the stored token list is missing or stale. */

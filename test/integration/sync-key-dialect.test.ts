@@ -17,6 +17,8 @@ import { queryRows } from '../../src/db/rows.js';
 import { silentLogger } from '../../src/logger.js';
 import { createSimulator, type Simulator, type SimulatorOptions } from '../../src/simulator/index.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
+import { startHttpServer } from '../helpers/http-server.js';
+import { forward } from '../helpers/proxy.js';
 import { assertMirrorsTruth } from './sync-truth.js';
 
 const databases: TestDatabase[] = [];
@@ -346,6 +348,31 @@ describe('sync by key, the deployed dialect', () => {
       assert.ok(!seen.some((path) => path.startsWith('/txs')), 'no list asked of the main host');
     } finally {
       await new Promise((resolve) => main.close(resolve));
+    }
+  });
+
+  it('asks for the tokens and the dialect at once on a first run: one wait for both answers', async () => {
+    const { sim, url, database } = await setup({ records: 50, seed: 7, paging: 'key' });
+    // Every answer 100 ms away.
+    const proxy = await startHttpServer(async (request) => {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      return forward(url, request);
+    });
+    try {
+      await sync(database, { LEDGER_BASE_URL: proxy.baseUrl, LEDGER_PAGING: 'auto' });
+      const paths = proxy.requests.map((r) => (r.path === '/info' ? 'info' : 'list'));
+      assert.deepEqual(
+        paths.slice(0, 2).sort(),
+        ['info', 'list'],
+        'the first two requests: /info and the probe',
+      );
+      assert.ok(
+        Math.abs((proxy.requests[1]?.at ?? 0) - (proxy.requests[0]?.at ?? 0)) < 80,
+        'the second sent before the first was answered',
+      );
+      await assertMirrorsTruth(database.db, sim);
+    } finally {
+      await proxy.close();
     }
   });
 });
