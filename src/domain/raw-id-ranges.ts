@@ -1,4 +1,8 @@
-/** Inclusive ranges of rawIds and their arithmetic: merging, and the gaps a set of ranges leaves. */
+/**
+ * Inclusive ranges of rawIds and their arithmetic, the one the engine's proofs use: the union of
+ * ranges (`mergeRanges`), what they leave of a target (`findGaps`), chunks of a range
+ * (`chunkRange`), and how far the proofs reach from rawId 0 (`provenPrefixEnd`).
+ */
 
 /** An inclusive range of rawIds, `lo <= hi`. */
 export interface RawIdRange {
@@ -45,4 +49,31 @@ export function findGaps(proven: readonly RawIdRange[], target: RawIdRange): Raw
   }
   if (cursor <= target.hi) gaps.push({ lo: cursor, hi: target.hi });
   return gaps;
+}
+
+/**
+ * Cuts `range` into chunks that end on multiples of `width` (the one holding rawId 0 ends at
+ * `width`): chunks of a gap cut later line up with those cut before around it.
+ */
+export function chunkRange(range: RawIdRange, width: number): RawIdRange[] {
+  const step = Math.max(1, Math.floor(width));
+  const chunks: RawIdRange[] = [];
+  for (let lo = range.lo; lo <= range.hi; ) {
+    const hi = Math.min(range.hi, lo === 0 ? step : (Math.floor((lo - 1) / step) + 1) * step);
+    chunks.push({ lo, hi });
+    lo = hi + 1;
+  }
+  return chunks;
+}
+
+/**
+ * The top of the proven stretch that starts at rawId 0, at most `upTo`: every rawId up to it is
+ * proven, so a watermark may stand there. `null` when rawId 0 is not proven.
+ */
+export function provenPrefixEnd(
+  proven: readonly RawIdRange[],
+  upTo = Number.POSITIVE_INFINITY,
+): number | null {
+  const first = mergeRanges(proven)[0];
+  return first !== undefined && first.lo <= 0 ? Math.min(first.hi, upTo) : null;
 }

@@ -7,7 +7,7 @@
  * between them. Pages fetched in another order can skip what the list shifted past them: those
  * places stay unproven until a sequential walk across them joins both sides.
  */
-import { findGaps, mergeRanges, type RawIdRange } from '../domain/raw-id-ranges.js';
+import { findGaps, mergeRanges, provenPrefixEnd, type RawIdRange } from '../domain/raw-id-ranges.js';
 
 /** One page as fetched: the rawIds it served (newest first) and the page count it reported. */
 export interface ObservedPage {
@@ -95,8 +95,7 @@ export function repairStartFor(gap: RawIdRange, proven: readonly RawIdRange[], f
 export function judgeCompleteness(proven: readonly RawIdRange[], head: number): CompletenessReport {
   const merged = mergeRanges(proven);
   const gaps = findGaps(merged, { lo: 0, hi: head });
-  const first = merged[0];
-  const watermark = first && first.lo <= 0 ? Math.min(first.hi, head) : null;
+  const watermark = provenPrefixEnd(merged, head);
   return { proven: merged, gaps, watermark, complete: gaps.length === 0 };
 }
 

@@ -9,7 +9,7 @@
 
 import type { RereadPolicy } from '../../src/db/write/reread-queue.js';
 import type { KeyAnswerText, LedgerTx } from '../../src/domain/model.js';
-import { mergeRanges, type RawIdRange } from '../../src/domain/raw-id-ranges.js';
+import { mergeRanges, provenPrefixEnd, type RawIdRange } from '../../src/domain/raw-id-ranges.js';
 import type { StreamSpec } from '../../src/domain/stream-key.js';
 import { normaliseSpec, streamKey } from '../../src/domain/stream-key.js';
 import { CommitLostError, LeaseLostError } from '../../src/errors.js';
@@ -181,8 +181,7 @@ export class MemoryStore extends MemoryRecords implements SyncStore, BackfillSto
   ): Promise<void> {
     const row = this.fenced(lease);
     if (options.proven) {
-      const ranges = mergeRanges(this.proven.get(lease.key) ?? []);
-      if (!(ranges[0] !== undefined && ranges[0].lo <= 0 && ranges[0].hi >= watermark))
+      if ((provenPrefixEnd(this.proven.get(lease.key) ?? []) ?? -1) < watermark)
         throw new CommitLostError(
           lease.key,
           `its proven ranges no longer reach rawId ${watermark}`,

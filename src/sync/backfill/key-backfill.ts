@@ -9,7 +9,7 @@
  */
 
 import type { KeyAnswerText, LedgerTx, RejectedRecord, TxKeyPage } from '../../domain/model.js';
-import { findGaps, type RawIdRange } from '../../domain/raw-id-ranges.js';
+import { chunkRange, findGaps, type RawIdRange } from '../../domain/raw-id-ranges.js';
 import type { StreamSpec } from '../../domain/stream-key.js';
 import { streamKey } from '../../domain/stream-key.js';
 import { MalformedResponseError } from '../../errors.js';
@@ -58,14 +58,7 @@ export const KEY_REQUESTS_PER_RANGE = 100;
  * a gap lines up with them.
  */
 export function splitKeyRanges(gap: RawIdRange, width: number): KeyRangeTask[] {
-  const step = Math.max(1, Math.floor(width));
-  const tasks: KeyRangeTask[] = [];
-  for (let lo = gap.lo; lo <= gap.hi; ) {
-    const hi = Math.min(gap.hi, lo === 0 ? step : (Math.floor((lo - 1) / step) + 1) * step);
-    tasks.push({ after: lo === 0 ? null : lo - 1, upTo: hi });
-    lo = hi + 1;
-  }
-  return tasks;
+  return chunkRange(gap, width).map(({ lo, hi }) => ({ after: lo === 0 ? null : lo - 1, upTo: hi }));
 }
 
 /** The range walks that cover `gaps`, each at most `width` rawIds wide. */
