@@ -2,13 +2,7 @@
 import { sql } from 'drizzle-orm';
 import { CommitLostError, type LeaseLostError } from '../../errors.js';
 import type { Logger } from '../../logger.js';
-import {
-  asPageCheckpoint,
-  lastPageOf,
-  type PageCommit,
-  type SyncStore,
-  type WriteCounts,
-} from '../../sync/ports/sync-store.js';
+import type { PageCommit, SyncStore, WriteCounts } from '../../sync/ports/sync-store.js';
 import type { Database } from '../connect.js';
 import type { Db } from '../drizzle-db.js';
 import { queryRows } from '../rows.js';
@@ -38,7 +32,8 @@ export function createPageCommits(options: PageCommitOptions): Pick<SyncStore, '
     async commitPage(commit: PageCommit): Promise<WriteCounts> {
       const at = now();
       const { lease, pages } = commit;
-      const page = lastPageOf(commit);
+      // Rejected records are reported with the commit's last page (`lastPageOf` in the port).
+      const page = pages.at(-1)?.page ?? 1;
       // Every sighting, repeats included, with its page: a repeat that disagrees is a conflict.
       const prepared = prepareBatch(
         pages.flatMap((p) => p.records),
@@ -79,7 +74,7 @@ export function createPageCommits(options: PageCommitOptions): Pick<SyncStore, '
                 pages: pages.length,
                 lane: commit.lane && {
                   ...commit.lane,
-                  attempt: asPageCheckpoint(commit.walk)?.attempt ?? '',
+                  attempt: (commit.walk?.cursor === undefined ? commit.walk?.attempt : undefined) ?? '',
                 },
               },
             }),
