@@ -8,32 +8,30 @@
  */
 
 import type { RereadPolicy } from '../../src/db/write/reread-queue.js';
+import { asPageCheckpoint, type PageCheckpoint } from '../../src/domain/checkpoints.js';
+import { isHeld, lastPageOf } from '../../src/domain/commit-pages.js';
 import type { KeyAnswerText, LedgerTx } from '../../src/domain/model.js';
 import { mergeRanges, provenPrefixEnd, type RawIdRange } from '../../src/domain/raw-id-ranges.js';
 import type { StreamSpec } from '../../src/domain/stream-key.js';
 import { normaliseSpec, streamKey } from '../../src/domain/stream-key.js';
 import { CommitLostError, LeaseLostError } from '../../src/errors.js';
-import {
-  type BackfillRun,
-  type BackfillStore,
-  isHeld,
-  type RangePage,
-  type ReadAhead,
+import type {
+  BackfillRun,
+  BackfillStore,
+  RangePage,
+  ReadAhead,
 } from '../../src/sync/ports/backfill-store.js';
-import {
-  asPageCheckpoint,
-  type ClaimedRecord,
-  lastPageOf,
-  type PageCheckpoint,
-  type PageCommit,
-  type PendingRecord,
-  type ReleaseOutcome,
-  type SettleState,
-  type StoredGap,
-  type StreamLease,
-  type StreamState,
-  type SyncStore,
-  type WriteCounts,
+import type {
+  ClaimedRecord,
+  PageCommit,
+  PendingRecord,
+  ReleaseOutcome,
+  SettleState,
+  StoredGap,
+  StreamLease,
+  StreamState,
+  SyncStore,
+  WriteCounts,
 } from '../../src/sync/ports/sync-store.js';
 import { MemoryRecords } from './memory-records.js';
 

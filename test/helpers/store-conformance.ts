@@ -4,20 +4,16 @@
  * of the unit tests. It talks to the stores through the ports only. This file holds the leases,
  * fencing and checkpoints; `store-conformance-records.ts` the writes, re-reads and proofs.
  */
+
 import assert from 'node:assert/strict';
 import { beforeEach, describe, it } from 'node:test';
+import type { PageCheckpoint, WalkCheckpoint } from '../../src/domain/checkpoints.js';
 
 import type { LedgerTx } from '../../src/domain/model.js';
 import type { StreamSpec } from '../../src/domain/stream-key.js';
 import { CommitLostError, LeaseLostError } from '../../src/errors.js';
 import type { BackfillStore } from '../../src/sync/ports/backfill-store.js';
-import type {
-  PageCheckpoint,
-  PageCommit,
-  StreamLease,
-  SyncStore,
-  WalkCheckpoint,
-} from '../../src/sync/ports/sync-store.js';
+import type { PageCommit, StreamLease, SyncStore } from '../../src/sync/ports/sync-store.js';
 import { makeLedgerTx } from './ledger-tx.js';
 import { recordConformance } from './store-conformance-records.js';
 

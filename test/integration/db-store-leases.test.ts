@@ -6,8 +6,8 @@ import { releaseDeadLeases } from '../../src/cli/stale-leases.js';
 import { countNonFinal, listStreams, recentRuns } from '../../src/db/queries/stream-queries.js';
 import { queryOne } from '../../src/db/rows.js';
 import { createPgStore } from '../../src/db/stores/pg-sync-store.js';
+import { asPageCheckpoint } from '../../src/domain/checkpoints.js';
 import { LeaseLostError } from '../../src/errors.js';
-import { asPageCheckpoint } from '../../src/sync/ports/sync-store.js';
 import { makeLedgerTx } from '../helpers/ledger-tx.js';
 import { MINUTE, useStoreFixture } from '../helpers/store-fixture.js';
 

@@ -7,8 +7,8 @@ import { countRejected, listStreams } from '../../src/db/queries/stream-queries.
 import { queryOne } from '../../src/db/rows.js';
 import { createBackfillStore } from '../../src/db/stores/pg-backfill-store.js';
 import { tokensListedAt, upsertTokens } from '../../src/db/stores/tokens.js';
+import { asPageCheckpoint } from '../../src/domain/checkpoints.js';
 import { DatabaseError } from '../../src/errors.js';
-import { asPageCheckpoint } from '../../src/sync/ports/sync-store.js';
 import { makeLedgerTx } from '../helpers/ledger-tx.js';
 import { MINUTE, useStoreFixture } from '../helpers/store-fixture.js';
 

@@ -4,19 +4,21 @@ import { formatLastRun, formatListReading, listReading } from '../../src/app/sta
 
 describe('the dialect a stream is read in', () => {
   const byKey = { paging: 'key' as const, keyCount: 50 };
+  const byKeyWalk = { mode: 'backfill' as const, cursor: 700 };
+  const byPageWalk = { mode: 'backfill' as const, nextPage: 3, headRawId: null, totalPages: 9, owner: 'o' };
 
   it('follows the walk in progress: by key with the count its last run by key ended with, else by page', () => {
-    assert.deepEqual(listReading({ walk: { cursor: 700 }, lastRun: byKey, kept: 'page' }), {
+    assert.deepEqual(listReading({ walk: byKeyWalk, lastRun: byKey, kept: 'page' }), {
       dialect: 'key',
       count: 50,
       from: 'walk',
     });
-    assert.deepEqual(listReading({ walk: { cursor: 700 }, lastRun: null, kept: null }), {
+    assert.deepEqual(listReading({ walk: byKeyWalk, lastRun: null, kept: null }), {
       dialect: 'key',
       count: null,
       from: 'walk',
     });
-    assert.deepEqual(listReading({ walk: {}, lastRun: byKey, kept: 'key' }), {
+    assert.deepEqual(listReading({ walk: byPageWalk, lastRun: byKey, kept: 'key' }), {
       dialect: 'page',
       count: null,
       from: 'walk',

@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { guessKeyAnswer } from '../../src/client/key-answer-guess.js';
+import { type HeldRecords, isHeld } from '../../src/domain/commit-pages.js';
 import type { KeyAnswerText, LedgerTx, TxKeyPage } from '../../src/domain/model.js';
 import { mergeRanges } from '../../src/domain/raw-id-ranges.js';
 import { fetchKeyRange, keyRepairTasks, splitKeyRanges } from '../../src/sync/backfill/key-backfill.js';
 import { laneBatchBytes, syncByKey } from '../../src/sync/backfill/key-sync.js';
-import { type HeldRecords, isHeld } from '../../src/sync/ports/backfill-store.js';
 import type { FetchKeyPage, FetchKeyText } from '../../src/sync/ports/fetches.js';
 import { LiveList, MemoryStore, storedIds } from './sync-fakes.js';
 

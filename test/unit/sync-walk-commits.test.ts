@@ -1,14 +1,10 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import type { PageCheckpoint } from '../../src/domain/checkpoints.js';
+import { lastPageOf } from '../../src/domain/commit-pages.js';
 
 import type { TxPage } from '../../src/domain/model.js';
-import {
-  lastPageOf,
-  type PageCheckpoint,
-  type PageCommit,
-  type SyncStore,
-  type WriteCounts,
-} from '../../src/sync/ports/sync-store.js';
+import type { PageCommit, SyncStore, WriteCounts } from '../../src/sync/ports/sync-store.js';
 import { openStreamSession } from '../../src/sync/stream-session.js';
 import { quietLogger } from '../../src/sync/sync-logger.js';
 import { type AcceptedPage, createWalkCommits } from '../../src/sync/walk/walk-commits.js';

@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { asPageCheckpoint } from '../../src/domain/checkpoints.js';
+import { lastPageOf } from '../../src/domain/commit-pages.js';
 import { linkPages, pageRawIds } from '../../src/domain/page-links.js';
 import { MalformedResponseError } from '../../src/errors.js';
-import { asPageCheckpoint, lastPageOf } from '../../src/sync/ports/sync-store.js';
 import { walkStream } from '../../src/sync/walk/walk-stream.js';
 import { withSeed } from '../helpers/seed.js';
 import { LiveList, MemoryStore, makeTx, storedIds } from './sync-fakes.js';

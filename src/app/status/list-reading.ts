@@ -2,8 +2,9 @@
  * Which dialect a stream's list is read in, as `status` and the status page name it, from what
  * the database holds (pure: the queries hand it their rows).
  */
+
 import type { StreamLastRun } from '../../db/queries/stream-readings.js';
-import type { WalkCheckpoint } from '../../sync/ports/sync-store.js';
+import { isKeyCheckpoint, type WalkCheckpoint } from '../../domain/checkpoints.js';
 
 /** How a stream's list is read. */
 export interface ListReading {
@@ -20,14 +21,14 @@ export interface ListReading {
  * count of a walk by key is the one its stream's last run by key ended with: the walk keeps none.
  */
 export function listReading(input: {
-  walk: Pick<WalkCheckpoint, 'cursor'> | null;
+  walk: WalkCheckpoint | null;
   lastRun: Pick<StreamLastRun, 'paging' | 'keyCount'> | null;
   kept: 'key' | 'page' | null;
 }): ListReading | null {
   const { walk, lastRun, kept } = input;
   const runCount = lastRun?.paging === 'key' ? lastRun.keyCount : null;
   if (walk) {
-    const byKey = walk.cursor !== undefined;
+    const byKey = isKeyCheckpoint(walk);
     return { dialect: byKey ? 'key' : 'page', count: byKey ? runCount : null, from: 'walk' };
   }
   if (lastRun?.paging) return { dialect: lastRun.paging, count: runCount, from: 'run' };

@@ -3,6 +3,7 @@ import type { Database } from '../../db/connect.js';
 import type { StreamStatus } from '../../db/queries/stream-queries.js';
 import { readKeptDialect } from '../../db/queries/stream-readings.js';
 import { readSyncStatus, type SyncStatus } from '../../db/queries/sync-status.js';
+import { isKeyCheckpoint } from '../../domain/checkpoints.js';
 import type { Logger } from '../../logger.js';
 import type { QueueCounts } from '../../queue/queue-status.js';
 import { type ListReading, listReading } from './list-reading.js';
@@ -131,7 +132,7 @@ function streamReport(
     watermark: stream.watermark,
     walk,
     backfill: walk
-      ? walk.cursor !== undefined
+      ? isKeyCheckpoint(walk)
         ? { pagesDone: 0, totalPages: 0, cursor: walk.cursor }
         : { pagesDone: walk.nextPage - 1, totalPages: walk.totalPages }
       : null,

@@ -2,8 +2,9 @@
  * How far a stream is behind the service: the newest rawId the service was seen to list for it
  * (its head) minus the watermark. Pure: the sightings come from the database and the probe.
  */
+
 import type { StreamStatus } from '../../db/queries/stream-queries.js';
-import { asPageCheckpoint } from '../../sync/ports/sync-store.js';
+import { asPageCheckpoint } from '../../domain/checkpoints.js';
 
 /** A stream's head at the service as last seen, and when; both null before any sighting. */
 export interface KnownHead {

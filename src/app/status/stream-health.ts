@@ -4,6 +4,7 @@ import { readStreamFacts, type StreamFacts } from '../../db/queries/stream-facts
 import { readSyncStatus, type SyncStatus } from '../../db/queries/sync-status.js';
 import { readLastVerifyRun, type VerifyRun } from '../../db/queries/verify-runs.js';
 import { readMigrationState } from '../../db/schema/migrate-database.js';
+import { isKeyCheckpoint } from '../../domain/checkpoints.js';
 import type { RawIdRange } from '../../domain/raw-id-ranges.js';
 import type { StateSnapshot, StreamGaugeValues } from '../../metrics/index.js';
 import { headAgeSeconds, knownHead, lagRawIds } from './stream-head.js';
@@ -38,10 +39,9 @@ export function notReadyReasons(
   const missing: string[] = [];
   if (stream.watermark === null) missing.push('never completely backfilled (no watermark)');
   if (stream.walk?.mode === 'backfill') {
-    const at =
-      stream.walk.cursor !== undefined
-        ? `by key at rawId ${stream.walk.cursor}`
-        : `page ${stream.walk.nextPage - 1} of ${stream.walk.totalPages}`;
+    const at = isKeyCheckpoint(stream.walk)
+      ? `by key at rawId ${stream.walk.cursor}`
+      : `page ${stream.walk.nextPage - 1} of ${stream.walk.totalPages}`;
     missing.push(`backfill in progress: ${at}`);
   }
   const run = facts?.latestBackfill;
@@ -94,10 +94,10 @@ export function backfillProgress(
     return span > 0 ? Math.min(covered / span, 1) : 0;
   }
   if (stream.walk?.mode === 'backfill') {
-    const { cursor } = stream.walk;
+    const { walk } = stream;
     // By key: how far up the rawIds the walk is, of the head last seen.
-    if (cursor !== undefined) return stream.headRawId ? Math.min(cursor / stream.headRawId, 1) : 0;
-    return stream.walk.totalPages > 0 ? Math.min((stream.walk.nextPage - 1) / stream.walk.totalPages, 1) : 0;
+    if (isKeyCheckpoint(walk)) return stream.headRawId ? Math.min(walk.cursor / stream.headRawId, 1) : 0;
+    return walk.totalPages > 0 ? Math.min((walk.nextPage - 1) / walk.totalPages, 1) : 0;
   }
   return stream.watermark === null ? 0 : 1;
 }

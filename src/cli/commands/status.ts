@@ -1,6 +1,7 @@
 import { formatLastRun, formatListReading } from '../../app/status/list-reading.js';
 import type { StreamReport } from '../../app/status/status-report.js';
 import type { SyncStatus } from '../../db/queries/sync-status.js';
+import { isKeyCheckpoint } from '../../domain/checkpoints.js';
 import { defineCommand } from '../define-command.js';
 import { formatTable, shortenMiddle } from '../format.js';
 
@@ -117,6 +118,6 @@ function renderTable(streams: StreamReport[], status: SyncStatus, database: stri
 /** The WALK cell: a walk by page number's pages, a walk by key's rawId, or idle. */
 function walkCell(walk: StreamReport['walk']): string {
   if (!walk) return 'idle';
-  if (walk.cursor !== undefined) return `${walk.mode} by key at ${walk.cursor}`;
+  if (isKeyCheckpoint(walk)) return `${walk.mode} by key at ${walk.cursor}`;
   return `${walk.mode} ${walk.nextPage - 1}/${walk.totalPages} pages`;
 }

@@ -1,9 +1,10 @@
 /**
  * Read-only queries for `status` and reports: plain functions over the database, no state.
  */
+
 import { sql } from 'drizzle-orm';
+import type { WalkCheckpoint } from '../../domain/checkpoints.js';
 import type { StreamSpec } from '../../domain/stream-key.js';
-import type { WalkCheckpoint } from '../../sync/ports/sync-store.js';
 import { type Executor, queryOne, queryRows, toDate } from '../rows.js';
 
 /** A stream's stored state, lease and health. */

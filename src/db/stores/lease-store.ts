@@ -1,5 +1,7 @@
 /** Stream leases on PostgreSQL/PGlite: taking, renewing and releasing them, and the watermark. */
+
 import { sql } from 'drizzle-orm';
+import type { WalkCheckpoint } from '../../domain/checkpoints.js';
 import type { StreamSpec } from '../../domain/stream-key.js';
 import { normaliseSpec, streamKey } from '../../domain/stream-key.js';
 import { CommitLostError, LeaseLostError } from '../../errors.js';
@@ -9,7 +11,6 @@ import type {
   StreamLease,
   StreamState,
   SyncStore,
-  WalkCheckpoint,
 } from '../../sync/ports/sync-store.js';
 import type { Database } from '../connect.js';
 import { type Executor, queryRows, toDate } from '../rows.js';

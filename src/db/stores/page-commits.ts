@@ -1,5 +1,7 @@
 /** Page commits on PostgreSQL/PGlite: a stream walk's pages, written with its checkpoint. */
 import { sql } from 'drizzle-orm';
+import { asPageCheckpoint } from '../../domain/checkpoints.js';
+import { lastPageOf } from '../../domain/commit-pages.js';
 import { CommitLostError, type LeaseLostError } from '../../errors.js';
 import type { Logger } from '../../logger.js';
 import type { PageCommit, SyncStore, WriteCounts } from '../../sync/ports/sync-store.js';
@@ -32,8 +34,7 @@ export function createPageCommits(options: PageCommitOptions): Pick<SyncStore, '
     async commitPage(commit: PageCommit): Promise<WriteCounts> {
       const at = now();
       const { lease, pages } = commit;
-      // Rejected records are reported with the commit's last page (`lastPageOf` in the port).
-      const page = pages.at(-1)?.page ?? 1;
+      const page = lastPageOf(commit);
       // Every sighting, repeats included, with its page: a repeat that disagrees is a conflict.
       const prepared = prepareBatch(
         pages.flatMap((p) => p.records),
@@ -74,7 +75,7 @@ export function createPageCommits(options: PageCommitOptions): Pick<SyncStore, '
                 pages: pages.length,
                 lane: commit.lane && {
                   ...commit.lane,
-                  attempt: (commit.walk?.cursor === undefined ? commit.walk?.attempt : undefined) ?? '',
+                  attempt: asPageCheckpoint(commit.walk)?.attempt ?? '',
                 },
               },
             }),

@@ -1,8 +1,9 @@
+import { type HeldRecords, isHeld } from '../../domain/commit-pages.js';
 import { backfillOwner } from '../../domain/lease-owner.js';
 import type { KeyAnswerText, LedgerTx, RejectedRecord } from '../../domain/model.js';
 import { DatabaseError } from '../../errors.js';
 import type { Logger } from '../../logger.js';
-import type { BackfillStore, HeldRecords, RangePage } from '../../sync/ports/backfill-store.js';
+import type { BackfillStore, RangePage } from '../../sync/ports/backfill-store.js';
 import type { Database } from '../connect.js';
 import { nameOperations } from '../database-errors.js';
 import {
@@ -96,11 +97,6 @@ export function createBackfillStore(options: {
     compactProvenRanges: 'proof-compact',
     recordCheck: 'backfill-check-write',
   });
-}
-
-/** Whether a page's records are held (read ahead): the walk's are an array. */
-function isHeld(records: readonly LedgerTx[] | HeldRecords): records is HeldRecords {
-  return !Array.isArray(records);
 }
 
 /** What this store keeps of an answer it read ahead (`HeldRecords.reading`): the encoding, and the answer. */

@@ -8,20 +8,14 @@
  * walked again by key, from just below it.
  */
 
+import { type HeldRecords, isHeld } from '../../domain/commit-pages.js';
 import type { KeyAnswerText, LedgerTx, RejectedRecord, TxKeyPage } from '../../domain/model.js';
 import { chunkRange, findGaps, type RawIdRange } from '../../domain/raw-id-ranges.js';
 import type { StreamSpec } from '../../domain/stream-key.js';
 import { streamKey } from '../../domain/stream-key.js';
 import { MalformedResponseError } from '../../errors.js';
 import { createCommitPipeline, recordBytes } from '../commit-pipeline.js';
-import {
-  type BackfillRun,
-  type BackfillStore,
-  type HeldRecords,
-  isHeld,
-  type RangePage,
-  type ReadAhead,
-} from '../ports/backfill-store.js';
+import type { BackfillRun, BackfillStore, RangePage, ReadAhead } from '../ports/backfill-store.js';
 import type { FetchKeyHead, FetchKeyPage, FetchKeyText } from '../ports/fetches.js';
 import { keyWalkScreen, type RawIdScreen } from '../raw-id-screen.js';
 import { openGapLow, type SettleMark, settleMarks } from '../settle.js';

@@ -2,6 +2,8 @@
  * The parallel backfill's port: its runs, the ranges of rawIds they prove, and the writes of a
  * range's pages with their proofs. Implemented in `src/db/stores/pg-backfill-store.ts`.
  */
+
+import type { HeldRecords } from '../../domain/commit-pages.js';
 import type { KeyAnswerText, LedgerTx, RejectedRecord } from '../../domain/model.js';
 import type { RawIdRange } from '../../domain/raw-id-ranges.js';
 import type { WriteCounts } from './sync-store.js';
@@ -51,24 +53,6 @@ export interface BackfillStore extends RangePageWriter {
     status: BackfillRun['status'];
     error?: string;
   }): Promise<void>;
-}
-
-/**
- * An answer's records as the store read them itself (`readAhead`), passed back to it by value
- * with their commit: their rawIds for the walk, and the store's reading of them, which the walk
- * does not open.
- */
-export interface HeldRecords {
-  readonly held: true;
-  /** Ascending. */
-  readonly rawIds: readonly number[];
-  /** What the store made of the answer (PostgreSQL: the records' encoding and the answer). */
-  readonly reading: unknown;
-}
-
-/** Whether a page's records are held by the store (`readAhead`) rather than parsed by the walk. */
-export function isHeld(records: readonly LedgerTx[] | HeldRecords): records is HeldRecords {
-  return !Array.isArray(records);
 }
 
 /** What `readAhead` tells a walk by key of an answer. */

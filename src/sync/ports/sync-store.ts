@@ -7,65 +7,11 @@
  *
  * Nothing in `src/sync` imports pg, drizzle, bullmq or pino.
  */
+
+import type { WalkCheckpoint } from '../../domain/checkpoints.js';
+import type { CommittedPage } from '../../domain/commit-pages.js';
 import type { LedgerTx, RejectedRecord } from '../../domain/model.js';
 import type { StreamSpec } from '../../domain/stream-key.js';
-
-/**
- * Where a walk stands, stored with the stream and committed with each batch: a walk by page
- * number ({@link PageCheckpoint}) or by key ({@link KeyCheckpoint}, the one with a `cursor`).
- */
-export type WalkCheckpoint = PageCheckpoint | KeyCheckpoint;
-
-/** Whether a checkpoint is a walk by key's ({@link KeyCheckpoint}). */
-export function isKeyCheckpoint(walk: WalkCheckpoint): walk is KeyCheckpoint {
-  return walk.cursor !== undefined;
-}
-
-/** The checkpoint when it is a walk by page number's, else `null`. */
-export function asPageCheckpoint(walk: WalkCheckpoint | null | undefined): PageCheckpoint | null {
-  return walk === null || walk === undefined || isKeyCheckpoint(walk) ? null : walk;
-}
-
-/** What a walk of either dialect is doing. */
-interface CheckpointMode {
-  /** `backfill`: the whole list, first time. `tail`: from the head down to the watermark. */
-  mode: 'backfill' | 'tail';
-}
-
-/** Where a walk by page number stands. */
-export interface PageCheckpoint extends CheckpointMode {
-  /** The next page to fetch (1-based). Resuming there only repeats records, never skips. */
-  nextPage: number;
-  /** The highest `rawId` seen on page 1 when this walk began; becomes the watermark when it ends. */
-  headRawId: number | null;
-  /** The largest `totalPages` seen during this walk (it grows while walking). */
-  totalPages: number;
-  /**
-   * When page 1 was read (ms since the epoch): records below the head are settled once read a
-   * settling window after it (see `settle.ts`). Absent on checkpoints written before it was kept.
-   */
-  headAt?: number | undefined;
-  /**
-   * Which run of the walk wrote it, on the checkpoints of lane commits: the stream's checkpoint
-   * moves over one run's batches only, one after the other (see `SyncStore.consolidateWalk`).
-   */
-  attempt?: string | undefined;
-  cursor?: undefined;
-}
-
-/**
- * Where a walk by key (the deployed dialect) stands. Checkpoints stored before the two were told
- * apart also carry `nextPage: 1`, `headRawId: null` and `totalPages: 0`, which nothing reads.
- */
-export interface KeyCheckpoint extends CheckpointMode {
-  /** The last rawId committed: the next request asks for the records after it. */
-  cursor: number;
-  /**
-   * The lowest rawId missing from what it read that may still fill in (see `settle.ts`), kept
-   * across runs; absent when none.
-   */
-  openGap?: number | undefined;
-}
 
 /** A stream's persisted state as the engine sees it. */
 export interface StreamState {
@@ -97,7 +43,7 @@ export interface PageCommit {
    * The commit's pages in the order they were fetched, each with every record it served, repeats
    * included: each record is reported with its page, and a repeat whose immutable fields differ
    * from an earlier sighting is a conflict. Its rejected records are reported with the last page
-   * ({@link lastPageOf}).
+   * (`lastPageOf`).
    */
   pages: ReadonlyArray<CommittedPage>;
   /**
@@ -134,17 +80,6 @@ export interface PageCommit {
    * stream's checkpoint itself, in order.
    */
   lane?: { fromPage: number } | undefined;
-}
-
-/** One page of a {@link PageCommit}: its number (1-based, or an answer's index by key) and what it served. */
-export interface CommittedPage {
-  page: number;
-  records: readonly LedgerTx[];
-}
-
-/** The page a commit's rejected records are reported with: its last one (page 1 when it has none). */
-export function lastPageOf(commit: Pick<PageCommit, 'pages'>): number {
-  return commit.pages.at(-1)?.page ?? 1;
 }
 
 /** Counts of what a write did. `unchanged` rows were identical and not rewritten. */

@@ -6,19 +6,15 @@
  * so nothing is counted, compared or bisected; a server that answers fewer records than asked
  * (a silent cap) is simply followed from the last rawId it gave.
  */
+
 import { LEASE_MS, SETTLE_MS } from '../../defaults.js';
+import { isKeyCheckpoint, type KeyCheckpoint, type WalkCheckpoint } from '../../domain/checkpoints.js';
 import type { LedgerTx, RejectedRecord, TxKeyPage } from '../../domain/model.js';
 import type { StreamSpec } from '../../domain/stream-key.js';
 import { MalformedResponseError } from '../../errors.js';
 import { type CommitPipeline, createCommitPipeline, recordBytes } from '../commit-pipeline.js';
 import type { FetchKeyPage } from '../ports/fetches.js';
-import {
-  isKeyCheckpoint,
-  type KeyCheckpoint,
-  type SettleState,
-  type SyncStore,
-  type WalkCheckpoint,
-} from '../ports/sync-store.js';
+import type { SettleState, SyncStore } from '../ports/sync-store.js';
 import { keyWalkScreen, type RawIdScreen } from '../raw-id-screen.js';
 import { gapFloor, openGapLow, type SettleMark, settleAfterWalk, settleMarks, tailStop } from '../settle.js';
 import { openStreamSession, type StreamSession } from '../stream-session.js';
@@ -239,7 +235,8 @@ function keyCommits(input: {
     commit: async (answers) => {
       const last = answers[answers.length - 1]!;
       const ends = last.walk === null;
-      const records = distinct(answers.flatMap((a) => a.records));
+      // Records, not sightings: an answer may list again a record the one before listed.
+      const records = new Set(answers.flatMap((a) => a.records.map((tx) => tx.rawId))).size;
       const counts = await store.commitPage({
         lease: run.session.lease(),
         fromCursor: run.committedCursor,
@@ -254,7 +251,7 @@ function keyCommits(input: {
       const { result } = run;
       if (ends) result.watermark = run.highest;
       result.pages += answers.length;
-      result.records += records.length;
+      result.records += records;
       addCounts(result.counts, counts);
       const { key, mode } = result;
       onPage?.({
@@ -263,7 +260,7 @@ function keyCommits(input: {
         page: last.index,
         pages: answers.length,
         totalPages: 0,
-        records: records.length,
+        records,
         counts,
       });
     },
@@ -398,11 +395,4 @@ async function fetchAfter(
       );
     await delay((input.emptyPageDelayMs ?? 250) * 2 ** tries, input.signal);
   }
-}
-
-/** One record per rawId, the last sighting kept. */
-function distinct(records: LedgerTx[]): LedgerTx[] {
-  const byRawId = new Map<number, LedgerTx>();
-  for (const tx of records) byRawId.set(tx.rawId, tx);
-  return [...byRawId.values()];
 }

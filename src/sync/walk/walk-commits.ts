@@ -1,6 +1,7 @@
+import type { PageCheckpoint } from '../../domain/checkpoints.js';
 import type { TxPage } from '../../domain/model.js';
 import { type CommitPipeline, createCommitPipeline, recordBytes } from '../commit-pipeline.js';
-import type { PageCheckpoint, SettleState, SyncStore } from '../ports/sync-store.js';
+import type { SettleState, SyncStore } from '../ports/sync-store.js';
 import type { StreamSession } from '../stream-session.js';
 import { addCounts } from '../write-counts.js';
 import type { WalkResult, WalkStreamInput } from './walk-types.js';

@@ -1,6 +1,7 @@
+import { asPageCheckpoint, type PageCheckpoint } from '../../domain/checkpoints.js';
 import type { TxPage } from '../../domain/model.js';
 import { pageRawIds, tailPagesAtMost } from '../../domain/page-links.js';
-import { asPageCheckpoint, type PageCheckpoint, type StreamState } from '../ports/sync-store.js';
+import type { StreamState } from '../ports/sync-store.js';
 
 /** Where a walk stands: its checkpoint, and the lowest rawId of the page it accepted last. */
 export interface WalkCursor {

@@ -1,15 +1,10 @@
 import { LEASE_MS, SETTLE_MS } from '../../defaults.js';
+import { asPageCheckpoint, type PageCheckpoint } from '../../domain/checkpoints.js';
 import type { TxPage } from '../../domain/model.js';
 import { pageRawIds, sameIds } from '../../domain/page-links.js';
 import { isGlobalList } from '../../domain/stream-key.js';
 import { LeaseLostError, MalformedResponseError } from '../../errors.js';
-import {
-  asPageCheckpoint,
-  type PageCheckpoint,
-  type SettleState,
-  type StoredGap,
-  type StreamState,
-} from '../ports/sync-store.js';
+import type { SettleState, StoredGap, StreamState } from '../ports/sync-store.js';
 import { screenPages } from '../raw-id-screen.js';
 import {
   createSettleTracker,

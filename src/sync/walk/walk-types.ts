@@ -1,6 +1,7 @@
+import type { WalkCheckpoint } from '../../domain/checkpoints.js';
 import type { StreamSpec } from '../../domain/stream-key.js';
 import type { FetchPage } from '../ports/fetches.js';
-import type { SyncStore, WalkCheckpoint, WriteCounts } from '../ports/sync-store.js';
+import type { SyncStore, WriteCounts } from '../ports/sync-store.js';
 import type { SyncLogger } from '../sync-logger.js';
 
 /** What `walkStream` needs: the ports, the stream, and how hard to push. */
