@@ -2,7 +2,7 @@ import { accountProblem } from '../config.js';
 import { REREAD_LIMIT } from '../defaults.js';
 import type { StreamSpec } from '../domain/stream-key.js';
 import { UsageError } from '../errors.js';
-import type { KeyRangeTask } from '../sync/backfill/key-backfill.js';
+import type { KeyRangeTask } from '../sync/key-source.js';
 
 /** The queues: stream syncs and maintenance on one, the parallel backfill's pieces on the other. */
 export const QUEUE_NAMES = { sync: 'ledger-sync', backfill: 'ledger-backfill' } as const;

@@ -21,9 +21,9 @@
  */
 import type { LedgerTx, RejectedRecord } from '../domain/model.js';
 import { type StreamSpec, streamKey } from '../domain/stream-key.js';
+import { txPositions } from './keyless-repeats.js';
 import type { FetchKeyPage, FetchPage } from './ports/fetches.js';
 import type { SyncLogger } from './sync-logger.js';
-import { txPositions } from './walk/keyless-repeats.js';
 
 /**
  * The largest step above the highest rawId known to be real that is taken as arrivals without

@@ -9,28 +9,25 @@
  */
 
 import { type HeldRecords, isHeld } from '../../domain/commit-pages.js';
-import type { KeyAnswerText, LedgerTx, RejectedRecord, TxKeyPage } from '../../domain/model.js';
+import type { KeyAnswerText, LedgerTx, TxKeyPage } from '../../domain/model.js';
 import { chunkRange, findGaps, type RawIdRange } from '../../domain/raw-id-ranges.js';
 import type { StreamSpec } from '../../domain/stream-key.js';
 import { streamKey } from '../../domain/stream-key.js';
-import { MalformedResponseError } from '../../errors.js';
 import { createCommitPipeline, recordBytes } from '../commit-pipeline.js';
+import {
+  countUpTo,
+  createKeySource,
+  type KeyRangeTask,
+  type KeyRead,
+  movesOn,
+  readKeyAfter,
+} from '../key-source.js';
 import type { BackfillRun, BackfillStore, RangePage, ReadAhead } from '../ports/backfill-store.js';
 import type { FetchKeyHead, FetchKeyPage, FetchKeyText } from '../ports/fetches.js';
 import { keyWalkScreen, type RawIdScreen } from '../raw-id-screen.js';
-import { openGapLow, type SettleMark, settleMarks } from '../settle.js';
-import { delay, quietLogger, type SyncLogger } from '../sync-logger.js';
-import { keyedPlaces, keylessOnce } from '../walk/keyless-repeats.js';
+import { quietLogger, type SyncLogger } from '../sync-logger.js';
 import { addCounts, zeroCounts } from '../write-counts.js';
 import type { RangeResult } from './parallel-backfill.js';
-
-/** A stretch of rawIds for one range walk by key: the records after `after` up to `upTo`. */
-export interface KeyRangeTask {
-  /** The cursor the walk starts from (exclusive); `null`: the bottom of the list, rawId 0 included. */
-  after: number | null;
-  /** The highest rawId of the range (inclusive). */
-  upTo: number;
-}
 
 /**
  * Answers in one transaction by default: sixteen cost PostgreSQL about 5 % less than eight for the
@@ -161,13 +158,19 @@ interface KeyRangeAnswer {
  */
 export async function fetchKeyRange(input: FetchKeyRangeInput): Promise<RangeResult> {
   const { spec } = input;
-  // Its top comes down when the range gives its upper part away (`split`): every judgement of an
-  // answer reads it as the answer is judged.
-  const task: KeyRangeTask = { ...input.task };
   const key = streamKey(spec);
   const logger = input.logger ?? quietLogger;
   const now = input.now ?? Date.now;
   const result: RangeResult = { pages: 0, records: 0, counts: zeroCounts(), lowest: null };
+  const screen = keyWalkScreen({ fetchKeyPage: input.fetchKeyPage, spec, logger });
+  const reader = createAnswerReader(input, screen, now);
+  const source = createKeySource({
+    task: input.task,
+    read: reader.read,
+    settle: input.settle ?? { headAt: undefined, windowMs: Number.POSITIVE_INFINITY },
+  });
+  // Its top comes down when the range gives its upper part away (`split`).
+  const { task } = source;
   const pipeline = createCommitPipeline<KeyRangeAnswer>({
     maxPages: Math.max(1, input.answersPerCommit ?? ANSWERS_PER_COMMIT),
     maxBytes: input.batchBytes,
@@ -189,39 +192,25 @@ export async function fetchKeyRange(input: FetchKeyRangeInput): Promise<RangeRes
       if (last.resume.after !== null && last.resume.after < task.upTo) await input.onProgress?.(last.resume);
     },
   });
-  let cursor = task.after;
-  // The highest record read so far: the lower neighbour of a gap before the next answer's first.
-  let below: SettleMark | null = task.after === null ? null : { rawId: task.after, timestamp: 0 };
-  const setAside = keylessOnce();
-  const screen = keyWalkScreen({ fetchKeyPage: input.fetchKeyPage, spec, logger });
-  const reader = createAnswerReader({ ...input, task }, screen, key, now);
   try {
     for (let index = 1; ; index++) {
       input.signal?.throwIfAborted();
-      const { served, records, readAt, bytes } = await reader.read(cursor);
-      const marks = settleMarks(served).filter((m) => cursor === null || m.rawId > cursor);
-      const ids = marks.map((m) => m.rawId);
-      const last = ids.length > 0 ? Math.max(...ids) : null;
-      const ends = !served.hasNextPage || (last !== null && last >= task.upTo);
-      const top = ends ? task.upTo : Math.min(last ?? task.upTo, task.upTo);
-      const rejected = setAside(served, rejectedUpTo(served, task.upTo));
-      const openGap = gapOf(input, marks, below, readAt, top);
+      const { read, proven, ends, last, rejected, openGap } = await source.next();
+      const { records, bytes } = read;
       result.pages++;
       result.records += countOf(records);
       for (const rawId of isHeld(records) ? records.rawIds : records.map((tx) => tx.rawId))
         result.lowest = Math.min(result.lowest ?? rawId, rawId);
       pipeline.add({
         page: { page: index, records, rejected, openGap },
-        proven: { lo: cursor === null ? 0 : cursor + 1, hi: top },
-        resume: { after: top, upTo: task.upTo },
+        proven,
+        resume: { after: proven.hi, upTo: task.upTo },
         bytes,
       });
       if (ends) break;
-      below = marks.find((m) => m.rawId === last) ?? below;
-      cursor = last;
       if (last !== null) {
         const cut = input.split?.({ cursor: last, upTo: task.upTo }) ?? null;
-        if (cut !== null && cut > last && cut < task.upTo) task.upTo = cut;
+        if (cut !== null) source.cut(cut);
       }
       if (pipeline.full()) await pipeline.submit();
       // Else committed as soon as the running commit ends; a failure is thrown by the next submit.
@@ -244,38 +233,10 @@ export async function fetchKeyRange(input: FetchKeyRangeInput): Promise<RangeRes
   return result;
 }
 
-/**
- * The records an answer set aside that belong to the range: those whose rawId is at most `upTo`,
- * and those without one that the answer listed before its first record above `upTo`, or, when it
- * ends at `upTo` and more follow, before that last record (the range above reads the rest,
- * beginning with them), so a record is set aside by one range only.
- */
-function rejectedUpTo(served: ServedKeys, upTo: number): RejectedRecord[] {
-  if (served.rejected.length === 0) return [];
-  const keyed = keyedPlaces(served);
-  const above = keyed.find((k) => k.rawId > upTo);
-  const last = keyed.at(-1);
-  const cut =
-    above !== undefined
-      ? above.position
-      : served.hasNextPage && last !== undefined && last.rawId === upTo
-        ? last.position + 1
-        : Number.POSITIVE_INFINITY;
-  return served.rejected.filter((r) =>
-    r.rawId !== undefined ? r.rawId <= upTo : r.index === undefined || r.index < cut,
-  );
-}
-
-/** An answer as the walk needs it: its records' rawIds and times, what it set aside, whether more follow. */
-type ServedKeys = Pick<TxKeyPage, 'rejected' | 'hasNextPage'> & { txs: ReadonlyArray<SettleMark> };
-
 /** One answer of a range walk: what it served, and its records in the range after the cursor. */
-interface RangeAnswer {
-  served: ServedKeys;
+interface RangeAnswer extends KeyRead {
   /** Parsed here, or held by the store that parsed them (`readAhead`). */
   records: LedgerTx[] | HeldRecords;
-  /** When it was asked for (`now()`). */
-  readAt: number;
   /** About how many bytes it holds: its text, else its records'. */
   bytes: number;
 }
@@ -296,20 +257,31 @@ function countOf(records: LedgerTx[] | HeldRecords): number {
 function createAnswerReader(
   input: FetchKeyRangeInput,
   screen: RawIdScreen,
-  key: string,
   now: () => number,
-): { read(cursor: number | null): Promise<RangeAnswer> } {
-  const { store, spec, count, task } = input;
+): { read(cursor: number | null, upTo: number): Promise<RangeAnswer> } {
+  const { store, spec, count } = input;
+  const reading = {
+    fetchKeyPage: input.fetchKeyPage,
+    screen,
+    spec,
+    count,
+    emptyRetries: input.emptyAnswerRetries,
+    signal: input.signal,
+  };
   // The next answer, asked while the one before it was parsed, and when.
   let asked: { cursor: number; at: number; answer: Promise<KeyAnswerText> | undefined } | null = null;
-  const ask = (cursor: number) => {
+  const ask = (cursor: number, upTo: number) => {
     const at = now();
-    const answer = input.fetchKeyText?.(spec, { cursor, count: countUpTo(count, cursor, task.upTo) });
+    const answer = input.fetchKeyText?.(spec, { cursor, count: countUpTo(count, cursor, upTo) });
     // Dropped unread after a wrong guess: its failure is nobody's.
     answer?.catch(() => undefined);
     return { cursor, at, answer };
   };
-  const parsedHere = async (cursor: number | null, text?: KeyAnswerText): Promise<TxKeyPage> => {
+  const parsedHere = async (
+    cursor: number | null,
+    upTo: number,
+    text?: KeyAnswerText,
+  ): Promise<TxKeyPage> => {
     let parsed: TxKeyPage | undefined;
     try {
       parsed = text?.parse();
@@ -317,101 +289,33 @@ function createAnswerReader(
       // Read again the way every answer is read: its failures are retried, then reported.
     }
     const served = parsed && (await screen.screen(parsed, { after: cursor, order: 'asc' }));
-    if (served !== undefined && fresh(served, cursor ?? 0)) return served;
-    return readAnswer(input, screen, key, cursor ?? 0);
+    if (served !== undefined && movesOn(served, cursor ?? 0)) return served;
+    return readKeyAfter(reading, cursor ?? 0, upTo);
   };
   return {
-    async read(cursor) {
+    async read(cursor, upTo) {
       const from = cursor ?? 0;
-      const next = asked?.cursor === from ? asked : ask(from);
+      const next = asked?.cursor === from ? asked : ask(from, upTo);
       asked = null;
       const answer = await next.answer;
       let read: ReadAhead | null = null;
       if (answer !== undefined) {
         // The next answer is asked for while the store parses this one, when its text says one follows.
         const last = answer.guess?.hasNextPage ? answer.guess.last : null;
-        if (last !== null && last > from && last < task.upTo) asked = ask(last);
-        read = await store.readAhead(answer, { after: cursor, upTo: task.upTo });
+        if (last !== null && last > from && last < upTo) asked = ask(last, upTo);
+        read = await store.readAhead(answer, { after: cursor, upTo });
       }
       // An answer the screen would change is read here, where records can be set aside.
       if (read !== null && screen.passes(read.rawIds, cursor)) {
         const txs = read.rawIds.map((rawId, i) => ({ rawId, timestamp: read.timestamps[i] ?? 0 }));
         const served = { txs, rejected: [], hasNextPage: read.hasNextPage };
-        if (fresh(served, from))
+        if (movesOn(served, from))
           return { readAt: next.at, served, records: read.records, bytes: answer?.text.length ?? 0 };
       }
-      const served = await parsedHere(cursor, answer);
-      const records = served.txs.filter(
-        (tx) => (cursor === null || tx.rawId > cursor) && tx.rawId <= task.upTo,
-      );
+      const served = await parsedHere(cursor, upTo, answer);
+      const records = served.txs.filter((tx) => (cursor === null || tx.rawId > cursor) && tx.rawId <= upTo);
       store.prepareAhead(records, served.text);
       return { readAt: next.at, served, records, bytes: served.text?.length ?? recordBytes(records) };
     },
   };
-}
-
-/**
- * The count to ask after `cursor` in a range that ends at `upTo`: no more than the rawIds left in
- * it, so the range's last answer does not read records that the range above reads again. RawIds
- * are distinct whole numbers, so `upTo - cursor` records after `cursor` reach `upTo` or the end.
- * Never under {@link MIN_RANGE_COUNT}, so that a record without a rawId among them does not fill
- * the answer alone.
- */
-export function countUpTo(count: number | undefined, cursor: number, upTo: number): number | undefined {
-  if (count === undefined) return undefined;
-  return Math.min(count, Math.max(MIN_RANGE_COUNT, upTo - cursor));
-}
-
-/** The fewest records a range walk asks for (the client never halves a refused count below it either). */
-const MIN_RANGE_COUNT = 10;
-
-/** Whether an answer moves the walk on: a record after `cursor`, or the list's end. */
-function fresh(served: ServedKeys, cursor: number): boolean {
-  return (
-    !served.hasNextPage ||
-    served.txs.some((tx) => tx.rawId > cursor) ||
-    served.rejected.some((r) => (r.rawId ?? 0) > cursor)
-  );
-}
-
-/** One answer after `cursor`, screened; an empty one that says more follow is asked again, then malformed. */
-async function readAnswer(input: FetchKeyRangeInput, screen: RawIdScreen, key: string, cursor: number) {
-  for (let tries = 0; ; tries++) {
-    // Asked again with the full count: a short answer of records it cannot key never moves on.
-    const answer = await input.fetchKeyPage(input.spec, {
-      cursor,
-      count: tries === 0 ? countUpTo(input.count, cursor, input.task.upTo) : input.count,
-    });
-    const served = await screen.screen(answer, { after: cursor, order: 'asc' });
-    if (fresh(served, cursor)) return served;
-    if (tries >= (input.emptyAnswerRetries ?? 3))
-      throw new MalformedResponseError(
-        `stream ${key} after rawId ${cursor}`,
-        'empty answer although more records follow',
-        '',
-      );
-    await delay(250 * 2 ** tries, input.signal);
-  }
-}
-
-/** The lowest rawId up to `top` the answer leaves missing that may still fill in (see `settle.ts`). */
-function gapOf(
-  input: FetchKeyRangeInput,
-  marks: readonly SettleMark[],
-  below: SettleMark | null,
-  readAt: number,
-  top: number,
-): number | null {
-  if (input.settle !== undefined && input.settle.windowMs <= 0) return null;
-  const records = below === null ? [...marks] : [...marks, below];
-  const gap = openGapLow({
-    records,
-    above: null,
-    readAt,
-    headAt: input.settle?.headAt,
-    windowMs: input.settle?.windowMs ?? Number.POSITIVE_INFINITY,
-    // The bottom range: the rawIds below its first record count too.
-    bottom: below === null,
-  });
-  return gap !== null && gap <= top ? gap : null;
 }

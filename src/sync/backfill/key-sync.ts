@@ -9,6 +9,7 @@ import { randomUUID } from 'node:crypto';
 import { LEASE_MS, SETTLE_MS } from '../../defaults.js';
 import { streamKey } from '../../domain/stream-key.js';
 import { MalformedResponseError } from '../../errors.js';
+import type { KeyRangeTask } from '../key-source.js';
 import type { BackfillRun, BackfillStore } from '../ports/backfill-store.js';
 import type { FetchKeyHead, FetchKeyText } from '../ports/fetches.js';
 import { openStreamSession, type StreamSession } from '../stream-session.js';
@@ -16,13 +17,7 @@ import { quietLogger } from '../sync-logger.js';
 import { type KeyWalkInput, walkByKey } from '../walk/key-walk.js';
 import type { WalkResult } from '../walk/walk-types.js';
 import { addCounts, zeroCounts } from '../write-counts.js';
-import {
-  fetchKeyRange,
-  KEY_REQUESTS_PER_RANGE,
-  type KeyRangeTask,
-  pendingKeyTasks,
-  planKeyBackfill,
-} from './key-backfill.js';
+import { fetchKeyRange, KEY_REQUESTS_PER_RANGE, pendingKeyTasks, planKeyBackfill } from './key-backfill.js';
 import { checkBackfill } from './parallel-backfill.js';
 
 /** What {@link syncByKey} needs: the walk's, and what the backfill in lanes takes besides. */

@@ -9,19 +9,18 @@
 
 import { LEASE_MS, SETTLE_MS } from '../../defaults.js';
 import { isKeyCheckpoint, type KeyCheckpoint, type WalkCheckpoint } from '../../domain/checkpoints.js';
-import type { LedgerTx, RejectedRecord, TxKeyPage } from '../../domain/model.js';
+import type { LedgerTx, RejectedRecord } from '../../domain/model.js';
 import type { StreamSpec } from '../../domain/stream-key.js';
-import { MalformedResponseError } from '../../errors.js';
 import { type CommitPipeline, createCommitPipeline, recordBytes } from '../commit-pipeline.js';
+import { createKeySource, readKeyAfter } from '../key-source.js';
 import type { FetchKeyPage } from '../ports/fetches.js';
 import type { SettleState, SyncStore } from '../ports/sync-store.js';
-import { keyWalkScreen, type RawIdScreen } from '../raw-id-screen.js';
-import { gapFloor, openGapLow, type SettleMark, settleAfterWalk, settleMarks, tailStop } from '../settle.js';
+import { keyWalkScreen } from '../raw-id-screen.js';
+import { gapFloor, settleAfterWalk, tailStop } from '../settle.js';
 import { openStreamSession, type StreamSession } from '../stream-session.js';
-import { delay, quietLogger, type SyncLogger } from '../sync-logger.js';
+import { quietLogger, type SyncLogger } from '../sync-logger.js';
 import { addCounts, zeroCounts } from '../write-counts.js';
 import { readKeyHead } from './key-head.js';
-import { keylessOnce } from './keyless-repeats.js';
 import type { PageEvent, WalkResult } from './walk-types.js';
 
 /** What {@link walkByKey} needs. */
@@ -137,7 +136,6 @@ export async function walkByKey(input: KeyWalkInput): Promise<WalkResult> {
   const pipeline = keyCommits({ input, run, watermark, finish, now });
   const reader = createKeyReader({
     input,
-    key,
     mode,
     from,
     windowMs,
@@ -273,7 +271,6 @@ function keyCommits(input: {
  */
 function createKeyReader(input: {
   input: KeyWalkInput;
-  key: string;
   mode: WalkCheckpoint['mode'];
   from: number;
   windowMs: number;
@@ -284,25 +281,37 @@ function createKeyReader(input: {
   head: { watermark: number | null } | null;
   now: () => number;
 }) {
-  const { key, mode, windowMs, floor, now } = input;
+  const { mode, windowMs, floor, now } = input;
   const walkInput = input.input;
-  const screen = keyWalkScreen({
-    fetchKeyPage: walkInput.fetchKeyPage,
-    spec: walkInput.spec,
-    logger: walkInput.logger ?? quietLogger,
-  });
+  const { fetchKeyPage, spec, count } = walkInput;
+  const screen = keyWalkScreen({ fetchKeyPage, spec, logger: walkInput.logger ?? quietLogger });
   let cursor = input.from;
   let index = 0;
   let openGap = input.openGap;
-  // The highest record read so far: the lower neighbour of a gap before the next answer's first.
-  // At the start, the cursor itself: a gap between it and the first record read counts too.
-  let below: SettleMark = { rawId: input.from, timestamp: 0 };
   let readAt = now();
   let head = input.head;
   /** When the head answer was read; the ascending reads end once they reach its lowest rawId. */
   let headReadAt: number | undefined;
   let join: number | null = null;
-  const setAside = keylessOnce();
+  const reading = {
+    fetchKeyPage,
+    screen,
+    spec,
+    count,
+    emptyRetries: walkInput.emptyPageRetries,
+    emptyDelayMs: walkInput.emptyPageDelayMs,
+    signal: walkInput.signal,
+  };
+  // The open top range: ascending from the cursor to the end of the list.
+  const source = createKeySource({
+    task: { after: input.from, upTo: Number.POSITIVE_INFINITY },
+    read: async (after, upTo) => {
+      index++;
+      readAt = now();
+      return { served: await readKeyAfter(reading, after ?? 0, upTo), readAt };
+    },
+    settle: { windowMs, headAt: undefined, floor },
+  });
   const checkpoint = (): KeyCheckpoint => ({
     mode,
     cursor,
@@ -316,7 +325,6 @@ function createKeyReader(input: {
         const { watermark } = head;
         head = null;
         index++;
-        const { fetchKeyPage, spec, count } = walkInput;
         const read = await readKeyHead({
           fetchKeyPage,
           screen,
@@ -334,65 +342,17 @@ function createKeyReader(input: {
         const { records, rejected } = read;
         return { index, records, rejected, walk: read.reaches ? null : checkpoint(), openGap };
       }
-      const served = await fetchAfter(walkInput, screen, key, cursor, () => {
-        index++;
-        readAt = now();
-      });
-      const marks = settleMarks(served);
-      const ids = marks.map((m) => m.rawId).filter((id) => id > cursor);
-      // A window of 0: everything read is settled at once.
-      const gap =
-        windowMs <= 0
-          ? null
-          : openGapLow({
-              records: [...marks, below],
-              above: null,
-              readAt,
-              headAt: undefined,
-              windowMs,
-              floor,
-            });
-      if (gap !== null) openGap = Math.min(openGap ?? gap, gap);
-      const last = ids.length > 0 ? Math.max(...ids) : cursor;
-      below = marks.find((m) => m.rawId === last) ?? below;
-      cursor = last;
-      const ends = !served.hasNextPage || (join !== null && last >= join);
+      const step = await source.next();
+      if (step.openGap !== null) openGap = Math.min(openGap ?? step.openGap, step.openGap);
+      cursor = step.last ?? cursor;
+      const ends = step.ends || (join !== null && cursor >= join);
       return {
         index,
-        records: served.txs,
-        rejected: setAside(served),
+        records: step.read.served.txs,
+        rejected: step.rejected,
         walk: ends ? null : checkpoint(),
         openGap,
       };
     },
   };
-}
-
-/**
- * The records after `cursor`, screened: an empty answer that says more follow is asked again
- * (after a pause, doubled each time) before the walk fails. `onRequest` is called before each request.
- */
-async function fetchAfter(
-  input: KeyWalkInput,
-  screen: RawIdScreen,
-  key: string,
-  cursor: number,
-  onRequest: () => void,
-): Promise<TxKeyPage> {
-  for (let tries = 0; ; tries++) {
-    onRequest();
-    const served = await screen.screen(await input.fetchKeyPage(input.spec, { cursor, count: input.count }), {
-      after: cursor,
-      order: 'asc',
-    });
-    const more = settleMarks(served).some((m) => m.rawId > cursor);
-    if (more || !served.hasNextPage) return served;
-    if (tries >= (input.emptyPageRetries ?? 3))
-      throw new MalformedResponseError(
-        `stream ${key} after rawId ${cursor}`,
-        'empty answer although more records follow',
-        '',
-      );
-    await delay((input.emptyPageDelayMs ?? 250) * 2 ** tries, input.signal);
-  }
 }

@@ -3,7 +3,7 @@
  * asked from the last rawId read, so a keyless record listed after it is listed again at the
  * start of the next answer: it is one record, and is set aside once.
  */
-import type { RejectedRecord } from '../../domain/model.js';
+import type { RejectedRecord } from '../domain/model.js';
 
 /** An answer as placing needs it: its records' rawIds and what it set aside. */
 type KeyedAnswer = { txs: ReadonlyArray<{ rawId: number }>; rejected: readonly RejectedRecord[] };
