@@ -8,6 +8,7 @@
  * walked again by key, from just below it.
  */
 
+import { COMMIT_SIZES } from '../../defaults.js';
 import { type HeldRecords, isHeld } from '../../domain/commit-pages.js';
 import type { KeyAnswerText, LedgerTx, TxKeyPage } from '../../domain/model.js';
 import { chunkRange, findGaps, type RawIdRange } from '../../domain/raw-id-ranges.js';
@@ -28,13 +29,6 @@ import { keyWalkScreen, type RawIdScreen } from '../raw-id-screen.js';
 import { quietLogger, type SyncLogger } from '../sync-logger.js';
 import { addCounts, zeroCounts } from '../write-counts.js';
 import type { RangeResult } from './parallel-backfill.js';
-
-/**
- * Answers in one transaction by default: sixteen cost PostgreSQL about 5 % less than eight for the
- * same records (fewer commits and statements), the walk's memory a few megabytes more
- * (docs/performance.md).
- */
-const ANSWERS_PER_COMMIT = 16;
 
 /**
  * Requests of a full count in one range by default: 10,000 rawIds a range at a hundred a request.
@@ -123,7 +117,7 @@ export interface FetchKeyRangeInput {
         counts: RangeResult['counts'];
       }) => Promise<void> | void)
     | undefined;
-  /** Most answers in one transaction. Default {@link ANSWERS_PER_COMMIT}. */
+  /** Most answers in one transaction. Default `COMMIT_SIZES.keyRangeAnswers`. */
   answersPerCommit?: number | undefined;
   /**
    * Most bytes of answers (their text) in one transaction, read as each answer is added: lanes
@@ -172,7 +166,7 @@ export async function fetchKeyRange(input: FetchKeyRangeInput): Promise<RangeRes
   // Its top comes down when the range gives its upper part away (`split`).
   const { task } = source;
   const pipeline = createCommitPipeline<KeyRangeAnswer>({
-    maxPages: Math.max(1, input.answersPerCommit ?? ANSWERS_PER_COMMIT),
+    maxPages: Math.max(1, input.answersPerCommit ?? COMMIT_SIZES.keyRangeAnswers),
     maxBytes: input.batchBytes,
     sizeOf: (answer) => answer.bytes,
     lingerMs: 0,

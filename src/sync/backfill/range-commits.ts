@@ -1,3 +1,4 @@
+import { COMMIT_SIZES } from '../../defaults.js';
 import { type ObservedPage, provenByRun } from '../../verify/completeness.js';
 import { createCommitPipeline, recordBytes } from '../commit-pipeline.js';
 import type { RangePage, RangePageWriter } from '../ports/backfill-store.js';
@@ -6,7 +7,7 @@ import type { WriteCounts } from '../ports/sync-store.js';
 /** Defaults of a range task's commits: a default range (`PAGES_PER_RANGE`) commits in one go. */
 export const RANGE_COMMIT_DEFAULTS = {
   /** Most pages in one transaction. */
-  maxPages: 32,
+  maxPages: COMMIT_SIZES.pages,
   /** How long fetched pages wait for more while no commit runs: fewer, larger transactions. */
   lingerMs: 1000,
 };

@@ -7,7 +7,7 @@
  * (a silent cap) is simply followed from the last rawId it gave.
  */
 
-import { LEASE_MS, SETTLE_MS } from '../../defaults.js';
+import { COMMIT_SIZES, LEASE_MS, SETTLE_MS } from '../../defaults.js';
 import { isKeyCheckpoint, type KeyCheckpoint, type WalkCheckpoint } from '../../domain/checkpoints.js';
 import type { LedgerTx, RejectedRecord } from '../../domain/model.js';
 import type { StreamSpec } from '../../domain/stream-key.js';
@@ -50,7 +50,7 @@ export interface KeyWalkInput {
    * reads only what arrived since. Default false: ascending from the settled mark.
    */
   headFirst?: boolean | undefined;
-  /** Most answers committed in one transaction (those that arrived while a commit ran). Default 8. */
+  /** Most answers committed in one transaction (those that arrived while a commit ran). Default `COMMIT_SIZES.keyWalkAnswers`. */
   pagesPerCommit?: number | undefined;
   /** How often an empty answer that says more follow is asked again before the walk fails. Default 3. */
   emptyPageRetries?: number | undefined;
@@ -226,7 +226,7 @@ function keyCommits(input: {
   const { run, watermark } = input;
   const { store, onPage } = input.input;
   return createCommitPipeline<KeyAnswer>({
-    maxPages: Math.max(1, input.input.pagesPerCommit ?? 8),
+    maxPages: Math.max(1, input.input.pagesPerCommit ?? COMMIT_SIZES.keyWalkAnswers),
     sizeOf: (answer) => recordBytes(answer.records),
     lingerMs: 0,
     now: input.now,

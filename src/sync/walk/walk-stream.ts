@@ -1,4 +1,4 @@
-import { LEASE_MS, SETTLE_MS } from '../../defaults.js';
+import { COMMIT_SIZES, LEASE_MS, SETTLE_MS } from '../../defaults.js';
 import { asPageCheckpoint, type PageCheckpoint } from '../../domain/checkpoints.js';
 import type { TxPage } from '../../domain/model.js';
 import { pageRawIds, sameIds } from '../../domain/page-links.js';
@@ -30,7 +30,7 @@ const DEFAULTS = {
   leaseMs: LEASE_MS.walk,
   settleMs: SETTLE_MS,
   concurrency: 4,
-  pagesPerCommit: 32,
+  pagesPerCommit: COMMIT_SIZES.pages,
   commitLingerMs: 200,
   emptyPageRetries: 3,
   emptyPageDelayMs: 250,
