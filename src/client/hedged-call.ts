@@ -1,5 +1,5 @@
 import type { HedgePolicy } from './hedge-policy.js';
-import { type AbortLike, StopToken } from './stop-token.js';
+import { type AbortLike, StopToken, sharedStop } from './stop-token.js';
 
 /** Input of {@link runHedged}. */
 export interface HedgedCall<T> {
@@ -22,7 +22,8 @@ const LOST = new Error('another request for the same page answered first');
  * first request's error. Each successful answer's time feeds the policy.
  */
 export function runHedged<T>(input: HedgedCall<T>): Promise<T> {
-  const { policy, call, signal: outer } = input;
+  const { policy, call } = input;
+  const outer = sharedStop(input.signal);
   const delayMs = policy.delayMs();
   if (delayMs === undefined) {
     // The plain path: no controllers, no timer.

@@ -40,6 +40,28 @@ export class StopToken implements AbortLike {
   }
 }
 
+/** The token standing in for each caller's signal (see {@link sharedStop}). */
+const relays = new WeakMap<AbortLike, StopToken>();
+
+/**
+ * One token for every request of the client that `signal` stops: the caller's signal gets one
+ * listener, however many requests, budget waits and retry waits listen meanwhile (the client
+ * keeps up to its in-flight ceiling at once, and Node takes more than ten listeners on one
+ * `AbortSignal` for a leak and warns on stderr). The client's own tokens are used as they are.
+ */
+export function sharedStop(signal: AbortLike | undefined): AbortLike | undefined {
+  if (signal === undefined || signal instanceof StopToken) return signal;
+  let relay = relays.get(signal);
+  if (relay === undefined) {
+    const token = new StopToken();
+    if (signal.aborted) token.abort(signal.reason);
+    else signal.addEventListener('abort', () => token.abort(signal.reason), { once: true });
+    relays.set(signal, token);
+    relay = token;
+  }
+  return relay;
+}
+
 /** Waits `ms`; an abort rejects with the signal's own reason. */
 export function sleep(ms: number, signal?: AbortLike | undefined): Promise<void> {
   return new Promise((resolve, reject) => {

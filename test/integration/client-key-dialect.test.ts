@@ -384,3 +384,37 @@ describe('the list host', () => {
     );
   });
 });
+
+describe('many requests under one signal', () => {
+  it('keeps thirty requests in flight on one signal without a leak warning, and stops them all with it', async () => {
+    const server = await serve((request) => ({ body: keyAnswer(request.query, 5_000), delayMs: 50 }));
+    const client = connect({ baseUrl: server.baseUrl, connections: 32 });
+    const warnings: string[] = [];
+    const onWarning = (warning: Error) => warnings.push(warning.name);
+    process.on('warning', onWarning);
+    try {
+      const stop = new AbortController();
+      const answers = await Promise.all(
+        Array.from({ length: 30 }, (_, i) =>
+          client.txsByKey({ order: 'asc', cursor: i * 100, count: 100 }, { signal: stop.signal }),
+        ),
+      );
+      assert.equal(answers.length, 30);
+      const stopped = Array.from({ length: 30 }, (_, i) =>
+        client.txsByKey({ order: 'asc', cursor: i * 100, count: 100 }, { signal: stop.signal }),
+      );
+      const reason = new Error('stopped');
+      setTimeout(() => stop.abort(reason), 10);
+      const outcomes = await Promise.allSettled(stopped);
+      assert.ok(outcomes.every((o) => o.status === 'rejected' && o.reason === reason));
+      // A warning is emitted on the next tick.
+      await new Promise((resolve) => setImmediate(resolve));
+      assert.deepEqual(
+        warnings.filter((name) => name === 'MaxListenersExceededWarning'),
+        [],
+      );
+    } finally {
+      process.off('warning', onWarning);
+    }
+  });
+});
