@@ -34,6 +34,12 @@ export const PAGES_PER_RANGE = 32;
  */
 export const COMMIT_SIZES = { pages: 32, keyRangeAnswers: 16, keyWalkAnswers: 8 } as const;
 
+/**
+ * An empty answer that says more follow (a page before the last, an answer by key after its
+ * cursor) is asked again this many times, after a pause doubled each time, before the walk fails.
+ */
+export const EMPTY_ANSWER_RETRY = { retries: 3, delayMs: 250 } as const;
+
 /** Re-read schedule defaults of records not final yet, for `loadConfig` and the store alike. */
 export const REREAD_DEFAULTS = {
   recheckAfterMs: 2_000,

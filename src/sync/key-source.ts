@@ -8,6 +8,7 @@
  * fetch, or one read ahead on the store's thread); an empty answer that says more follow is asked
  * again by {@link readKeyAfter}.
  */
+import { EMPTY_ANSWER_RETRY } from '../defaults.js';
 import type { RejectedRecord, TxKeyPage } from '../domain/model.js';
 import type { RawIdRange } from '../domain/raw-id-ranges.js';
 import { type StreamSpec, streamKey } from '../domain/stream-key.js';
@@ -119,9 +120,9 @@ export interface KeyReadInput {
   spec: StreamSpec;
   /** Records asked per request. Default: the fetch's own. */
   count?: number | undefined;
-  /** How often an empty answer that says more follow is asked again before the read fails. Default 3. */
+  /** How often an empty answer that says more follow is asked again before the read fails. Default `EMPTY_ANSWER_RETRY`. */
   emptyRetries?: number | undefined;
-  /** Pause before asking an empty answer again, doubled each time. Default 250. */
+  /** Pause before asking an empty answer again, doubled each time. Default `EMPTY_ANSWER_RETRY`. */
   emptyDelayMs?: number | undefined;
   signal?: AbortSignal | undefined;
 }
@@ -137,13 +138,13 @@ export async function readKeyAfter(input: KeyReadInput, cursor: number, upTo: nu
     const answer = await input.fetchKeyPage(input.spec, { cursor, count });
     const served = await input.screen.screen(answer, { after: cursor, order: 'asc' });
     if (movesOn(served, cursor)) return served;
-    if (tries >= (input.emptyRetries ?? 3))
+    if (tries >= (input.emptyRetries ?? EMPTY_ANSWER_RETRY.retries))
       throw new MalformedResponseError(
         `stream ${streamKey(input.spec)} after rawId ${cursor}`,
         'empty answer although more records follow',
         '',
       );
-    await delay((input.emptyDelayMs ?? 250) * 2 ** tries, input.signal);
+    await delay((input.emptyDelayMs ?? EMPTY_ANSWER_RETRY.delayMs) * 2 ** tries, input.signal);
   }
 }
 

@@ -129,8 +129,6 @@ export interface FetchKeyRangeInput {
    * run's `openGap` (see `settle.ts`). Absent: every gap counts as open.
    */
   settle?: { headAt: number; windowMs: number } | undefined;
-  /** How often an empty answer that says more follow is asked again. Default 3. */
-  emptyAnswerRetries?: number | undefined;
   now?: (() => number) | undefined;
 }
 
@@ -259,7 +257,6 @@ function createAnswerReader(
     screen,
     spec,
     count,
-    emptyRetries: input.emptyAnswerRetries,
     signal: input.signal,
   };
   // The next answer, asked while the one before it was parsed, and when.

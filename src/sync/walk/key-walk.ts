@@ -52,9 +52,9 @@ export interface KeyWalkInput {
   headFirst?: boolean | undefined;
   /** Most answers committed in one transaction (those that arrived while a commit ran). Default `COMMIT_SIZES.keyWalkAnswers`. */
   pagesPerCommit?: number | undefined;
-  /** How often an empty answer that says more follow is asked again before the walk fails. Default 3. */
+  /** How often an empty answer that says more follow is asked again before the walk fails. Default `EMPTY_ANSWER_RETRY`. */
   emptyPageRetries?: number | undefined;
-  /** Pause before asking an empty answer again, doubled each time. Default 250. */
+  /** Pause before asking an empty answer again, doubled each time. Default `EMPTY_ANSWER_RETRY`. */
   emptyPageDelayMs?: number | undefined;
   /** Once aborted, the walk stops after the answer in flight, its records committed. */
   signal?: AbortSignal | undefined;

@@ -1,4 +1,4 @@
-import { COMMIT_SIZES, LEASE_MS, SETTLE_MS } from '../../defaults.js';
+import { COMMIT_SIZES, EMPTY_ANSWER_RETRY, LEASE_MS, SETTLE_MS } from '../../defaults.js';
 import { asPageCheckpoint, type PageCheckpoint } from '../../domain/checkpoints.js';
 import type { TxPage } from '../../domain/model.js';
 import { pageRawIds, sameIds } from '../../domain/page-links.js';
@@ -32,8 +32,8 @@ const DEFAULTS = {
   concurrency: 4,
   pagesPerCommit: COMMIT_SIZES.pages,
   commitLingerMs: 200,
-  emptyPageRetries: 3,
-  emptyPageDelayMs: 250,
+  emptyPageRetries: EMPTY_ANSWER_RETRY.retries,
+  emptyPageDelayMs: EMPTY_ANSWER_RETRY.delayMs,
 };
 
 /** One walk under way: what its steps share. */

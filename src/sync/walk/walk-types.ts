@@ -27,7 +27,7 @@ export interface WalkStreamInput {
    * pages that show the span's gaps could settle it (see `gap-proof.ts`). Default false.
    */
   readToMark?: boolean | undefined;
-  /** How often an empty page before `totalPages` is fetched again before the walk fails. Default 3. */
+  /** How often an empty page before `totalPages` is fetched again before the walk fails. Default `EMPTY_ANSWER_RETRY`. */
   emptyPageRetries?: number;
   /** Most pages committed in one transaction (pages already fetched in a row). Default 32. */
   pagesPerCommit?: number;
@@ -44,7 +44,7 @@ export interface WalkStreamInput {
    * old (see `tailReadsToMark`). Default 3000.
    */
   settleMs?: number | undefined;
-  /** Pause before refetching an empty page, doubled each time. Default 250. */
+  /** Pause before refetching an empty page, doubled each time. Default `EMPTY_ANSWER_RETRY`. */
   emptyPageDelayMs?: number;
   /** Once aborted, the walk stops after the page in flight, checkpoint committed. */
   signal?: AbortSignal | undefined;
