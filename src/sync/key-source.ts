@@ -150,7 +150,10 @@ export async function readKeyAfter(input: KeyReadInput, cursor: number, upTo: nu
 
 /** Whether an answer moves a walk on: a record after `cursor` (set aside or not), or the list's end. */
 export function movesOn(served: ServedKeys, cursor: number): boolean {
-  return !served.hasNextPage || settleMarks(served).some((m) => m.rawId > cursor);
+  if (!served.hasNextPage || served.txs.some((tx) => tx.rawId > cursor)) return true;
+  return served.rejected.some(
+    (r) => r.rawId !== undefined && Number.isSafeInteger(r.rawId) && r.rawId > cursor,
+  );
 }
 
 /**
