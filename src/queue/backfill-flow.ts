@@ -3,7 +3,7 @@ import type { FlowJob } from 'bullmq';
 import { backfillOwner } from '../domain/lease-owner.js';
 import type { StreamSpec } from '../domain/stream-key.js';
 import { streamKey } from '../domain/stream-key.js';
-import { planKeyBackfill } from '../sync/backfill/key-backfill.js';
+import { planKeyBackfill, taperKeyTasks } from '../sync/backfill/key-backfill.js';
 import type { RangeTask } from '../sync/backfill/parallel-backfill.js';
 import { planBackfill } from '../sync/backfill/parallel-backfill.js';
 import type { KeyRangeTask } from '../sync/key-source.js';
@@ -89,13 +89,7 @@ export async function startBackfillIfNeeded(
     const plan = !fresh
       ? null
       : dialect === 'key'
-        ? await planKeyBackfill({
-            store: deps.backfillStore,
-            fetchKeyHead: deps.fetchKeyHead,
-            spec: stream,
-            id,
-            width: keyRangeWidth(deps),
-          })
+        ? await planKeyJobs(deps, stream, id)
         : await planBackfill({
             store: deps.backfillStore,
             fetchPage: deps.fetchPage,
@@ -149,6 +143,23 @@ async function reviveLostRound(
     revival: `${Date.now()}`,
   });
   return true;
+}
+
+/** A first backfill by key as range jobs, the last ones narrower (`taperKeyTasks`). */
+async function planKeyJobs(
+  deps: Pick<WorkerDeps, 'backfillStore' | 'fetchKeyHead' | 'keyCount' | 'pagesPerRange'>,
+  stream: StreamSpec,
+  id: string,
+): Promise<{ run: BackfillRun; tasks: KeyRangeTask[] } | null> {
+  const width = keyRangeWidth(deps);
+  const plan = await planKeyBackfill({
+    store: deps.backfillStore,
+    fetchKeyHead: deps.fetchKeyHead,
+    spec: stream,
+    id,
+    width,
+  });
+  return plan && { run: plan.run, tasks: taperKeyTasks(plan.tasks, width, deps.keyCount()) };
 }
 
 /**

@@ -4,7 +4,12 @@ import { guessKeyAnswer } from '../../src/client/key-answer-guess.js';
 import { type HeldRecords, isHeld } from '../../src/domain/commit-pages.js';
 import type { KeyAnswerText, LedgerTx, TxKeyPage } from '../../src/domain/model.js';
 import { mergeRanges } from '../../src/domain/raw-id-ranges.js';
-import { fetchKeyRange, keyRepairTasks, splitKeyRanges } from '../../src/sync/backfill/key-backfill.js';
+import {
+  fetchKeyRange,
+  keyRepairTasks,
+  splitKeyRanges,
+  taperKeyTasks,
+} from '../../src/sync/backfill/key-backfill.js';
 import { laneBatchBytes, syncByKey } from '../../src/sync/backfill/key-sync.js';
 import type { FetchKeyPage, FetchKeyText } from '../../src/sync/ports/fetches.js';
 import { LiveList, MemoryStore, storedIds } from './sync-fakes.js';
@@ -90,6 +95,30 @@ describe('the ranges of a backfill by key', () => {
       { after: 20, upTo: 30 },
       { after: 30, upTo: 31 },
     ]);
+  });
+
+  it('as jobs for a fleet, narrow toward the top and cover the same rawIds once', () => {
+    const head = 100_050;
+    const tasks = taperKeyTasks(keyRepairTasks([{ lo: 0, hi: head }], 1600), 1600, 100);
+    // Contiguous, ascending, from the bottom of the list to the head, cursors on whole answers.
+    assert.deepEqual(tasks[0], { after: null, upTo: 1600 });
+    assert.equal(tasks.at(-1)?.upTo, head);
+    for (let i = 1; i < tasks.length; i++) {
+      assert.equal(tasks[i]?.after, tasks[i - 1]?.upTo);
+      assert.equal((tasks[i]?.after ?? 0) % 100, 0);
+    }
+    const widths = tasks.map((t) => t.upTo - (t.after ?? -1));
+    // Whole ranges below the top sixteen widths' worth, narrowing above to one answer at the top.
+    assert.ok(tasks.filter((t) => t.upTo <= head - 16 * 1600).every((t) => t.upTo - (t.after ?? -1) >= 1600));
+    // Each about a sixteenth of the rawIds above it (whole answers, so up to one more), one answer at the top.
+    tasks.forEach((t, i) => {
+      const above = head - t.upTo;
+      assert.ok(widths[i]! <= Math.min(1601, 1.5 * Math.max(100, above / 16) + 100), `${JSON.stringify(t)}`);
+    });
+    assert.ok(widths.slice(-8).every((w) => w <= 100));
+    assert.ok(tasks.length > keyRepairTasks([{ lo: 0, hi: head }], 1600).length + 16);
+    // A short list keeps its one range when the floor is its width.
+    assert.deepEqual(taperKeyTasks([{ after: null, upTo: 30 }], 160, 100), [{ after: null, upTo: 30 }]);
   });
 
   it('a range walk proves every rawId from below it to its top and stores nothing above it', async () => {

@@ -46,6 +46,37 @@ export function splitKeyRanges(gap: RawIdRange, width: number): KeyRangeTask[] {
   return chunkRange(gap, width).map(({ lo, hi }) => ({ after: lo === 0 ? null : lo - 1, upTo: hi }));
 }
 
+/** The lanes a fleet walks ranges with that the last jobs are sized for: four workers at four jobs. */
+const FLEET_LANES = 16;
+
+/**
+ * Range jobs in the order a fleet takes them, the last ones narrower: a job as wide as a
+ * {@link FLEET_LANES}th of the rawIds above it (at most `width`, at least `floor`, aligned as
+ * {@link splitKeyRanges} aligns). Each lane of a fleet walks one job at a time at its share of
+ * the budget; with jobs of one width, the last ones end seconds apart, the budget unspent
+ * meanwhile. Narrowing as the work left shrinks, the lanes end within an answer or two of each
+ * other. (A process's own lanes split the ranges still walked instead.)
+ */
+export function taperKeyTasks(tasks: readonly KeyRangeTask[], width: number, floor: number): KeyRangeTask[] {
+  const tapered: KeyRangeTask[] = [];
+  let fromTop = 0;
+  for (let i = tasks.length - 1; i >= 0; i--) {
+    const { after, upTo } = tasks[i]!;
+    const bottom = after ?? -1;
+    const piece = Math.min(width, Math.max(floor, Math.floor(fromTop / FLEET_LANES)));
+    // Even pieces, cut from the top on multiples of `floor` (a cursor there reads whole answers).
+    const pieces = Math.max(1, Math.round((upTo - bottom) / piece));
+    for (let k = 1, top = upTo; k <= pieces; k++) {
+      const cut = k === pieces ? bottom : Math.round((upTo - ((upTo - bottom) * k) / pieces) / floor) * floor;
+      if (cut >= top) continue;
+      tapered.push({ after: cut < 0 ? null : cut, upTo: top });
+      top = cut;
+    }
+    fromTop += upTo - bottom;
+  }
+  return tapered.reverse();
+}
+
 /** The range walks that cover `gaps`, each at most `width` rawIds wide. */
 export function keyRepairTasks(gaps: readonly RawIdRange[], width: number): KeyRangeTask[] {
   return gaps.flatMap((gap) => splitKeyRanges(gap, width));
