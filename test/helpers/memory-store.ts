@@ -407,9 +407,6 @@ export class MemoryStore extends MemoryRecords implements SyncStore, BackfillSto
     return merged.length;
   }
 
-  /** Encodes nothing ahead: its writes take the records as they are. */
-  prepareAhead(): void {}
-
   /** Reads nothing ahead: the walk parses every answer. */
   async readAhead(
     _answer: KeyAnswerText,

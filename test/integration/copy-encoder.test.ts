@@ -1,6 +1,6 @@
 /**
  * Records encoded for a COPY on another thread: the thread's encoding of an answer is the one
- * the main thread makes, from the answer's text or from the records; an encoding it cannot make
+ * the main thread makes from the answer's text; an encoding it cannot make
  * is missing, never wrong; and a sync by key whose commits copy the thread's encodings ends
  * equal, table by table, to one that encodes on the main thread, and to the simulator.
  */
@@ -63,15 +63,16 @@ function comparable(encoding: CopyEncoding | null | undefined) {
 const OPTIONS = { now: new Date('2026-01-02T03:04:05Z'), burnWindowMs: 86_400_000 };
 
 describe('records encoded for a COPY on another thread', () => {
-  it("encodes an answer's records as the main thread does, from its text or from the records", async () => {
+  it("encodes an answer's records as the main thread does, bundle items included; a window with none is an empty encoding", async () => {
     await loadFastKeccak();
     const { url } = await simulator(400);
     const answers = await Promise.all(
       [0, 150].map(async (cursor) => {
         const text = await (await fetch(`${url}/txs?cursor=${cursor}&order=asc&count=100`)).text();
         // A range keeps the records up to its top: a part of the answer, as a walk by key does.
-        const records = parseTxKeyPage(text, url).txs.filter((tx) => tx.rawId <= cursor + 80);
-        return { text, records };
+        const window = { after: cursor === 0 ? null : cursor, upTo: cursor + 80 };
+        const records = parseTxKeyPage(text, url).txs.filter((tx) => tx.rawId <= window.upTo);
+        return { text, window, records };
       }),
     );
     assert.ok(answers.every((a) => a.records.length > 50));
@@ -80,42 +81,16 @@ describe('records encoded for a COPY on another thread', () => {
       'the answers hold a bundle',
     );
     const threaded = encoder();
-    threaded.ahead(answers[0]!.records, OPTIONS, answers[0]!.text);
-    threaded.ahead(answers[1]!.records, OPTIONS);
-    const made = await threaded.take(answers.map((a) => a.records));
-    assert.ok(made !== null, 'both encodings made');
-    assert.equal(made.length, 2);
+    const made = await Promise.all(answers.map((a) => threaded.read(a.text, a.window, OPTIONS)));
     for (const [i, answer] of answers.entries()) {
       const here = encodeForCopy(answer.records, OPTIONS);
       assert.ok(here !== null);
       assert.ok(here.items.length > 0 || i === 1, 'bundle items encoded');
-      assert.deepEqual(comparable(made[i]), comparable(here));
+      assert.deepEqual(comparable(made[i]?.encoding ?? null), comparable(here));
     }
-  });
-
-  it('leaves an encoding missing when the records are not in the text, or were never asked; an empty answer is an empty encoding', async () => {
-    const { url } = await simulator(300);
-    const first = await (await fetch(`${url}/txs?cursor=0&order=asc&count=100`)).text();
-    const second = await (await fetch(`${url}/txs?cursor=200&order=asc&count=100`)).text();
-    const records = parseTxKeyPage(first, url).txs;
-    const threaded = encoder();
-    // The records of the first answer, sent with the second's text.
-    threaded.ahead(records, OPTIONS, second);
-    assert.equal(await threaded.take([records]), null);
-    // Taken once: a second take finds nothing.
-    threaded.ahead(records, OPTIONS, first);
-    assert.notEqual(await threaded.take([records]), null);
-    assert.equal(await threaded.take([records]), null);
-    assert.equal(await threaded.take([parseTxKeyPage(second, url).txs]), null);
-    // An answer whose records all lie past its range: an empty encoding, the commit still copies.
-    const none: typeof records = [];
-    threaded.ahead(none, OPTIONS, second);
-    threaded.ahead(records, OPTIONS, first);
-    const both = await threaded.take([records, none]);
-    assert.deepEqual(
-      both?.map((e) => e.rawIds.length),
-      [records.length, 0],
-    );
+    // An answer whose records all lie past its range's top: an empty encoding, the commit still copies.
+    const past = await threaded.read(answers[1]!.text, { after: null, upTo: 100 }, OPTIONS);
+    assert.equal(past?.encoding?.rawIds.length, 0);
   });
 
   it('reads an answer from its text alone: what a walk needs of it, and the encoding of its window', async () => {
@@ -163,14 +138,11 @@ describe('records encoded for a COPY on another thread', () => {
     const { url } = await simulator(200);
     const text = await (await fetch(`${url}/txs?cursor=0&order=asc&count=100`)).text();
     const records = parseTxKeyPage(text, url).txs;
+    assert.ok(records.length > 0);
     const threaded = createCopyEncoder({ threads: 1 });
     await threaded.close();
-    threaded.ahead(records, OPTIONS, text);
-    assert.equal(await threaded.take([records]), null);
     assert.equal(await threaded.read(text, { after: null, upTo: 1000 }, OPTIONS), null);
     const none = createCopyEncoder({ threads: 0 });
-    none.ahead(records, OPTIONS, text);
-    assert.equal(await none.take([records]), null);
     assert.equal(await none.read(text, { after: null, upTo: 1000 }, OPTIONS), null);
   });
 
@@ -244,18 +216,11 @@ describe('records encoded for a COPY on another thread', () => {
 function counting(inner: CopyEncoder): { encoder: CopyEncoder; made: number; missed: number } {
   const counted = { made: 0, missed: 0, encoder: inner };
   counted.encoder = {
-    ahead: (records, options, text) => inner.ahead(records, options, text),
     read: async (text, window, options) => {
       const read = await inner.read(text, window, options);
       if (read?.encoding != null) counted.made++;
       else counted.missed++;
       return read;
-    },
-    take: async (answers) => {
-      const made = await inner.take(answers);
-      if (made !== null) counted.made++;
-      else counted.missed++;
-      return made;
     },
     close: () => inner.close(),
   };

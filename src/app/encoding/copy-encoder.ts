@@ -1,49 +1,39 @@
 /**
- * Records encoded for a COPY on other threads (`copy-encoder-thread.ts`) while the main thread
- * reads the next answers and writes the last ones. A backfill by key is bound by the one thread
- * that parses, encodes and writes (docs/performance.md): the encoding, the hash check, the bundle
- * items and the COPY lines are most of its work, and are the records' alone. An answer can also be
- * sent as text alone (`read`): the thread then parses it, so the main thread never does. An
- * encoding that is missing or failed only sends the commit the full way, which encodes on the
- * main thread.
+ * Answers by key read and encoded for a COPY on other threads (`copy-encoder-thread.ts`) while
+ * the main thread reads the next answers and writes the last ones. A backfill by key is bound by
+ * the one thread that parses, encodes and writes (docs/performance.md): the parse, the encoding,
+ * the hash check, the bundle items and the COPY lines are most of its work, and are the records'
+ * alone. An answer goes as its text (a string crosses threads for a copy of its bytes, where the
+ * records' objects would cost about what parsing them does), so the main thread never parses it.
+ * An encoding that is missing or failed only sends the commit the full way, which parses and
+ * encodes on the main thread.
  */
 import { existsSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
-import {
-  type AnswerRead,
-  type AnswerWindow,
-  type CopyEncodeOptions,
-  type CopyEncoder,
-  type CopyEncoding,
-  copyEncoding,
+import type {
+  AnswerRead,
+  AnswerWindow,
+  CopyEncodeOptions,
+  CopyEncoder,
+  CopyEncoding,
 } from '../../db/write/copy-encoding.js';
-import type { LedgerTx } from '../../domain/model.js';
-import { isScreened } from '../../domain/screened-text.js';
 import type { Logger } from '../../logger.js';
 
-/**
- * A batch sent to a thread: the answer's JSON and the rawIds of the records kept from it (a
- * string crosses threads for a copy of its bytes, where the records' objects cost about what
- * parsing them did), or the records themselves when their text is not known.
- */
-export type CopyEncodeRequest = { id: number; options: CopyEncodeOptions } & (
-  | { text: string; rawIds: number[] }
-  /** An answer to parse here (`CopyEncoder.read`). */
-  | { text: string; window: AnswerWindow }
-  | {
-      records: readonly LedgerTx[];
-      /** Which records came from an answer screened clean (`screened-text.ts`). */
-      screened: boolean[];
-    }
-);
+/** An answer sent to a thread to read (`CopyEncoder.read`): its JSON, and the window to encode. */
+export interface CopyEncodeRequest {
+  id: number;
+  options: CopyEncodeOptions;
+  text: string;
+  window: AnswerWindow;
+}
 
 /** A thread's answer: the encoding, or null (a record it cannot encode, or `error`). */
 export interface CopyEncodeReply {
   id: number;
   encoding: CopyEncoding | null;
-  /** To a `window` request: what the walk needs of the answer (absent: it could not be parsed). */
+  /** What the walk needs of the answer (absent: it could not be parsed). */
   read?: Omit<AnswerRead, 'encoding'>;
   error?: string;
 }
@@ -67,7 +57,6 @@ export function createCopyEncoder(
   options: { threads?: number; logger?: Logger | undefined } = {},
 ): CopyEncoder {
   const count = options.threads ?? defaultEncoderThreads();
-  const made = new WeakMap<readonly LedgerTx[], Promise<CopyEncoding | null>>();
   let threads: EncoderThread[] | null = null;
   let broken = count <= 0;
   let nextId = 0;
@@ -108,38 +97,11 @@ export function createCopyEncoder(
   };
 
   return {
-    ahead(records, encodeOptions, text) {
-      // An answer whose records all lie past its range: nothing to send anywhere.
-      if (records.length === 0) {
-        made.set(records, Promise.resolve(copyEncoding([])));
-        return;
-      }
-      if (broken) return;
-      const id = nextId++;
-      const request: CopyEncodeRequest =
-        text === undefined
-          ? { id, options: encodeOptions, records, screened: records.map((tx) => isScreened(tx)) }
-          : { id, options: encodeOptions, text, rawIds: records.map((tx) => tx.rawId) };
-      made.set(
-        records,
-        send(request).then((reply) => reply?.encoding ?? null),
-      );
-    },
     async read(text, window, encodeOptions) {
       const id = nextId++;
       const reply = await send({ id, options: encodeOptions, text, window });
       if (reply?.read === undefined) return null;
       return { ...reply.read, encoding: reply.encoding };
-    },
-    async take(answers) {
-      const owed = answers.map((records) => {
-        const encoding = made.get(records);
-        made.delete(records);
-        return encoding;
-      });
-      if (owed.some((encoding) => encoding === undefined)) return null;
-      const encodings = await Promise.all(owed);
-      return encodings.every((e) => e !== null && e !== undefined) ? (encodings as CopyEncoding[]) : null;
     },
     async close() {
       const running = threads ?? [];

@@ -71,7 +71,6 @@ export function createBackfillStore(options: {
     runningRun: (key) => selectRunningBackfill(database.db, key),
     streamStarted: (key) => selectStreamStarted(database.db, key),
     commitRangePages,
-    prepareAhead: (records, text) => copyEncoder?.ahead(records, encodeOptions(), text),
     async readAhead(answer, window) {
       if (!copyEncoder) return null;
       const read = await copyEncoder.read(answer.text, window, encodeOptions());
@@ -114,9 +113,9 @@ function heldAnswer(records: HeldRecords): HeldAnswer {
 }
 
 /**
- * A range's commit: its records copied in from the encodings made ahead when they are all there
- * and can be (`copyable`), else encoded here and written the full way; with the rest of the
- * range's write in the same transaction.
+ * A range's commit: its records copied in from the encodings the thread made of its answers when
+ * every page has one and they can be (`copyable`), else encoded here and written the full way;
+ * with the rest of the range's write in the same transaction.
  */
 function createRangeCommits(deps: {
   database: Database;
@@ -129,7 +128,7 @@ function createRangeCommits(deps: {
   const { database, policy, now, copyEncoder } = deps;
   const writeAssumingNew = createAssumeNewWrites();
   return async (input) => {
-    const encoded = copyEncoder ? await takeEncodings(copyEncoder, input.pages) : null;
+    const encoded = copyEncoder ? heldEncodings(input.pages) : null;
     const at = now();
     // Encoded on the main thread only when the commit takes the full way.
     let prepared: PreparedBatch | undefined;
@@ -180,19 +179,14 @@ function createRangeCommits(deps: {
   };
 }
 
-/** The encodings of a commit's pages: held with their answer, or made ahead; `null` when one is missing. */
-async function takeEncodings(
-  copyEncoder: CopyEncoder,
-  pages: readonly RangePage[],
-): Promise<CopyEncoding[] | null> {
-  const parsed = pages.flatMap((page) => (isHeld(page.records) ? [] : [page.records]));
-  const taken = parsed.length > 0 ? await copyEncoder.take(parsed) : [];
-  if (taken === null) return null;
-  let next = 0;
-  const encodings = pages.map((page) =>
-    isHeld(page.records) ? heldAnswer(page.records).encoding : taken[next++],
-  );
-  return encodings.every((e) => e !== undefined) ? (encodings as CopyEncoding[]) : null;
+/** The encodings of a commit's pages, held with their answers; `null` when a page was parsed by the walk. */
+function heldEncodings(pages: readonly RangePage[]): CopyEncoding[] | null {
+  const encodings: CopyEncoding[] = [];
+  for (const page of pages) {
+    if (!isHeld(page.records)) return null;
+    encodings.push(heldAnswer(page.records).encoding);
+  }
+  return encodings;
 }
 
 /**

@@ -82,18 +82,11 @@ export interface AnswerRead {
 /** Encodings made elsewhere (another thread), by the array of records they were asked for. */
 export interface CopyEncoder {
   /**
-   * Starts encoding one answer's records (ascending by rawId, as read by key). `text`: the
-   * answer's JSON they were read from, when known, sent instead of the records.
-   */
-  ahead(records: readonly LedgerTx[], options: CopyEncodeOptions, text?: string): void;
-  /**
    * Parses an answer's text elsewhere and encodes its records in `window`: what a walk needs of
    * the answer, without parsing it itself. `null` when the text is not a key answer (or no
    * thread runs).
    */
   read(text: string, window: AnswerWindow, options: CopyEncodeOptions): Promise<AnswerRead | null>;
-  /** The encodings of these answers' records, taken; `null` when one was not asked or failed. */
-  take(answers: ReadonlyArray<readonly LedgerTx[]>): Promise<CopyEncoding[] | null>;
   /** Ends the work; encodings still awaited resolve to null. */
   close(): Promise<void>;
 }

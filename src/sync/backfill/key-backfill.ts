@@ -275,7 +275,7 @@ function countOf(records: LedgerTx[] | HeldRecords): number {
  * next one is asked for meanwhile, after the rawId its text names last (`KeyAnswerText.guess`);
  * the parse decides, and an answer asked after a wrong guess is dropped unread. An answer the
  * store cannot take (a record set aside, one that cannot be encoded, text it cannot parse) is
- * parsed here, as is every answer otherwise; each one's records are prepared for the commit then.
+ * parsed here, as is every answer otherwise, and its commit takes the full way.
  */
 function createAnswerReader(
   input: FetchKeyRangeInput,
@@ -336,7 +336,6 @@ function createAnswerReader(
       }
       const served = await parsedHere(cursor, upTo, answer);
       const records = served.txs.filter((tx) => (cursor === null || tx.rawId > cursor) && tx.rawId <= upTo);
-      store.prepareAhead(records, served.text);
       return { readAt: next.at, served, records, bytes: served.text?.length ?? recordBytes(records) };
     },
   };

@@ -87,13 +87,6 @@ export interface RangePageWriter {
     proven: RawIdRange[];
   }): Promise<WriteCounts>;
   /**
-   * Prepares one answer of a walk by key (ascending, new to the mirror, committed as this one
-   * array) for its commit as soon as it is read, a saving only: the store may encode the records
-   * elsewhere, for a write that copies them in. `text`: the answer's JSON, when the fetch kept
-   * it. A store may do nothing.
-   */
-  prepareAhead(records: readonly LedgerTx[], text?: string): void;
-  /**
    * Parses an answer by key and encodes its records in the window (above `after`, up to `upTo`)
    * elsewhere, so the walk need not parse it: what the walk needs of it, and its records held
    * for their commit. `null` when the walk is to parse the answer itself: the store does not
