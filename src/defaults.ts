@@ -16,6 +16,9 @@ export const LEASE_MS = {
   watermark: 30_000,
 } as const;
 
+/** Jobs a worker runs at once per queue (`worker --concurrency`). */
+export const WORKER_CONCURRENCY = 4;
+
 /** A worker's BullMQ job lock, ms (`worker --lock-ms`): a killed worker's jobs run again within about this. */
 export const JOB_LOCK_MS = 30_000;
 
@@ -44,6 +47,10 @@ export const EMPTY_ANSWER_RETRY = { retries: 3, delayMs: 250 } as const;
 export const REREAD_DEFAULTS = {
   recheckAfterMs: 2_000,
   stragglerAgeMs: 2 * 60_000,
+  /** Requests of a re-read in flight at once. */
+  concurrency: 4,
+  /** The deepest list page a re-read reads; records placed deeper are looked up by hash. */
+  maxListPages: 50,
 } as const;
 
 /**

@@ -1,7 +1,7 @@
 import { type Job, type Queue, UnrecoverableError, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { settlesWithin } from '../abort.js';
-import { JOB_LOCK_MS } from '../defaults.js';
+import { JOB_LOCK_MS, WORKER_CONCURRENCY } from '../defaults.js';
 import { jobFailure, throttlePauseMs } from './job-errors.js';
 import { QUEUE_NAMES, type QueueKey } from './jobs.js';
 import type { JobProcessor, WorkerDeps } from './worker-deps.js';
@@ -79,7 +79,7 @@ export function startWorkers(input: StartWorkersInput): RunningWorkers {
       {
         connection: input.connection,
         prefix: deps.queues.prefix,
-        concurrency: input.concurrency ?? 4,
+        concurrency: input.concurrency ?? WORKER_CONCURRENCY,
         stalledInterval: input.stalledIntervalMs ?? JOB_LOCK_MS,
         lockDuration: input.lockDurationMs ?? JOB_LOCK_MS,
         maxStalledCount: 3,

@@ -2,6 +2,7 @@ import { anySignal, settlesWithin, untilAborted, whenAborted } from '../../abort
 import type { RequestBudget } from '../../client/request-budget.js';
 import type { Config } from '../../config.js';
 import { loadSchedules } from '../../db/stores/wanted-schedules.js';
+import { WORKER_CONCURRENCY } from '../../defaults.js';
 import type { HttpSurface } from '../../http/server.js';
 import type { Logger } from '../../logger.js';
 import { createMetrics, type Metrics } from '../../metrics/index.js';
@@ -139,7 +140,7 @@ async function runJobs(input: {
     });
     await untilAborted(schedules.started, stop);
     options.logger.info(
-      { concurrency: options.concurrency ?? 4, prefix: queues.prefix, owner: deps.owner },
+      { concurrency: options.concurrency ?? WORKER_CONCURRENCY, prefix: queues.prefix, owner: deps.owner },
       'worker ready',
     );
     options.onReady?.();

@@ -39,6 +39,9 @@ export interface KeySyncInput extends KeyWalkInput {
   maxRounds?: number | undefined;
 }
 
+/** Lanes of a backfill without a size to follow (`lanes`). */
+const DEFAULT_LANES = 2;
+
 /** Heads below this many full answers are backfilled by the walk alone: lanes would not pay. */
 const MIN_ANSWERS_FOR_LANES = 10;
 
@@ -80,7 +83,11 @@ async function backfillInLanes(input: KeySyncInput): Promise<WalkResult | null> 
   // `full` too: a stream never backfilled has nothing to walk again, and a first backfill a
   // killed run left must end (its run closed, the deferred indexes built), not be walked around.
   // A fixed single lane is a plain walk; a size read as it goes may grow, so it takes lanes.
-  if (!backfills || !fetchKeyHead || (typeof input.lanes !== 'function' && (input.lanes ?? 2) < 2))
+  if (
+    !backfills ||
+    !fetchKeyHead ||
+    (typeof input.lanes !== 'function' && (input.lanes ?? DEFAULT_LANES) < 2)
+  )
     return null;
   const key = streamKey(spec);
   const leaseMs = input.leaseMs ?? LEASE_MS.walk;
@@ -205,7 +212,7 @@ export function laneBatchBytes(lanes: number): number {
 
 /** How many lanes the backfill wants now: `input.lanes` read as it goes. */
 function lanesNow(input: Pick<KeySyncInput, 'lanes'>): () => number {
-  const lanes = input.lanes ?? 2;
+  const lanes = input.lanes ?? DEFAULT_LANES;
   return typeof lanes === 'function' ? () => Math.max(1, lanes()) : () => Math.max(1, lanes);
 }
 

@@ -1,3 +1,4 @@
+import { REREAD_DEFAULTS } from '../../defaults.js';
 import type { LedgerTx } from '../../domain/model.js';
 import type { FetchByHash, FetchKeyPage, FetchPage } from '../ports/fetches.js';
 import type { ClaimedRecord, PendingRecord, SyncStore, WriteCounts } from '../ports/sync-store.js';
@@ -211,7 +212,7 @@ async function readLists(
     due.filter((record) => !found.has(record.rawId) && !lookedUp.has(record.rawId)),
     {
       globalPagesRead,
-      maxPages: input.lists?.maxPages ?? 50,
+      maxPages: input.lists?.maxPages ?? REREAD_DEFAULTS.maxListPages,
       shifts,
       skip: (list, page) => read.has(`${list}:${page}`) || (list === 'global' && page <= globalPagesRead),
     },
@@ -219,7 +220,7 @@ async function readLists(
   const pages = again.reads.flatMap((r) =>
     Array.from({ length: r.toPage - r.fromPage + 1 }, (_, i) => ({ list: r.list, page: r.fromPage + i })),
   );
-  await forEachLimited(pages, Math.max(1, input.concurrency ?? 4), async (page) => {
+  await forEachLimited(pages, Math.max(1, input.concurrency ?? REREAD_DEFAULTS.concurrency), async (page) => {
     await readPage(page);
   });
   for (const rawId of found.keys()) others.delete(rawId);
@@ -248,7 +249,7 @@ async function rereadByKey(
     reads: plan.reads,
     fetchKeyPage: byKey.fetchKeyPage,
     count: byKey.count,
-    limit: input.concurrency ?? 4,
+    limit: input.concurrency ?? REREAD_DEFAULTS.concurrency,
     signal: input.signal,
     onFailure: (cursor, error) =>
       logger.warn({ cursor, err: errorText(error) }, 're-read by key failed; its records are looked up'),
@@ -275,21 +276,25 @@ async function lookUp(
   const logger = input.logger ?? quietLogger;
   const records: LedgerTx[] = [];
   const missing: PendingRecord[] = [];
-  await forEachLimited(due, Math.max(1, input.concurrency ?? 4), async (pending) => {
-    if (input.signal?.aborted) return;
-    result.requests++;
-    try {
-      const tx = await input.fetchByHash(pending.ledgerHash);
-      if (tx) records.push(tx);
-      else missing.push(pending);
-    } catch (error) {
-      result.failed++;
-      logger.warn(
-        { raw_id: pending.rawId, ledger_hash: pending.ledgerHash, err: errorText(error) },
-        're-read of a pending record failed; it is read again later',
-      );
-    }
-  });
+  await forEachLimited(
+    due,
+    Math.max(1, input.concurrency ?? REREAD_DEFAULTS.concurrency),
+    async (pending) => {
+      if (input.signal?.aborted) return;
+      result.requests++;
+      try {
+        const tx = await input.fetchByHash(pending.ledgerHash);
+        if (tx) records.push(tx);
+        else missing.push(pending);
+      } catch (error) {
+        result.failed++;
+        logger.warn(
+          { raw_id: pending.rawId, ledger_hash: pending.ledgerHash, err: errorText(error) },
+          're-read of a pending record failed; it is read again later',
+        );
+      }
+    },
+  );
   if (missing.length > 0)
     logger.warn(
       { raw_ids: missing.map((m) => m.rawId).slice(0, 20), count: missing.length },

@@ -7,7 +7,7 @@
  * the burn list (`/txs?action=burn`, where they are ten times denser), and stragglers far down
  * one by one through `/txsByHash`.
  */
-import { PAGE_SIZE } from '../../defaults.js';
+import { PAGE_SIZE, REREAD_DEFAULTS } from '../../defaults.js';
 
 import type { StreamSpec } from '../../domain/stream-key.js';
 
@@ -24,7 +24,7 @@ export interface RereadCandidate {
 export interface RereadLists {
   /** Pages 1..N of the global list read in this run (by its tail walk). Default 0. */
   globalPagesRead?: number;
-  /** Deepest page worth reading in either list. Default 50. */
+  /** Deepest page worth reading in either list. Default `REREAD_DEFAULTS.maxListPages` (50). */
   maxPages?: number;
 }
 
@@ -170,7 +170,7 @@ export function planRereads<T extends RereadCandidate>(
 ): RereadPlan<T> {
   return placeOnPages(due, {
     globalPagesRead: Math.max(0, lists.globalPagesRead ?? 0),
-    maxPages: lists.maxPages ?? 50,
+    maxPages: lists.maxPages ?? REREAD_DEFAULTS.maxListPages,
     shifts: NO_SHIFT,
     skip: () => false,
   });
