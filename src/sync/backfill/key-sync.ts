@@ -83,12 +83,8 @@ async function backfillInLanes(input: KeySyncInput): Promise<WalkResult | null> 
   // `full` too: a stream never backfilled has nothing to walk again, and a first backfill a
   // killed run left must end (its run closed, the deferred indexes built), not be walked around.
   // A fixed single lane is a plain walk; a size read as it goes may grow, so it takes lanes.
-  if (
-    !backfills ||
-    !fetchKeyHead ||
-    (typeof input.lanes !== 'function' && (input.lanes ?? DEFAULT_LANES) < 2)
-  )
-    return null;
+  const oneLane = typeof input.lanes !== 'function' && (input.lanes ?? DEFAULT_LANES) < 2;
+  if (!backfills || !fetchKeyHead || oneLane) return null;
   const key = streamKey(spec);
   const leaseMs = input.leaseMs ?? LEASE_MS.walk;
   const logger = input.logger ?? quietLogger;
