@@ -153,9 +153,16 @@ export function createRecordGenerator(init: GeneratorInit): RecordGenerator {
     return { action: SET, token, from: init.owner, to: init.owner, amount: '0', nonce, arrivedAtMs };
   };
 
+  // A sender never signs the same nonce twice (the service refuses a replay). Records arriving
+  // together share a nonce base, and two of them with the same signed fields would share a
+  // ledgerHash: one would be set aside as a clash, which the real service never shows.
+  const lastNonce = new Map<number, number>();
   return {
     next(arrivedAtMs, nonceBase) {
       const record = choose(arrivedAtMs, nonceBase - rng.int(0, 4000));
+      const last = lastNonce.get(record.from);
+      if (last !== undefined && record.nonce <= last) record.nonce = last + 1;
+      lastNonce.set(record.from, record.nonce);
       book.apply(record);
       return record;
     },

@@ -157,6 +157,15 @@ describe('simulator data set', () => {
     assert.ok(settled.filter((r) => r.action === 'burn').every((r) => r.targetChainTxHash !== ''));
   });
 
+  it('never lists two records with one ledgerHash, even when thousands arrive at once', () => {
+    const sim = createSimulator({ records: 1000, seed: 42 });
+    sim.addRecords(50_000);
+    const records = [...sim.records()];
+    assert.equal(new Set(records.map((r) => r.ledgerHash)).size, records.length);
+    const nonces = records.map((r) => `${r.from} ${r.nonce}`);
+    assert.equal(new Set(nonces).size, nonces.length, 'a sender never signs one nonce twice');
+  });
+
   it('chooses malformed records by rawId, the same on every read', () => {
     const sim = createSimulator({ records: 3000, seed: 4, faults: { malformedRate: 0.05 } });
     const first = [...sim.records()].filter((r) => r.malformed).map((r) => `${r.rawId}:${r.malformed}`);
