@@ -3,11 +3,14 @@
  * rate-limited per client as the real one is, the indexer at its default request budget. What
  * limits a backfill there is the budget, so each run is measured against it: records a second ÷
  * (budget × records a request). `sync` by key and by page number at the default budget of 50,
- * four workers by key at the same budget (shared in Redis), and `sync` by key at 100.
+ * four workers by key at the same budget (shared in Redis), `sync` by key at 100, and a tail far
+ * behind: a mirror of the list (backfilled unmeasured), a quarter of it again added at once, then
+ * `sync` at 50 catching up, measured on the new records alone.
  */
 import { join } from 'node:path';
 import type { SimulatorStats } from '../src/simulator/types.js';
 import { type BenchContext, freshDatabase, usingDatabase } from './context.js';
+import type { ScenarioDatabase } from './databases.js';
 import { isNotRun, type Maybe, round, type ThroughputRun } from './figures.js';
 import { runHttpCeiling } from './http-ceiling.js';
 import { inDialect, runIndexerSync } from './indexer-sync.js';
@@ -30,10 +33,13 @@ const BUDGETS = [50, 100] as const;
  */
 const SERVICE_LIMIT_FACTOR = 1.2;
 
+/** The records added for the catch-up run, as a share of the list. */
+const CATCH_UP_SHARE = 0.25;
+
 /** One run 200 ms away. */
 export interface DistanceRun {
-  /** `sync` or `workers` (the worker processes of the scenario). */
-  what: 'sync' | 'workers';
+  /** `sync`, `workers` (the worker processes of the scenario), or `catch-up` (`sync` of a tail far behind). */
+  what: 'sync' | 'workers' | 'catch-up';
   dialect: Dialect;
   requestsPerSecond: number;
   run: Maybe<Omit<ThroughputRun, 'stdout'>>;
@@ -70,6 +76,8 @@ export async function runDistanceScenario(
     plans.push({ what: 'sync', dialect: 'key', rate: BUDGETS[0] });
     plans.push({ what: 'workers', dialect: 'key', rate: BUDGETS[0] });
     plans.push({ what: 'sync', dialect: 'key', rate: BUDGETS[1] });
+    // Last: it adds records to the simulator's list.
+    plans.push({ what: 'catch-up', dialect: 'key', rate: BUDGETS[0] });
   }
   if (dialects.includes('page')) plans.push({ what: 'sync', dialect: 'page', rate: BUDGETS[0] });
   for (const dialect of dialects) {
@@ -114,6 +122,7 @@ async function measureRun(
   const name = `distance_${what}_${dialect}_${rate}`;
   const run = await attempt(async () =>
     usingDatabase(await freshDatabase(context, name), async (database) => {
+      if (what === 'catch-up') return measureCatchUp(context, { setup, simulator, database, expectedRows });
       if (what === 'sync') {
         return stripStdout(
           await runIndexerSync(setup, {
@@ -150,6 +159,43 @@ async function measureRun(
   };
 }
 
+/**
+ * A tail far behind: the list mirrored first (at the higher budget, not measured), then a quarter
+ * of it again added at once and synced at the run's budget, its rate that of the new records.
+ */
+async function measureCatchUp(
+  context: BenchContext,
+  input: {
+    setup: ReturnType<typeof inDialect> & { requestsPerSecond: number };
+    simulator: SimulatorProcess;
+    database: ScenarioDatabase;
+    expectedRows: number;
+  },
+): Promise<Omit<ThroughputRun, 'stdout'>> {
+  const { setup, simulator, database, expectedRows } = input;
+  const label = `ledger-indexer sync of a tail far behind, ${DISTANCE_LATENCY_MS} ms away, ${setup.requestsPerSecond} requests a second`;
+  const limit = (rate: number) =>
+    simulator.setFaults({ requestBudgetPerSecond: Math.ceil(rate * SERVICE_LIMIT_FACTOR) });
+  await limit(BUDGETS[1]);
+  await runIndexerSync(
+    { ...setup, requestsPerSecond: BUDGETS[1] },
+    { label: `${label} (its backfill)`, simulator, database, expectedRows },
+  );
+  await limit(setup.requestsPerSecond);
+  const added = Math.round(expectedRows * CATCH_UP_SHARE);
+  await simulator.addRecords(added);
+  const total = await simulator.dump(join(context.tmpDir, 'distance-catch-up.ndjson'));
+  const run = stripStdout(await runIndexerSync(setup, { label, simulator, database, expectedRows: total }));
+  // Measured on the new records: what the tail read and stored.
+  const rows = run.rows - expectedRows;
+  return {
+    ...run,
+    rows,
+    expectedRows: total - expectedRows,
+    rowsPerSecond: run.wallMs > 0 ? round((rows * 1000) / run.wallMs, 1) : 0,
+  };
+}
+
 /** 429 answers served between two readings of the simulator's stats. */
 function refusedBetween(before: SimulatorStats, after: SimulatorStats): number {
   const refused = (stats: SimulatorStats) =>
@@ -169,9 +215,16 @@ export function distanceRows(figures: Maybe<DistanceFigures>): Row[] {
   if (isNotRun(figures)) return [notRunRow('distance', figures.notRun)];
   return figures.runs.map((r) => {
     const records = r.dialect === 'key' ? figures.keyRecords : figures.pageRecords;
-    const name = r.what === 'sync' ? 'indexer sync' : `indexer workers (${figures.workerProcesses})`;
+    const name =
+      r.what === 'sync'
+        ? 'indexer sync'
+        : r.what === 'catch-up'
+          ? 'indexer sync of a tail far behind'
+          : `indexer workers (${figures.workerProcesses})`;
+    const listed =
+      r.what === 'catch-up' ? `${Math.round(records * CATCH_UP_SHARE)} new on ${records}` : `${records}`;
     const row = runRow(
-      `distance ${figures.latencyMs} ms, ${records}${r.dialect === 'key' ? ' by key' : ''}`,
+      `distance ${figures.latencyMs} ms, ${listed}${r.dialect === 'key' ? ' by key' : ''}`,
       `${name}, budget ${r.requestsPerSecond}/s`,
       r.run,
     );
@@ -208,6 +261,15 @@ export function judgeDistanceTargets(figures: Maybe<DistanceFigures>): Target[] 
     (v) => v >= 4500,
   );
   add(`sync by key, ${at}, budget 100 (rows/s)`, '>= 8500', rate(find('sync', 'key', 100)), (v) => v >= 8500);
+  add(
+    `sync by key of a tail far behind, ${at}, budget 50 (share of the budget)`,
+    '>= 0.8',
+    (() => {
+      const run = find('catch-up', 'key', 50);
+      return run === undefined ? null : shareOfBudget(run);
+    })(),
+    (v) => v >= 0.8,
+  );
   add(
     `sync by page number, ${at}, budget 50 (rows/s)`,
     '>= 450',

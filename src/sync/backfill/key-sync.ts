@@ -11,7 +11,7 @@ import { streamKey } from '../../domain/stream-key.js';
 import { MalformedResponseError } from '../../errors.js';
 import type { KeyRangeTask } from '../key-source.js';
 import type { BackfillRun, BackfillStore } from '../ports/backfill-store.js';
-import type { FetchKeyHead, FetchKeyText } from '../ports/fetches.js';
+import type { FetchKeyText } from '../ports/fetches.js';
 import { openStreamSession, type StreamSession } from '../stream-session.js';
 import { quietLogger } from '../sync-logger.js';
 import { type KeyWalkInput, walkByKey } from '../walk/key-walk.js';
@@ -20,19 +20,16 @@ import { addCounts, zeroCounts } from '../write-counts.js';
 import { fetchKeyRange, KEY_REQUESTS_PER_RANGE, pendingKeyTasks, planKeyBackfill } from './key-backfill.js';
 import { checkBackfill } from './parallel-backfill.js';
 
-/** What {@link syncByKey} needs: the walk's, and what the backfill in lanes takes besides. */
+/**
+ * What {@link syncByKey} needs: the walk's, and what the backfill in lanes takes besides. `lanes`
+ * are also the ranges a first backfill walks at once (default 2), and without `fetchKeyHead` a
+ * first backfill is one walk.
+ */
 export interface KeySyncInput extends KeyWalkInput {
   /** The proofs of a backfill in lanes; without it, a first backfill is one walk. */
   backfills?: BackfillStore | undefined;
-  /** Reads the newest rawId (`order=desc&count=1`); without it, a first backfill is one walk. */
-  fetchKeyHead?: FetchKeyHead | undefined;
   /** Answers as text for a backfill store that parses them elsewhere (`fetchKeyRange`). Optional. */
   fetchKeyText?: FetchKeyText | undefined;
-  /**
-   * Ranges walked at once in a first backfill: a number, or a function read as the backfill goes
-   * (the client's in-flight size: lanes are added and left as it moves). Default 2.
-   */
-  lanes?: number | (() => number) | undefined;
   /** RawIds a range. Default a hundred full answers' worth. */
   rangeWidth?: number | undefined;
   /** Checks of a backfill in lanes before it gives up. Default 5. */

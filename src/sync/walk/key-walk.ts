@@ -12,8 +12,8 @@ import { isKeyCheckpoint, type KeyCheckpoint, type WalkCheckpoint } from '../../
 import type { LedgerTx, RejectedRecord } from '../../domain/model.js';
 import type { StreamSpec } from '../../domain/stream-key.js';
 import { type CommitPipeline, createCommitPipeline, recordBytes } from '../commit-pipeline.js';
-import { createKeySource, readKeyAfter } from '../key-source.js';
-import type { FetchKeyPage } from '../ports/fetches.js';
+import { readKeyAfter } from '../key-source.js';
+import type { FetchKeyHead, FetchKeyPage } from '../ports/fetches.js';
 import type { SettleState, SyncStore } from '../ports/sync-store.js';
 import { keyWalkScreen } from '../raw-id-screen.js';
 import { gapFloor, settleAfterWalk, tailStop } from '../settle.js';
@@ -21,6 +21,7 @@ import { openStreamSession, type StreamSession } from '../stream-session.js';
 import { quietLogger, type SyncLogger } from '../sync-logger.js';
 import { addCounts, zeroCounts } from '../write-counts.js';
 import { readKeyHead } from './key-head.js';
+import { createKeyWindow } from './key-window.js';
 import type { PageEvent, WalkResult } from './walk-types.js';
 
 /** What {@link walkByKey} needs. */
@@ -34,6 +35,13 @@ export interface KeyWalkInput {
   leaseMs?: number | undefined;
   /** Records asked per request (the server may answer fewer). Default: the fetch's own. */
   count?: number | undefined;
+  /**
+   * Requests in flight where the head is far (`key-window.ts`): a number, or a function read as
+   * the walk goes (the client's in-flight size). Default 1: one answer at a time.
+   */
+  lanes?: number | (() => number) | undefined;
+  /** Reads the newest rawId (`order=desc&count=1`): a walk far behind a head it does not know asks it once. */
+  fetchKeyHead?: FetchKeyHead | undefined;
   /** Start a new backfill from the bottom even when the stream is complete or mid-walk. */
   full?: boolean | undefined;
   /**
@@ -165,9 +173,18 @@ export async function walkByKey(input: KeyWalkInput): Promise<WalkResult> {
     await pipeline.settled().catch(() => {});
     await session.end({ error });
     throw error;
+  } finally {
+    reader.close();
   }
   await session.end({ finished: run.result.finished });
   return logWalkEnd(run.result, logger);
+}
+
+/** Lanes read as the walk goes, at least one. */
+function lanesOf(lanes: KeyWalkInput['lanes']): () => number {
+  if (typeof lanes === 'function') return () => Math.max(1, lanes());
+  const fixed = Math.max(1, lanes ?? 1);
+  return () => fixed;
 }
 
 /** Logs what a walk that finished or was stopped did. */
@@ -302,15 +319,20 @@ function createKeyReader(input: {
     emptyDelayMs: walkInput.emptyPageDelayMs,
     signal: walkInput.signal,
   };
-  // The open top range: ascending from the cursor to the end of the list.
-  const source = createKeySource({
-    task: { after: input.from, upTo: Number.POSITIVE_INFINITY },
+  const { fetchKeyHead } = walkInput;
+  // The open top range: ascending from the cursor to the end of the list, in ranges at once where
+  // the head is far (`key-window.ts`).
+  const window = createKeyWindow({
+    from: input.from,
     read: async (after, upTo) => {
-      index++;
-      readAt = now();
-      return { served: await readKeyAfter(reading, after ?? 0, upTo), readAt };
+      const at = now();
+      const served = await readKeyAfter(reading, after ?? 0, upTo);
+      readAt = Math.max(readAt, at);
+      return { served, readAt: at };
     },
     settle: { windowMs, headAt: undefined, floor },
+    lanes: lanesOf(walkInput.lanes),
+    readHead: fetchKeyHead && (() => fetchKeyHead(spec)),
   });
   const checkpoint = (): KeyCheckpoint => ({
     mode,
@@ -320,6 +342,8 @@ function createKeyReader(input: {
   return {
     /** When the newest records were read: the head answer, else the last answer. */
     headAt: () => headReadAt ?? readAt,
+    /** Reads nothing more: the walk ends or failed. */
+    close: () => window.close(),
     async next(): Promise<KeyAnswer> {
       if (head !== null) {
         const { watermark } = head;
@@ -339,16 +363,19 @@ function createKeyReader(input: {
         headReadAt = read.readAt;
         if (read.openGap !== undefined) openGap = Math.min(openGap ?? read.openGap, read.openGap);
         join = read.join;
+        if (join !== null) window.knowHead(join);
         const { records, rejected } = read;
         return { index, records, rejected, walk: read.reaches ? null : checkpoint(), openGap };
       }
-      const step = await source.next();
+      const { step, ...at } = await window.next();
+      index++;
       if (step.openGap !== null) openGap = Math.min(openGap ?? step.openGap, step.openGap);
-      cursor = step.last ?? cursor;
-      const ends = step.ends || (join !== null && cursor >= join);
+      cursor = at.cursor;
+      const ends = at.ends || (join !== null && cursor >= join);
       return {
         index,
-        records: step.read.served.txs,
+        // A range of the window reads no further than its top: what lies above is the next one's.
+        records: step.read.served.txs.filter((tx) => tx.rawId <= step.proven.hi),
         rejected: step.rejected,
         walk: ends ? null : checkpoint(),
         openGap,

@@ -44,7 +44,14 @@ export const syncStream: JobProcessor = async (job, deps) => {
     // records waiting there for a status change, which the re-read below then leaves alone.
     const result =
       dialect === 'key'
-        ? await walkByKey({ ...common, fetchKeyPage: deps.fetchKeyPage, headFirst: isGlobalList(stream) })
+        ? await walkByKey({
+            ...common,
+            fetchKeyPage: deps.fetchKeyPage,
+            headFirst: isGlobalList(stream),
+            // A tail far behind reads the stretch to the head with the budget's requests in flight.
+            lanes: () => deps.inFlight?.() ?? deps.concurrency,
+            fetchKeyHead: deps.fetchKeyHead,
+          })
         : await walkStream({
             ...common,
             fetchPage: deps.fetchPage,

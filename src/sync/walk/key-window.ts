@@ -1,0 +1,186 @@
+/**
+ * The open top range of a walk by key, read with as many requests in flight as the walk has
+ * lanes. One cursor has one request in flight: 200 ms away that is five answers a second, a tenth
+ * of the default budget, and a tail that fell far behind (a mirror stopped for a day) would catch
+ * up at that pace. So once the walk knows where the head is (the head answer's lowest rawId, or
+ * one request for the newest rawId after a few answers that all said more follow) and the stretch
+ * up to it is long, the stretch is cut into closed ranges of a few answers each, read at once by
+ * the source by key (`../key-source.ts`), and handed to the walk in order: each range begins
+ * right after the top of the one below, so the walk's consecutive cursors still leave no room
+ * for a missing record, and its commits and checkpoints stay in order. Above the head, the open
+ * range again, one answer at a time.
+ */
+import {
+  createKeySource,
+  type KeyRead,
+  type KeySettling,
+  type KeySource,
+  type KeyStep,
+} from '../key-source.js';
+
+/** Answers that say more follow, one after the other, before the walk asks where the head is. */
+export const BEHIND_AFTER_ANSWERS = 3;
+/** Full answers a range of the window spans: short enough to end together, long enough to pay. */
+export const WINDOW_RANGE_ANSWERS = 8;
+
+/** What {@link createKeyWindow} needs. */
+export interface KeyWindowInput<R extends KeyRead> {
+  /** The cursor the walk starts from. */
+  from: number;
+  /** The answer after a cursor, no more than the range needs up to `upTo` (the source's `read`). */
+  read: (cursor: number | null, upTo: number) => Promise<R>;
+  settle: KeySettling;
+  /** Ranges read at once now; below 2, the walk reads one answer at a time. */
+  lanes: () => number;
+  /** The newest rawId of the stream, asked once when the walk is behind and no head is known. */
+  readHead?: (() => Promise<number | null>) | undefined;
+}
+
+/** One answer for the walk, in order. */
+export interface WindowStep<R extends KeyRead> {
+  step: KeyStep<R>;
+  /** The checkpoint's cursor after it: every rawId up to it is read. */
+  cursor: number;
+  /** The list ends with it (nothing follows above the head). */
+  ends: boolean;
+}
+
+/** A range of the window and the answers read of it, not yet handed on. */
+interface WindowRange<R extends KeyRead> {
+  source: KeySource<R>;
+  steps: KeyStep<R>[];
+  failure: { error: unknown } | null;
+  wake: (() => void) | null;
+}
+
+/** The open top range of a walk by key, read in ranges at once where the head is far. */
+export interface KeyWindow<R extends KeyRead> {
+  next(): Promise<WindowStep<R>>;
+  /** Where the head begins (the lowest rawId of the head answer): the window may read up to it. */
+  knowHead(rawId: number): void;
+  /** Starts no more reads; reads in flight end unheard. */
+  close(): void;
+}
+
+/** Creates the window, reading from `input.from`. */
+export function createKeyWindow<R extends KeyRead>(input: KeyWindowInput<R>): KeyWindow<R> {
+  const { settle } = input;
+  let cursor = input.from;
+  let open = openRange(input, cursor);
+  let head: number | null = null;
+  let headAsked = false;
+  let behind = 0;
+  /** RawIds an answer that says more follow spans (one the service filled), as last measured. */
+  let span = 1;
+  /** Ranges planned and not yet handed on, lowest first; the first is the walk's. */
+  const ranges: WindowRange<R>[] = [];
+  /** Where the next range to plan begins, and where the window ends. */
+  let planned = { from: cursor, upTo: cursor };
+  let reading = 0;
+  let closed = false;
+
+  const start = (): void => {
+    const lanes = input.lanes();
+    while (!closed && planned.from < planned.upTo && reading < lanes && ranges.length < 2 * lanes) {
+      // Narrower toward the head, a lane's share of what is left: the last ranges end together.
+      const share = Math.max(span, Math.floor((planned.upTo - planned.from) / lanes));
+      const upTo = Math.min(planned.upTo, planned.from + Math.min(WINDOW_RANGE_ANSWERS * span, share));
+      const range: WindowRange<R> = {
+        source: createKeySource({ task: { after: planned.from, upTo }, read: input.read, settle }),
+        steps: [],
+        failure: null,
+        wake: null,
+      };
+      planned = { from: upTo, upTo: planned.upTo };
+      ranges.push(range);
+      reading++;
+      void readRange(range, () => closed).finally(() => {
+        reading--;
+        start();
+      });
+    }
+  };
+  const fromWindow = async (): Promise<WindowStep<R>> => {
+    const range = ranges[0]!;
+    const step = await takeStep(range);
+    if (step.ends) {
+      ranges.shift();
+      cursor = range.source.task.upTo;
+      // The window's last range read: above the head, the open range again.
+      if (ranges.length === 0 && planned.from >= planned.upTo) open = openRange(input, cursor);
+    } else if (step.last !== null) cursor = step.last;
+    // Lanes follow the in-flight size as it grows with each answer, not only as ranges end.
+    start();
+    return { step, cursor, ends: false };
+  };
+  /** Plans the stretch from the cursor to the head in ranges, when it is long enough to pay. */
+  const plan = (): void => {
+    if (head === null || input.lanes() < 2 || head - cursor < 2 * WINDOW_RANGE_ANSWERS * span) return;
+    planned = { from: cursor, upTo: head };
+    start();
+  };
+  return {
+    knowHead(rawId) {
+      head = rawId;
+    },
+    close() {
+      closed = true;
+    },
+    async next() {
+      if (ranges.length > 0) return fromWindow();
+      const step = await open.next();
+      if (step.last !== null) cursor = step.last;
+      if (step.ends) return { step, cursor, ends: true };
+      span = Math.max(1, step.proven.hi - step.proven.lo + 1);
+      behind++;
+      if (head !== null && head <= cursor) head = null;
+      if (
+        head === null &&
+        !headAsked &&
+        behind >= BEHIND_AFTER_ANSWERS &&
+        input.readHead &&
+        input.lanes() >= 2
+      ) {
+        headAsked = true;
+        head = await input.readHead();
+      }
+      plan();
+      return { step, cursor, ends: false };
+    },
+  };
+}
+
+/** Reads a range of the window to its end (or until the window closes), each answer kept for the walk. */
+async function readRange<R extends KeyRead>(range: WindowRange<R>, closed: () => boolean): Promise<void> {
+  try {
+    for (let ends = false; !ends && !closed(); ) {
+      const step = await range.source.next();
+      range.steps.push(step);
+      ends = step.ends;
+      range.wake?.();
+    }
+  } catch (error) {
+    range.failure = { error };
+    range.wake?.();
+  }
+}
+
+/** The next answer of a range, once read; throws the failure that ended its reading. */
+async function takeStep<R extends KeyRead>(range: WindowRange<R>): Promise<KeyStep<R>> {
+  while (range.steps.length === 0) {
+    if (range.failure !== null) throw range.failure.error;
+    await new Promise<void>((resolve) => {
+      range.wake = resolve;
+    });
+  }
+  return range.steps.shift()!;
+}
+
+/** The open top range from `after`. */
+function openRange<R extends KeyRead>(input: KeyWindowInput<R>, after: number): KeySource<R> {
+  return createKeySource({
+    task: { after, upTo: Number.POSITIVE_INFINITY },
+    read: input.read,
+    settle: input.settle,
+  });
+}

@@ -1,0 +1,187 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import type { TxKeyPage } from '../../src/domain/model.js';
+import type { FetchKeyHead, FetchKeyPage } from '../../src/sync/ports/fetches.js';
+import { walkByKey } from '../../src/sync/walk/key-walk.js';
+import { LiveList, MemoryStore, storedIds } from './sync-fakes.js';
+
+const spec = {};
+const owner = 'window-runner';
+
+/**
+ * The list answered by key after a short wait, as a distant service answers: ascending after the
+ * cursor, or newest first. Counts the requests and the most that were in flight at once.
+ */
+function distant(list: LiveList, options: { failAt?: (cursor: number) => boolean } = {}) {
+  const requests: Array<{ cursor: number; count: number | undefined; order: string }> = [];
+  let inFlight = 0;
+  let most = 0;
+  const fetchKeyPage: FetchKeyPage = async (_spec, { cursor, count, order }) => {
+    requests.push({ cursor, count, order: order ?? 'asc' });
+    inFlight++;
+    most = Math.max(most, inFlight);
+    try {
+      await new Promise((resolve) => setTimeout(resolve, 2));
+      if (order !== 'desc' && options.failAt?.(cursor)) throw new Error(`answer after ${cursor} lost`);
+      const ascending = [...list.records].sort((a, b) => a.rawId - b.rawId);
+      const after = order === 'desc' ? ascending.reverse() : ascending.filter((tx) => tx.rawId > cursor);
+      const served = after.slice(0, count ?? 100);
+      const page: TxKeyPage = {
+        txs: structuredClone(served),
+        rejected: [],
+        hasNextPage: after.length > served.length,
+      };
+      return page;
+    } finally {
+      inFlight--;
+    }
+  };
+  const fetchKeyHead: FetchKeyHead = async () => list.records.at(-1)?.rawId ?? null;
+  return { fetchKeyPage, fetchKeyHead, requests, most: () => most };
+}
+
+/** Every commit's checkpoint follows on from the one before: the walk's cursors ascend. */
+function cursorsAscend(store: MemoryStore): boolean {
+  const cursors = store.commits.flatMap((c) => (c.walk?.cursor === undefined ? [] : [c.walk.cursor]));
+  return cursors.every((cursor, i) => i === 0 || cursor > cursors[i - 1]!);
+}
+
+describe('a walk by key far behind the head', () => {
+  it('reads the stretch to the head in ranges at once, and stores every record once, in order', async () => {
+    const list = new LiveList({ count: 300 });
+    const store = new MemoryStore();
+    let clock = 0;
+    const now = () => clock;
+    const first = distant(list);
+    await walkByKey({ store, fetchKeyPage: first.fetchKeyPage, spec, owner, count: 100, now });
+    // A day's arrivals: the tail is fifty answers behind.
+    list.add(5000);
+    clock = 60_000;
+    const key = distant(list);
+    const tail = await walkByKey({
+      store,
+      ...key,
+      spec,
+      owner,
+      count: 100,
+      lanes: 6,
+      now,
+    });
+    assert.equal(tail.finished, true);
+    assert.equal(tail.watermark, 5300);
+    assert.deepEqual(
+      storedIds(store),
+      list.records.map((tx) => tx.rawId),
+    );
+    assert.ok(key.most() >= 4, `requests in flight at once: ${key.most()}`);
+    assert.ok(cursorsAscend(store), 'commits in the order of the list');
+    // Each range's last answer asks no more than its top needs: no answer read twice over.
+    const asked = key.requests.reduce((n, r) => n + (r.count ?? 0), 0);
+    assert.ok(asked <= 5000 + 100 * 12, `records asked: ${asked}`);
+  });
+
+  it('reads one answer at a time with a single lane, as before', async () => {
+    const list = new LiveList({ count: 3000 });
+    const store = new MemoryStore();
+    const key = distant(list);
+    const result = await walkByKey({ store, ...key, spec, owner, count: 100, lanes: 1 });
+    assert.equal(result.finished, true);
+    assert.equal(key.most(), 1);
+    assert.equal(storedIds(store).length, 3000);
+  });
+
+  it('begins at the head, then reads what lies between the settled mark and it in ranges at once', async () => {
+    const list = new LiveList({ count: 200 });
+    const store = new MemoryStore();
+    let clock = 0;
+    const now = () => clock;
+    await walkByKey({ store, fetchKeyPage: distant(list).fetchKeyPage, spec, owner, count: 100, now });
+    list.add(4000);
+    clock = 60_000;
+    // No head read: the head answer tells where the stretch ends.
+    const key = distant(list);
+    const tail = await walkByKey({
+      store,
+      fetchKeyPage: key.fetchKeyPage,
+      spec,
+      owner,
+      count: 100,
+      lanes: 5,
+      headFirst: true,
+      now,
+    });
+    assert.equal(tail.finished, true);
+    assert.equal(key.requests[0]?.order, 'desc');
+    assert.ok(key.most() >= 4, `requests in flight at once: ${key.most()}`);
+    assert.deepEqual(
+      storedIds(store),
+      list.records.map((tx) => tx.rawId),
+    );
+    assert.ok(cursorsAscend(store));
+  });
+
+  it('leaves no hole among sparse rawIds and records that arrive while it reads', async () => {
+    let n = 0;
+    const list = new LiveList({ count: 100, step: () => 1 + (n++ % 5) * 3 });
+    const store = new MemoryStore();
+    let clock = 0;
+    const now = () => clock;
+    await walkByKey({ store, fetchKeyPage: distant(list).fetchKeyPage, spec, owner, count: 100, now });
+    list.add(3000);
+    clock = 60_000;
+    const key = distant(list);
+    let arrivals = 0;
+    const arriving: FetchKeyPage = async (s, q) => {
+      if (++arrivals % 5 === 0) list.add(7);
+      return key.fetchKeyPage(s, q);
+    };
+    const tail = await walkByKey({
+      store,
+      fetchKeyPage: arriving,
+      fetchKeyHead: key.fetchKeyHead,
+      spec,
+      owner,
+      count: 100,
+      lanes: 4,
+      now,
+    });
+    assert.equal(tail.finished, true);
+    assert.ok(key.most() >= 3, `requests in flight at once: ${key.most()}`);
+    // What arrived after the last request is the next tail's; everything below it is stored.
+    const stored = new Set(storedIds(store));
+    const missing = list.records.filter((tx) => tx.rawId <= tail.watermark! && !stored.has(tx.rawId));
+    assert.deepEqual(missing, []);
+  });
+
+  it('fails on a lost answer with only what lies below it committed, and the next run stores the rest', async () => {
+    const list = new LiveList({ count: 100 });
+    const store = new MemoryStore();
+    let clock = 0;
+    const now = () => clock;
+    await walkByKey({ store, fetchKeyPage: distant(list).fetchKeyPage, spec, owner, count: 100, now });
+    list.add(4000);
+    clock = 60_000;
+    // An answer in the middle of the stretch fails every time it is asked.
+    const failing = distant(list, { failAt: (cursor) => cursor >= 2000 && cursor < 2100 });
+    await assert.rejects(
+      walkByKey({ store, ...failing, spec, owner, count: 100, lanes: 6, now }),
+      /answer after 2\d{3} lost/,
+    );
+    assert.ok(failing.most() >= 4);
+    const stored = storedIds(store);
+    // Answers above the lost one were read, but a commit never passes it.
+    assert.ok(Math.max(...stored) <= 2100, `highest stored: ${Math.max(...stored)}`);
+    assert.deepEqual(
+      stored,
+      list.records.filter((tx) => tx.rawId <= Math.max(...stored)).map((tx) => tx.rawId),
+      'what is stored is the list up to the checkpoint, without a hole',
+    );
+    const again = distant(list);
+    const rerun = await walkByKey({ store, ...again, spec, owner, count: 100, lanes: 6, now });
+    assert.equal(rerun.finished, true);
+    assert.deepEqual(
+      storedIds(store),
+      list.records.map((tx) => tx.rawId),
+    );
+  });
+});
