@@ -153,6 +153,42 @@ describe('a walk by key far behind the head', () => {
     assert.deepEqual(missing, []);
   });
 
+  it('asks where the head is again when records kept arriving while the window read', async () => {
+    const list = new LiveList({ count: 100 });
+    const store = new MemoryStore();
+    let clock = 0;
+    const now = () => clock;
+    await walkByKey({ store, fetchKeyPage: distant(list).fetchKeyPage, spec, owner, count: 100, now });
+    list.add(3000);
+    clock = 60_000;
+    const key = distant(list);
+    let heads = 0;
+    let requests = 0;
+    const tail = await walkByKey({
+      store,
+      // Thirty answers' worth arrive while the first stretch is read.
+      fetchKeyPage: async (s, q) => {
+        if (++requests === 10) list.add(3000);
+        return key.fetchKeyPage(s, q);
+      },
+      fetchKeyHead: async (s) => {
+        heads++;
+        return key.fetchKeyHead(s);
+      },
+      spec,
+      owner,
+      count: 100,
+      lanes: 6,
+      now,
+    });
+    assert.equal(tail.finished, true);
+    assert.equal(heads, 2, 'the head asked once for each stretch');
+    assert.deepEqual(
+      storedIds(store),
+      list.records.map((tx) => tx.rawId),
+    );
+  });
+
   it('fails on a lost answer with only what lies below it committed, and the next run stores the rest', async () => {
     const list = new LiveList({ count: 100 });
     const store = new MemoryStore();

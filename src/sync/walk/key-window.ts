@@ -106,8 +106,14 @@ export function createKeyWindow<R extends KeyRead>(input: KeyWindowInput<R>): Ke
     if (step.ends) {
       ranges.shift();
       cursor = range.source.task.upTo;
-      // The window's last range read: above the head, the open range again.
-      if (ranges.length === 0 && planned.from >= planned.upTo) open = openRange(input, cursor);
+      // The window's last range read: above the head, the open range again, which asks where the
+      // head is anew once it is behind again (records kept arriving while the window read).
+      if (ranges.length === 0 && planned.from >= planned.upTo) {
+        open = openRange(input, cursor);
+        head = null;
+        headAsked = false;
+        behind = 0;
+      }
     } else if (step.last !== null) cursor = step.last;
     // Lanes follow the in-flight size as it grows with each answer, not only as ranges end.
     start();
