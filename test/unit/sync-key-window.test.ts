@@ -189,6 +189,32 @@ describe('a walk by key far behind the head', () => {
     );
   });
 
+  it('reads no further ahead of its commits than twice its lanes in ranges: memory stays bounded', async () => {
+    const list = new LiveList({ count: 100 });
+    const store = new MemoryStore();
+    let clock = 0;
+    const now = () => clock;
+    await walkByKey({ store, fetchKeyPage: distant(list).fetchKeyPage, spec, owner, count: 100, now });
+    list.add(20_000);
+    clock = 60_000;
+    const key = distant(list);
+    // Commits far slower than the answers: the window waits for the walk rather than read on.
+    let aheadMost = 0;
+    const commitPage = store.commitPage.bind(store);
+    store.commitPage = async (commit) => {
+      const committedTo = store.commits.at(-1)?.walk?.cursor ?? 100;
+      const readTo = Math.max(...key.requests.map((r) => r.cursor));
+      aheadMost = Math.max(aheadMost, readTo - committedTo);
+      await new Promise((resolve) => setTimeout(resolve, 30));
+      return commitPage(commit);
+    };
+    const tail = await walkByKey({ store, ...key, spec, owner, count: 100, lanes: 2, now });
+    assert.equal(tail.finished, true);
+    assert.equal(storedIds(store).length, 20_100);
+    // Two lanes: at most four ranges of eight answers read ahead, and the answers of a commit.
+    assert.ok(aheadMost <= (2 * 2 + 1) * 8 * 100 + 8 * 100, `read ahead of the commits: ${aheadMost} rawIds`);
+  });
+
   it('fails on a lost answer with only what lies below it committed, and the next run stores the rest', async () => {
     const list = new LiveList({ count: 100 });
     const store = new MemoryStore();
