@@ -1,14 +1,18 @@
 /**
  * Whether a table holds every record a list shows at or below a rawId, read by key (the deployed
- * dialect): the list walked ascending from the bottom, each answer's last rawId the next cursor,
+ * dialect): the list read ascending from the bottom, each answer proving the span of rawIds from
+ * the cursor it was asked after to its last (the source by key judges it, `src/sync/key-source.ts`),
  * so consecutive answers leave no room for a record between them (arrivals only take rawIds above
- * every record). Each answer is compared with the table's records of the same rawId span as it
- * comes, so memory holds one answer and the first names found, whatever the list's length.
- * Given its reads and its table comparisons as functions.
+ * every record). The answers may be read many at once, in ranges, but come here in order, and
+ * each is compared with the table's records of the same span as it comes, so memory holds the
+ * answers read ahead and the first names found, whatever the list's length. Given its reads and
+ * its table comparisons as functions.
  */
 
-import type { LedgerTx, TxKeyPage } from '../domain/model.js';
+import type { LedgerTx, RejectedRecord, TxKeyPage } from '../domain/model.js';
 import { pageSlots } from '../domain/page-links.js';
+import type { RawIdRange } from '../domain/raw-id-ranges.js';
+import { MalformedResponseError } from '../errors.js';
 import type { ListCount } from './list-count.js';
 
 /** A span of the list, `(above, atOrBelow]`, with what the service listed in it. */
@@ -34,9 +38,22 @@ export interface SpanComparison {
   differing: { rawId: number; fields: string[] }[];
 }
 
+/** One answer of the list, in the list's order, as the source by key judged it. */
+export interface ListedAnswer {
+  /** Every rawId from `lo` to `hi` the list holds is in this answer (`hi` Infinity: the list ends with it). */
+  proven: RawIdRange;
+  /** The answer as served and screened, its records ascending. */
+  served: Pick<TxKeyPage, 'txs' | 'rejected'>;
+  /** The records it set aside that are the span's, each once (a repeat where two answers meet is the other's). */
+  rejected: readonly RejectedRecord[];
+}
+
 export interface KeyCountPorts {
-  /** The records after `cursor` (exclusive), ascending; a server may answer fewer than asked. */
-  fetchAfter(cursor: number): Promise<TxKeyPage>;
+  /**
+   * The next answer in order, `null` once the list has ended. A list that cannot be read (an
+   * empty answer that says more follow, asked again and again) throws `MalformedResponseError`.
+   */
+  next(): Promise<ListedAnswer | null>;
   compareSpan(span: KeySpan): Promise<SpanComparison>;
 }
 
@@ -48,9 +65,6 @@ export interface KeyCount {
   /** Readable records listed at or below `upTo`, and above it. */
   walked: { atOrBelow: number; above: number };
 }
-
-/** How often an empty answer that says more records follow is asked again. */
-const EMPTY_ANSWER_RETRIES = 3;
 
 interface KeyTally {
   stored: number;
@@ -104,43 +118,43 @@ export async function countListByKey(
     spanEnd = span.atOrBelow;
     if (span.atOrBelow >= upTo) spanClosed = true;
   };
-  let cursor = 0;
   let requests = 0;
   let unsettled: string | null = null;
-  for (let emptyTries = 0; ; ) {
+  for (;;) {
     options.signal?.throwIfAborted();
-    requests += 1;
-    const answer = await ports.fetchAfter(cursor);
-    const slots = pageSlots(answer).filter((id) => id === null || id > cursor);
-    const ids = slots.filter((id): id is number => id !== null);
-    if (ids.length === 0 && answer.hasNextPage) {
-      if (emptyTries++ < EMPTY_ANSWER_RETRIES) continue;
-      unsettled = `an answer after rawId ${cursor} showed no record although more follow`;
+    let listed: ListedAnswer | null;
+    try {
+      listed = await ports.next();
+    } catch (error) {
+      if (!(error instanceof MalformedResponseError)) throw error;
+      unsettled = error.message;
       break;
     }
-    emptyTries = 0;
-    countUnkeyable(tally, slots, { cursor, upTo, last: !answer.hasNextPage });
+    if (listed === null) break;
+    requests += 1;
+    const { lo, hi } = listed.proven;
+    const inSpan = (id: number) => id >= lo && id <= hi;
+    const records = listed.served.txs.filter((tx) => inSpan(tx.rawId));
+    const rejectedRawIds = listed.rejected
+      .map((r) => r.rawId)
+      .filter((id): id is number => id !== undefined && Number.isSafeInteger(id) && inSpan(id));
+    const ids = [...records.map((tx) => tx.rawId), ...rejectedRawIds];
+    countUnkeyable(tally, listed, upTo);
     const below = ids.filter((id) => id <= upTo);
     tally.atOrBelow += below.length;
     tally.above += ids.length - below.length;
     if (below.length > 0) tally.top = Math.max(tally.top ?? -1, ...below);
     if (ids.length > 0) tally.head = Math.max(tally.head ?? -1, ...ids);
-    const crossed = ids.length > below.length || !answer.hasNextPage;
+    // The span compared last ends here; a span without records is compared with the next.
+    const crossed = hi >= upTo;
     if (below.length > 0 || crossed) {
-      const inSpan = (id: number) => id <= upTo;
       await compare({
         above: spanEnd,
         atOrBelow: crossed ? upTo : Math.max(...below),
-        records: answer.txs.filter((tx) => tx.rawId > cursor && inSpan(tx.rawId)),
-        rejectedRawIds: answer.rejected
-          .map((r) => r.rawId)
-          .filter(
-            (id): id is number => id !== undefined && Number.isSafeInteger(id) && id > cursor && inSpan(id),
-          ),
+        records: records.filter((tx) => tx.rawId <= upTo),
+        rejectedRawIds: rejectedRawIds.filter((id) => id <= upTo),
       });
     }
-    if (ids.length > 0) cursor = Math.max(...ids);
-    if (!answer.hasNextPage) break;
   }
   return result(tally, { upTo, requests, unsettled, nameAtMost });
 }
@@ -182,26 +196,38 @@ function addSpan(tally: KeyTally, span: SpanComparison, nameAtMost: number): voi
 }
 
 /**
- * Records served without a readable rawId, placed by their neighbours in the ascending answer:
- * at or below `upTo` when the next readable record is, or (none after it) when the one before it
- * (or the cursor) lies below `upTo`; above it otherwise. Those after the answer's last readable
- * record count only in the last answer: the next one, asked after that rawId, lists them again.
+ * The records an answer set aside without a readable rawId that are its span's, placed by their
+ * neighbours in the answer: at or below `upTo` when the next readable record is, or (none after
+ * it) when the one before it (or the span's start) lies below `upTo`; above it otherwise.
  */
-function countUnkeyable(
-  tally: KeyTally,
-  slots: readonly (number | null)[],
-  at: { cursor: number; upTo: number; last: boolean },
-): void {
-  let before = at.cursor;
+function countUnkeyable(tally: KeyTally, listed: ListedAnswer, upTo: number): void {
+  const keyless = new Set(
+    listed.rejected.filter((r) => r.rawId === undefined || !Number.isSafeInteger(r.rawId)),
+  );
+  if (keyless.size === 0) return;
+  // The answer's records in the order served, each keyless one with its place.
+  const slots = pageSlots(listed.served);
+  const placed = new Map<number, RejectedRecord>();
+  for (const r of listed.served.rejected) if (keyless.has(r) && r.index !== undefined) placed.set(r.index, r);
+  let before = listed.proven.lo - 1;
+  let counted = 0;
+  const place = (next: number | undefined): void => {
+    const below = next !== undefined ? next <= upTo : before < upTo;
+    if (below) tally.withoutRawIdBelow += 1;
+    else tally.withoutRawIdAbove += 1;
+    counted++;
+  };
   slots.forEach((id, i) => {
     if (id !== null) {
       before = id;
       return;
     }
-    const next = slots.slice(i + 1).find((s): s is number => s !== null);
-    if (next === undefined && !at.last) return;
-    const below = next !== undefined ? next <= at.upTo : before < at.upTo;
-    if (below) tally.withoutRawIdBelow += 1;
-    else tally.withoutRawIdAbove += 1;
+    if (!placed.has(i)) return;
+    place(slots.slice(i + 1).find((s): s is number => s !== null));
   });
+  // Those whose place in the answer is not known: by the span's start.
+  for (let left = keyless.size - counted; left > 0; left--) {
+    before = listed.proven.lo - 1;
+    place(undefined);
+  }
 }

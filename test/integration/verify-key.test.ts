@@ -11,6 +11,8 @@ import { sql } from 'drizzle-orm';
 import { queryRows } from '../../src/db/rows.js';
 import { createSimulator, type Simulator } from '../../src/simulator/index.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
+import { startHttpServer } from '../helpers/http-server.js';
+import { forward } from '../helpers/proxy.js';
 import { runMain } from '../helpers/run-main.js';
 
 interface StreamReport {
@@ -306,4 +308,55 @@ describe('verify by key, malformed records served and an account stream', () => 
       assert.deepEqual(stream.missing, { count: 1, rawIds: [victim] }, stream.stream);
     }
   });
+});
+
+describe('verify by key far from the service', () => {
+  for (const malformedRate of [0, 0.02]) {
+    it(`reads the list in ranges at once, as a walk does, and finds the mirror complete (${malformedRate * 100} % malformed)`, async () => {
+      const db = await createTestDatabase();
+      const sim = createSimulator({
+        records: 6000,
+        seed: 72,
+        holeRate: 0.02,
+        paging: 'key',
+        packageDelayMs: 0,
+        faults: { malformedRate },
+      });
+      const target = (await sim.listen()).url;
+      let inFlight = 0;
+      let most = 0;
+      // Every answer 20 ms away, counted while in flight.
+      const proxy = await startHttpServer(async (request) => {
+        inFlight++;
+        most = Math.max(most, inFlight);
+        try {
+          await new Promise((resolve) => setTimeout(resolve, 20));
+          return await forward(target, request);
+        } finally {
+          inFlight--;
+        }
+      });
+      try {
+        const env = { DATABASE_URL: db.url, LEDGER_BASE_URL: target, LOG_LEVEL: 'silent' };
+        assert.equal((await runMain(['sync'], env)).code, 0);
+        most = 0;
+        const result = await runMain(['verify', '--json'], {
+          ...env,
+          LEDGER_BASE_URL: proxy.baseUrl,
+          LEDGER_REQUESTS_PER_SECOND: '0',
+        });
+        const report = JSON.parse(result.out) as Report;
+        assert.equal(result.code, 0, result.out.slice(-2000));
+        const global = report.streams.find((s) => s.stream === 'txs')!;
+        // Every record once: at or below the watermark, or (served without a rawId after the last) above it.
+        assert.equal(global.count.listed + global.count.above, sim.count());
+        assert.deepEqual(global.missing, { count: 0, rawIds: [] });
+        assert.ok(most >= 3, `list requests in flight at once: ${most}`);
+      } finally {
+        await proxy.close();
+        await sim.close();
+        await db.drop();
+      }
+    });
+  }
 });

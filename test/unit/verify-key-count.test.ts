@@ -1,7 +1,13 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { LedgerTx, TxKeyPage } from '../../src/domain/model.js';
+import { createKeySource, readKeyAfter } from '../../src/sync/key-source.js';
+import type { FetchKeyPage } from '../../src/sync/ports/fetches.js';
+import type { RawIdScreen } from '../../src/sync/raw-id-screen.js';
 import { countListByKey, type KeyCountPorts, type KeySpan } from '../../src/verify/key-count.js';
+
+/** A screen that sets nothing aside: these lists vouch for every rawId. */
+const passAll: RawIdScreen = { screen: async (answer) => answer, passes: () => true };
 
 const range = (lo: number, hi: number): number[] => Array.from({ length: hi - lo + 1 }, (_, i) => lo + i);
 
@@ -23,21 +29,35 @@ function fakeList(input: {
   const spans: KeySpan[] = [];
   const cursors: number[] = [];
   let empty = input.emptyAnswers ?? 0;
+  const fetchKeyPage: FetchKeyPage = async (_spec, { cursor }) => {
+    cursors.push(cursor);
+    if (empty-- > 0) return { txs: [], rejected: [], hasNextPage: true };
+    const after = input.ids.filter((id) => id > cursor);
+    const served = after.slice(0, input.cap ?? 100);
+    const txs: LedgerTx[] = [];
+    const rejected: TxKeyPage['rejected'] = [];
+    served.forEach((id, index) => {
+      if (input.unreadable?.has(id)) rejected.push({ reason: 'rawId missing', raw: `{"n":${id}}`, index });
+      else txs.push({ rawId: id } as LedgerTx);
+    });
+    return { txs, rejected, hasNextPage: after.length > served.length };
+  };
+  // Read as the walk by key reads the list: the source by key, one answer after the other.
+  const reading = { fetchKeyPage, screen: passAll, spec: {}, emptyDelayMs: 1 };
+  const source = createKeySource({
+    task: { after: 0, upTo: Number.POSITIVE_INFINITY },
+    read: async (after, upTo) => ({ served: await readKeyAfter(reading, after ?? 0, upTo), readAt: 0 }),
+    settle: { windowMs: 0, headAt: undefined },
+  });
+  let ended = false;
   return {
     spans,
     cursors,
-    async fetchAfter(cursor): Promise<TxKeyPage> {
-      cursors.push(cursor);
-      if (empty-- > 0) return { txs: [], rejected: [], hasNextPage: true };
-      const after = input.ids.filter((id) => id > cursor);
-      const served = after.slice(0, input.cap ?? 100);
-      const txs: LedgerTx[] = [];
-      const rejected: TxKeyPage['rejected'] = [];
-      served.forEach((id, index) => {
-        if (input.unreadable?.has(id)) rejected.push({ reason: 'rawId missing', raw: '{}', index });
-        else txs.push({ rawId: id } as LedgerTx);
-      });
-      return { txs, rejected, hasNextPage: after.length > served.length };
+    async next() {
+      if (ended) return null;
+      const step = await source.next();
+      ended = step.ends;
+      return { proven: step.proven, served: step.read.served, rejected: step.rejected };
     },
     async compareSpan(span) {
       spans.push(span);
@@ -153,7 +173,7 @@ describe('countListByKey', () => {
     assert.equal((await countListByKey(recovers, { upTo: 20 })).count.unsettled, null);
     const stuck = fakeList({ ids: range(1, 20), stored: range(1, 20), emptyAnswers: 10 });
     const { count } = await countListByKey(stuck, { upTo: 20 });
-    assert.match(count.unsettled ?? '', /after rawId 0 showed no record although more follow/);
+    assert.match(count.unsettled ?? '', /after rawId 0: empty answer although more records follow/);
   });
 
   it('without a mark (never synced) it reads the list and compares nothing', async () => {

@@ -6,37 +6,58 @@ import { type ImmutableColumn, immutableDifferences } from '../../db/schema/immu
 import { encodeTransaction } from '../../db/write/encode.js';
 import type { LedgerTx } from '../../domain/model.js';
 import { InvalidRecordError } from '../../errors.js';
+import { readKeyAfter } from '../../sync/key-source.js';
 import { keyWalkScreen } from '../../sync/raw-id-screen.js';
+import { createKeyWindow } from '../../sync/walk/key-window.js';
 import { countListByKey, type KeyCount, type KeySpan, type SpanComparison } from '../../verify/key-count.js';
 import type { AppContext } from '../context.js';
-import { createFetchKeyPage } from '../sync-adapters.js';
+import { createFetchKeyHead, createFetchKeyPage } from '../sync-adapters.js';
 
 /** RawIds named per kind (missing, not listed, differing); the totals are always counted. */
 const NAMED = 20;
 
 /**
- * A stream's list walked by key from the bottom (the client's count a request, following a
- * silent cap from the last rawId) and compared, answer by answer, with the table's records of
- * the same rawId span up to `upTo` (the watermark; -1 compares nothing).
+ * A stream's list read by key from the bottom (the client's count a request, following a silent
+ * cap from the last rawId; far from the head, in ranges at once as a walk reads them,
+ * `src/sync/walk/key-window.ts`) and compared, answer by answer in order, with the table's
+ * records of the same rawId span up to `upTo` (the watermark; -1 compares nothing).
  */
-export function countStreamByKey(input: {
+export async function countStreamByKey(input: {
   app: Pick<AppContext, 'client' | 'database' | 'logger'>;
   list: ListStream;
   upTo: number;
   signal?: AbortSignal | undefined;
 }): Promise<KeyCount> {
-  const { list } = input;
-  const fetchKeyPage = createFetchKeyPage(input.app.client, input.signal);
+  const { list, app } = input;
+  const fetchKeyPage = createFetchKeyPage(app.client, input.signal);
+  const fetchKeyHead = createFetchKeyHead(app.client, input.signal);
   // Counted as a walk reads the list: a record the service does not vouch for is no record of it.
-  const screen = keyWalkScreen({ fetchKeyPage, spec: list, logger: input.app.logger });
-  return countListByKey(
-    {
-      fetchAfter: async (cursor) =>
-        screen.screen(await fetchKeyPage(list, { cursor }), { after: cursor, order: 'asc' }),
-      compareSpan: (span) => compareSpan(input.app, list, span),
-    },
-    { upTo: input.upTo, nameAtMost: NAMED, signal: input.signal },
-  );
+  const screen = keyWalkScreen({ fetchKeyPage, spec: list, logger: app.logger });
+  const reading = { fetchKeyPage, screen, spec: list, count: app.client.keyCount(), signal: input.signal };
+  const window = createKeyWindow({
+    from: 0,
+    read: async (after, upTo) => ({ served: await readKeyAfter(reading, after ?? 0, upTo), readAt: 0 }),
+    settle: { windowMs: 0, headAt: undefined },
+    lanes: () => app.client.inFlight(),
+    readHead: () => fetchKeyHead(list),
+  });
+  let ended = false;
+  try {
+    return await countListByKey(
+      {
+        async next() {
+          if (ended) return null;
+          const { step, ends } = await window.next();
+          ended = ends;
+          return { proven: step.proven, served: step.read.served, rejected: step.rejected };
+        },
+        compareSpan: (span) => compareSpan(app, list, span),
+      },
+      { upTo: input.upTo, nameAtMost: NAMED, signal: input.signal },
+    );
+  } finally {
+    window.close();
+  }
 }
 
 /** One span: the table's records of the list in it against those the service listed there. */
