@@ -46,17 +46,23 @@ function cursorsAscend(store: MemoryStore): boolean {
   return cursors.every((cursor, i) => i === 0 || cursor > cursors[i - 1]!);
 }
 
+/**
+ * A mirror of `mirrored` records walked by key, then `behind` more arrived a minute later: the
+ * store, the list and the walk's clock, set to then.
+ */
+async function fallenBehind(mirrored: number, behind: number, step?: () => number) {
+  const list = new LiveList({ count: mirrored, ...(step ? { step } : {}) });
+  const store = new MemoryStore();
+  const now = () => 60_000;
+  await walkByKey({ store, fetchKeyPage: distant(list).fetchKeyPage, spec, owner, count: 100, now: () => 0 });
+  list.add(behind);
+  return { list, store, now };
+}
+
 describe('a walk by key far behind the head', () => {
   it('reads the stretch to the head in ranges at once, and stores every record once, in order', async () => {
-    const list = new LiveList({ count: 300 });
-    const store = new MemoryStore();
-    let clock = 0;
-    const now = () => clock;
-    const first = distant(list);
-    await walkByKey({ store, fetchKeyPage: first.fetchKeyPage, spec, owner, count: 100, now });
     // A day's arrivals: the tail is fifty answers behind.
-    list.add(5000);
-    clock = 60_000;
+    const { list, store, now } = await fallenBehind(300, 5000);
     const key = distant(list);
     const tail = await walkByKey({
       store,
@@ -91,13 +97,7 @@ describe('a walk by key far behind the head', () => {
   });
 
   it('begins at the head, then reads what lies between the settled mark and it in ranges at once', async () => {
-    const list = new LiveList({ count: 200 });
-    const store = new MemoryStore();
-    let clock = 0;
-    const now = () => clock;
-    await walkByKey({ store, fetchKeyPage: distant(list).fetchKeyPage, spec, owner, count: 100, now });
-    list.add(4000);
-    clock = 60_000;
+    const { list, store, now } = await fallenBehind(200, 4000);
     // No head read: the head answer tells where the stretch ends.
     const key = distant(list);
     const tail = await walkByKey({
@@ -122,13 +122,7 @@ describe('a walk by key far behind the head', () => {
 
   it('leaves no hole among sparse rawIds and records that arrive while it reads', async () => {
     let n = 0;
-    const list = new LiveList({ count: 100, step: () => 1 + (n++ % 5) * 3 });
-    const store = new MemoryStore();
-    let clock = 0;
-    const now = () => clock;
-    await walkByKey({ store, fetchKeyPage: distant(list).fetchKeyPage, spec, owner, count: 100, now });
-    list.add(3000);
-    clock = 60_000;
+    const { list, store, now } = await fallenBehind(100, 3000, () => 1 + (n++ % 5) * 3);
     const key = distant(list);
     let arrivals = 0;
     const arriving: FetchKeyPage = async (s, q) => {
@@ -154,13 +148,7 @@ describe('a walk by key far behind the head', () => {
   });
 
   it('asks where the head is again when records kept arriving while the window read', async () => {
-    const list = new LiveList({ count: 100 });
-    const store = new MemoryStore();
-    let clock = 0;
-    const now = () => clock;
-    await walkByKey({ store, fetchKeyPage: distant(list).fetchKeyPage, spec, owner, count: 100, now });
-    list.add(3000);
-    clock = 60_000;
+    const { list, store, now } = await fallenBehind(100, 3000);
     const key = distant(list);
     let heads = 0;
     let requests = 0;
@@ -190,13 +178,7 @@ describe('a walk by key far behind the head', () => {
   });
 
   it('reads no further ahead of its commits than twice its lanes in ranges: memory stays bounded', async () => {
-    const list = new LiveList({ count: 100 });
-    const store = new MemoryStore();
-    let clock = 0;
-    const now = () => clock;
-    await walkByKey({ store, fetchKeyPage: distant(list).fetchKeyPage, spec, owner, count: 100, now });
-    list.add(20_000);
-    clock = 60_000;
+    const { list, store, now } = await fallenBehind(100, 20_000);
     const key = distant(list);
     // Commits far slower than the answers: the window waits for the walk rather than read on.
     let aheadMost = 0;
@@ -216,13 +198,7 @@ describe('a walk by key far behind the head', () => {
   });
 
   it('fails on a lost answer with only what lies below it committed, and the next run stores the rest', async () => {
-    const list = new LiveList({ count: 100 });
-    const store = new MemoryStore();
-    let clock = 0;
-    const now = () => clock;
-    await walkByKey({ store, fetchKeyPage: distant(list).fetchKeyPage, spec, owner, count: 100, now });
-    list.add(4000);
-    clock = 60_000;
+    const { list, store, now } = await fallenBehind(100, 4000);
     // An answer in the middle of the stretch fails every time it is asked.
     const failing = distant(list, { failAt: (cursor) => cursor >= 2000 && cursor < 2100 });
     await assert.rejects(
