@@ -51,6 +51,8 @@ export const syncStream: JobProcessor = async (job, deps) => {
             // A tail far behind reads the stretch to the head with the budget's requests in flight.
             lanes: () => deps.inFlight?.() ?? deps.concurrency,
             fetchKeyHead: deps.fetchKeyHead,
+            // The client's own count, so a range's last answer asks only up to its top.
+            count: deps.keyCount(),
           })
         : await walkStream({
             ...common,
