@@ -43,5 +43,6 @@ EXPOSE 9464
 # Slim images have no curl: node's own fetch asks /health (the process runs, PostgreSQL answers).
 HEALTHCHECK --interval=30s --timeout=5s --start-period=30s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:'+(process.env.LEDGER_HTTP_PORT||9464)+'/health',{signal:AbortSignal.timeout(4000)}).then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
-ENTRYPOINT ["node", "dist/cli/ledger-indexer.js"]
+# The node flags of the command's first line (src/cli/bin.ts), which `node <file>` does not read.
+ENTRYPOINT ["node", "--max-semi-space-size=4", "dist/cli/ledger-indexer.js"]
 CMD ["--help"]

@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 
 /** How the benchmark starts ledger-indexer's command line as a child process. */
@@ -26,8 +26,11 @@ export function prepareIndexerRunner(root: string, prefer: 'dist' | 'tsx' = 'dis
     spawnSync('npm', ['run', '--silent', 'build'], { cwd: root, stdio: 'ignore' });
     if (existsSync(bin) && statSync(bin).mtimeMs >= started - 1000) kind = 'dist';
   }
+  const source = join(root, 'src', 'cli', 'bin.ts');
+  // The node flags the command's first line gives it, as `npx ledger-indexer` runs it.
+  const flags = firstLineFlags(kind === 'dist' ? bin : source);
   const nodeArgs = (args: string[]): string[] =>
-    kind === 'dist' ? [bin, ...args] : ['--import', 'tsx', join(root, 'src', 'cli', 'bin.ts'), ...args];
+    kind === 'dist' ? [...flags, bin, ...args] : [...flags, '--import', 'tsx', source, ...args];
   const known = new Map<string, boolean>();
   return {
     kind,
@@ -45,4 +48,11 @@ export function prepareIndexerRunner(root: string, prefer: 'dist' | 'tsx' = 'dis
       return ok;
     },
   };
+}
+
+/** The node flags of a script's first line (`#!/usr/bin/env -S node <flags>`); none for another. */
+export function firstLineFlags(file: string): string[] {
+  const first = readFileSync(file, 'utf8').split('\n', 1)[0] ?? '';
+  const flags = /^#!\/usr\/bin\/env -S node\s+(.*)$/.exec(first)?.[1] ?? '';
+  return flags.split(/\s+/).filter(Boolean);
 }

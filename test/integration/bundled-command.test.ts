@@ -43,6 +43,15 @@ describe('the bundled command (dist/cli)', () => {
     assert.equal(stdout.trim(), pkg.version);
   });
 
+  it('runs as the installed command does, through its first line and the node flags it names', () => {
+    const run = spawnSync(join(packageRoot, entry[0]!), ['--version'], { encoding: 'utf8' });
+    assert.equal(run.status, 0, run.stderr);
+    assert.match(
+      readFileSync(join(packageRoot, entry[0]!), 'utf8'),
+      /^#!\/usr\/bin\/env -S node --max-semi-space-size=\d+\n/,
+    );
+  });
+
   it('syncs the simulator into PostgreSQL: every record, once', async () => {
     const db = await createTestDatabase();
     const sim = createSimulator({ records: 700, seed: 8, holeRate: 0.05, arrivalsPerSecond: 0 });

@@ -95,7 +95,13 @@ describe('the production image (Dockerfile)', () => {
     assert.ok(last !== undefined, 'the runtime stage sets USER');
     assert.doesNotMatch(last, /^(root|0)(:|$)/);
     const entrypoint = JSON.parse(all(runtime, 'ENTRYPOINT').at(-1)?.args ?? '[]') as string[];
-    assert.deepEqual(entrypoint, ['node', 'dist/cli/ledger-indexer.js']);
+    // The command as its first line runs it (src/cli/bin.ts): the same node flags.
+    const firstLine = readFileSync(join(packageRoot, 'src', 'cli', 'bin.ts'), 'utf8').split('\n')[0]!;
+    const flags = firstLine
+      .replace(/^#!\/usr\/bin\/env -S node ?/, '')
+      .split(' ')
+      .filter(Boolean);
+    assert.deepEqual(entrypoint, ['node', ...flags, 'dist/cli/ledger-indexer.js']);
   });
 
   it('checks /health of the HTTP surface it exposes, with node itself', () => {
