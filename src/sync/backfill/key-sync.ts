@@ -14,7 +14,7 @@ import type { BackfillRun, BackfillStore } from '../ports/backfill-store.js';
 import type { FetchKeyText } from '../ports/fetches.js';
 import { openStreamSession, type StreamSession } from '../stream-session.js';
 import { quietLogger } from '../sync-logger.js';
-import { type KeyWalkInput, walkByKey } from '../walk/key-walk.js';
+import { type KeyWalkInput, lanesOf, walkByKey } from '../walk/key-walk.js';
 import type { WalkResult } from '../walk/walk-types.js';
 import { addCounts, zeroCounts } from '../write-counts.js';
 import { fetchKeyRange, KEY_REQUESTS_PER_RANGE, pendingKeyTasks, planKeyBackfill } from './key-backfill.js';
@@ -205,8 +205,7 @@ export function laneBatchBytes(lanes: number): number {
 
 /** How many lanes the backfill wants now: `input.lanes` read as it goes. */
 function lanesNow(input: Pick<KeySyncInput, 'lanes'>): () => number {
-  const lanes = input.lanes ?? DEFAULT_LANES;
-  return typeof lanes === 'function' ? () => Math.max(1, lanes()) : () => Math.max(1, lanes);
+  return lanesOf(input.lanes, DEFAULT_LANES);
 }
 
 /**

@@ -180,10 +180,10 @@ export async function walkByKey(input: KeyWalkInput): Promise<WalkResult> {
   return logWalkEnd(run.result, logger);
 }
 
-/** Lanes read as the walk goes, at least one. */
-function lanesOf(lanes: KeyWalkInput['lanes']): () => number {
+/** `lanes` read as the walk goes (`fallback` when absent), at least one. */
+export function lanesOf(lanes: KeyWalkInput['lanes'], fallback = 1): () => number {
   if (typeof lanes === 'function') return () => Math.max(1, lanes());
-  const fixed = Math.max(1, lanes ?? 1);
+  const fixed = Math.max(1, lanes ?? fallback);
   return () => fixed;
 }
 
