@@ -6,13 +6,14 @@ import type { StreamSpec } from '../domain/stream-key.js';
 import { isGlobalList } from '../domain/stream-key.js';
 import { KEY_REQUESTS_PER_RANGE } from '../sync/backfill/key-backfill.js';
 import { syncByKey } from '../sync/backfill/key-sync.js';
+import { syncByPage } from '../sync/backfill/page-sync.js';
 import type { BackfillStore } from '../sync/ports/backfill-store.js';
+import type { FetchKeyPage, FetchPage } from '../sync/ports/fetches.js';
 import type { DeferredIndexes } from '../sync/ports/read-indexes.js';
 import type { SyncStore } from '../sync/ports/sync-store.js';
 import { type RereadResult, rereadPending } from '../sync/reread/reread-pending.js';
 import { listsAfterWalk } from '../sync/reread/reread-plan.js';
 import type { SyncLogger } from '../sync/sync-logger.js';
-import { walkStream } from '../sync/walk/walk-stream.js';
 import type { PageEvent, WalkResult } from '../sync/walk/walk-types.js';
 import type { ListDialects } from './list-dialect.js';
 import type { MirroredService } from './mirrored-service.js';
@@ -158,61 +159,43 @@ export async function syncOnce(ctx: SyncContext, options: SyncOptions = {}): Pro
   const result: SyncResult = { tokens: null, streams: [], reread: null, reconcile: null, stopped: false };
   // Before anything is written: a mirror of one service is never filled from another.
   const service = await ctx.service?.ensure({ adopt: options.adoptService, signal: options.requestSignal });
-  // The tokens and the dialect are asked for at once: each is an answer's wait away.
-  const [tokens, dialect] = await Promise.all([
-    refreshTokens(ctx, options),
-    // By key where the service speaks it (LEDGER_PAGING; `auto` asks it once), else by page number.
-    ctx.dialects?.resolve(options.requestSignal) ?? ctx.client.listDialect({ signal: options.requestSignal }),
-  ]);
-  result.tokens = tokens;
-  const fetchPage = createFetchPage(ctx.client, options.requestSignal);
-  const fetchKeyPage = createFetchKeyPage(ctx.client, options.requestSignal);
+  // The token list is read while the streams are walked (an answer's wait, a tenth of a second of
+  // a short backfill by page number) and saved after them. A failure to read it stops the walks,
+  // as a stop signal does (what they read is committed), and is thrown.
+  const tokensFailed = new AbortController();
+  const tokens = readTokens(ctx, options);
+  tokens.catch((error: unknown) => tokensFailed.abort(error));
+  const walking = {
+    ...options,
+    signal: eitherSignal(options.signal, tokensFailed.signal),
+    requestSignal: eitherSignal(options.requestSignal, tokensFailed.signal),
+  };
+  // By key where the service speaks it (LEDGER_PAGING; `auto` asks it once), else by page number.
+  const dialect = await (ctx.dialects?.resolve(walking.requestSignal) ??
+    ctx.client.listDialect({ signal: walking.requestSignal }));
+  const fetchPage = createFetchPage(ctx.client, walking.requestSignal);
+  const fetchKeyPage = createFetchKeyPage(ctx.client, walking.requestSignal);
   const specs = streamSpecs(options);
   // Into an empty mirror, the read-side indexes are built once the walks are done, unless the
   // request budget, not the writes, bounds the backfill.
   const perRequest = dialect === 'key' ? ctx.client.keyCount() : PAGE_SIZE;
   if (indexesPayToDefer(ctx.config.requestsPerSecond, perRequest)) await ctx.indexes?.defer();
   for (const spec of specs) {
-    if (options.signal?.aborted) break;
+    if (walking.signal.aborted) break;
     options.onStream?.(spec);
-    const common = {
-      store: ctx.store,
-      spec,
-      owner,
-      full: options.full,
-      settleMs: ctx.config.settleMs,
-      signal: options.signal,
-      onPage: options.onPage,
-      logger: ctx.logger,
-    };
-    const walked = await (dialect === 'key'
-      ? syncByKey({
-          ...common,
-          fetchKeyPage,
-          // The tail of the global list begins at its head: the same request re-reads the records
-          // waiting there for a status change, which the re-read after the walks then leaves alone.
-          headFirst: isGlobalList(spec),
-          backfills: ctx.backfills,
-          fetchKeyHead: createFetchKeyHead(ctx.client, options.requestSignal),
-          fetchKeyText: createFetchKeyText(ctx.client, options.requestSignal),
-          lanes: keyLanes(ctx),
-          count: ctx.client.keyCount(),
-          rangeWidth: ctx.client.keyCount() * KEY_REQUESTS_PER_RANGE,
-        })
-      : walkStream({
-          ...common,
-          fetchPage,
-          concurrency: () => pageWindow(ctx.client.inFlight(PAGE_SIZE), ctx.config.concurrency),
-          maxConcurrency: ctx.config.concurrency,
-          writers: ctx.config.writers,
-        })
-    ).catch(async (error: unknown) => {
-      await ctx.dialects?.forgetOn(error);
-      throw error;
-    });
+    const walked = await syncStream(ctx, walking, { spec, owner, dialect, fetchPage, fetchKeyPage }).catch(
+      async (error: unknown) => {
+        if (tokensFailed.signal.aborted) throw tokensFailed.signal.reason;
+        await ctx.dialects?.forgetOn(error);
+        // Saved still, as when they were read first; settled before the run's pool closes.
+        await saveTokens(ctx, await tokens.catch(() => null)).catch(() => null);
+        throw error;
+      },
+    );
     await ctx.dialects?.recordRun(walked.key, dialect);
     result.streams.push(walked);
   }
+  result.tokens = await saveTokens(ctx, await tokens);
   // A run stopped before its walks finished leaves them deferred: the run that ends the backfill
   // builds them (and `verify`, `migrate` or a pending migration, if one comes first).
   if (!options.signal?.aborted && result.streams.every((walk) => walk.finished)) {
@@ -251,6 +234,54 @@ export async function syncOnce(ctx: SyncContext, options: SyncOptions = {}): Pro
   return result;
 }
 
+/** One stream synced in the run's dialect: a first backfill in lanes where it pays, then the walk. */
+function syncStream(
+  ctx: SyncContext,
+  options: SyncOptions,
+  stream: {
+    spec: StreamSpec;
+    owner: string;
+    dialect: 'key' | 'page';
+    fetchPage: FetchPage;
+    fetchKeyPage: FetchKeyPage;
+  },
+): Promise<WalkResult> {
+  const { spec } = stream;
+  const common = {
+    store: ctx.store,
+    spec,
+    owner: stream.owner,
+    full: options.full,
+    settleMs: ctx.config.settleMs,
+    signal: options.signal,
+    onPage: options.onPage,
+    logger: ctx.logger,
+    backfills: ctx.backfills,
+  };
+  if (stream.dialect === 'key')
+    return syncByKey({
+      ...common,
+      fetchKeyPage: stream.fetchKeyPage,
+      // The tail of the global list begins at its head: the same request re-reads the records
+      // waiting there for a status change, which the re-read after the walks then leaves alone.
+      headFirst: isGlobalList(spec),
+      fetchKeyHead: createFetchKeyHead(ctx.client, options.requestSignal),
+      fetchKeyText: createFetchKeyText(ctx.client, options.requestSignal),
+      lanes: keyLanes(ctx),
+      count: ctx.client.keyCount(),
+      rangeWidth: ctx.client.keyCount() * KEY_REQUESTS_PER_RANGE,
+    });
+  const pagesInFlight = () => pageWindow(ctx.client.inFlight(PAGE_SIZE), ctx.config.concurrency);
+  return syncByPage({
+    ...common,
+    fetchPage: stream.fetchPage,
+    concurrency: pagesInFlight,
+    maxConcurrency: ctx.config.concurrency,
+    // A first backfill of the global list: a range a page in flight, as many as the walk's window.
+    lanes: (ctx.config.writers ?? 2) > 1 ? pagesInFlight : undefined,
+  });
+}
+
 /**
  * Records a second past which a first backfill is bound by its writes rather than its requests:
  * below it (a budget of 50 requests a second by key, or any budget by page number) index upkeep
@@ -265,12 +296,26 @@ export function indexesPayToDefer(requestsPerSecond: number | undefined, records
 }
 
 /** Refreshes the tokens from `/info` when due: how many it stored, `null` when not due. */
-async function refreshTokens(ctx: SyncContext, options: SyncOptions): Promise<number | null> {
+/** A signal aborted when either is. */
+function eitherSignal(signal: AbortSignal | undefined, other: AbortSignal): AbortSignal {
+  return signal ? AbortSignal.any([signal, other]) : other;
+}
+
+/** The token list when this run refreshes it (`null`: not due); saved by {@link saveTokens}. */
+async function readTokens(ctx: SyncContext, options: SyncOptions): Promise<LedgerToken[] | null> {
   if (!ctx.saveTokens || !(await tokensDue(ctx, options.refreshTokens))) return null;
-  const info = await ctx.client.info({ signal: options.requestSignal });
-  await ctx.saveTokens(info.tokenList);
-  ctx.logger.info({ tokens: info.tokenList.length }, 'tokens refreshed');
-  return info.tokenList.length;
+  return (await ctx.client.info({ signal: options.requestSignal })).tokenList;
+}
+
+/**
+ * Saves the token list read, after the walks: its save corrects the tags of every record stored
+ * before it, which a save during the walks could not do for a record whose write was under way.
+ */
+async function saveTokens(ctx: SyncContext, tokens: LedgerToken[] | null): Promise<number | null> {
+  if (tokens === null || !ctx.saveTokens) return null;
+  await ctx.saveTokens(tokens);
+  ctx.logger.info({ tokens: tokens.length }, 'tokens refreshed');
+  return tokens.length;
 }
 
 /** Whether this run reads `/info`: asked for, or the stored token list is missing or stale. */

@@ -33,11 +33,6 @@ export interface PageCheckpoint extends CheckpointMode {
    * settling window after it (see `settle.ts`). Absent on checkpoints written before it was kept.
    */
   headAt?: number | undefined;
-  /**
-   * Which run of the walk wrote it, on the checkpoints of lane commits: the stream's checkpoint
-   * moves over one run's batches only, one after the other (see `SyncStore.consolidateWalk`).
-   */
-  attempt?: string | undefined;
   cursor?: undefined;
 }
 

@@ -44,8 +44,6 @@ export interface WorkerDeps {
   concurrency: number;
   /** Requests to keep in flight now, at most `concurrency`: the budget × the measured answer time. Default `concurrency`. */
   inFlight?: ((records?: number) => number) | undefined;
-  /** Batches a stream job's walk writes at once (`LEDGER_WRITERS`). Default 1. */
-  writers?: number | undefined;
   /** The settling window of late arrivals, ms (`LEDGER_SETTLE_MS`). Default 3000. */
   settleMs?: number | undefined;
   /** This process, as shown in stream leases: `host:pid:random`. */

@@ -2,11 +2,7 @@
  * Pages fetched in order, gathered into batches and committed one batch per transaction, in the
  * order of the pages. Both the stream walk and the range jobs of a parallel backfill commit
  * through it; what a commit writes (records, checkpoint, proofs) is theirs, given as `commit`.
- *
- * With one lane (the default) a commit starts only after the one before ended. With more, up to
- * that many commits run at once and may end in any order: the committer must then make each
- * commit's checkpoint count only once every batch before it is in (see `WalkCommits`), and a
- * batch that must see all earlier ones committed is marked to run alone.
+ * A commit starts only after the one before ended, so checkpoints and proofs move in order.
  */
 export interface CommitPipeline<Page> {
   /** Queues a page after the ones queued before it. */
@@ -16,8 +12,8 @@ export interface CommitPipeline<Page> {
   /** Whether the queued pages fill a batch. */
   full(): boolean;
   /**
-   * Whether the queued pages have waited `lingerMs` for more while a lane was free: then commit
-   * them rather than wait on (while every lane is busy, nothing could be committed anyway).
+   * Whether the queued pages have waited `lingerMs` for more while no commit ran: then commit
+   * them rather than wait on (while one runs, nothing could be committed anyway).
    */
   lingered(): boolean;
   /**
@@ -26,8 +22,7 @@ export interface CommitPipeline<Page> {
    */
   openBatch(): void;
   /**
-   * Waits for a free lane (for every lane, when the batch runs alone), then hands the queued
-   * pages (if any) to the next commit and returns without waiting for it. Throws the failure of
+   * Waits for the running commit to end, then hands the queued pages (if any) to the next commit and returns without waiting for it. Throws the failure of
    * a commit before.
    */
   submit(): Promise<void>;
@@ -52,7 +47,7 @@ export function recordBytes(records: readonly { data: string }[]): number {
   return total;
 }
 
-/** Creates a commit pipeline. `commit` runs once per batch, at most `lanes` at a time. */
+/** Creates a commit pipeline. `commit` runs once per batch, one at a time. */
 export function createCommitPipeline<Page>(input: {
   /** Writes one batch (and whatever follows from it); a rejection is kept and thrown later. */
   commit: (pages: Page[]) => Promise<void>;
@@ -67,30 +62,19 @@ export function createCommitPipeline<Page>(input: {
   maxBytes?: number | (() => number) | undefined;
   /** The bytes of one page. Default: none counted (batches full by `maxPages` alone). */
   sizeOf?: ((page: Page) => number) | undefined;
-  /** How long a batch waits for more pages while a lane is free. */
+  /** How long a batch waits for more pages while no commit runs. */
   lingerMs: number;
-  /** Commits that may run at once. Default 1. */
-  lanes?: number | undefined;
-  /**
-   * A batch that starts only once every commit before it ended, and before which no later one
-   * starts (a walk's last batch, which moves the watermark). Default: none.
-   */
-  runsAlone?: ((pages: readonly Page[]) => boolean) | undefined;
   /** Clock for the linger. Default `Date.now`. */
   now?: (() => number) | undefined;
 }): CommitPipeline<Page> {
   const now = input.now ?? Date.now;
-  const lanes = Math.max(1, input.lanes ?? 1);
   let batch: Page[] = [];
   let bytes = 0;
   const maxBytes = input.maxBytes ?? BATCH_BYTES;
   const bytesAllowed = typeof maxBytes === 'function' ? maxBytes : () => maxBytes;
   let startedAt: number | null = null;
-  const running = new Set<Promise<void>>();
+  let running: Promise<void> | null = null;
   let failure: { error: unknown } | null = null;
-  const waitForLanes = async (free: number): Promise<void> => {
-    while (running.size > lanes - free) await Promise.race(running);
-  };
 
   const pipeline: CommitPipeline<Page> = {
     add(page) {
@@ -105,14 +89,13 @@ export function createCommitPipeline<Page>(input: {
       return batch.length >= input.maxPages || (batch.length > 0 && bytes >= bytesAllowed());
     },
     lingered() {
-      return running.size < lanes && startedAt !== null && now() - startedAt >= input.lingerMs;
+      return running === null && startedAt !== null && now() - startedAt >= input.lingerMs;
     },
     openBatch() {
       startedAt = now();
     },
     async submit() {
-      const alone = batch.length > 0 && input.runsAlone?.(batch) === true;
-      await waitForLanes(alone ? lanes : 1);
+      await running;
       pipeline.check();
       if (batch.length === 0) return;
       const pages = batch;
@@ -121,19 +104,17 @@ export function createCommitPipeline<Page>(input: {
       startedAt = null;
       const commit: Promise<void> = input.commit(pages).then(
         () => {
-          running.delete(commit);
+          if (running === commit) running = null;
         },
         (error: unknown) => {
           failure ??= { error };
-          running.delete(commit);
+          if (running === commit) running = null;
         },
       );
-      running.add(commit);
-      // Nothing after a batch that runs alone starts before it ended.
-      if (alone) await commit;
+      running = commit;
     },
     async settled() {
-      await Promise.all(running);
+      await running;
       pipeline.check();
     },
     async flush() {

@@ -8,7 +8,7 @@
  */
 
 import type { RereadPolicy } from '../../src/db/write/reread-queue.js';
-import { asPageCheckpoint, type PageCheckpoint } from '../../src/domain/checkpoints.js';
+import { asPageCheckpoint } from '../../src/domain/checkpoints.js';
 import { isHeld, lastPageOf } from '../../src/domain/commit-pages.js';
 import type { KeyAnswerText, LedgerTx } from '../../src/domain/model.js';
 import { mergeRanges, provenPrefixEnd, type RawIdRange } from '../../src/domain/raw-id-ranges.js';
@@ -66,14 +66,12 @@ export class MemoryStore extends MemoryRecords implements SyncStore, BackfillSto
   readonly streams = new Map<string, MemoryStream>();
   /** Accepted page commits, in order. */
   readonly commits: PageCommit[] = [];
-  /** Lane commits not consolidated yet, by stream key: each batch's first page and checkpoint. */
-  readonly laneCommits = new Map<string, Array<{ fence: number; fromPage: number; walk: PageCheckpoint }>>();
   readonly runs = new Map<string, RunRow>();
   /** Proven-range rows by stream key, as committed (merged only by compaction). */
   readonly proven = new Map<string, RawIdRange[]>();
   /** Set to make the next commit of this page fail before writing (a crash mid-walk). */
   failCommitAtPage: number | null = null;
-  /** How long each page commit takes, ms (several writers then end theirs in any order). Default none. */
+  /** How long each page commit takes, ms . Default none. */
   commitDelayMs: (() => number) | null = null;
   private readonly now: () => Date;
 
@@ -114,7 +112,6 @@ export class MemoryStore extends MemoryRecords implements SyncStore, BackfillSto
       row.leaseMs = leaseMs;
     }
     row.expiresAt = at + leaseMs;
-    this.consolidate(row, true);
     const lease: StreamLease = { key, fence: row.fence, owner };
     const state: StreamState = structuredClone({
       key,
@@ -139,27 +136,20 @@ export class MemoryStore extends MemoryRecords implements SyncStore, BackfillSto
     const { lease } = commit;
     const storedNext = asPageCheckpoint(row.walk)?.nextPage ?? 1;
     const storedCursor = row.walk?.cursor ?? null;
-    if (!commit.lane && commit.fromCursor !== undefined && storedCursor !== commit.fromCursor) {
+    if (commit.fromCursor !== undefined && storedCursor !== commit.fromCursor) {
       const detail = `its checkpoint is at rawId ${storedCursor ?? 'none'}, where this commit follows on from ${commit.fromCursor ?? 'none'}`;
       throw new CommitLostError(lease.key, detail, 'page-write');
     }
-    if (!commit.lane && commit.fromPage !== undefined && storedNext !== commit.fromPage) {
+    if (commit.fromPage !== undefined && storedNext !== commit.fromPage) {
       const detail = `its checkpoint leads to page ${storedNext}, where this commit follows on from page ${commit.fromPage}`;
       throw new CommitLostError(lease.key, detail, 'page-write');
     }
-    const laneWalk = asPageCheckpoint(commit.walk);
-    if (commit.lane && laneWalk) {
-      const lanes = this.laneCommits.get(lease.key) ?? [];
-      lanes.push({ fence: lease.fence, fromPage: commit.lane.fromPage, walk: structuredClone(laneWalk) });
-      this.laneCommits.set(lease.key, lanes);
-    } else {
-      if (row.owner === lease.owner && row.fence === lease.fence && row.expiresAt !== null) {
-        row.expiresAt = Math.max(row.expiresAt, at.getTime() + row.leaseMs);
-      }
-      row.walk = structuredClone(commit.walk);
-      row.watermark = commit.watermark;
-      if (commit.settle) row.settle = structuredClone(commit.settle);
+    if (row.owner === lease.owner && row.fence === lease.fence && row.expiresAt !== null) {
+      row.expiresAt = Math.max(row.expiresAt, at.getTime() + row.leaseMs);
     }
+    row.walk = structuredClone(commit.walk);
+    row.watermark = commit.watermark;
+    if (commit.settle) row.settle = structuredClone(commit.settle);
     // Every sighting, repeats included: a repeat that disagrees is a conflict, as in PostgreSQL.
     const written = this.writeBatch(
       commit.pages.flatMap((p) => p.records),
@@ -190,35 +180,10 @@ export class MemoryStore extends MemoryRecords implements SyncStore, BackfillSto
     if (options.settle) row.settle = structuredClone(options.settle);
   }
 
-  async consolidateWalk(lease: StreamLease): Promise<void> {
-    const row = this.fenced(lease);
-    if (row.expiresAt !== null) row.expiresAt = Math.max(row.expiresAt, this.now().getTime() + row.leaseMs);
-    this.consolidate(row);
-  }
-
-  /** Moves a stream's walk over its unbroken run of lane commits; `dropRest` drops the others. */
-  private consolidate(row: MemoryStream, dropRest = false): void {
-    const lanes = this.laneCommits.get(row.key) ?? [];
-    let first = true;
-    for (;;) {
-      const from = asPageCheckpoint(row.walk)?.nextPage ?? 1;
-      const attempt = asPageCheckpoint(row.walk)?.attempt;
-      // The run that wrote the checkpoint goes on from it; another one only where it resumed there.
-      const same = lanes.findIndex((c) => c.fromPage === from && c.walk.attempt === attempt);
-      const next = same >= 0 || !first ? same : lanes.findIndex((c) => c.fromPage === from);
-      if (next < 0) break;
-      row.walk = lanes[next]!.walk;
-      lanes.splice(next, 1);
-      first = false;
-    }
-    if (dropRest || lanes.length === 0) this.laneCommits.delete(row.key);
-  }
-
   async releaseStream(lease: StreamLease, outcome: ReleaseOutcome) {
     const row = this.streams.get(lease.key);
     // A stale lease releases nothing and records nothing.
     if (row === undefined || row.fence !== lease.fence || row.owner !== lease.owner) return;
-    this.consolidate(row);
     row.owner = null;
     row.expiresAt = null;
     if (outcome.ok) {

@@ -90,7 +90,6 @@ export function storeConformance(name: string, makeStores: MakeStores): void {
     leaseConformance(c);
     fenceConformance(c);
     checkpointConformance(c);
-    laneConformance(c);
     recordConformance(c);
   });
 }
@@ -312,119 +311,6 @@ function checkpointConformance(c: ConformanceContext): void {
       await c.sync.advanceWatermark(a, 80);
       await c.sync.advanceWatermark(a, 60);
       assert.deepEqual(await c.state('runner-a'), { watermark: 80, walk: walkAt(3) });
-    });
-  });
-}
-
-/** Lane commits: several batches of one walk written at once, their checkpoints in page order. */
-function laneConformance(c: ConformanceContext): void {
-  /** A lane commit of pages `from..to` (one record each, rawIds falling with the page). */
-  const lane = (lease: StreamLease, from: number, to: number, attempt?: string): PageCommit =>
-    c.page(
-      lease,
-      Array.from({ length: to - from + 1 }, (_, i) => makeLedgerTx({ rawId: 1000 - from - i })),
-      {
-        page: to,
-        walk: attempt === undefined ? walkAt(to + 1) : { ...walkAt(to + 1), attempt },
-        lane: { fromPage: from },
-      },
-    );
-
-  describe('lane commits', () => {
-    it('store their records at once but move the checkpoint only over an unbroken run from the walk start', async () => {
-      const a = await c.acquire('runner-a');
-      // Batches 1-2 and 5-6 are in, 3-4 is not (yet).
-      await c.sync.commitPage(lane(a, 5, 6));
-      await c.sync.commitPage(lane(a, 1, 2));
-      assert.equal(await c.stored(), 4, 'every lane commit wrote its records');
-      await c.sync.consolidateWalk(a);
-      await c.sync.commitPage(lane(a, 3, 4));
-      await c.sync.consolidateWalk(a);
-      assert.deepEqual((await c.state('runner-a')).walk, walkAt(7), 'the gap filled, over all three');
-    });
-
-    it('are dropped past a gap when the lease is taken again, even by the same owner', async () => {
-      const a = await c.acquire('runner-a');
-      await c.sync.commitPage(lane(a, 1, 2));
-      await c.sync.commitPage(lane(a, 5, 6));
-      // The walk failed with 3-4 missing; the same owner takes its live lease again to retry.
-      assert.deepEqual((await c.state('runner-a')).walk, walkAt(3), 'up to the gap');
-      await c.sync.commitPage(lane(a, 3, 4));
-      await c.sync.consolidateWalk(a);
-      assert.deepEqual(
-        (await c.state('runner-a')).walk,
-        walkAt(5),
-        'the batch of 5-6, fetched before the 3-4 of the retry, never counts',
-      );
-      assert.equal(await c.stored(), 6, 'what it wrote stays');
-    });
-
-    it('chain only the batches of one run of the walk after the first', async () => {
-      const a = await c.acquire('runner-a');
-      await c.sync.commitPage(lane(a, 1, 2, 'run-1'));
-      // A batch of another run that happens to start where run 1's next one does.
-      await c.sync.commitPage(lane(a, 3, 4, 'run-2'));
-      await c.sync.consolidateWalk(a);
-      await c.sync.commitPage(lane(a, 3, 5, 'run-1'));
-      await c.sync.consolidateWalk(a);
-      assert.deepEqual((await c.state('runner-a')).walk, { ...walkAt(6), attempt: 'run-1' });
-    });
-
-    it("leave the watermark alone, and the walk's last commit ends it as usual", async () => {
-      const a = await c.acquire('runner-a');
-      await c.sync.advanceWatermark(a, 40);
-      await c.sync.commitPage(lane(a, 1, 2));
-      await c.sync.consolidateWalk(a);
-      assert.deepEqual(await c.state('runner-a'), { watermark: 40, walk: walkAt(3) });
-      await c.sync.commitPage(c.page(a, [], { page: 3, walk: null, watermark: 100 }));
-      assert.deepEqual(await c.state('runner-a'), { watermark: 100, walk: null });
-    });
-
-    it('resume, under the next lease, after the unbroken run: batches past a gap are walked again', async () => {
-      const a = await c.acquire('runner-a');
-      await c.sync.commitPage(lane(a, 1, 2));
-      await c.sync.commitPage(lane(a, 3, 4));
-      await c.sync.commitPage(lane(a, 7, 8));
-      // Killed: no consolidation, no release. The lease runs out.
-      c.advance(MINUTE + 1);
-      const { state } = await c.sync.acquireStream({}, 'runner-b', MINUTE);
-      assert.deepEqual(state.walk, walkAt(5));
-      assert.equal(await c.stored(), 6, 'what was committed stays');
-      const b = await c.acquire('runner-b');
-      await c.sync.commitPage(lane(b, 5, 6));
-      await c.sync.consolidateWalk(b);
-      assert.deepEqual((await c.state('runner-b')).walk, walkAt(7), 'the batch past the gap was dropped');
-    });
-
-    it('count once released, so a stopped walk shows how far it got', async () => {
-      const a = await c.acquire('runner-a');
-      await c.sync.commitPage(lane(a, 1, 2));
-      await c.sync.releaseStream(a, { ok: false, error: 'stopped', stopped: true });
-      const { state } = await c.sync.acquireStream({}, 'runner-b', MINUTE);
-      assert.deepEqual(state.walk, walkAt(3));
-    });
-
-    it("refuse a stale fence's lane commit and consolidation, changing nothing", async () => {
-      const a = await c.acquire('runner-a');
-      c.advance(MINUTE + 1);
-      const b = await c.acquire('runner-b');
-      await assert.rejects(c.sync.commitPage(lane(a, 1, 2)), LeaseLostError);
-      await assert.rejects(c.sync.consolidateWalk(a), LeaseLostError);
-      assert.equal(await c.stored(), 0);
-      await c.sync.consolidateWalk(b);
-      assert.equal((await c.state('runner-b')).walk, null);
-    });
-
-    it('extend the lease when consolidated, not with each commit', async () => {
-      const a = await c.acquire('runner-a');
-      c.advance(50_000);
-      await c.sync.commitPage(lane(a, 1, 2));
-      await c.sync.consolidateWalk(a);
-      c.advance(20_000);
-      await assert.rejects(c.acquire('runner-b'), LeaseLostError, 'extended to 50 s + a minute');
-      await c.sync.commitPage(lane(a, 3, 4));
-      c.advance(41_000);
-      assert.equal((await c.acquire('runner-b')).owner, 'runner-b', 'the lane commit extended nothing');
     });
   });
 }

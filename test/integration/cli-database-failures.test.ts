@@ -123,7 +123,8 @@ describe('the connection lost in the middle of a sync', () => {
 
   it('exits 1 with one line, keeps the checkpoint, and the next sync completes the mirror', async () => {
     const name = databaseName(testDb.url);
-    const run = runCli(['sync'], cliEnv(testDb.url));
+    // One writer: the first backfill is the walk, whose checkpoint is kept.
+    const run = runCli(['sync'], { ...cliEnv(testDb.url), LEDGER_WRITERS: '1' });
     await waitFor(
       'the walk to commit a few pages',
       async () => ((await readNextPage(testDb.database)) ?? 0) >= 3,

@@ -24,6 +24,8 @@ before(async () => {
     DATABASE_URL: testDb.url,
     LEDGER_REQUESTS_PER_SECOND: '0',
     LEDGER_CONCURRENCY: '4',
+    // One writer: the first backfill is the walk, so the kill lands between its page commits.
+    LEDGER_WRITERS: '1',
     LOG_LEVEL: 'warn',
   };
 });

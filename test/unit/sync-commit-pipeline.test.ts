@@ -19,46 +19,15 @@ class ManualCommits {
   }
 }
 
-function pipelineOver(
-  commits: ManualCommits,
-  options: { maxPages?: number; lingerMs?: number; lanes?: number; alone?: number } = {},
-) {
+function pipelineOver(commits: ManualCommits, options: { maxPages?: number; lingerMs?: number } = {}) {
   const clock = { ms: 0 };
   const pipeline = createCommitPipeline<number>({
     commit: commits.commit,
     maxPages: options.maxPages ?? 3,
     lingerMs: options.lingerMs ?? 100,
-    lanes: options.lanes,
-    runsAlone: (pages) => pages.includes(options.alone ?? -1),
     now: () => clock.ms,
   });
   return { pipeline, clock };
-}
-
-/** A pipeline of two lanes with a commit running in each (of pages 1 and 2). */
-async function twoLanesRunning() {
-  const commits = new ManualCommits();
-  const { pipeline } = pipelineOver(commits, { lanes: 2 });
-  pipeline.add(1);
-  await pipeline.submit();
-  pipeline.add(2);
-  await pipeline.submit();
-  return { commits, pipeline };
-}
-
-/** Whether `promise` is still pending after the events queued so far ran. */
-async function pending(promise: Promise<unknown>): Promise<boolean> {
-  let done = false;
-  void promise.then(
-    () => {
-      done = true;
-    },
-    () => {
-      done = true;
-    },
-  );
-  await new Promise((resolve) => setImmediate(resolve));
-  return !done;
 }
 
 describe('commit pipeline', () => {
@@ -157,53 +126,6 @@ describe('commit pipeline', () => {
     await commits.end();
     await flushing;
     assert.equal(flushed, true);
-  });
-
-  it('runs up to its lanes at once, ending in any order, and starts the next as one ends', async () => {
-    const { commits, pipeline } = await twoLanesRunning();
-    assert.deepEqual(commits.started, [[1], [2]], 'two at once');
-    assert.equal(pipeline.lingered(), false, 'no lane free: nothing to linger for');
-    pipeline.add(3);
-    const third = pipeline.submit();
-    assert.equal(await pending(third), true, 'a third waits for a lane');
-    await commits.end(undefined, 1);
-    await third;
-    assert.deepEqual(commits.started, [[1], [2], [3]], 'the later commit ended first; its lane went on');
-    const settling = pipeline.settled();
-    assert.equal(await pending(settling), true, 'settled waits for every lane');
-    await commits.end();
-    await commits.end();
-    await settling;
-  });
-
-  it('starts a batch that runs alone after every commit before it, and nothing after it before it ended', async () => {
-    const commits = new ManualCommits();
-    const { pipeline } = pipelineOver(commits, { lanes: 3, alone: 9 });
-    pipeline.add(1);
-    await pipeline.submit();
-    pipeline.add(2);
-    await pipeline.submit();
-    pipeline.add(9);
-    const last = pipeline.submit();
-    assert.equal(await pending(last), true);
-    assert.deepEqual(commits.started, [[1], [2]], 'waits for both lanes although one is free');
-    await commits.end();
-    await commits.end();
-    assert.deepEqual(commits.started, [[1], [2], [9]]);
-    assert.equal(await pending(last), true, 'returns only once it ended');
-    await commits.end();
-    await last;
-  });
-
-  it('throws a failed lane at the next submit, and at settled once the other lanes ended', async () => {
-    const { commits, pipeline } = await twoLanesRunning();
-    await commits.end(new Error('connection lost'), 1);
-    pipeline.add(3);
-    await assert.rejects(pipeline.submit(), /connection lost/);
-    assert.deepEqual(commits.started, [[1], [2]], 'nothing after the failure starts');
-    const settling = assert.rejects(pipeline.settled(), /connection lost/);
-    await commits.end();
-    await settling;
   });
 });
 

@@ -15,7 +15,7 @@ import { makeTx } from './sync-fakes.js';
 function arrayStore() {
   const written: PageCommit[] = [];
   const acquired: number[] = [];
-  /** What happened, in order: `commit <first page>` and `consolidate`. */
+  /** What happened, in order: `commit <first page>`. */
   const log: string[] = [];
   let fence = 0;
   const store: SyncStore = {
@@ -42,9 +42,6 @@ function arrayStore() {
     releaseStream: async () => {},
     storedGaps: async () => null,
     advanceWatermark: async () => {},
-    consolidateWalk: async () => {
-      log.push('consolidate');
-    },
     duePending: async () => [],
     claimDue: async () => [],
     commitReread: async (): Promise<WriteCounts> => ({
@@ -88,7 +85,7 @@ function accepted(
   return { page, served, walk: checkpoint, finished };
 }
 
-async function walkCommits(options: { watermark?: number | null; leaseMs?: number; writers?: number } = {}) {
+async function walkCommits(options: { watermark?: number | null; leaseMs?: number } = {}) {
   const fake = arrayStore();
   const clock = { ms: 0 };
   const events: PageEvent[] = [];
@@ -108,7 +105,6 @@ async function walkCommits(options: { watermark?: number | null; leaseMs?: numbe
     onPage: (event: PageEvent) => events.push(event),
     maxPages: 4,
     lingerMs: 100,
-    writers: options.writers,
     now: () => clock.ms,
   });
   return { ...fake, clock, events, result, commits: walk, session };
@@ -220,37 +216,5 @@ describe('walk commits', () => {
       fake.written.map((c) => c.lease.fence),
       [1, 2],
     );
-  });
-
-  it('with several writers, commits batches after page 1 as lanes, consolidating each second and before the last', async () => {
-    const { commits, ...fake } = await walkCommits({ writers: 2 });
-    const { pipeline } = commits;
-    pipeline.add(accepted(1, [50, 49]));
-    await pipeline.submit();
-    pipeline.add(accepted(2, [48, 47]));
-    pipeline.add(accepted(3, [46]));
-    await pipeline.submit();
-    await pipeline.settled();
-    assert.deepEqual(
-      fake.written.map((c) => c.lane),
-      [undefined, { fromPage: 2 }],
-      'the batch of page 1 on its own (it records the head), then lanes with their first page',
-    );
-    assert.deepEqual(fake.written[0]?.walk, { mode: 'backfill', nextPage: 2, headRawId: 50, totalPages: 5 });
-    assert.deepEqual(fake.log, ['commit 1', 'commit 2'], 'no consolidation within the first second');
-    fake.clock.ms = 1000;
-    pipeline.add(accepted(4, [45]));
-    await pipeline.flush();
-    assert.deepEqual(fake.log.slice(2), ['commit 4', 'consolidate']);
-    pipeline.add(accepted(5, [44], {}, true));
-    await pipeline.flush();
-    assert.deepEqual(
-      fake.log.slice(4),
-      ['consolidate', 'commit 5'],
-      'every lane counted before the walk ends',
-    );
-    const last = fake.written.at(-1);
-    assert.deepEqual([last?.lane, last?.walk, last?.watermark], [undefined, null, 50]);
-    assert.equal(fake.result.pages, 5);
   });
 });

@@ -4,6 +4,7 @@ import { asPageCheckpoint } from '../../src/domain/checkpoints.js';
 import { lastPageOf } from '../../src/domain/commit-pages.js';
 import { linkPages, pageRawIds } from '../../src/domain/page-links.js';
 import { MalformedResponseError } from '../../src/errors.js';
+import { syncByPage } from '../../src/sync/backfill/page-sync.js';
 import { walkStream } from '../../src/sync/walk/walk-stream.js';
 import { withSeed } from '../helpers/seed.js';
 import { LiveList, MemoryStore, makeTx, storedIds } from './sync-fakes.js';
@@ -280,75 +281,136 @@ describe('walkStream over a list that shifts while pages are fetched in parallel
       }));
   }
 
-  it('never skips a record with several writers whose batches end in any order', () =>
+  it('never skips a record when a first backfill reads its pages in lanes while records arrive', () =>
     withSeed(async (rng) => {
-      for (let round = 0; round < 8; round++) {
-        const list = new LiveList({ count: 300, step: () => rng.int(1, 2) });
+      for (let round = 0; round < 5; round++) {
+        const list = new LiveList({ count: 1500, step: () => rng.int(1, 2) });
         const before = list.records.map((tx) => tx.rawId);
         list.jitterMs = 3;
         list.afterServe = () => list.add(rng.int(0, 2));
         const store = new MemoryStore();
         store.commitDelayMs = () => rng.int(0, 12);
-        const result = await walkStream({
+        const result = await syncByPage({
           settleMs: 0,
           store,
+          backfills: store,
           fetchPage: list.fetchPage,
           spec,
           owner,
           concurrency: 6,
-          writers: 3,
-          pagesPerCommit: 2,
-          commitLingerMs: 0,
+          lanes: 4,
+          pagesPerRange: 8,
         });
         const missing = before.filter((id) => !store.rows.has(id));
         assert.deepEqual(missing, [], `round ${round}: records skipped`);
         assert.ok(
-          store.commits.some((c) => c.lane !== undefined),
-          'batches were written as lanes',
+          store.runs.size === 1 && [...store.runs.values()][0]?.status === 'done',
+          'read in lanes, proven',
         );
         const stream = store.streams.get('txs');
-        assert.deepEqual([stream?.walk, stream?.watermark], [null, result.watermark]);
-        assert.equal(store.laneCommits.size, 0, 'every lane commit consolidated');
+        assert.deepEqual([stream?.walk, result.finished], [null, true]);
+        assert.ok(
+          (stream?.watermark ?? 0) >= Math.max(...before),
+          'the watermark reaches the head it began with',
+        );
       }
     }));
 
-  it('resumes after the unbroken run of batches when a writer fails while later ones got in', async () => {
-    const list = new LiveList({ count: 200 });
+  it('resumes a first backfill in lanes from its proofs when a range fails while other lanes got in', async () => {
+    const list = new LiveList({ count: 1500 });
     const store = new MemoryStore();
-    // The batch holding page 6 takes long and then fails; later ones commit meanwhile.
-    const commit = store.commitPage.bind(store);
-    let failedFrom: number | null = null;
-    store.commitPage = async (c) => {
-      if (c.pages?.some((p) => p.page === 6)) {
-        failedFrom = c.lane?.fromPage ?? null;
+    // The range holding page 60 takes long and then fails; other lanes commit meanwhile.
+    const commit = store.commitRangePages.bind(store);
+    store.commitRangePages = async (c) => {
+      if (c.pages.some((p) => p.page === 60)) {
         await new Promise((resolve) => setTimeout(resolve, 30));
         throw new Error('process killed');
       }
       return commit(c);
     };
-    const walk = {
+    const input = {
       store,
+      backfills: store,
       fetchPage: list.fetchPage,
       spec,
       owner,
       concurrency: 4,
-      writers: 2,
-      pagesPerCommit: 2,
+      lanes: 3,
     };
-    await assert.rejects(walkStream({ settleMs: 0, ...walk, commitLingerMs: 0 }), /killed/);
-    assert.ok(failedFrom !== null && failedFrom <= 6, 'a lane commit failed');
-    assert.ok(storedIds(store).includes(200 - 80), 'a batch after the failed one was written');
-    assert.equal(
-      asPageCheckpoint(store.streams.get('txs')?.walk)?.nextPage,
-      failedFrom,
-      'the checkpoint stops at the gap',
-    );
-    store.commitPage = commit;
+    const sync = (over: object = {}) => syncByPage({ settleMs: 0, ...input, pagesPerRange: 8, ...over });
+    await assert.rejects(sync(), /killed/);
+    assert.ok(storedIds(store).includes(1500 - 700), 'a range above the failed one was written');
+    assert.ok(!storedIds(store).includes(1500 - 600), 'the failed range was not');
+    assert.equal(store.streams.get('txs')?.watermark ?? null, null, 'no watermark past the gap');
+    store.commitRangePages = commit;
     list.served.length = 0;
-    const result = await walkStream({ settleMs: 0, ...walk, owner: 'another-run', commitLingerMs: 0 });
-    assert.equal(list.served[0], failedFrom, 'the next run starts at the gap');
-    assert.deepEqual(storedIds(store), range(1, 200));
-    assert.equal(result.watermark, 200);
+    const result = await sync({ owner: 'another-run' });
+    assert.ok(
+      list.served.length < 100,
+      `the next run reads the gap, not the list (${list.served.length} pages)`,
+    );
+    assert.deepEqual(storedIds(store), range(1, 1500));
+    assert.equal(result.watermark, 1500);
+  });
+
+  it('stops a first backfill in lanes on its signal with what it read committed, and the next run ends it', async () => {
+    const list = new LiveList({ count: 1500 });
+    const store = new MemoryStore();
+    const stop = new AbortController();
+    const fetchPage: typeof list.fetchPage = async (s, page) => {
+      if (list.served.length === 40) stop.abort();
+      return list.fetchPage(s, page);
+    };
+    const input = {
+      settleMs: 0,
+      store,
+      backfills: store,
+      spec,
+      owner,
+      concurrency: 4,
+      lanes: 3,
+      pagesPerRange: 8,
+    };
+    const stopped = await syncByPage({ ...input, fetchPage, signal: stop.signal });
+    assert.equal(stopped.finished, false);
+    const kept = storedIds(store).length;
+    assert.ok(kept >= 300 && kept < 1500, `what the lanes read is stored (${kept})`);
+    assert.equal(store.streams.get('txs')?.owner ?? null, null, 'the lease is released');
+    const result = await syncByPage({ ...input, fetchPage: list.fetchPage });
+    assert.equal(result.finished, true);
+    assert.deepEqual(storedIds(store), range(1, 1500));
+  });
+
+  it('gives the upper pages of a range under way to an idle lane, so the last range is not read one page at a time', async () => {
+    // 150 pages in ranges of 50 and two lanes: the third range would be read alone, page by page.
+    const list = new LiveList({ count: 1500 });
+    const store = new MemoryStore();
+    let inFlight = 0;
+    let alone = 0;
+    const fetchPage: typeof list.fetchPage = async (s, page) => {
+      inFlight++;
+      await new Promise((resolve) => setTimeout(resolve, 2));
+      if (inFlight === 1) alone++;
+      try {
+        return await list.fetchPage(s, page);
+      } finally {
+        inFlight--;
+      }
+    };
+    const result = await syncByPage({
+      settleMs: 0,
+      store,
+      backfills: store,
+      fetchPage,
+      spec,
+      owner,
+      concurrency: 2,
+      lanes: 2,
+      pagesPerRange: 50,
+    });
+    assert.equal(result.finished, true);
+    assert.deepEqual(storedIds(store), range(1, 1500));
+    assert.ok(alone <= 12, `pages read with one lane walking: ${alone} (the last range alone: 50)`);
   });
 
   it('fetches a page again when it was served before its predecessor with arrivals between', async () => {

@@ -65,7 +65,6 @@ export function createWorkerDeps(input: {
     logger: app.logger,
     concurrency: app.config.concurrency,
     inFlight: (records) => app.client.inFlight(records),
-    writers: app.config.writers,
     settleMs: app.config.settleMs,
     owner: leaseOwnerName('worker'),
     pagesPerRange: tuning.pagesPerRange ?? PAGES_PER_RANGE,

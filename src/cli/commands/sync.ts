@@ -33,7 +33,7 @@ Options:
                           before the run begins (default: $${ENV.recheckAfterMs}, else 2000)
   --check-signatures      also recover each EVM sender's signature to its from address
                           (default: $${ENV.checkSignatures}, else false; the hash is always checked)
-  --writers N             batches written at once, one database connection each
+  --writers N             a first backfill in lanes, one database connection each (1: one walk)
                           (default: $${ENV.writers}, else 2)
   --adopt-service         sync this service even though the database mirrors another one, and
                           recognise the database by this service from now on (the records it

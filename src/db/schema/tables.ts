@@ -262,37 +262,6 @@ export const syncRuns = pgTable(
   ],
 );
 
-/**
- * Batches a walk with several writers committed at once (a lane commit each): its checkpoint
- * after the batch and what it wrote. The stream's `walk` moves over those following it without
- * a gap, and their counts go to the run, when the walk consolidates (about every second, and
- * when the lease is taken again); then their rows are deleted. Empty while no such walk runs.
- */
-export const syncWalkCommits = pgTable(
-  'sync_walk_commits',
-  {
-    streamKey: text('stream_key')
-      .notNull()
-      .references(() => syncStreams.key, { onDelete: 'cascade' }),
-    /** The lease fence of the walk that committed it (its run). */
-    fence: bigint('fence', { mode: 'number' }).notNull(),
-    /** The run of the walk that committed it (`WalkCheckpoint.attempt`): a retry under the same fence is another. */
-    attempt: text('attempt').notNull(),
-    /** The batch's first page; its checkpoint's `nextPage` is the page after its last. */
-    fromPage: integer('from_page').notNull(),
-    /** The walk's checkpoint after the batch (`WalkCheckpoint`). */
-    walk: jsonb('walk').notNull(),
-    pages: integer('pages').notNull(),
-    inserted: integer('inserted').notNull(),
-    updated: integer('updated').notNull(),
-    unchanged: integer('unchanged').notNull(),
-    rejected: integer('rejected').notNull(),
-    conflicts: integer('conflicts').notNull(),
-    committedAt: tstz('committed_at').notNull(),
-  },
-  (t) => [primaryKey({ columns: [t.streamKey, t.fence, t.attempt, t.fromPage] })],
-);
-
 /** What could not be stored, once per distinct (reason, raw text); re-reads bump `seen_count`. */
 export const rejectedRecords = pgTable(
   'rejected_records',

@@ -15,13 +15,9 @@ import type {
 import type { Database } from '../connect.js';
 import { type Executor, queryRows, toDate } from '../rows.js';
 import { parseLaterHeads, settleAssignments } from '../write/settle-columns.js';
-import { consolidateWalkCommits, hasWalkCommits } from './walk-consolidation.js';
 
 /** The lease part of the sync store (see `createPgStore`). */
-export type LeaseStore = Pick<
-  SyncStore,
-  'acquireStream' | 'advanceWatermark' | 'consolidateWalk' | 'releaseStream'
->;
+export type LeaseStore = Pick<SyncStore, 'acquireStream' | 'advanceWatermark' | 'releaseStream'>;
 
 /**
  * Leases: `acquireStream` takes a free or expired lease with a new, larger fencing number; the
@@ -56,20 +52,7 @@ export function createLeaseStore(input: { database: Database; now: () => Date })
       throw await leaseLost(database.db, lease);
     },
 
-    async consolidateWalk(lease: StreamLease): Promise<void> {
-      const done = await consolidateWalkCommits(database.db, {
-        key: lease.key,
-        fence: lease.fence,
-        now: now(),
-        extendLease: true,
-      });
-      if (!done.fenced) throw await leaseLost(database.db, lease);
-    },
-
     async releaseStream(lease: StreamLease, outcome: ReleaseOutcome) {
-      // What the lanes of the walk committed counts before the stream is left: `status` shows it.
-      if (await hasWalkCommits(database.db, lease.key))
-        await consolidateWalkCommits(database.db, { key: lease.key, fence: lease.fence, now: now() });
       const nowIso = now().toISOString();
       const ok = outcome.ok;
       const error = outcome.ok ? null : outcome.error.slice(0, 4000);
@@ -162,12 +145,7 @@ async function acquireStream(
     );
   }
   const lease: StreamLease = { key, fence: Number(row.fence), owner };
-  let walk = row.walk;
-  // A walk written by several writers that ended without consolidating (killed, failed): it
-  // resumes after the last batch of the unbroken run of its commits, and the others are dropped.
-  // (A walk renews its lease only once its lanes are in, so none can be under way here.)
-  if (await hasWalkCommits(db, key))
-    walk = (await consolidateWalkCommits(db, { key, fence: lease.fence, now: at, dropRest: true })).walk;
+  const { walk } = row;
   const state: StreamState = {
     key,
     spec: JSON.parse(row.spec) as StreamSpec,

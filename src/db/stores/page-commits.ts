@@ -1,6 +1,5 @@
 /** Page commits on PostgreSQL/PGlite: a stream walk's pages, written with its checkpoint. */
 import { sql } from 'drizzle-orm';
-import { asPageCheckpoint } from '../../domain/checkpoints.js';
 import { lastPageOf } from '../../domain/commit-pages.js';
 import { CommitLostError, type LeaseLostError } from '../../errors.js';
 import type { Logger } from '../../logger.js';
@@ -70,13 +69,9 @@ export function createPageCommits(options: PageCommitOptions): Pick<SyncStore, '
                 head: pageOneHead(pages),
                 rejected: toRejectedRows(early),
                 synchronousCommit: commit.durable === true ? 'on' : synchronousCommit,
-                fromPage: commit.lane ? undefined : commit.fromPage,
-                fromCursor: commit.lane ? undefined : commit.fromCursor,
+                fromPage: commit.fromPage,
+                fromCursor: commit.fromCursor,
                 pages: pages.length,
-                lane: commit.lane && {
-                  ...commit.lane,
-                  attempt: asPageCheckpoint(commit.walk)?.attempt ?? '',
-                },
               },
             }),
           }),
@@ -123,8 +118,7 @@ async function refusedCommit(db: Db, commit: PageCommit): Promise<LeaseLostError
         FROM sync_streams WHERE key = ${lease.key}`,
   );
   const checked = commit.fromPage !== undefined || commit.fromCursor !== undefined;
-  if (row === undefined || Number(row.fence) > lease.fence || !checked || commit.lane)
-    return leaseLost(db, lease);
+  if (row === undefined || Number(row.fence) > lease.fence || !checked) return leaseLost(db, lease);
   const detail =
     commit.fromCursor !== undefined
       ? `its checkpoint is at rawId ${row.cursor ?? 'none'}, where this commit follows on from ${commit.fromCursor ?? 'none'}`

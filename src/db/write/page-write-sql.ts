@@ -37,20 +37,13 @@ export interface PageWrite {
   synchronousCommit: 'on' | 'off';
   /**
    * The commit's first page: the stored checkpoint must lead there (`PageCommit.fromPage`), else
-   * nothing is written and `fenced` is 0, as for a stale fence. Absent, or on a lane: not checked.
+   * nothing is written and `fenced` is 0, as for a stale fence. Absent: not checked.
    */
   fromPage?: number | undefined;
   /** A walk by key: the cursor the stored checkpoint must hold (`PageCommit.fromCursor`). */
   fromCursor?: number | null | undefined;
   /** Pages the commit holds, for the run's count. Default 1. */
   pages?: number | undefined;
-  /**
-   * A lane commit (one of several at once; see `PageCommit.lane`), of the walk run `attempt`
-   * (`WalkCheckpoint.attempt`): the fence is checked under a
-   * shared lock, so lanes do not wait for each other, and the checkpoint and the counts go to
-   * `sync_walk_commits` instead of the stream and its run.
-   */
-  lane?: { fromPage: number; attempt: string } | undefined;
 }
 
 /** Input of {@link buildPageWrite}. */
@@ -88,13 +81,6 @@ export function buildPageWrite(input: PageWriteInput): SQL {
  * `--full` one) the time, which tells `/ready` which `verify` runs still judge the stream.
  */
 function fencedCte(page: PageWrite, now: string): SQL {
-  // A shared lock: a new lease (which updates the row) waits for the lanes under way, and no
-  // lane commits once it is taken. Lanes never hold page 1 (see `createWalkCommits`).
-  if (page.lane)
-    return sql`fenced AS (
-      SELECT key FROM sync_streams WHERE key = ${page.streamKey} AND lease_fence <= ${page.fence}::bigint FOR SHARE
-    ),
-    `;
   const walkJson = page.walk === null ? null : JSON.stringify(page.walk);
   return sql`fenced AS (
       UPDATE sync_streams SET
@@ -129,14 +115,7 @@ function pageCtes(page: PageWrite, records: number, now: string): SQL {
           - (SELECT count(*)::int FROM conflict WHERE NOT divergent)`;
   const rejected = sql`${early}::int + (SELECT count(*)::int FROM clash)`;
   const conflicts = sql`(SELECT count(*)::int FROM conflict)`;
-  const credit = page.lane
-    ? sql`INSERT INTO sync_walk_commits
-          (stream_key, fence, attempt, from_page, walk, pages, inserted, updated, unchanged, rejected, conflicts, committed_at)
-        SELECT ${page.streamKey}, ${page.fence}::bigint, ${page.lane.attempt},
-               ${page.lane.fromPage}::int, ${JSON.stringify(page.walk)}::jsonb,
-               ${pages}::int, ${inserted}, ${updated}, ${unchanged}, ${rejected}, ${conflicts}, ${now}::timestamptz
-        WHERE EXISTS (SELECT 1 FROM fenced)`
-    : sql`UPDATE sync_runs SET
+  const credit = sql`UPDATE sync_runs SET
         pages = pages + ${pages}::int,
         inserted = inserted + ${inserted},
         updated = updated + ${updated},
@@ -156,7 +135,7 @@ function pageCtes(page: PageWrite, records: number, now: string): SQL {
  * indexes back for good. A live backfill holds the stream's lease, so no walk ends beside it.
  */
 function endedBackfillCte(page: PageWrite, now: string): SQL {
-  if (page.lane || page.walk !== null || page.watermark === null) return sql``;
+  if (page.walk !== null || page.watermark === null) return sql``;
   return sql`,
     ended_backfill AS (
       UPDATE backfill_runs SET status = 'done', finished_at = ${now}::timestamptz

@@ -62,32 +62,46 @@ export async function planBackfill(input: {
   spec: StreamSpec;
   id: string;
   pagesPerRange: number;
+  /** A list of fewer pages is left to a walk (`null`, no run recorded). Default 0. */
+  minPages?: number | undefined;
 }): Promise<{ run: BackfillRun; tasks: RangeTask[] } | null> {
   const key = streamKey(input.spec);
   const first = await screenPages(input.fetchPage, quietLogger)(input.spec, 1);
   const ids = pageRawIds(first);
   const headRawId = ids.length > 0 ? Math.max(...ids) : 0;
   const totalPages = Math.max(1, first.totalPages);
+  if (totalPages < (input.minPages ?? 0)) return null;
   const run = await input.store.startRun({ id: input.id, key, headRawId, totalPages });
   if (!run) return null;
-  // An earlier run that gave up left its proofs: only what they do not cover is fetched again.
-  const earlier = await input.store.provenRanges(key);
+  return { run, tasks: await pendingPageTasks(input.store, run, input.pagesPerRange) };
+}
+
+/**
+ * The range tasks a run's proofs leave: its pages split into ranges while nothing is proven (the
+ * last one open-ended, since the list grows while the ranges are fetched), else one repair walk
+ * per gap (an earlier run that gave up, or a killed one, left its proofs).
+ */
+export async function pendingPageTasks(
+  store: Pick<BackfillStore, 'provenRanges' | 'storedAbove'>,
+  run: Pick<BackfillRun, 'key' | 'headRawId' | 'totalPages'>,
+  pagesPerRange: number,
+): Promise<RangeTask[]> {
+  const earlier = await store.provenRanges(run.key);
   if (earlier.length > 0) {
-    const report = judgeCompleteness(earlier, headRawId);
-    return { run, tasks: await repairTasks({ store: input.store, report, head: headRawId }) };
+    const report = judgeCompleteness(earlier, run.headRawId);
+    return repairTasks({ store, report, head: run.headRawId });
   }
-  const tasks: RangeTask[] = splitPages(totalPages, input.pagesPerRange).map((range: PageRange, i, all) => ({
+  return splitPages(run.totalPages, pagesPerRange).map((range: PageRange, i, all) => ({
     fromPage: range.from,
     toPage: i === all.length - 1 ? null : range.to,
     stopBelowRawId: null,
     seekRawId: null,
   }));
-  return { run, tasks };
 }
 
 /** One repair walk per gap: from where the record above it was last seen, down past it. */
 async function repairTasks(input: {
-  store: BackfillStore;
+  store: Pick<BackfillStore, 'storedAbove'>;
   report: CompletenessReport;
   head: number;
   pageSize?: number | undefined;
@@ -124,6 +138,10 @@ export interface FetchRangeInput {
   logger?: SyncLogger | undefined;
   /** Called after each commit with the task that resumes after it (saved in the job). */
   onProgress?: ((resume: RangeTask) => Promise<void>) | undefined;
+  /** Called after each commit with what it stored (a backfill in lanes: progress, the lease). */
+  onCommit?:
+    | ((committed: { answers: number; records: number; counts: WriteCounts }) => Promise<void>)
+    | undefined;
   /** Most pages per transaction. Default 32. */
   pagesPerCommit?: number | undefined;
   /** How long fetched pages wait for more while no commit runs. Default 1000 ms. */
@@ -135,6 +153,12 @@ export interface FetchRangeInput {
   settle?: { headAt: number; windowMs: number } | undefined;
   /** Clock, for the read times of pages. Default `Date.now`. */
   now?: (() => number) | undefined;
+  /**
+   * For a range that can give its upper pages to an idle lane (`lanes.ts`): asked after each page
+   * that leaves more to read, it returns the range's new last page, or `null`. A repair walk
+   * (down past a rawId) is never split.
+   */
+  split?: ((at: { cursor: number; upTo: number; open: boolean }) => number | null) | undefined;
 }
 
 /**
@@ -171,6 +195,9 @@ async function fetchScreenedRange(input: FetchRangeInput): Promise<RangeResult> 
         };
   let finished = false;
   let lastPage = startPage;
+  // Comes down when the range gives its upper pages away (`split`).
+  let toPage = task.toPage;
+  const splittable = task.stopBelowRawId === null && startPage === task.fromPage;
   const committer = createRangeCommitter({
     writer: input.store,
     key,
@@ -178,12 +205,19 @@ async function fetchScreenedRange(input: FetchRangeInput): Promise<RangeResult> 
     previous,
     maxPages: Math.max(1, input.pagesPerCommit ?? RANGE_COMMIT_DEFAULTS.maxPages),
     lingerMs: input.commitLingerMs ?? RANGE_COMMIT_DEFAULTS.lingerMs,
-    onCommitted: async (last, counts) => {
+    onCommitted: async (last, counts, batch) => {
       addCounts(result.counts, counts);
+      await input.onCommit?.({ answers: batch.pages, records: batch.records, counts });
       if (finished && last.page === lastPage) return;
       const low = last.rawIds.length > 0 ? Math.min(...last.rawIds) : null;
       if (low === null) return;
-      await input.onProgress?.({ ...task, fromPage: last.page + 1, seekRawId: null, previousLow: low });
+      await input.onProgress?.({
+        ...task,
+        toPage,
+        fromPage: last.page + 1,
+        seekRawId: null,
+        previousLow: low,
+      });
     },
   });
   const gaps = pageGaps(input);
@@ -207,12 +241,16 @@ async function fetchScreenedRange(input: FetchRangeInput): Promise<RangeResult> 
     if (low !== null) result.lowest = result.lowest === null ? low : Math.min(result.lowest, low);
     const atEnd = rawIds.length === 0 || page >= served.totalPages;
     const pastGap = task.stopBelowRawId !== null && low !== null && low < task.stopBelowRawId;
-    const pastRange = task.toPage !== null && page >= task.toPage;
+    const pastRange = toPage !== null && page >= toPage;
     finished = atEnd || pastGap || pastRange;
     lastPage = page;
     const openGap = gaps.of(served, readAt, atEnd);
     await committer.add(observed, { page, records: served.txs, rejected: served.rejected, openGap });
     if (finished) break;
+    if (splittable) {
+      const upTo = toPage ?? served.totalPages;
+      toPage = input.split?.({ cursor: page, upTo, open: toPage === null }) ?? toPage;
+    }
   }
   await committer.flush();
   logger.debug(

@@ -38,7 +38,12 @@ export function createRangeCommitter(input: {
   maxPages: number;
   /** A batch waits this long for more pages while no commit is running. */
   lingerMs: number;
-  onCommitted: (last: ObservedPage, counts: WriteCounts) => Promise<void>;
+  /** After each commit, in order: its last page, what it wrote, and its size. */
+  onCommitted: (
+    last: ObservedPage,
+    counts: WriteCounts,
+    batch: { pages: number; records: number },
+  ) => Promise<void>;
   now?: () => number;
 }): RangeCommitter {
   let before = input.previous;
@@ -53,7 +58,8 @@ export function createRangeCommitter(input: {
       const last = pages[pages.length - 1]!.observed;
       before = last;
       const counts = await writeRangePages(input, pages, joinTo);
-      await input.onCommitted(last, counts);
+      const records = pages.reduce((n, p) => n + p.observed.rawIds.length, 0);
+      await input.onCommitted(last, counts, { pages: pages.length, records });
     },
   });
   return {

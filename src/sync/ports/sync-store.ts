@@ -47,8 +47,7 @@ export interface PageCommit {
    */
   pages: ReadonlyArray<CommittedPage>;
   /**
-   * The commit's first page, which a walk always gives. Unless it is a lane commit, the stored
-   * checkpoint must then lead there (its `nextPage`; page 1 when no walk is stored): otherwise the
+   * The commit's first page, which a walk always gives. The stored checkpoint must lead there (its `nextPage`; page 1 when no walk is stored): otherwise the
    * commit before it is not in the database (lost when the server crashed and came back) and the
    * commit is refused with `CommitLostError`, so the checkpoint never moves past records that are
    * not stored. Absent: not checked.
@@ -73,13 +72,6 @@ export interface PageCommit {
   watermark: number | null;
   /** The stream's settling state after the walk, on its last commit; absent: unchanged. */
   settle?: SettleState | undefined;
-  /**
-   * A commit among several running at once, its batch starting at `fromPage`: its checkpoint is
-   * kept beside the stream's and counts once every batch before it is in (see
-   * {@link SyncStore.consolidateWalk}); the watermark stays as it is. Absent: the commit moves the
-   * stream's checkpoint itself, in order.
-   */
-  lane?: { fromPage: number } | undefined;
 }
 
 /** Counts of what a write did. `unchanged` rows were identical and not rewritten. */
@@ -142,15 +134,6 @@ export interface SyncStore {
     watermark: number,
     options?: { settle?: SettleState | undefined; proven?: boolean | undefined },
   ): Promise<void>;
-  /**
-   * Moves the stream's checkpoint over the lane commits (see {@link PageCommit.lane}) that follow
-   * it without a gap, each of the same walk run (`attempt`) as the one before, credits their
-   * counts to the run and extends the lease. Refuses a stale
-   * fence like `commitPage`. Taking the lease does the same, so a walk resumes after the last
-   * batch of that unbroken run; lane commits past a gap are dropped then (their pages are walked
-   * again).
-   */
-  consolidateWalk(lease: StreamLease): Promise<void>;
   /**
    * Ends the lease; records the outcome for `status`: a success time, or an error that counts in
    * the stream's error streak. A run stopped by a signal ends its run row as `stopped` and leaves

@@ -19,10 +19,10 @@ import { keyWalkScreen } from '../raw-id-screen.js';
 import { gapFloor, settleAfterWalk, tailStop } from '../settle.js';
 import { openStreamSession, type StreamSession } from '../stream-session.js';
 import { quietLogger, type SyncLogger } from '../sync-logger.js';
-import { addCounts, zeroCounts } from '../write-counts.js';
+import { addCounts } from '../write-counts.js';
 import { readKeyHead } from './key-head.js';
 import { createKeyWindow } from './key-window.js';
-import type { PageEvent, WalkResult } from './walk-types.js';
+import { emptyWalkResult, type PageEvent, type WalkResult } from './walk-types.js';
 
 /** What {@link walkByKey} needs. */
 export interface KeyWalkInput {
@@ -111,17 +111,7 @@ export async function walkByKey(input: KeyWalkInput): Promise<WalkResult> {
     // watermark: it keeps it.
     highest: mode === 'backfill' ? (stored?.cursor ?? -1) : (watermark ?? -1),
     headAt: undefined,
-    result: {
-      key,
-      mode,
-      pages: 0,
-      records: 0,
-      counts: zeroCounts(),
-      refetched: 0,
-      watermark,
-      finished: false,
-      dialect: 'key',
-    },
+    result: emptyWalkResult(key, mode, 'key', watermark),
   };
   logger.info({ stream: key, mode, dialect: 'key', cursor: from, watermark }, 'walk starts');
   const fresh = stored === null;

@@ -25,9 +25,6 @@ export interface WalkCommits {
   renewLease(): Promise<void>;
 }
 
-/** How often a walk with several writers moves its stream's checkpoint over the commits made. */
-export const CONSOLIDATE_EVERY_MS = 1000;
-
 /** What {@link createWalkCommits} takes. */
 export interface WalkCommitsInput {
   store: SyncStore;
@@ -37,8 +34,6 @@ export interface WalkCommitsInput {
   onPage: WalkStreamInput['onPage'];
   maxPages: number;
   lingerMs: number;
-  /** Batches written at once. Default 1. */
-  writers?: number | undefined;
   /** The stream's settling state once the walk ends with a watermark, written by its last commit. */
   settle?: ((watermark: number | null) => SettleState) | undefined;
   /**
@@ -50,35 +45,13 @@ export interface WalkCommitsInput {
 }
 
 /**
- * Creates the commits of one walk. Each commit stores its pages' records (one per rawId), the
- * last page's rejected records and the checkpoint after it; it then adds to `result` (the
- * watermark included) and reports the commit to `onPage`.
- *
- * With several `writers`, that many batches are written at once over as many connections. Their
- * checkpoints are kept beside the stream's and count once every batch before them is in: the
- * stream's checkpoint moves over them (`consolidateWalk`) about every second, before the walk's
- * last batch (which runs alone), and when the lease is taken again. A walk killed meanwhile
- * resumes after the last batch of the unbroken run from its start, so nothing is skipped.
+ * Creates the commits of one walk, one after the other. Each commit stores its pages' records (one
+ * per rawId), the last page's rejected records and the checkpoint after it; it then adds to
+ * `result` (the watermark included) and reports the commit to `onPage`.
  */
 export function createWalkCommits(input: WalkCommitsInput): WalkCommits {
-  const { store, result, now } = input;
-  const writers = Math.max(1, input.writers ?? 1);
-  const { session } = input;
-  // Tags this run's lane checkpoints: batches of another run of the walk (a retry, a duplicate
-  // delivery) were fetched at other times and never continue this run's.
-  const attempt = Math.random().toString(36).slice(2, 12);
+  const { store, result, now, session } = input;
   let storedNextPage = input.storedNextPage;
-  let consolidatedAt = now();
-  let consolidating = false;
-  const consolidate = async (): Promise<void> => {
-    consolidatedAt = now();
-    consolidating = true;
-    try {
-      await store.consolidateWalk(session.lease());
-    } finally {
-      consolidating = false;
-    }
-  };
 
   const commit = async (pages: AcceptedPage[]): Promise<void> => {
     // A page with rejected records ends its batch: they are reported with the last page.
@@ -89,9 +62,6 @@ export function createWalkCommits(input: WalkCommitsInput): WalkCommits {
       ? Math.max(result.watermark ?? -1, last.walk.headRawId ?? -1)
       : result.watermark;
     const records = pages.reduce((sum, p) => sum + p.served.txs.length, 0);
-    const laned = writers > 1 && !runsAlone(pages);
-    // The last batch runs alone: every batch before it is in, so the checkpoint can reach it.
-    if (writers > 1 && last.finished) await consolidate();
     const counts = await store.commitPage({
       lease: session.lease(),
       fromPage: storedNextPage ?? pages[0]!.page,
@@ -100,10 +70,9 @@ export function createWalkCommits(input: WalkCommitsInput): WalkCommits {
       durable: last.finished,
       pages: pages.map((p) => ({ page: p.page, records: p.served.txs })),
       rejected: last.served.rejected,
-      walk: last.finished ? null : laned ? { ...last.walk, attempt } : last.walk,
+      walk: last.finished ? null : last.walk,
       watermark,
       settle: last.finished ? input.settle?.(watermark) : undefined,
-      ...(laned ? { lane: { fromPage: pages[0]!.page } } : {}),
     });
     storedNextPage = undefined;
     result.watermark = watermark;
@@ -119,7 +88,6 @@ export function createWalkCommits(input: WalkCommitsInput): WalkCommits {
       records,
       counts,
     });
-    if (laned && !consolidating && now() - consolidatedAt >= CONSOLIDATE_EVERY_MS) await consolidate();
   };
 
   const pipeline = createCommitPipeline<AcceptedPage>({
@@ -127,18 +95,7 @@ export function createWalkCommits(input: WalkCommitsInput): WalkCommits {
     maxPages: input.maxPages,
     sizeOf: (accepted) => recordBytes(accepted.served.txs),
     lingerMs: input.lingerMs,
-    lanes: writers,
-    runsAlone: writers > 1 ? runsAlone : undefined,
     now,
   });
   return { pipeline, renewLease: () => session.renew(() => pipeline.settled()) };
-}
-
-/**
- * Batches committed on their own, the stream's checkpoint with them: the walk's last (it moves
- * the watermark, once every batch before it is in) and the one holding page 1 (it records the
- * service's head; and lanes then all follow a stored checkpoint).
- */
-function runsAlone(pages: readonly AcceptedPage[]): boolean {
-  return pages[0]?.page === 1 || pages[pages.length - 1]?.finished === true;
 }

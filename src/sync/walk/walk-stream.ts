@@ -18,13 +18,13 @@ import {
 } from '../settle.js';
 import { openStreamSession, type StreamSession } from '../stream-session.js';
 import { delay, errorText, quietLogger, type SyncLogger } from '../sync-logger.js';
-import { addCounts, zeroCounts } from '../write-counts.js';
+import { addCounts } from '../write-counts.js';
 import { MAX_GAP_PAGES, proveGaps } from './gap-proof.js';
 import { judgePage } from './judge-page.js';
 import { createPageWindow, type PageWindow } from './page-window.js';
 import { createWalkCommits, type WalkCommits } from './walk-commits.js';
 import { afterPage, requestBounds, startCursor, type WalkCursor } from './walk-cursor.js';
-import type { WalkResult, WalkStreamInput } from './walk-types.js';
+import { emptyWalkResult, type WalkResult, type WalkStreamInput } from './walk-types.js';
 
 const DEFAULTS = {
   leaseMs: LEASE_MS.walk,
@@ -106,17 +106,7 @@ async function walkOnce(input: WalkStreamInput): Promise<{ result: WalkResult; p
   const width = Math.max(1, input.maxConcurrency ?? widthNow());
   const plan = await settlePlan({ input, state: session.state, walk, width, now });
   const { stop, settle } = plan;
-  const result: WalkResult = {
-    key,
-    mode: walk.mode,
-    pages: 0,
-    records: 0,
-    counts: zeroCounts(),
-    refetched: 0,
-    watermark,
-    finished: false,
-    dialect: 'page',
-  };
+  const result = emptyWalkResult(key, walk.mode, 'page', watermark);
   logger.info(
     { stream: key, mode: walk.mode, next_page: walk.nextPage, watermark, stop, total_pages: walk.totalPages },
     'walk starts',
@@ -128,7 +118,6 @@ async function walkOnce(input: WalkStreamInput): Promise<{ result: WalkResult; p
     onPage: input.onPage,
     maxPages: Math.max(1, input.pagesPerCommit ?? DEFAULTS.pagesPerCommit),
     lingerMs: input.commitLingerMs ?? DEFAULTS.commitLingerMs,
-    writers: input.writers,
     settle: plan.settleAtEnd,
     storedNextPage: asPageCheckpoint(session.state.walk)?.nextPage,
     now,

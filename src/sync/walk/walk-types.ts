@@ -3,6 +3,7 @@ import type { StreamSpec } from '../../domain/stream-key.js';
 import type { FetchPage } from '../ports/fetches.js';
 import type { SyncStore, WriteCounts } from '../ports/sync-store.js';
 import type { SyncLogger } from '../sync-logger.js';
+import { zeroCounts } from '../write-counts.js';
 
 /** What `walkStream` needs: the ports, the stream, and how hard to push. */
 export interface WalkStreamInput {
@@ -33,11 +34,6 @@ export interface WalkStreamInput {
   pagesPerCommit?: number;
   /** How long a commit may wait for pages already requested to join it. Default 200 ms. */
   commitLingerMs?: number;
-  /**
-   * Batches written at once, each over its own database connection: their checkpoints count in
-   * page order whatever order they end in (see `createWalkCommits`). Default 1.
-   */
-  writers?: number | undefined;
   /**
    * The settling window, ms: a span counts as settled only when read this long after its head
    * was seen; a tail reads again down to the stream's settled mark once a waiting head is that
@@ -92,4 +88,24 @@ export interface WalkResult {
   finished: boolean;
   /** How the list was read: by page number, or by key (the deployed dialect). Default `page`. */
   dialect?: 'page' | 'key' | undefined;
+}
+
+/** A walk's result before it has read anything. */
+export function emptyWalkResult(
+  key: string,
+  mode: WalkResult['mode'],
+  dialect: 'page' | 'key',
+  watermark: number | null,
+): WalkResult {
+  return {
+    key,
+    mode,
+    pages: 0,
+    records: 0,
+    counts: zeroCounts(),
+    refetched: 0,
+    watermark,
+    finished: false,
+    dialect,
+  };
 }

@@ -59,7 +59,6 @@ export const syncStream: JobProcessor = async (job, deps) => {
             fetchPage: deps.fetchPage,
             concurrency: () => pageWindow(deps.inFlight?.(PAGE_SIZE) ?? deps.concurrency, deps.concurrency),
             maxConcurrency: deps.concurrency,
-            writers: deps.writers,
           });
     await deps.recordDialect?.(result.key, dialect);
     if (result.finished && !deps.signal.aborted) await deps.indexes?.restore({ whenIdle: true });

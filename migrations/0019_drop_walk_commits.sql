@@ -1,0 +1,1 @@
+DROP TABLE "sync_walk_commits" CASCADE;
