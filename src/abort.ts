@@ -1,9 +1,10 @@
 /** Small helpers for waiting that a signal or a deadline can end. */
 
-/** A signal aborted, with its reason, as soon as any of `signals` is. */
-export function anySignal(signals: AbortSignal[]): AbortSignal {
+/** A signal aborted, with its reason, as soon as any of `signals` is (absent ones left out). */
+export function anySignal(signals: (AbortSignal | undefined)[]): AbortSignal {
   const controller = new AbortController();
   for (const signal of signals) {
+    if (signal === undefined) continue;
     if (signal.aborted) {
       controller.abort(signal.reason);
       break;

@@ -1,3 +1,4 @@
+import { anySignal } from '../abort.js';
 import type { LedgerClient } from '../client/ledger-client.js';
 import { PAGE_SIZE, REFERENCE_REFRESH_MS } from '../defaults.js';
 import { leaseOwnerName } from '../domain/lease-owner.js';
@@ -167,8 +168,8 @@ export async function syncOnce(ctx: SyncContext, options: SyncOptions = {}): Pro
   tokens.catch((error: unknown) => tokensFailed.abort(error));
   const walking = {
     ...options,
-    signal: eitherSignal(options.signal, tokensFailed.signal),
-    requestSignal: eitherSignal(options.requestSignal, tokensFailed.signal),
+    signal: anySignal([options.signal, tokensFailed.signal]),
+    requestSignal: anySignal([options.requestSignal, tokensFailed.signal]),
   };
   // By key where the service speaks it (LEDGER_PAGING; `auto` asks it once), else by page number.
   const dialect = await (ctx.dialects?.resolve(walking.requestSignal) ??
@@ -296,11 +297,6 @@ export function indexesPayToDefer(requestsPerSecond: number | undefined, records
 }
 
 /** Refreshes the tokens from `/info` when due: how many it stored, `null` when not due. */
-/** A signal aborted when either is. */
-function eitherSignal(signal: AbortSignal | undefined, other: AbortSignal): AbortSignal {
-  return signal ? AbortSignal.any([signal, other]) : other;
-}
-
 /** The token list when this run refreshes it (`null`: not due); saved by {@link saveTokens}. */
 async function readTokens(ctx: SyncContext, options: SyncOptions): Promise<LedgerToken[] | null> {
   if (!ctx.saveTokens || !(await tokensDue(ctx, options.refreshTokens))) return null;

@@ -22,8 +22,8 @@ export interface CommitPipeline<Page> {
    */
   openBatch(): void;
   /**
-   * Waits for the running commit to end, then hands the queued pages (if any) to the next commit and returns without waiting for it. Throws the failure of
-   * a commit before.
+   * Waits for the running commit to end, then hands the queued pages (if any) to the next commit
+   * and returns without waiting for it. Throws the failure of a commit before.
    */
   submit(): Promise<void>;
   /** Waits for every running commit to end; throws the first commit failure. */

@@ -5,7 +5,9 @@
  * reach the run's head; a round that leaves gaps walks them again. What differs by dialect (how a
  * run is planned, what is left to walk, how one range is read) is the {@link RangeDialect}'s.
  */
+
 import { randomUUID } from 'node:crypto';
+import { anySignal } from '../../abort.js';
 import { LEASE_MS } from '../../defaults.js';
 import { type StreamSpec, streamKey } from '../../domain/stream-key.js';
 import { MalformedResponseError } from '../../errors.js';
@@ -200,7 +202,7 @@ async function walkRanges<Task>(args: {
   const { input, dialect, run, result, session, wanted } = args;
   const queue = [...args.tasks];
   const stop = new AbortController();
-  const signal = input.signal ? AbortSignal.any([input.signal, stop.signal]) : stop.signal;
+  const signal = anySignal([input.signal, stop.signal]);
   const running = new Set<Promise<void>>();
   let active = 0;
   let failure: { reason: unknown } | null = null;
