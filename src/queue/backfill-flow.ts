@@ -8,6 +8,7 @@ import type { RangeTask } from '../sync/backfill/parallel-backfill.js';
 import { planBackfill } from '../sync/backfill/parallel-backfill.js';
 import type { KeyRangeTask } from '../sync/key-source.js';
 import type { BackfillRun } from '../sync/ports/backfill-store.js';
+import { openStreamSession } from '../sync/stream-session.js';
 import type { BackfillCheckJob, BackfillRangeJob } from './jobs.js';
 import { QUEUE_NAMES } from './jobs.js';
 import { DEFAULT_JOB_OPTIONS } from './queues.js';
@@ -69,6 +70,7 @@ export async function startBackfillIfNeeded(
     | 'pagesPerRange'
     | 'leaseMs'
     | 'indexes'
+    | 'logger'
   >,
   stream: StreamSpec,
   dialect: 'key' | 'page' = 'page',
@@ -80,10 +82,16 @@ export async function startBackfillIfNeeded(
   }
   if (await deps.backfillStore.streamStarted(streamKey(stream))) return null;
   const id = randomUUID();
-  const { lease, state } = await deps.syncStore.acquireStream(stream, backfillOwner(id), deps.leaseMs);
+  const session = await openStreamSession({
+    store: deps.syncStore,
+    spec: stream,
+    owner: backfillOwner(id),
+    leaseMs: deps.leaseMs,
+    logger: deps.logger,
+  });
   try {
     // Synced by another runner since the look above: tail it instead.
-    const fresh = state.watermark === null && state.walk === null;
+    const fresh = session.state.watermark === null && session.state.walk === null;
     // Into an empty mirror, the read-side indexes are built when the check proves the backfill.
     if (fresh) await deps.indexes?.defer();
     const plan = !fresh
@@ -98,15 +106,14 @@ export async function startBackfillIfNeeded(
             pagesPerRange: deps.pagesPerRange,
           });
     if (!plan) {
-      await deps.syncStore.releaseStream(lease, { ok: true });
+      await session.end({ finished: true });
       return null;
     }
+    // The lease stays held: the run's range commits renew it, and its last check releases it.
     await enqueueBackfillRound(deps, { stream, backfillId: plan.run.id, round: 0, tasks: plan.tasks });
     return { backfill: plan.run.id, state: 'started', ranges: plan.tasks.length };
   } catch (error) {
-    await deps.syncStore
-      .releaseStream(lease, { ok: false, error: error instanceof Error ? error.message : String(error) })
-      .catch(() => undefined);
+    await session.end({ error });
     throw error;
   }
 }

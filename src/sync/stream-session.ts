@@ -23,7 +23,7 @@ export interface StreamSession {
    * Releases the stream: after a walk that ended (`{ finished }`: stopped by the signal when it
    * did not finish and the signal aborted, else ok; a failed release throws), or one that failed
    * (`{ error }`: its text, or stopped when the signal aborted; a failed release is logged, never
-   * thrown over the walk's own error).
+   * thrown over the walk's own error). Only the first call releases.
    */
   end(ending: { finished: boolean } | { error: unknown }): Promise<void>;
 }
@@ -48,6 +48,8 @@ export async function openStreamSession(input: StreamSessionInput): Promise<Stre
   let lease = acquired.lease;
   let takenAt = now();
   let renewing: Promise<void> | undefined;
+  // Ended once: a second end (a failure thrown past a check that released it) asks nothing.
+  let ended = false;
   const due = () => now() - takenAt > leaseMs / 3;
   return {
     state: acquired.state,
@@ -67,6 +69,8 @@ export async function openStreamSession(input: StreamSessionInput): Promise<Stre
       await renewing;
     },
     async end(ending) {
+      if (ended) return;
+      ended = true;
       if ('finished' in ending) {
         const stopped = !ending.finished && signal?.aborted === true;
         await store.releaseStream(lease, stopped ? stoppedOutcome(signal) : { ok: true });

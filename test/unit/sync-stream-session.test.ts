@@ -99,6 +99,28 @@ describe('a stream session', () => {
     });
     await session.end({ error: new Error('HTTP 500') });
     assert.deepEqual(warnings, ['could not release the stream lease']);
-    await assert.rejects(session.end({ finished: true }), /connection reset/);
+    const finished = await openStreamSession({
+      store: broken.store,
+      spec: {},
+      owner: 'o',
+      leaseMs: 1000,
+      logger,
+    });
+    await assert.rejects(finished.end({ finished: true }), /connection reset/);
+  });
+
+  it('releases once however often it is ended: a failure thrown past a check that ended it', async () => {
+    const leases = leaseStore();
+    const session = await openStreamSession({
+      store: leases.store,
+      spec: {},
+      owner: 'o',
+      leaseMs: 1000,
+      logger,
+    });
+    await session.end({ error: new Error('2 gap(s) still unproven') });
+    await session.end({ error: new Error('stream txs by key: still unproven') });
+    await session.end({ finished: true });
+    assert.deepEqual(leases.released, [{ ok: false, error: '2 gap(s) still unproven' }]);
   });
 });

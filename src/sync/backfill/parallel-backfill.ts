@@ -21,6 +21,7 @@ import type { FetchPage } from '../ports/fetches.js';
 import type { SettleState, SyncStore, WriteCounts } from '../ports/sync-store.js';
 import { screenPages } from '../raw-id-screen.js';
 import { openGapLow, type SettleMark, settleMarks } from '../settle.js';
+import { openStreamSession } from '../stream-session.js';
 import { quietLogger, type SyncLogger } from '../sync-logger.js';
 import { addCounts, zeroCounts } from '../write-counts.js';
 import { createRangeCommitter, RANGE_COMMIT_DEFAULTS } from './range-commits.js';
@@ -343,8 +344,8 @@ export type CheckOutcome =
   | { status: 'failed'; gaps: RawIdRange[] };
 
 /**
- * Checks a run once its ranges are fetched. It first renews the stream lease the backfill holds
- * (`LeaseLostError` when another runner took it meanwhile: try again later). Complete: moves the
+ * Checks a run once its ranges are fetched. It first renews the stream lease the backfill holds, in
+ * a stream session (`LeaseLostError` when another runner took it meanwhile: try again later). Complete: moves the
  * stream's watermark to the run's head through that fenced lease, so it only ever moves past
  * proven ranges, compacts the stream's proof and releases the lease. Otherwise plans one repair
  * walk per gap, starting on a page that still lies above the gap and walking down until past it,
@@ -375,19 +376,27 @@ export async function checkBackfill(input: {
   const run = await input.store.getRun(input.backfillId);
   if (!run) throw new Error(`backfill ${input.backfillId} not found`);
   if (run.status === 'done') return { status: 'done', watermark: run.headRawId };
-  const owner = input.owner ?? backfillOwner(run.id);
-  const { lease } = await input.syncStore.acquireStream(input.spec, owner, input.leaseMs ?? LEASE_MS.worker);
+  const session = await openStreamSession({
+    store: input.syncStore,
+    spec: input.spec,
+    owner: input.owner ?? backfillOwner(run.id),
+    leaseMs: input.leaseMs ?? LEASE_MS.worker,
+    logger,
+  });
   const proven = await input.store.provenRanges(key);
   const report = judgeCompleteness(proven, run.headRawId);
   if (report.complete) {
-    await advanceWatermark({
-      syncStore: input.syncStore,
-      spec: input.spec,
-      owner,
-      watermark: run.headRawId,
-      settle: settledByRun(run),
-      proven: true,
-    });
+    try {
+      // Fenced, and only while the proofs still reach the head (a crash may have taken one back).
+      await input.syncStore.advanceWatermark(session.lease(), run.headRawId, {
+        settle: settledByRun(run),
+        proven: true,
+      });
+    } catch (error) {
+      await session.end({ error });
+      throw error;
+    }
+    await session.end({ finished: true });
     // Before the run is marked done, so a check that dies here compacts on its retry.
     const ranges = await input.store.compactProvenRanges(key);
     await input.store.recordCheck({ id: run.id, round: input.round, gaps: [], status: 'done' });
@@ -406,7 +415,7 @@ export async function checkBackfill(input: {
       status: 'failed',
       error,
     });
-    await input.syncStore.releaseStream(lease, { ok: false, error });
+    await session.end({ error });
     logger.error({ stream: key, backfill: run.id, gaps: report.gaps.length }, 'backfill left unproven gaps');
     return { status: 'failed', gaps: report.gaps };
   }
@@ -420,33 +429,6 @@ export async function checkBackfill(input: {
     'repairing gaps',
   );
   return { status: 'repair', gaps: report.gaps, tasks };
-}
-
-/**
- * Moves a stream's watermark forward (never back) through its lease: the store refuses the write
- * if another runner took the lease since. A walk in progress is left alone.
- */
-export async function advanceWatermark(input: {
-  syncStore: SyncStore;
-  spec: StreamSpec;
-  owner: string;
-  watermark: number;
-  /** The stream's settling state to store with it. */
-  settle?: SettleState | undefined;
-  /** Only while the stream's proven ranges reach the watermark (see `SyncStore.advanceWatermark`). */
-  proven?: boolean | undefined;
-}): Promise<void> {
-  const { lease } = await input.syncStore.acquireStream(input.spec, input.owner, LEASE_MS.watermark);
-  try {
-    await input.syncStore.advanceWatermark(lease, input.watermark, {
-      settle: input.settle,
-      proven: input.proven,
-    });
-  } catch (error) {
-    await input.syncStore.releaseStream(lease, { ok: false, error: String(error) }).catch(() => undefined);
-    throw error;
-  }
-  await input.syncStore.releaseStream(lease, { ok: true });
 }
 
 /**
