@@ -34,6 +34,7 @@ const ABOVE_DOMAIN = [
   'src/metrics/',
   'src/simulator/',
   'src/digest/',
+  'src/service-query/',
   'src/logger.ts',
   'src/config.ts',
 ];
@@ -105,6 +106,11 @@ const RULES = [
     why: 'the digest is pure and shared by the mirror and the simulator, so both hash records the same way',
   },
   {
+    from: 'src/service-query/',
+    to: [...roomsBut('src/service-query/'), ...IO_PACKAGES],
+    why: "how the service's query endpoints read their parameters is pure and shared by the simulator and the mirror's read API",
+  },
+  {
     from: 'src/db/',
     to: ['src/app/', 'src/client/', 'src/queue/', 'src/cli/', 'src/http/', 'src/simulator/', 'src/verify/'],
     why: 'the database layer knows only the domain floor and the ports it implements',
@@ -167,6 +173,7 @@ const RULES = [
         'src/client/',
         'src/metrics/',
         'src/digest/',
+        'src/service-query/',
         'src/logger.ts',
         'src/config.ts',
       ),

@@ -1,6 +1,7 @@
 /** The reference ledger server: `createSimulator` and its types. */
+
+export type { PagingMode } from '../service-query/key-query.js';
 export { checksumAddress, keccak256, personalMessageHash, signedMessage } from './evm.js';
-export type { PagingMode } from './key-query.js';
 export { createSimulator } from './simulator.js';
 export type {
   GroundTruthRecord,

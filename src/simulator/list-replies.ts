@@ -1,10 +1,10 @@
+import { isKeyQueryError, type KeyLimits, parseKeyQuery, parsePage } from '../service-query/key-query.js';
+import { tokenIndexesOf } from '../service-query/token-tags.js';
 import type { RecordFaults } from './faults.js';
 import { joinJson } from './json-bytes.js';
-import { isKeyQueryError, type KeyLimits, parseKeyQuery } from './key-query.js';
 import type { SimulatedLedger } from './ledger.js';
 import { actionCode } from './list-index.js';
 import { json, type Reply } from './reply.js';
-import { tokenIndexesOf } from './token-tags.js';
 
 /** One list request: the ledger, the query, and the account named in the path (if any). */
 export interface ListRequest {
@@ -16,12 +16,6 @@ export interface ListRequest {
 }
 
 const bad = (error: string): Reply => json(400, { error });
-
-function parsePage(value: string | null): number | undefined {
-  if (value === null || value === '') return 1;
-  if (!/^\d{1,9}$/.test(value) || Number(value) < 1) return undefined;
-  return Number(value);
-}
 
 /** `action` and `withoutAction` as codes; an empty value is no filter. */
 function actionFilter(params: URLSearchParams): { action?: number; withoutAction?: number } {

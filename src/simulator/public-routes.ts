@@ -1,7 +1,12 @@
+import {
+  type KeyLimits,
+  type ListDialect,
+  listDialect,
+  type PagingMode,
+} from '../service-query/key-query.js';
 import type { TokenDef } from './catalog.js';
 import type { RecordFaults } from './faults.js';
 import { joinJson } from './json-bytes.js';
-import { type KeyLimits, type ListDialect, listDialect, type PagingMode } from './key-query.js';
 import type { SimulatedLedger } from './ledger.js';
 import { keyListReply, pageListReply } from './list-replies.js';
 import { createRng } from './random.js';

@@ -1,4 +1,4 @@
-import type { ListDialect } from './key-query.js';
+import type { ListDialect } from '../service-query/key-query.js';
 import type { ListRequestStats, SimulatorStats } from './types.js';
 
 /** Requests served, counted by route and status, and list requests by dialect. */

@@ -1,9 +1,9 @@
+import { PAGING_MODES } from '../service-query/key-query.js';
 import { createArrivals } from './arrivals.js';
 import type { ControlTarget } from './control-routes.js';
 import { FaultInjector } from './faults.js';
 import { groundTruthOf } from './ground-truth.js';
 import { createHttpListener } from './http-listener.js';
-import { PAGING_MODES } from './key-query.js';
 import { SimulatedLedger } from './ledger.js';
 import { json, type PublicRouteContext } from './public-routes.js';
 import { seedNumber } from './random.js';

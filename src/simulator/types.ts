@@ -1,4 +1,4 @@
-import type { PagingMode } from './key-query.js';
+import type { PagingMode } from '../service-query/key-query.js';
 
 /** Faults the simulator injects into the public query endpoints (never into `/_sim/`). */
 export interface SimulatorFaults {

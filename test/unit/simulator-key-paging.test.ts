@@ -6,10 +6,10 @@ import {
   listDialect,
   type PagingMode,
   parseKeyQuery,
-} from '../../src/simulator/key-query.js';
+} from '../../src/service-query/key-query.js';
+import { tokenIndexesOf } from '../../src/service-query/token-tags.js';
 import { SimulatedLedger } from '../../src/simulator/ledger.js';
 import { json, matchPublicRoute, type PublicRouteContext } from '../../src/simulator/public-routes.js';
-import { tokenIndexesOf } from '../../src/simulator/token-tags.js';
 
 const NO_LIMITS: KeyLimits = { maxCount: 0, refuseCountAbove: 0 };
 type Tx = { rawId: number; from: string; to: string; action: string; ledgerHash: string };

@@ -1,5 +1,5 @@
 import { UsageError } from '../../errors.js';
-import { PAGING_MODES, type PagingMode } from '../../simulator/key-query.js';
+import { PAGING_MODES, type PagingMode } from '../../service-query/key-query.js';
 import { createSimulator } from '../../simulator/simulator.js';
 import type { SimulatorFaults } from '../../simulator/types.js';
 import { intFlag } from '../command.js';

@@ -41,6 +41,13 @@ export function listDialect(mode: PagingMode, params: URLSearchParams): ListDial
   return params.has('cursor') || params.has('order') || params.has('count') ? 'key' : 'page';
 }
 
+/** The page dialect's `page`: absent or empty = 1; else 1 to 9 digits, at least 1; undefined when invalid. */
+export function parsePage(value: string | null): number | undefined {
+  if (value === null || value === '') return 1;
+  if (!/^\d{1,9}$/.test(value) || Number(value) < 1) return undefined;
+  return Number(value);
+}
+
 /** A whole number of at most 15 digits (safe), or undefined. */
 function wholeNumber(text: string): number | undefined {
   return /^\d{1,15}$/.test(text) ? Number(text) : undefined;
