@@ -114,6 +114,12 @@ export interface Config {
    * {@link DEFAULT_SERVE_PORT} on `serve`.
    */
   httpPort: number | undefined;
+  /**
+   * `LEDGER_HTTP_TOKEN`: the bearer token the mirror's read API (the service's query endpoints)
+   * asks of every request (`Authorization: Bearer <token>`; 401 without it). 16 to 256 printable
+   * characters. Unset: no token, and the surface refuses to bind an address that is not loopback.
+   */
+  httpToken: string | undefined;
 }
 
 /** Values of `LEDGER_PAGING`. */
@@ -159,6 +165,7 @@ export const ENV = {
   checkSignatures: 'LEDGER_CHECK_SIGNATURES',
   httpHost: 'LEDGER_HTTP_HOST',
   httpPort: 'LEDGER_HTTP_PORT',
+  httpToken: 'LEDGER_HTTP_TOKEN',
 } as const satisfies Record<keyof Config, string>;
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -283,6 +290,7 @@ export function loadConfig(
     checkSignatures: bool('checkSignatures', false),
     httpHost: parseHost(raw('httpHost'), name('httpHost')) ?? '127.0.0.1',
     httpPort: raw('httpPort') === undefined ? undefined : int('httpPort', 0, LIMITS.httpPort),
+    httpToken: parseToken(raw('httpToken'), name('httpToken')),
   };
 }
 
@@ -350,6 +358,13 @@ function oneOf<T extends string>(
 function parseHost(value: string | undefined, setting: string): string | undefined {
   if (value !== undefined && !/^[A-Za-z0-9.:_-]+$/.test(value)) {
     throw new ConfigError(setting, `must be a host name or an IP address like 127.0.0.1 (got '${value}')`);
+  }
+  return value;
+}
+
+function parseToken(value: string | undefined, setting: string): string | undefined {
+  if (value !== undefined && !/^[\x21-\x7e]{16,256}$/.test(value)) {
+    throw new ConfigError(setting, 'must be 16 to 256 printable characters without spaces');
   }
   return value;
 }

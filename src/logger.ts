@@ -18,6 +18,8 @@ const SECRET_PATHS = [
   'authorization',
   '*.authorization',
   'headers.authorization',
+  'httpToken',
+  '*.httpToken',
   'command.args',
   '*.command.args',
   'err.command',

@@ -4,6 +4,8 @@ import { LedgerIndexerError } from '../errors.js';
 import { type HttpSurface, jsonReply, type Reply, type Routes, startHttpSurface } from '../http/server.js';
 import { renderStatusPage, renderUnavailablePage } from '../http/status-page.js';
 import type { QueueGaugeValues } from '../metrics/index.js';
+import { checkBindable } from './read-api/access.js';
+import { createReadApi } from './read-api/read-routes.js';
 import type { RouteSources } from './route-sources.js';
 import { sharedRead, withinDeadline } from './shared-read.js';
 import { createHeadProbe } from './status/service-heads.js';
@@ -33,6 +35,13 @@ export const SURFACE_REUSE_MS = 1000;
  * {@link SURFACE_DEADLINE_MS}, apart from the pool the process syncs with.
  */
 export const SURFACE_DATABASE = { connectMs: 2000, statementMs: 3000, maxConnections: 3 } as const;
+
+/**
+ * The read API's pool, apart from the status reads: its statements also time out within each
+ * read's own transaction (`read-transaction.ts`); a few connections bound the load it can put on
+ * the database.
+ */
+export const READ_API_DATABASE = { connectMs: 2000, statementMs: 5000, maxConnections: 4 } as const;
 
 /** The HTTP surface's routes over the database (and a worker's queues). */
 export function createRoutes(sources: RouteSources): Routes {
@@ -105,19 +114,25 @@ export function createRoutes(sources: RouteSources): Routes {
 
 /** Starts the HTTP surface on `LEDGER_HTTP_HOST` and `port` with the routes over `sources`. */
 export async function openHttpSurface(sources: RouteSources & { port: number }): Promise<HttpSurface> {
+  const { httpHost, httpToken } = sources.config;
+  // The surface serves the ledger's records: not beyond loopback without a token.
+  checkBindable(httpHost, httpToken);
   // Reads of its own, bounded: a frozen database costs a request seconds, and the sync's pool
   // is neither slowed nor filled by scrapes.
   const database = sources.database.bounded(SURFACE_DATABASE);
+  const readDatabase = sources.database.bounded(READ_API_DATABASE);
+  const closePools = () => Promise.all([database.close(), readDatabase.close()]);
   let surface: HttpSurface;
   try {
+    const api = createReadApi({ database: readDatabase, logger: sources.logger, token: httpToken });
     surface = await startHttpSurface({
-      host: sources.config.httpHost,
+      host: httpHost,
       port: sources.port,
-      routes: createRoutes({ ...sources, database }),
+      routes: { ...createRoutes({ ...sources, database }), api },
       logger: sources.logger,
     });
   } catch (error) {
-    await database.close();
+    await closePools();
     throw error;
   }
   sources.logger.info({ url: surface.url }, 'http surface listening');
@@ -125,7 +140,7 @@ export async function openHttpSurface(sources: RouteSources & { port: number }):
     ...surface,
     async close() {
       await surface.close();
-      await database.close();
+      await closePools();
     },
   };
 }

@@ -9,6 +9,17 @@ export interface Reply {
   status: number;
   contentType: string;
   body: string;
+  /** Further response headers (lower-case names). */
+  headers?: Record<string, string> | undefined;
+}
+
+/** A request for a path outside the surface's own, handed to {@link Routes.api}. */
+export interface ApiRequest {
+  method: string;
+  path: string;
+  params: URLSearchParams;
+  /** The `Authorization` header as sent. */
+  authorization: string | undefined;
 }
 
 /** What each path answers; the HTTP surface is handed these and knows nothing of the database. */
@@ -19,6 +30,11 @@ export interface Routes {
   ready(): Promise<Reply>;
   status(): Promise<Reply>;
   metrics(): Promise<Reply>;
+  /**
+   * Any other path (the mirror's read API): its answer, or undefined when the path is not one it
+   * serves (404).
+   */
+  api?: ((request: ApiRequest) => Promise<Reply> | undefined) | undefined;
 }
 
 /** A listening HTTP surface. */
@@ -126,7 +142,9 @@ export async function startHttpSurface(input: {
 async function answer(request: IncomingMessage, response: ServerResponse, routes: Routes): Promise<void> {
   const path = pathOf(request);
   if (!(PATHS as readonly string[]).includes(path)) {
-    send(response, request, jsonReply(404, { error: `no such path: ${path}`, paths: PATHS }));
+    const api = routes.api?.(apiRequest(request, path));
+    if (api !== undefined) send(response, request, await api);
+    else send(response, request, jsonReply(404, { error: `no such path: ${path}`, paths: PATHS }));
     return;
   }
   if (request.method !== 'GET' && request.method !== 'HEAD') {
@@ -152,8 +170,20 @@ function route(path: Path, routes: Routes): Promise<Reply> {
   }
 }
 
+function apiRequest(request: IncomingMessage, path: string): ApiRequest {
+  const url = request.url ?? '/';
+  const query = url.indexOf('?');
+  return {
+    method: request.method ?? 'GET',
+    path,
+    params: new URLSearchParams(query < 0 ? '' : url.slice(query + 1)),
+    authorization: request.headers.authorization,
+  };
+}
+
 function send(response: ServerResponse, request: IncomingMessage, reply: Reply): void {
   response.statusCode = reply.status;
+  for (const [name, value] of Object.entries(reply.headers ?? {})) response.setHeader(name, value);
   response.setHeader('content-type', reply.contentType);
   response.setHeader('cache-control', 'no-store');
   response.setHeader('content-length', Buffer.byteLength(reply.body));

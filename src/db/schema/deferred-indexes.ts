@@ -22,6 +22,11 @@ export const DEFERRABLE_INDEXES = [
   'ledger_transactions_to_idx',
   'ledger_bundle_items_from_idx',
   'ledger_bundle_items_to_idx',
+  'ledger_transactions_from_lower_idx',
+  'ledger_transactions_to_lower_idx',
+  'ledger_transactions_fee_recipient_lower_idx',
+  'ledger_bundle_items_from_lower_idx',
+  'ledger_bundle_items_to_lower_idx',
 ] as const;
 
 /** SQLSTATE of a lock not granted within `lock_timeout`. */

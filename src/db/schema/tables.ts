@@ -98,6 +98,13 @@ export const ledgerTransactions = pgTable(
     // The status page counts the last hour's new records per minute: a range scan of this index
     // is exact (each record counted once, when first stored) and reads only that hour's entries.
     index('ledger_transactions_first_seen_idx').on(t.firstSeenAt),
+    // The read API's account filters and balances: EVM accounts match in any case, so they are
+    // looked up by `lower(…)` (other ids then checked exactly on the rows found).
+    index('ledger_transactions_from_lower_idx').on(sql`lower(${t.fromAccount})`),
+    index('ledger_transactions_to_lower_idx').on(sql`lower(${t.toAccount})`),
+    index('ledger_transactions_fee_recipient_lower_idx').on(sql`lower(${t.feeRecipient})`),
+    // The read API's `/minted/{chainTxHash}`: a mint by its source-chain hash.
+    index('ledger_transactions_mint_chain_hash_idx').on(t.targetChainTxHash).where(sql`${t.action} = 'mint'`),
   ],
 );
 
@@ -119,6 +126,8 @@ export const ledgerBundleItems = pgTable(
     index('ledger_bundle_items_tag_idx').on(t.tag),
     index('ledger_bundle_items_from_idx').on(t.fromAccount),
     index('ledger_bundle_items_to_idx').on(t.toAccount),
+    index('ledger_bundle_items_from_lower_idx').on(sql`lower(${t.fromAccount})`),
+    index('ledger_bundle_items_to_lower_idx').on(sql`lower(${t.toAccount})`),
   ],
 );
 

@@ -1,0 +1,85 @@
+/**
+ * The mirror's read API: the service's query endpoints, in both spellings of the look-ups and
+ * both list dialects, answered from PostgreSQL. A drop-in for the service's client library: its
+ * base URL and its list URL are the surface's address.
+ */
+import type { Database } from '../../db/connect.js';
+import type { Executor } from '../../db/rows.js';
+import type { ApiRequest, Reply } from '../../http/server.js';
+import type { Logger } from '../../logger.js';
+import { isAuthorized } from './access.js';
+import { apiError, UNAVAILABLE } from './read-reply.js';
+import { readOnly } from './read-transaction.js';
+import { listAnswer, oneRecordAnswer } from './record-answers.js';
+import { balancesAnswer, feesAnswer, infoAnswer } from './reference-answers.js';
+
+/** What the read API reads and who may: the database (a bounded pool), the token, the clock. */
+export interface ReadApiSources {
+  database: Database;
+  logger: Logger;
+  /** The bearer token asked of every request; undefined = none asked. */
+  token: string | undefined;
+  now?: () => Date;
+}
+
+/** An answer to compute in a read-only transaction. */
+type Answer = (db: Executor, now: Date) => Promise<Reply>;
+
+function decode(segment: string): string | undefined {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return undefined;
+  }
+}
+
+/** The answer of a path, as the service's routes match it; undefined for a path it does not serve. */
+export function matchReadPath(path: string, params: URLSearchParams): Answer | undefined {
+  const parts = path.split('/').slice(1).map(decode);
+  if (parts.some((p) => p === undefined || p === '')) return undefined;
+  const [head, a, b] = parts as string[];
+  switch (parts.length) {
+    case 1:
+      if (head === 'info') return (db) => infoAnswer(db);
+      if (head === 'fees') return (db) => feesAnswer(db, undefined);
+      if (head === 'txs') return (db, now) => listAnswer(db, { params, account: undefined, now });
+      return undefined;
+    case 2:
+      if (head === 'balances') return (db, now) => balancesAnswer(db, { account: a!, tag: undefined, now });
+      if (head === 'fee') return (db) => feesAnswer(db, a!);
+      if (head === 'txs' || head === 'txsByAccount')
+        return (db, now) => listAnswer(db, { params, account: a!, now });
+      if (head === 'tx' || head === 'txsByHash')
+        return (db, now) => oneRecordAnswer(db, { by: 'ledgerHash', hash: a!, now });
+      if (head === 'minted' || head === 'mintedTxByChainTxHash')
+        return (db, now) => oneRecordAnswer(db, { by: 'mintChainHash', hash: a!, now });
+      return undefined;
+    case 3:
+      if (head === 'balance') return (db, now) => balancesAnswer(db, { account: b!, tag: a!, now });
+      return undefined;
+    default:
+      return undefined;
+  }
+}
+
+/**
+ * The read API as the HTTP surface calls it: undefined for a path it does not serve (the surface
+ * answers 404), 401 without the token, 503 when the database fails.
+ */
+export function createReadApi(sources: ReadApiSources): (request: ApiRequest) => Promise<Reply> | undefined {
+  const now = sources.now ?? (() => new Date());
+  return (request) => {
+    const answer = matchReadPath(request.path, request.params);
+    if (answer === undefined) return undefined;
+    if (request.method !== 'GET' && request.method !== 'HEAD') {
+      return Promise.resolve(apiError(405, 'err_method_not_allowed', { allow: 'GET, HEAD' }));
+    }
+    if (!isAuthorized(sources.token, request.authorization)) {
+      return Promise.resolve(apiError(401, 'err_unauthorized', { 'www-authenticate': 'Bearer' }));
+    }
+    return readOnly(sources.database, (db) => answer(db, now())).catch((error: unknown) => {
+      sources.logger.warn({ err: error, path: request.path }, 'read api: the database failed');
+      return apiError(503, UNAVAILABLE);
+    });
+  };
+}

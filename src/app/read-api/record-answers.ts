@@ -1,0 +1,70 @@
+/** The read API's record answers: the lists in both dialects and the single-record look-ups. */
+import { selectKeyPage, selectPage } from '../../db/queries/read-api/list-records.js';
+import { selectByLedgerHash, selectMintByChainHash } from '../../db/queries/read-api/one-record.js';
+import { recordJson } from '../../db/queries/read-api/record-rows.js';
+import { selectStoredTokens } from '../../db/queries/read-api/reference-data.js';
+import { selectStreamCoverage } from '../../db/queries/read-api/stream-coverage.js';
+import type { Executor } from '../../db/rows.js';
+import type { Reply } from '../../http/server.js';
+import { answeringStream, type CoverageNeed, coveringKeys, freshnessHeaders } from './coverage.js';
+import { readListRequest } from './list-request.js';
+import { apiError, apiText, NOT_BACKFILLED } from './read-reply.js';
+
+/** The stream that answers `need` and its freshness headers, or null when none is backfilled. */
+export async function coverageOf(
+  db: Executor,
+  need: CoverageNeed,
+  now: Date,
+): Promise<Record<string, string> | null> {
+  const keys = coveringKeys(need);
+  const stream = answeringStream(keys, await selectStreamCoverage(db, keys));
+  return stream === undefined ? null : freshnessHeaders(stream, now);
+}
+
+/** `/txs`, `/txs/{account}`, `/txsByAccount/{account}` in the dialect the parameters pick. */
+export async function listAnswer(
+  db: Executor,
+  input: { params: URLSearchParams; account: string | undefined; now: Date },
+): Promise<Reply> {
+  const { params } = input;
+  const knownTags = params.get('tokenTag') ? (await selectStoredTokens(db)).map((t) => t.tag) : [];
+  const request = readListRequest({ params, account: input.account, knownTags });
+  if ('error' in request) return apiError(400, request.error);
+  const { filter } = request;
+  const headers = await coverageOf(
+    db,
+    {
+      account: filter.account,
+      tokenTag: params.get('tokenTag') ?? undefined,
+      action: filter.action,
+      withoutAction: filter.withoutAction,
+    },
+    input.now,
+  );
+  if (headers === null) return apiError(503, NOT_BACKFILLED);
+  if (request.dialect === 'key') {
+    const { rows, hasNextPage } = await selectKeyPage(db, filter, request.query);
+    return apiText(`{"txs":[${rows.map(recordJson).join(',')}],"hasNextPage":${hasNextPage}}`, headers);
+  }
+  const { rows, totalPages } = await selectPage(db, filter, request.page);
+  const head = request.accid === undefined ? '{' : `{"accid":${JSON.stringify(request.accid)},`;
+  return apiText(
+    `${head}"currentPage":${request.page},"totalPages":${totalPages},"txs":[${rows.map(recordJson).join(',')}]}`,
+    headers,
+  );
+}
+
+/** `/tx/{hash}` (`/txsByHash/…`) and `/minted/{hash}` (`/mintedTxByChainTxHash/…`): `{tx}` or not found. */
+export async function oneRecordAnswer(
+  db: Executor,
+  input: { by: 'ledgerHash' | 'mintChainHash'; hash: string; now: Date },
+): Promise<Reply> {
+  const row =
+    input.by === 'ledgerHash'
+      ? await selectByLedgerHash(db, input.hash)
+      : await selectMintByChainHash(db, input.hash);
+  const headers = await coverageOf(db, { globalOnly: true }, input.now);
+  if (row !== undefined) return apiText(`{"tx":${recordJson(row)}}`, headers ?? {});
+  // Not stored: the service has no such record only if the mirror holds the whole list.
+  return headers === null ? apiError(503, NOT_BACKFILLED) : apiError(404, 'err_not_found', headers);
+}
