@@ -3,20 +3,24 @@
  * computes it (see `src/db/schema/views.ts`), but found through the account indexes rather than
  * by grouping every account.
  */
-import { sql } from 'drizzle-orm';
+import { type SQL, sql } from 'drizzle-orm';
 import { type Executor, queryRows } from '../../rows.js';
 import { accountMatch } from './list-filter-sql.js';
 
 /** Each token tag the account's movements touch, with its balance (an exact integer string). */
 export async function selectAccountBalances(db: Executor, account: string): Promise<Map<string, string>> {
+  const rows = await queryRows<{ token_tag: string; balance: string }>(db, accountBalancesSql(account));
+  return new Map(rows.map((r) => [r.token_tag, r.balance]));
+}
+
+/** The statement of {@link selectAccountBalances}. */
+export function accountBalancesSql(account: string): SQL {
   const from = accountMatch(sql.raw('t.from_account'), account);
   const to = accountMatch(sql.raw('t.to_account'), account);
   const feeTo = accountMatch(sql.raw('t.fee_recipient'), account);
   const itemFrom = accountMatch(sql.raw('b.from_account'), account);
   const itemTo = accountMatch(sql.raw('b.to_account'), account);
-  const rows = await queryRows<{ token_tag: string; balance: string }>(
-    db,
-    sql`SELECT d.token_tag, sum(d.delta)::text AS balance FROM (
+  return sql`SELECT d.token_tag, sum(d.delta)::text AS balance FROM (
           SELECT t.token_tag, t.amount AS delta FROM ledger_transactions t
           WHERE ${to} AND t.action IN ('mint', 'transfer')
           UNION ALL
@@ -34,7 +38,5 @@ export async function selectAccountBalances(db: Executor, account: string): Prom
           UNION ALL
           SELECT b.tag, b.amount FROM ledger_bundle_items b JOIN ledger_transactions t ON t.raw_id = b.raw_id
           WHERE ${itemTo} AND t.action = 'bundle' AND t.internal_status_code = 'success'
-        ) d GROUP BY d.token_tag`,
-  );
-  return new Map(rows.map((r) => [r.token_tag, r.balance]));
+        ) d GROUP BY d.token_tag`;
 }

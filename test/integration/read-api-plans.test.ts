@@ -1,0 +1,127 @@
+/**
+ * The read API's statements on a table big enough for the planner to care: every filter is
+ * found through an index, never by reading the whole `ledger_transactions` (EXPLAIN, after
+ * ANALYZE, on 60,000 records of 2,000 accounts).
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { type SQL, sql } from 'drizzle-orm';
+import { accountBalancesSql } from '../../src/db/queries/read-api/account-balances.js';
+import type { RecordFilter } from '../../src/db/queries/read-api/list-filter-sql.js';
+import { keyPageSql, pageSql } from '../../src/db/queries/read-api/list-records.js';
+import { byLedgerHashSql, mintByChainHashSql } from '../../src/db/queries/read-api/one-record.js';
+import { queryRows } from '../../src/db/rows.js';
+import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
+
+const RECORDS = 60_000;
+const EVM = `0x${'00'.repeat(19)}2a`;
+const EVM_CHECKSUM = `0x${'00'.repeat(19)}2A`;
+
+let testDb: TestDatabase;
+
+before(async () => {
+  testDb = await createTestDatabase();
+  const db = testDb.database.db;
+  await db.execute(sql`
+    INSERT INTO ledger_transactions (raw_id, record_id, token_symbol, action, from_account, to_account, amount,
+      fee, fee_recipient, nonce, token_id, chain_type, chain_id, data, version, sig, ledger_hash, status,
+      internal_status, internal_status_code, timestamp_ms, ledger_time, target_chain_tx_hash, express_chain_tx_hash,
+      express_withdraw_fee, express_refund_ledger_hash, express_err, token_tag, first_seen_at, updated_at)
+    SELECT g, 'batch', 'AR', (ARRAY['mint', 'transfer', 'burn', 'bundle'])[1 + g % 4],
+      '0x' || lpad(to_hex(g % 1000), 40, '0'), 'arweave-account-' || (g % 1000), g, 1, 'fee-recipient', g, '0',
+      'arweave', '0', '', 'v1', 'sig', '0x' || md5(g::text), 'packaged', '{"status":"success"}', 'success',
+      1700000000000 + g * 1000, to_timestamp(1700000000 + g), CASE WHEN g % 4 = 1 THEN '0x' || md5('m' || g) ELSE '' END,
+      '', '', '', '', 'arweave-ar-' || (g % 5), now(), now()
+    FROM generate_series(1, ${RECORDS}::int) g`);
+  await db.execute(sql`
+    INSERT INTO ledger_bundle_items (raw_id, item_index, tag, chain_id, from_account, to_account, amount)
+    SELECT g, 0, 'arweave-ar-0', '0', 'arweave-account-' || (g % 997), '0x' || lpad(to_hex(g % 1000), 40, '0'), 5
+    FROM generate_series(4, ${RECORDS}::int, 4) g`);
+  await db.execute(sql`ANALYZE ledger_transactions`);
+  await db.execute(sql`ANALYZE ledger_bundle_items`);
+});
+
+after(async () => {
+  await testDb?.drop();
+});
+
+/** What a plan reads: the tables it scans whole (`Seq Scan`) and the indexes it uses, by name. */
+async function planOf(statement: SQL): Promise<{ seqScans: string[]; indexes: string[] }> {
+  const [row] = await queryRows<{ plan: unknown }>(
+    testDb.database.db,
+    sql`EXPLAIN (FORMAT JSON) ${statement}`,
+  );
+  const raw = (row as Record<string, unknown>)['QUERY PLAN'];
+  const plan = typeof raw === 'string' ? JSON.parse(raw) : raw;
+  const found: string[] = [];
+  const indexes: string[] = [];
+  const walk = (node: Record<string, unknown>) => {
+    if (node['Node Type'] === 'Seq Scan') found.push(String(node['Relation Name']));
+    if (typeof node['Index Name'] === 'string') indexes.push(node['Index Name']);
+    for (const child of (node['Plans'] as Array<Record<string, unknown>> | undefined) ?? []) walk(child);
+  };
+  walk((plan as Array<{ Plan: Record<string, unknown> }>)[0]!.Plan);
+  return { seqScans: found, indexes };
+}
+
+/** The tables a plan reads whole. */
+async function seqScans(statement: SQL): Promise<string[]> {
+  return (await planOf(statement)).seqScans;
+}
+
+const FILTERS: Record<string, RecordFilter> = {
+  'an EVM account in another case': { account: EVM_CHECKSUM },
+  'an account matched exactly': { account: 'arweave-account-7' },
+  'a token tag': { tags: ['arweave-ar-3'] },
+  'an action': { action: 'burn' },
+  'a time range': { since: '2023-11-14T22:20:00.000Z', until: '2023-11-14T22:30:00.000Z' },
+  'an account, a tag and an action': { account: EVM, tags: ['arweave-ar-2'], action: 'transfer' },
+};
+
+describe('read API: every filter on an index', () => {
+  for (const [name, filter] of Object.entries(FILTERS)) {
+    it(`a key page filtered by ${name}`, async () => {
+      for (const order of ['asc', 'desc'] as const) {
+        assert.deepEqual(await seqScans(keyPageSql(filter, { cursor: 30_000, order, count: 100 })), []);
+      }
+    });
+  }
+
+  for (const name of ['an EVM account in another case', 'an account matched exactly', 'a time range']) {
+    it(`a page of a list filtered by ${name}, and its length`, async () => {
+      const { count, rows } = pageSql(FILTERS[name]!, 3);
+      assert.deepEqual(await seqScans(count), []);
+      assert.deepEqual(await seqScans(rows), []);
+    });
+  }
+
+  it('an EVM account in any case is found through the lower-case account indexes', async () => {
+    const filter = FILTERS['an EVM account in another case']!;
+    for (const statement of [
+      keyPageSql(filter, { cursor: undefined, order: 'desc', count: 10 }),
+      pageSql(filter, 1).count,
+    ]) {
+      const { indexes } = await planOf(statement);
+      assert.ok(indexes.includes('ledger_transactions_from_lower_idx'), indexes.join());
+      assert.ok(indexes.includes('ledger_transactions_to_lower_idx'), indexes.join());
+    }
+  });
+
+  it('the look-ups by ledger hash and by a mint source-chain hash', async () => {
+    assert.deepEqual(await seqScans(byLedgerHashSql(`0x${'AB'.repeat(16)}`)), []);
+    const mint = await planOf(mintByChainHashSql(`0x${'cd'.repeat(16)}`));
+    assert.deepEqual(mint, { seqScans: [], indexes: ['ledger_transactions_mint_chain_hash_idx'] });
+  });
+
+  it("an account's balances, EVM in another case and exact ids", async () => {
+    const evm = await planOf(accountBalancesSql(EVM_CHECKSUM));
+    assert.deepEqual(evm.seqScans, []);
+    for (const index of [
+      'ledger_transactions_fee_recipient_lower_idx',
+      'ledger_bundle_items_from_lower_idx',
+      'ledger_bundle_items_to_lower_idx',
+    ])
+      assert.ok(evm.indexes.includes(index), evm.indexes.join());
+    assert.deepEqual(await seqScans(accountBalancesSql('arweave-account-7')), []);
+  });
+});
