@@ -86,8 +86,9 @@ export function readTimeRange(
 ): { since?: string; until?: string } | ListRequestError {
   const out: { since?: string; until?: string } = {};
   for (const name of ['since', 'until'] as const) {
-    const value = params.get(name);
-    if (value === null || value === '') continue;
+    // A `+` of an offset sent unencoded arrives as a space.
+    const value = params.get(name)?.replace(/ (\d{2}:?\d{2})$/, '+$1');
+    if (value === undefined || value === '') continue;
     const ms = MS.test(value) ? Number(value) : ISO.test(value) ? Date.parse(value) : Number.NaN;
     if (!Number.isFinite(ms) || ms > 8.64e15) return { error: `err_invalid_${name}` };
     out[name] = new Date(ms).toISOString();

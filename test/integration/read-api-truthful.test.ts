@@ -1,0 +1,242 @@
+/**
+ * The read API says what the mirror does not hold: 503 before a list is backfilled, never an
+ * empty list that looks complete; an account synced alone answers its own lists only; the
+ * freshness headers follow the service; `since`/`until` cut the lists by ledger time; the token.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { openHttpSurface } from '../../src/app/http-routes.js';
+import { loadConfig } from '../../src/config.js';
+import type { HttpSurface } from '../../src/http/server.js';
+import { silentLogger } from '../../src/logger.js';
+import { createMetrics } from '../../src/metrics/index.js';
+import { createSimulator, type Simulator } from '../../src/simulator/index.js';
+import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
+import { freePort } from '../helpers/free-port.js';
+import { runMain } from '../helpers/run-main.js';
+
+const TOKEN = 'read-api-test-token-0123456789';
+
+let simulator: Simulator;
+let serviceUrl: string;
+let testDb: TestDatabase;
+let env: Record<string, string>;
+let surface: HttpSurface;
+let guarded: HttpSurface;
+const stop = new AbortController();
+
+interface Answer {
+  status: number;
+  json: Record<string, unknown>;
+  headers: Headers;
+}
+
+async function get(base: string, path: string, headers: Record<string, string> = {}): Promise<Answer> {
+  const response = await fetch(`${base}${path}`, { headers });
+  return {
+    status: response.status,
+    json: (await response.json()) as Record<string, unknown>,
+    headers: response.headers,
+  };
+}
+
+type Tx = { rawId: number; timestamp: number; from: string; to: string; ledgerHash: string };
+
+/** Every record of the service, oldest first (its own key walk). */
+async function serviceRecords(): Promise<Tx[]> {
+  const all: Tx[] = [];
+  for (let cursor = 0; ; ) {
+    const page = (await get(serviceUrl, `/txs?order=asc&count=100&cursor=${cursor}`)).json as {
+      txs: Tx[];
+      hasNextPage: boolean;
+    };
+    all.push(...page.txs);
+    if (!page.hasNextPage || page.txs.length === 0) return all;
+    cursor = page.txs.at(-1)!.rawId;
+  }
+}
+
+/** The rawIds of a mirror list read by key to its end. */
+async function mirrorRawIds(query: string): Promise<number[]> {
+  const ids: number[] = [];
+  for (let cursor = 0; ; ) {
+    const page = await get(surface.url, `/txs?${query}&count=100${cursor ? `&cursor=${cursor}` : ''}`);
+    assert.equal(page.status, 200, JSON.stringify(page.json));
+    const txs = page.json['txs'] as Tx[];
+    ids.push(...txs.map((t) => t.rawId));
+    if (page.json['hasNextPage'] !== true) return ids;
+    cursor = txs.at(-1)!.rawId;
+  }
+}
+
+before(async () => {
+  simulator = createSimulator({ records: 600, seed: 77, arrivalsPerSecond: 0, maxCount: 100 });
+  serviceUrl = (await simulator.listen()).url;
+  testDb = await createTestDatabase();
+  env = {
+    LEDGER_BASE_URL: serviceUrl,
+    DATABASE_URL: testDb.url,
+    LEDGER_REQUESTS_PER_SECOND: '0',
+    LOG_LEVEL: 'silent',
+  };
+  const open = (config: Record<string, string>) =>
+    openHttpSurface({
+      config: loadConfig({ DATABASE_URL: testDb.url, ...config }),
+      database: testDb.database,
+      logger: silentLogger(),
+      metrics: createMetrics(),
+      port: 0,
+      signal: stop.signal,
+    });
+  surface = await open({});
+  guarded = await open({ LEDGER_HTTP_TOKEN: TOKEN });
+});
+
+after(async () => {
+  stop.abort();
+  await surface?.close();
+  await guarded?.close();
+  await simulator?.close();
+  await testDb?.drop();
+});
+
+describe('read API: truthful refusals and freshness', () => {
+  let records: Tx[];
+  let account: string;
+  let other: string;
+
+  it('refuses every list and look-up with 503 before anything is synced', async () => {
+    records = await serviceRecords();
+    account = records[records.length - 1]!.from;
+    other = records.find((r) => r.from !== account && r.to !== account)!.from;
+    for (const path of [
+      '/txs?count=5',
+      '/txs',
+      `/txs/${account}`,
+      `/txsByAccount/${account}?count=5`,
+      `/tx/${records[0]!.ledgerHash}`,
+    ]) {
+      const answer = await get(surface.url, path);
+      assert.deepEqual([answer.status, answer.json], [503, { error: 'err_mirror_not_backfilled' }], path);
+    }
+    for (const path of ['/info', '/fees', `/balances/${account}`]) {
+      const answer = await get(surface.url, path);
+      assert.deepEqual([answer.status, answer.json], [503, { error: 'err_reference_not_mirrored' }], path);
+    }
+  });
+
+  it("answers an account's own lists once that account alone is synced, and refuses the rest", async () => {
+    const synced = await runMain(['sync', '--account', account], env);
+    assert.equal(synced.code, 0, synced.err);
+    const own = records
+      .filter((r) => r.from === account || r.to === account)
+      .map((r) => r.rawId)
+      .reverse();
+    for (const path of [`/txs/${account}?count=100`, `/txs?address=${account}&count=100`]) {
+      const answer = await get(surface.url, path);
+      assert.equal(answer.status, 200, path);
+      assert.deepEqual(
+        (answer.json['txs'] as Tx[]).map((t) => t.rawId),
+        own.slice(0, 100),
+        path,
+      );
+    }
+    const paged = await get(surface.url, `/txsByAccount/${account}?page=1`);
+    assert.equal(paged.json['totalPages'], Math.ceil(own.length / 10));
+    // Its records are found by hash; a record the mirror lacks is not called missing.
+    const mine = records.find((r) => r.from === account)!;
+    assert.equal((await get(surface.url, `/tx/${mine.ledgerHash}`)).status, 200);
+    for (const path of [
+      '/txs?count=5',
+      `/txs/${other}?count=5`,
+      `/tx/0x${'ab'.repeat(32)}`,
+      `/balances/${account}`,
+    ]) {
+      const answer = await get(surface.url, path);
+      assert.deepEqual([answer.status, answer.json], [503, { error: 'err_mirror_not_backfilled' }], path);
+    }
+  });
+
+  it('answers every list once the global list is synced, saying how fresh', async () => {
+    const synced = await runMain(['sync'], env);
+    assert.equal(synced.code, 0, synced.err);
+    const answer = await get(surface.url, `/txs/${other}?count=5`);
+    assert.equal(answer.status, 200);
+    assert.equal(answer.headers.get('x-mirror-watermark'), String(simulator.headRawId()));
+    assert.equal(answer.headers.get('x-mirror-lag-raw-ids'), '0');
+    const lagMs = Number(answer.headers.get('x-mirror-lag-ms'));
+    assert.ok(lagMs >= 0 && lagMs < 60_000, `lag ${lagMs} ms`);
+    assert.equal((await get(surface.url, `/tx/0x${'ab'.repeat(32)}`)).status, 404);
+  });
+
+  it('shows the service moving ahead once its head is seen, and catching up after a sync', async () => {
+    const watermark = simulator.headRawId();
+    await fetch(`${serviceUrl}/_sim/records?count=25`, { method: 'POST' });
+    const status = await runMain(['status', '--json'], env);
+    assert.equal(status.code, 0, status.err);
+    const behind = await get(surface.url, '/txs?count=1');
+    assert.equal(behind.headers.get('x-mirror-watermark'), String(watermark));
+    assert.equal(behind.headers.get('x-mirror-lag-raw-ids'), String(simulator.headRawId() - watermark));
+    assert.equal((await runMain(['sync'], env)).code, 0);
+    const caughtUp = await get(surface.url, '/txs?count=1');
+    assert.equal(caughtUp.headers.get('x-mirror-lag-raw-ids'), '0');
+    records = await serviceRecords();
+  });
+
+  it('cuts the lists to a ledger time range given in milliseconds or ISO time', async () => {
+    const packaged = records.filter((r) => r.timestamp > 0);
+    const since = packaged[Math.floor(packaged.length * 0.3)]!.timestamp;
+    const until = packaged[Math.floor(packaged.length * 0.6)]!.timestamp;
+    const inRange = (r: Tx) => r.timestamp >= since && r.timestamp < until;
+    const expected = records
+      .filter(inRange)
+      .map((r) => r.rawId)
+      .reverse();
+    assert.ok(expected.length > 20, `${expected.length} records in range`);
+    const iso = (ms: number) => new Date(ms).toISOString();
+    assert.deepEqual(await mirrorRawIds(`since=${since}&until=${until}`), expected);
+    assert.deepEqual(await mirrorRawIds(`since=${iso(since)}&until=${iso(until)}`), expected);
+    const page = await get(surface.url, `/txs?page=1&since=${since}&until=${iso(until)}`);
+    assert.equal(page.json['totalPages'], Math.ceil(expected.length / 10));
+    const onward = records.filter((r) => r.timestamp >= since).length;
+    assert.equal((await mirrorRawIds(`since=${since}`)).length, onward);
+    for (const [query, error] of [
+      ['since=yesterday', 'err_invalid_since'],
+      ['until=2026-13-45', 'err_invalid_until'],
+    ] as const) {
+      const answer = await get(surface.url, `/txs?count=5&${query}`);
+      assert.deepEqual([answer.status, answer.json], [400, { error }], query);
+    }
+  });
+});
+
+describe('read API: the bearer token', () => {
+  it('answers 401 without the token when one is set, and the records with it', async () => {
+    const refused: Array<Record<string, string>> = [
+      {},
+      { authorization: 'Bearer wrong-token-0123456789' },
+      { authorization: TOKEN },
+    ];
+    for (const headers of refused) {
+      const answer = await get(guarded.url, '/txs?count=1', headers);
+      assert.deepEqual([answer.status, answer.json], [401, { error: 'err_unauthorized' }]);
+      assert.equal(answer.headers.get('www-authenticate'), 'Bearer');
+    }
+    const answer = await get(guarded.url, '/txs?count=1', { authorization: `Bearer ${TOKEN}` });
+    assert.equal(answer.status, 200);
+    // The surface's own paths stay as they were: probes and scrapes need no token.
+    assert.equal((await fetch(`${guarded.url}/health`)).status, 200);
+  });
+
+  it('refuses to serve beyond loopback without a token: one line, exit 2', async () => {
+    const port = await freePort();
+    const run = await runMain(['serve', '--http-port', String(port)], {
+      DATABASE_URL: testDb.url,
+      LEDGER_HTTP_HOST: '0.0.0.0',
+      LOG_LEVEL: 'silent',
+    });
+    assert.equal(run.code, 2, run.out + run.err);
+    assert.match(run.err, /LEDGER_HTTP_TOKEN: is required to serve the mirror on 0\.0\.0\.0/);
+    assert.equal(run.err.trim().split('\n').length, 1, run.err);
+  });
+});
