@@ -8,7 +8,9 @@ Serves the HTTP surface from PostgreSQL alone, for deployments that run 'sync' f
 serve it themselves with --http-port): GET /health (the database answers), /ready (every stream
 backfilled and its last completeness check holds; else 503 with what is missing), /status (the
 JSON of 'status --json'), /metrics (Prometheus) and / (a status page for people, refreshing
-itself: streams, the last hour's writes per minute, the last verify). Runs until SIGINT/SIGTERM,
+itself: streams, the last hour's writes per minute, the last verify), and the service's own query
+endpoints from the mirror (/txs, /tx/{hash}, /balances/{account}, ...: docs/operating.md, "The
+read API"; beyond loopback only with $LEDGER_HTTP_TOKEN). Runs until SIGINT/SIGTERM,
 then exits 0. Never migrates: a database behind the code makes /ready, /status and / answer 503.
 
 Options:

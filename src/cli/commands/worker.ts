@@ -35,8 +35,8 @@ Options:
   --check-signatures      also recover each EVM sender's signature to its from address
                           (default: $LEDGER_CHECK_SIGNATURES, else false; the hash is always checked)
   --queue-prefix P        Redis key prefix of the queues (default ledger-indexer)
-  --http-port P           serve /health, /ready, /status, /metrics and the status page /
-                          on this port, 0..65535
+  --http-port P           serve /health, /ready, /status, /metrics, the status page / and
+                          the service's query endpoints from the mirror on this port, 0..65535
                           (default: $${ENV.httpPort}, else 0 = off), on $${ENV.httpHost}
                           (default 127.0.0.1)
 
