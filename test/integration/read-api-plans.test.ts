@@ -6,11 +6,13 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { type SQL, sql } from 'drizzle-orm';
+import { readOnly } from '../../src/app/read-api/read-transaction.js';
 import { accountBalancesSql } from '../../src/db/queries/read-api/account-balances.js';
 import type { RecordFilter } from '../../src/db/queries/read-api/list-filter-sql.js';
 import { keyPageSql, pageSql } from '../../src/db/queries/read-api/list-records.js';
 import { byLedgerHashSql, mintByChainHashSql } from '../../src/db/queries/read-api/one-record.js';
 import { queryRows } from '../../src/db/rows.js';
+import { DatabaseError } from '../../src/errors.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 
 const RECORDS = 60_000;
@@ -123,5 +125,33 @@ describe('read API: every filter on an index', () => {
     ])
       assert.ok(evm.indexes.includes(index), evm.indexes.join());
     assert.deepEqual(await seqScans(accountBalancesSql('arweave-account-7')), []);
+  });
+});
+
+/** The SQLSTATE of a database failure, translated or not. */
+function sqlstateOf(error: unknown): string | undefined {
+  if (error instanceof DatabaseError) return error.sqlstate;
+  const cause = (error as { cause?: { code?: string } }).cause;
+  return cause?.code ?? (error as { code?: string }).code;
+}
+
+describe('read API: bounded reads', () => {
+  it('reads in a READ ONLY transaction whose statements time out', async () => {
+    const settings = await readOnly(testDb.database, async (db) => {
+      const [row] = await queryRows<{ read_only: string; timeout: string }>(
+        db,
+        sql`SELECT current_setting('transaction_read_only') AS read_only, current_setting('statement_timeout') AS timeout`,
+      );
+      return row;
+    });
+    assert.deepEqual(settings, { read_only: 'on', timeout: '3s' });
+    await assert.rejects(
+      readOnly(testDb.database, (db) => db.execute(sql`DELETE FROM ledger_transactions WHERE raw_id = 1`)),
+      (error: unknown) => error instanceof DatabaseError && error.sqlstate === '25006',
+    );
+    await assert.rejects(
+      readOnly(testDb.database, (db) => db.execute(sql`SELECT pg_sleep(5)`)),
+      (error: unknown) => sqlstateOf(error) === '57014',
+    );
   });
 });

@@ -5,7 +5,9 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { sql } from 'drizzle-orm';
 import { openHttpSurface } from '../../src/app/http-routes.js';
+import { READ_STATEMENT_TIMEOUT_MS } from '../../src/app/read-api/read-transaction.js';
 import { loadConfig } from '../../src/config.js';
 import type { HttpSurface } from '../../src/http/server.js';
 import { silentLogger } from '../../src/logger.js';
@@ -207,6 +209,24 @@ describe('read API: truthful refusals and freshness', () => {
       const answer = await get(surface.url, `/txs?count=5&${query}`);
       assert.deepEqual([answer.status, answer.json], [400, { error }], query);
     }
+  });
+});
+
+describe('read API: a database that does not answer in time', () => {
+  it('answers 503 err_mirror_unavailable once a read passes its timeout', async () => {
+    await testDb.database.withConnection(async (db) => {
+      await db.execute(sql`BEGIN`);
+      try {
+        await db.execute(sql`LOCK TABLE ledger_transactions IN ACCESS EXCLUSIVE MODE`);
+        const started = Date.now();
+        const answer = await get(surface.url, '/txs?count=5');
+        assert.deepEqual([answer.status, answer.json], [503, { error: 'err_mirror_unavailable' }]);
+        assert.ok(Date.now() - started < READ_STATEMENT_TIMEOUT_MS + 2000, 'within the timeout');
+      } finally {
+        await db.execute(sql`ROLLBACK`);
+      }
+    });
+    assert.equal((await get(surface.url, '/txs?count=5')).status, 200);
   });
 });
 

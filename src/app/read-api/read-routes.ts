@@ -4,7 +4,9 @@
  * base URL and its list URL are the surface's address.
  */
 import type { Database } from '../../db/connect.js';
+import { toDatabaseError } from '../../db/database-errors.js';
 import type { Executor } from '../../db/rows.js';
+import { DatabaseError } from '../../errors.js';
 import type { ApiRequest, Reply } from '../../http/server.js';
 import type { Logger } from '../../logger.js';
 import { isAuthorized } from './access.js';
@@ -78,7 +80,10 @@ export function createReadApi(sources: ReadApiSources): (request: ApiRequest) =>
       return Promise.resolve(apiError(401, 'err_unauthorized', { 'www-authenticate': 'Bearer' }));
     }
     return readOnly(sources.database, (db) => answer(db, now())).catch((error: unknown) => {
-      sources.logger.warn({ err: error, path: request.path }, 'read api: the database failed');
+      // The database failing (a timeout included) is 503; anything else is a bug: the surface's 500.
+      const failure = toDatabaseError(error, { operation: 'read-api' });
+      if (!(failure instanceof DatabaseError)) throw error;
+      sources.logger.warn({ err: failure, path: request.path }, 'read api: the database failed');
       return apiError(503, UNAVAILABLE);
     });
   };
