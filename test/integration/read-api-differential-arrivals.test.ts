@@ -103,7 +103,11 @@ describe('read API: the mirror answers as the service, after records arrived', (
           sql`SELECT (SELECT count(*) FROM ledger_tx_rechecks)::text AS n,
                      (SELECT max(raw_id) FROM ledger_transactions)::text AS top`,
         );
-        return row?.n === '0' && Number(row.top) === simulator.headRawId();
+        const answer = await fetch(`${surface.url}/txs?count=1`);
+        await answer.arrayBuffer();
+        const head = String(simulator.headRawId());
+        // The mirror says it holds the list up to the service's head.
+        return row?.n === '0' && row.top === head && answer.headers.get('x-mirror-watermark') === head;
       },
       { everyMs: 100 },
     );

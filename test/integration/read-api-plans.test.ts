@@ -116,7 +116,7 @@ describe('read API: every filter on an index', () => {
   });
 
   it("an account's balances, EVM in another case and exact ids", async () => {
-    const evm = await planOf(accountBalancesSql(EVM_CHECKSUM));
+    const evm = await planOf(accountBalancesSql(EVM_CHECKSUM, RECORDS));
     assert.deepEqual(evm.seqScans, []);
     for (const index of [
       'ledger_transactions_fee_recipient_lower_idx',
@@ -124,7 +124,7 @@ describe('read API: every filter on an index', () => {
       'ledger_bundle_items_to_lower_idx',
     ])
       assert.ok(evm.indexes.includes(index), evm.indexes.join());
-    assert.deepEqual(await seqScans(accountBalancesSql('arweave-account-7')), []);
+    assert.deepEqual(await seqScans(accountBalancesSql('arweave-account-7', RECORDS)), []);
   });
 });
 

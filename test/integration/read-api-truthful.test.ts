@@ -171,6 +171,31 @@ describe('read API: truthful refusals and freshness', () => {
     assert.equal((await get(surface.url, `/tx/0x${'ab'.repeat(32)}`)).status, 404);
   });
 
+  it('answers up to the watermark only: records stored above it may have gaps a tail fills later', async () => {
+    const db = testDb.database.db;
+    const head = simulator.headRawId();
+    const held = records.filter((r) => r.rawId <= head - 40).map((r) => r.rawId);
+    await db.execute(sql`UPDATE sync_streams SET watermark = ${head - 40} WHERE key = 'txs'`);
+    try {
+      const answer = await get(surface.url, '/txs?count=3');
+      assert.deepEqual(
+        (answer.json['txs'] as Tx[]).map((t) => t.rawId),
+        held.slice(-3).reverse(),
+      );
+      assert.equal(answer.headers.get('x-mirror-watermark'), String(head - 40));
+      const asc = await get(surface.url, `/txs?order=asc&cursor=${head - 42}`);
+      assert.deepEqual(
+        (asc.json['txs'] as Tx[]).map((t) => t.rawId),
+        held.filter((id) => id > head - 42),
+      );
+      assert.equal(asc.json['hasNextPage'], false);
+      const page = await get(surface.url, '/txs');
+      assert.equal(page.json['totalPages'], Math.ceil(held.length / 10));
+    } finally {
+      await db.execute(sql`UPDATE sync_streams SET watermark = ${head} WHERE key = 'txs'`);
+    }
+  });
+
   it('shows the service moving ahead once its head is seen, and catching up after a sync', async () => {
     const watermark = simulator.headRawId();
     await fetch(`${serviceUrl}/_sim/records?count=25`, { method: 'POST' });

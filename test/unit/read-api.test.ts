@@ -2,7 +2,12 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { checkBindable, isAuthorized, isLoopback } from '../../src/app/read-api/access.js';
-import { answeringStream, coveringKeys, freshnessHeaders } from '../../src/app/read-api/coverage.js';
+import {
+  answeringStream,
+  completeUpTo,
+  coveringKeys,
+  freshnessHeaders,
+} from '../../src/app/read-api/coverage.js';
 import { READ_MAX_COUNT, readListRequest, readTimeRange } from '../../src/app/read-api/list-request.js';
 import { loadConfig } from '../../src/config.js';
 import { type RecordRow, recordJson } from '../../src/db/queries/read-api/record-rows.js';
@@ -54,6 +59,11 @@ describe('read API coverage', () => {
       'x-mirror-lag-raw-ids': '30',
       'x-mirror-lag-ms': '60000',
     });
+  });
+
+  it('answers up to the watermark, and nothing before a backfill', () => {
+    assert.equal(completeUpTo(stream('txs', 100)), 100);
+    assert.equal(completeUpTo(stream('txs', null)), null);
   });
 });
 

@@ -57,16 +57,27 @@ export function answeringStream(
 }
 
 /**
- * The freshness headers of an answer from `stream`: `X-Mirror-Watermark` (every record of the
- * stream up to this rawId is stored), `X-Mirror-Lag-Raw-Ids` (the service's head as last seen
+ * The rawId up to which `stream` is known complete: its watermark. Records above it may be
+ * stored with gaps that are filled later (a tail in progress): a client following the list by
+ * cursor would skip them for good, so answers stop here. (A record the service shows late, below
+ * records it listed before, reaches the mirror's clients as it reaches the service's.)
+ */
+export function completeUpTo(stream: StreamCoverage): number | null {
+  return stream.watermark;
+}
+
+/**
+ * The freshness headers of an answer from `stream`: `X-Mirror-Watermark` (the answer holds the
+ * stream's records up to this rawId, {@link completeUpTo}), `X-Mirror-Lag-Raw-Ids` (the service's head as last seen
  * minus the watermark) and `X-Mirror-Lag-Ms` (milliseconds since the mirror was last known to
  * hold the service's whole list: its last successful sync, or a later sighting of the head at or
  * below the watermark). A value never seen is left out.
  */
 export function freshnessHeaders(stream: StreamCoverage, now: Date): Record<string, string> {
   const headers: Record<string, string> = {};
-  if (stream.watermark !== null) headers['x-mirror-watermark'] = String(stream.watermark);
-  const lag = lagRawIds(stream.headRawId, stream.watermark);
+  const upTo = completeUpTo(stream);
+  if (upTo !== null) headers['x-mirror-watermark'] = String(upTo);
+  const lag = lagRawIds(stream.headRawId, upTo);
   if (lag !== null) headers['x-mirror-lag-raw-ids'] = String(lag);
   const caughtUp = caughtUpAt(stream);
   if (caughtUp !== null) headers['x-mirror-lag-ms'] = String(Math.max(now.getTime() - caughtUp.getTime(), 0));

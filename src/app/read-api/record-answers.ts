@@ -6,19 +6,28 @@ import { selectStoredTokens } from '../../db/queries/read-api/reference-data.js'
 import { selectStreamCoverage } from '../../db/queries/read-api/stream-coverage.js';
 import type { Executor } from '../../db/rows.js';
 import type { Reply } from '../../http/server.js';
-import { answeringStream, type CoverageNeed, coveringKeys, freshnessHeaders } from './coverage.js';
+import {
+  answeringStream,
+  type CoverageNeed,
+  completeUpTo,
+  coveringKeys,
+  freshnessHeaders,
+} from './coverage.js';
 import { readListRequest } from './list-request.js';
 import { apiError, apiText, NOT_BACKFILLED } from './read-reply.js';
 
-/** The stream that answers `need` and its freshness headers, or null when none is backfilled. */
-export async function coverageOf(
-  db: Executor,
-  need: CoverageNeed,
-  now: Date,
-): Promise<Record<string, string> | null> {
+/** How a backfilled stream answers: up to which rawId, and the freshness headers. */
+export interface Coverage {
+  upTo: number;
+  headers: Record<string, string>;
+}
+
+/** How the stream that answers `need` does, or null when none is backfilled. */
+export async function coverageOf(db: Executor, need: CoverageNeed, now: Date): Promise<Coverage | null> {
   const keys = coveringKeys(need);
   const stream = answeringStream(keys, await selectStreamCoverage(db, keys));
-  return stream === undefined ? null : freshnessHeaders(stream, now);
+  const upTo = stream === undefined ? null : completeUpTo(stream);
+  return stream === undefined || upTo === null ? null : { upTo, headers: freshnessHeaders(stream, now) };
 }
 
 /** `/txs`, `/txs/{account}`, `/txsByAccount/{account}` in the dialect the parameters pick. */
@@ -30,18 +39,19 @@ export async function listAnswer(
   const knownTags = params.get('tokenTag') ? (await selectStoredTokens(db)).map((t) => t.tag) : [];
   const request = readListRequest({ params, account: input.account, knownTags });
   if ('error' in request) return apiError(400, request.error);
-  const { filter } = request;
-  const headers = await coverageOf(
+  const coverage = await coverageOf(
     db,
     {
-      account: filter.account,
+      account: request.filter.account,
       tokenTag: params.get('tokenTag') ?? undefined,
-      action: filter.action,
-      withoutAction: filter.withoutAction,
+      action: request.filter.action,
+      withoutAction: request.filter.withoutAction,
     },
     input.now,
   );
-  if (headers === null) return apiError(503, NOT_BACKFILLED);
+  if (coverage === null) return apiError(503, NOT_BACKFILLED);
+  const { headers } = coverage;
+  const filter = { ...request.filter, upTo: coverage.upTo };
   if (request.dialect === 'key') {
     const { rows, hasNextPage } = await selectKeyPage(db, filter, request.query);
     return apiText(`{"txs":[${rows.map(recordJson).join(',')}],"hasNextPage":${hasNextPage}}`, headers);
@@ -63,8 +73,8 @@ export async function oneRecordAnswer(
     input.by === 'ledgerHash'
       ? await selectByLedgerHash(db, input.hash)
       : await selectMintByChainHash(db, input.hash);
-  const headers = await coverageOf(db, { globalOnly: true }, input.now);
-  if (row !== undefined) return apiText(`{"tx":${recordJson(row)}}`, headers ?? {});
+  const coverage = await coverageOf(db, { globalOnly: true }, input.now);
+  if (row !== undefined) return apiText(`{"tx":${recordJson(row)}}`, coverage?.headers ?? {});
   // Not stored: the service has no such record only if the mirror holds the whole list.
-  return headers === null ? apiError(503, NOT_BACKFILLED) : apiError(404, 'err_not_found', headers);
+  return coverage === null ? apiError(503, NOT_BACKFILLED) : apiError(404, 'err_not_found', coverage.headers);
 }

@@ -46,9 +46,10 @@ export async function balancesAnswer(
   if (tokens.length === 0) return apiError(503, NO_REFERENCE);
   const token = input.tag === undefined ? undefined : tokens.find((t) => t.tag === input.tag);
   if (input.tag !== undefined && token === undefined) return apiError(404, 'err_token_not_found');
-  const headers = await coverageOf(db, { globalOnly: true }, input.now);
-  if (headers === null) return apiError(503, NOT_BACKFILLED);
-  const sums = await selectAccountBalances(db, input.account);
+  const coverage = await coverageOf(db, { globalOnly: true }, input.now);
+  if (coverage === null) return apiError(503, NOT_BACKFILLED);
+  const { headers } = coverage;
+  const sums = await selectAccountBalances(db, input.account, coverage.upTo);
   const balanceOf = (t: StoredToken) => ({
     tag: t.tag,
     amount: sums.get(t.tag) ?? '0',

@@ -1,5 +1,5 @@
 /**
- * One account's balance per token tag from the stored movements, as `ledger_account_balances`
+ * One account's balance per token tag from the stored movements up to a rawId, as `ledger_account_balances`
  * computes it (see `src/db/schema/views.ts`), but found through the account indexes rather than
  * by grouping every account.
  */
@@ -8,18 +8,23 @@ import { type Executor, queryRows } from '../../rows.js';
 import { accountMatch } from './list-filter-sql.js';
 
 /** Each token tag the account's movements touch, with its balance (an exact integer string). */
-export async function selectAccountBalances(db: Executor, account: string): Promise<Map<string, string>> {
-  const rows = await queryRows<{ token_tag: string; balance: string }>(db, accountBalancesSql(account));
+export async function selectAccountBalances(
+  db: Executor,
+  account: string,
+  upTo: number,
+): Promise<Map<string, string>> {
+  const rows = await queryRows<{ token_tag: string; balance: string }>(db, accountBalancesSql(account, upTo));
   return new Map(rows.map((r) => [r.token_tag, r.balance]));
 }
 
-/** The statement of {@link selectAccountBalances}. */
-export function accountBalancesSql(account: string): SQL {
-  const from = accountMatch(sql.raw('t.from_account'), account);
-  const to = accountMatch(sql.raw('t.to_account'), account);
-  const feeTo = accountMatch(sql.raw('t.fee_recipient'), account);
-  const itemFrom = accountMatch(sql.raw('b.from_account'), account);
-  const itemTo = accountMatch(sql.raw('b.to_account'), account);
+/** The statement of {@link selectAccountBalances}: the movements of records at or below rawId `upTo`. */
+export function accountBalancesSql(account: string, upTo: number): SQL {
+  const bound = sql`t.raw_id <= ${upTo}`;
+  const from = sql`${accountMatch(sql.raw('t.from_account'), account)} AND ${bound}`;
+  const to = sql`${accountMatch(sql.raw('t.to_account'), account)} AND ${bound}`;
+  const feeTo = sql`${accountMatch(sql.raw('t.fee_recipient'), account)} AND ${bound}`;
+  const itemFrom = sql`${accountMatch(sql.raw('b.from_account'), account)} AND ${bound}`;
+  const itemTo = sql`${accountMatch(sql.raw('b.to_account'), account)} AND ${bound}`;
   return sql`SELECT d.token_tag, sum(d.delta)::text AS balance FROM (
           SELECT t.token_tag, t.amount AS delta FROM ledger_transactions t
           WHERE ${to} AND t.action IN ('mint', 'transfer')

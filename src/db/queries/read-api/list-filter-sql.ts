@@ -18,6 +18,8 @@ export interface RecordFilter {
   since?: string | undefined;
   /** Ledger time before this (ISO). */
   until?: string | undefined;
+  /** Records at or below this rawId only: where the answering stream is known complete. */
+  upTo?: number | undefined;
 }
 
 const EVM_ACCOUNT = /^0x[0-9a-fA-F]{40}$/;
@@ -50,5 +52,6 @@ export function filterSql(filter: RecordFilter): SQL {
   if (filter.withoutAction !== undefined) parts.push(sql`t.action <> ${filter.withoutAction}`);
   if (filter.since !== undefined) parts.push(sql`t.ledger_time >= ${filter.since}::timestamptz`);
   if (filter.until !== undefined) parts.push(sql`t.ledger_time < ${filter.until}::timestamptz`);
+  if (filter.upTo !== undefined) parts.push(sql`t.raw_id <= ${filter.upTo}`);
   return parts.length === 0 ? sql`true` : sql.join(parts, sql` AND `);
 }
