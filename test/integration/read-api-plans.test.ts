@@ -138,13 +138,14 @@ function sqlstateOf(error: unknown): string | undefined {
 describe('read API: bounded reads', () => {
   it('reads in a READ ONLY transaction whose statements time out', async () => {
     const settings = await readOnly(testDb.database, async (db) => {
-      const [row] = await queryRows<{ read_only: string; timeout: string }>(
+      const [row] = await queryRows<{ read_only: string; timeout: string; isolation: string }>(
         db,
-        sql`SELECT current_setting('transaction_read_only') AS read_only, current_setting('statement_timeout') AS timeout`,
+        sql`SELECT current_setting('transaction_read_only') AS read_only, current_setting('statement_timeout') AS timeout,
+                   current_setting('transaction_isolation') AS isolation`,
       );
       return row;
     });
-    assert.deepEqual(settings, { read_only: 'on', timeout: '3s' });
+    assert.deepEqual(settings, { read_only: 'on', timeout: '3s', isolation: 'repeatable read' });
     await assert.rejects(
       readOnly(testDb.database, (db) => db.execute(sql`DELETE FROM ledger_transactions WHERE raw_id = 1`)),
       (error: unknown) => error instanceof DatabaseError && error.sqlstate === '25006',
