@@ -2,6 +2,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { checkBindable, isAuthorized, isLoopback } from '../../src/app/read-api/access.js';
+import { fitRecords } from '../../src/app/read-api/body-cap.js';
 import {
   answeringStream,
   completeUpTo,
@@ -140,6 +141,15 @@ describe('read API access', () => {
   it('takes LEDGER_HTTP_TOKEN of 16 to 256 printable characters', () => {
     assert.equal(loadConfig({ LEDGER_HTTP_TOKEN: 'x'.repeat(16) }).httpToken, 'x'.repeat(16));
     assert.throws(() => loadConfig({ LEDGER_HTTP_TOKEN: 'short' }), /^ConfigError: LEDGER_HTTP_TOKEN: /);
+  });
+});
+
+describe('read API body cap', () => {
+  it('cuts a key answer short past the byte cap, keeping at least one record', () => {
+    assert.deepEqual(fitRecords(['aaaa', 'bbbb', 'cccc'], 10), { texts: ['aaaa', 'bbbb'], cut: true });
+    assert.deepEqual(fitRecords(['aaaa', 'bbbb'], 10), { texts: ['aaaa', 'bbbb'], cut: false });
+    assert.deepEqual(fitRecords(['a'.repeat(50), 'b'], 10), { texts: ['a'.repeat(50)], cut: true });
+    assert.deepEqual(fitRecords([], 10), { texts: [], cut: false });
   });
 });
 

@@ -6,6 +6,7 @@ import { selectStoredTokens } from '../../db/queries/read-api/reference-data.js'
 import { selectStreamCoverage } from '../../db/queries/read-api/stream-coverage.js';
 import type { Executor } from '../../db/rows.js';
 import type { Reply } from '../../http/server.js';
+import { fitRecords, READ_MAX_BODY_BYTES } from './body-cap.js';
 import {
   answeringStream,
   type CoverageNeed,
@@ -54,7 +55,9 @@ export async function listAnswer(
   const filter = { ...request.filter, upTo: coverage.upTo };
   if (request.dialect === 'key') {
     const { rows, hasNextPage } = await selectKeyPage(db, filter, request.query);
-    return apiText(`{"txs":[${rows.map(recordJson).join(',')}],"hasNextPage":${hasNextPage}}`, headers);
+    const fitted = fitRecords(rows.map(recordJson), READ_MAX_BODY_BYTES);
+    const more = hasNextPage || fitted.cut;
+    return apiText(`{"txs":[${fitted.texts.join(',')}],"hasNextPage":${more}}`, headers);
   }
   const { rows, totalPages } = await selectPage(db, filter, request.page);
   const head = request.accid === undefined ? '{' : `{"accid":${JSON.stringify(request.accid)},`;
