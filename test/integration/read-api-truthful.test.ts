@@ -273,7 +273,7 @@ describe('read API: the bearer token', () => {
     assert.equal((await fetch(`${guarded.url}/health`)).status, 200);
   });
 
-  it('refuses to serve beyond loopback without a token: one line, exit 2', async () => {
+  it('serve and worker refuse to bind beyond loopback without a token: one line, exit 2', async () => {
     const port = await freePort();
     const run = await runMain(['serve', '--http-port', String(port)], {
       DATABASE_URL: testDb.url,
@@ -283,5 +283,13 @@ describe('read API: the bearer token', () => {
     assert.equal(run.code, 2, run.out + run.err);
     assert.match(run.err, /LEDGER_HTTP_TOKEN: is required to serve the mirror on 0\.0\.0\.0/);
     assert.equal(run.err.trim().split('\n').length, 1, run.err);
+    const worker = await runMain(['worker', '--http-port', String(port)], {
+      ...env,
+      REDIS_URL: 'redis://127.0.0.1:6379',
+      LEDGER_HTTP_HOST: '10.1.2.3',
+    });
+    assert.equal(worker.code, 2, worker.out + worker.err);
+    assert.match(worker.err, /LEDGER_HTTP_TOKEN: is required to serve the mirror on 10\.1\.2\.3/);
+    assert.equal(worker.err.trim().split('\n').length, 1, worker.err);
   });
 });

@@ -1,3 +1,4 @@
+import { checkBindable } from '../../app/read-api/access.js';
 import { DEFAULT_SERVE_PORT, ENV } from '../../config.js';
 import { ConfigError } from '../../errors.js';
 import { defineCommand } from '../define-command.js';
@@ -38,6 +39,7 @@ export const command = defineCommand({
         'must be a port from 1 to 65535 for serve (0 turns the surface off on worker)',
       );
     }
+    checkBindable(config.httpHost, config.httpToken);
     if (config.databaseUrl === undefined) {
       throw new ConfigError(
         ENV.databaseUrl,

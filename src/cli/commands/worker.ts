@@ -1,3 +1,4 @@
+import { checkBindable } from '../../app/read-api/access.js';
 import { type Config, ENV } from '../../config.js';
 import { JOB_LOCK_MS, LEASE_MS, PAGES_PER_RANGE } from '../../defaults.js';
 import { ConfigError } from '../../errors.js';
@@ -82,6 +83,8 @@ export const command = defineCommand({
     if (config.ledgerBaseUrl === undefined)
       throw new ConfigError('--base-url', `is required (or set ${ENV.ledgerBaseUrl})`);
     const withRedis = requireRedis(config);
+    // Before anything starts: the surface serves the ledger's records.
+    if ((config.httpPort ?? 0) > 0) checkBindable(config.httpHost, config.httpToken);
     const logger = createLogger(config.logLevel, 'ledger-indexer-worker');
     const { runWorker } = await import('../../app/worker/run-worker.js');
     await runWorker({
