@@ -92,7 +92,7 @@ describe('read API: the mirror answers as the service, after records arrived', (
     await sync();
     await fetch(`${serviceUrl}/_sim/arrivals/pause`, { method: 'POST' });
     assert.ok(simulator.headRawId() > first + 60, 'records arrived during the syncs');
-    await waitFor('the service to settle every record', serviceSettled, { everyMs: 200 });
+    await waitFor('the service to settle every record', serviceSettled, { everyMs: 200, timeoutMs: 60_000 });
     // The mirror catches up: the tail, then re-reads until no record waits for one.
     await waitFor(
       'the mirror to hold every record final',
@@ -109,7 +109,7 @@ describe('read API: the mirror answers as the service, after records arrived', (
         // The mirror says it holds the list up to the service's head.
         return row?.n === '0' && row.top === head && answer.headers.get('x-mirror-watermark') === head;
       },
-      { everyMs: 100 },
+      { everyMs: 100, timeoutMs: 90_000 },
     );
     const universe = await queryUniverse({
       database: testDb.database,
