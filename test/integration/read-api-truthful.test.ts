@@ -255,6 +255,20 @@ describe('read API: a database that does not answer in time', () => {
   });
 });
 
+describe('read API: methods and paths', () => {
+  it('answers GET and HEAD; other methods 405, paths it does not serve 404', async () => {
+    const head = await fetch(`${surface.url}/txs?count=1`, { method: 'HEAD' });
+    assert.equal(head.status, 200);
+    assert.equal(await head.text(), '');
+    const post = await fetch(`${surface.url}/txs`, { method: 'POST' });
+    assert.deepEqual([post.status, await post.json()], [405, { error: 'err_method_not_allowed' }]);
+    assert.equal(post.headers.get('allow'), 'GET, HEAD');
+    for (const path of ['/txs/a/b', '/tx', '/balance/x', '/txs//x']) {
+      assert.equal((await fetch(`${surface.url}${path}`)).status, 404, path);
+    }
+  });
+});
+
 describe('read API: the bearer token', () => {
   it('answers 401 without the token when one is set, and the records with it', async () => {
     const refused: Array<Record<string, string>> = [
