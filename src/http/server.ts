@@ -78,9 +78,9 @@ const PATHS = ['/', '/health', '/ready', '/status', '/metrics'] as const;
 type Path = (typeof PATHS)[number];
 
 /**
- * Serves `routes` on `host:port` with `node:http`: `GET` (and `HEAD`) of the five paths, 404 for
- * any other path, 405 for any other method. A route that throws answers 500 with one line; the
- * failure is logged, never a request's headers.
+ * Serves `routes` on `host:port` with `node:http`: `GET` (and `HEAD`) of the five paths, any
+ * other path to `routes.api` (the read API) when given, else 404, and 405 for any other method. A
+ * route that throws answers 500 with one line; the failure is logged, never a request's headers.
  */
 export async function startHttpSurface(input: {
   host: string;
