@@ -2,7 +2,7 @@
 import { type SQL, sql } from 'drizzle-orm';
 import { type Executor, queryRows } from '../../rows.js';
 import { filterSql, type RecordFilter } from './list-filter-sql.js';
-import { RECORD_COLUMNS, type RecordRow } from './record-rows.js';
+import { RECORD_SELECT, type RecordRow } from './record-rows.js';
 
 /** Records a page of the page dialect holds. */
 export const PAGE_SIZE = 10;
@@ -23,7 +23,7 @@ export function keyPageSql(filter: RecordFilter, window: KeyWindow): SQL {
       : asc
         ? sql`t.raw_id > ${window.cursor}`
         : sql`t.raw_id < ${window.cursor}`;
-  return sql`SELECT ${RECORD_COLUMNS} FROM ledger_transactions t
+  return sql`SELECT ${RECORD_SELECT} FROM ledger_transactions t
       WHERE ${filterSql(filter)} AND ${after}
       ORDER BY t.raw_id ${sql.raw(asc ? 'ASC' : 'DESC')} LIMIT ${window.count + 1}::int`;
 }
@@ -45,7 +45,7 @@ export function pageSql(filter: RecordFilter, page: number): { count: SQL; rows:
   const offset = (page - 1) * PAGE_SIZE;
   return {
     count: sql`SELECT count(*)::text AS n FROM ledger_transactions t WHERE ${where}`,
-    rows: sql`SELECT ${RECORD_COLUMNS} FROM ledger_transactions t WHERE ${where}
+    rows: sql`SELECT ${RECORD_SELECT} FROM ledger_transactions t WHERE ${where}
         ORDER BY t.raw_id DESC LIMIT ${PAGE_SIZE}::int OFFSET ${offset}::bigint`,
   };
 }

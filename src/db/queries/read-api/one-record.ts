@@ -1,7 +1,7 @@
 /** The read API's single-record look-ups: by ledger hash, and a mint by its source-chain hash. */
 import { type SQL, sql } from 'drizzle-orm';
 import { type Executor, queryRows } from '../../rows.js';
-import { RECORD_COLUMNS, type RecordRow } from './record-rows.js';
+import { RECORD_SELECT, type RecordRow } from './record-rows.js';
 
 /** The record with this `ledgerHash`, as given or in lower case (the service matches any case of a hex hash). */
 export async function selectByLedgerHash(db: Executor, hash: string): Promise<RecordRow | undefined> {
@@ -11,7 +11,7 @@ export async function selectByLedgerHash(db: Executor, hash: string): Promise<Re
 
 /** The statement of {@link selectByLedgerHash}. */
 export function byLedgerHashSql(hash: string): SQL {
-  return sql`SELECT ${RECORD_COLUMNS} FROM ledger_transactions t
+  return sql`SELECT ${RECORD_SELECT} FROM ledger_transactions t
       WHERE t.ledger_hash IN (${hash}, ${hash.toLowerCase()}) ORDER BY t.raw_id LIMIT 1`;
 }
 
@@ -24,6 +24,6 @@ export async function selectMintByChainHash(db: Executor, hash: string): Promise
 /** The statement of {@link selectMintByChainHash}. */
 export function mintByChainHashSql(hash: string): SQL {
   const wanted = hash.startsWith('0x') ? hash.toLowerCase() : hash;
-  return sql`SELECT ${RECORD_COLUMNS} FROM ledger_transactions t
+  return sql`SELECT ${RECORD_SELECT} FROM ledger_transactions t
       WHERE t.action = 'mint' AND t.target_chain_tx_hash = ${wanted} ORDER BY t.raw_id LIMIT 1`;
 }

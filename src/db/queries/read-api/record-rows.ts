@@ -5,38 +5,29 @@
  * `timestamp` are written as JSON numbers from their digits, never through a JavaScript `number`.
  */
 import { sql } from 'drizzle-orm';
+import type { RecordColumn } from '../../schema/transaction-columns.js';
 
-/** A `ledger_transactions` row as the read API selects it: every value as text. */
-export interface RecordRow {
-  raw_id: string;
-  record_id: string;
-  token_symbol: string;
-  action: string;
-  from_account: string;
-  to_account: string;
-  amount: string;
-  fee: string;
-  fee_recipient: string;
-  nonce: string;
-  token_id: string;
-  chain_type: string;
-  chain_id: string;
-  data: string;
-  version: string;
-  sig: string;
-  ledger_hash: string;
-  status: string;
-  internal_status: string;
-  timestamp_ms: string;
-  target_chain_tx_hash: string;
-  express_chain_tx_hash: string;
-  express_withdraw_fee: string;
-  express_refund_ledger_hash: string;
-  express_err: string;
-}
+/**
+ * Columns the write derives from the record (its parsed status, its time, its tag, the checks):
+ * not part of what the service sent, so not rendered back.
+ */
+type DerivedColumn =
+  | 'internal_status_code'
+  | 'internal_status_json'
+  | 'ledger_time'
+  | 'token_tag'
+  | 'hash_check'
+  | 'signature_check';
+
+/**
+ * A `ledger_transactions` row as the read API selects it, every value as text: the record's
+ * columns of the table, so a column added there and not rendered here fails to compile where a
+ * row is built.
+ */
+export type RecordRow = Record<Exclude<RecordColumn, DerivedColumn>, string>;
 
 /** The select list of {@link RecordRow}, for `FROM ledger_transactions t`. */
-export const RECORD_COLUMNS = sql.raw(`t.raw_id::text AS raw_id, t.record_id, t.token_symbol, t.action,
+export const RECORD_SELECT = sql.raw(`t.raw_id::text AS raw_id, t.record_id, t.token_symbol, t.action,
   t.from_account, t.to_account, t.amount::text AS amount, t.fee::text AS fee, t.fee_recipient,
   t.nonce::text AS nonce, t.token_id, t.chain_type, t.chain_id, t.data, t.version, t.sig, t.ledger_hash,
   t.status, t.internal_status, t.timestamp_ms::text AS timestamp_ms, t.target_chain_tx_hash,
