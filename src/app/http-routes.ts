@@ -124,7 +124,12 @@ export async function openHttpSurface(sources: RouteSources & { port: number }):
   const closePools = () => Promise.all([database.close(), readDatabase.close()]);
   let surface: HttpSurface;
   try {
-    const api = createReadApi({ database: readDatabase, logger: sources.logger, token: httpToken });
+    const api = createReadApi({
+      database: readDatabase,
+      logger: sources.logger,
+      token: httpToken,
+      observer: sources.metrics.reads,
+    });
     surface = await startHttpSurface({
       host: httpHost,
       port: sources.port,

@@ -2,10 +2,12 @@ import { hostname } from 'node:os';
 import { Registry } from 'prom-client';
 import type { ClientObserver } from '../client/observer.js';
 import { registerProcessMetrics, type WriteObserver } from './process-metrics.js';
+import { type ReadObserver, registerReadMetrics } from './read-metrics.js';
 import { registerStateMetrics, type StateMetrics } from './state-metrics.js';
 
 export { METRIC_PREFIX, REREAD_STREAM } from './names.js';
 export type { WriteObserver } from './process-metrics.js';
+export type { ReadObserver } from './read-metrics.js';
 export type { QueueGaugeValues, StateSnapshot, StreamGaugeValues } from './state-metrics.js';
 
 /**
@@ -17,6 +19,8 @@ export interface Metrics {
   registry: Registry;
   client: ClientObserver;
   writes: WriteObserver;
+  /** Handed to the read API: its answers by route and status. */
+  reads: ReadObserver;
   state: StateMetrics;
   /** The Prometheus text of every metric. */
   text(): Promise<string>;
@@ -28,15 +32,18 @@ export function processLabel(): string {
   return `${hostname()}:${process.pid}`;
 }
 
-/** Creates the registry with the process, client, write and state metrics. */
+/** Creates the registry with the process, client, write, read API and state metrics. */
 export function createMetrics(options: { process?: string } = {}): Metrics {
   const registry = new Registry();
-  const { client, writes } = registerProcessMetrics(registry, options.process ?? processLabel());
+  const label = options.process ?? processLabel();
+  const { client, writes } = registerProcessMetrics(registry, label);
+  const reads = registerReadMetrics(registry, label);
   const state = registerStateMetrics(registry);
   return {
     registry,
     client,
     writes,
+    reads,
     state,
     text: () => registry.metrics(),
     contentType: registry.contentType,

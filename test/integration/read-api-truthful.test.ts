@@ -15,6 +15,7 @@ import { createMetrics } from '../../src/metrics/index.js';
 import { createSimulator, type Simulator } from '../../src/simulator/index.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 import { freePort } from '../helpers/free-port.js';
+import { fetchText, parseSamples, sampleSum } from '../helpers/http-surface.js';
 import { runMain } from '../helpers/run-main.js';
 
 const TOKEN = 'read-api-test-token-0123456789';
@@ -234,6 +235,19 @@ describe('read API: truthful refusals and freshness', () => {
       const answer = await get(surface.url, `/txs?count=5&${query}`);
       assert.deepEqual([answer.status, answer.json], [400, { error }], query);
     }
+  });
+});
+
+describe('read API: its metrics', () => {
+  it('counts answers by route and status', async () => {
+    const metrics = await fetchText(`${surface.url}/metrics`);
+    const samples = parseSamples(metrics.body);
+    const count = (labels: Record<string, string>) =>
+      sampleSum(samples, 'ledger_indexer_read_api_requests_total', labels) ?? 0;
+    assert.ok(count({ route: '/txs', status: '503' }) >= 1, 'the refused global list');
+    assert.ok(count({ route: '/txs/{account}', status: '200' }) >= 1, "an account's list");
+    assert.ok(count({ route: '/txs', status: '400' }) >= 2, 'the bad time ranges');
+    assert.ok((sampleSum(samples, 'ledger_indexer_read_api_request_duration_seconds_count', {}) ?? 0) > 10);
   });
 });
 

@@ -9,6 +9,7 @@ import type { Executor } from '../../db/rows.js';
 import { DatabaseError } from '../../errors.js';
 import type { ApiRequest, Reply } from '../../http/server.js';
 import type { Logger } from '../../logger.js';
+import type { ReadObserver } from '../../metrics/index.js';
 import { isAuthorized } from './access.js';
 import { apiError, UNAVAILABLE } from './read-reply.js';
 import { readOnly } from './read-transaction.js';
@@ -21,11 +22,19 @@ export interface ReadApiSources {
   logger: Logger;
   /** The bearer token asked of every request; undefined = none asked. */
   token: string | undefined;
+  /** Told of every answer (the read API's metrics). */
+  observer?: ReadObserver | undefined;
   now?: () => Date;
 }
 
 /** An answer to compute in a read-only transaction. */
 type Answer = (db: Executor, now: Date) => Promise<Reply>;
+
+/** A path the read API serves: its template (for the metrics) and its answer. */
+interface ReadRoute {
+  route: string;
+  answer: Answer;
+}
 
 function decode(segment: string): string | undefined {
   try {
@@ -35,29 +44,41 @@ function decode(segment: string): string | undefined {
   }
 }
 
-/** The answer of a path, as the service's routes match it; undefined for a path it does not serve. */
-export function matchReadPath(path: string, params: URLSearchParams): Answer | undefined {
+/** The route of a path, as the service's routes match it; undefined for a path it does not serve. */
+export function matchReadPath(path: string, params: URLSearchParams): ReadRoute | undefined {
   const parts = path.split('/').slice(1).map(decode);
   if (parts.some((p) => p === undefined || p === '')) return undefined;
   const [head, a, b] = parts as string[];
+  const route = (template: string, answer: Answer): ReadRoute => ({ route: template, answer });
   switch (parts.length) {
     case 1:
-      if (head === 'info') return (db) => infoAnswer(db);
-      if (head === 'fees') return (db) => feesAnswer(db, undefined);
-      if (head === 'txs') return (db, now) => listAnswer(db, { params, account: undefined, now });
+      if (head === 'info') return route('/info', (db) => infoAnswer(db));
+      if (head === 'fees') return route('/fees', (db) => feesAnswer(db, undefined));
+      if (head === 'txs')
+        return route('/txs', (db, now) => listAnswer(db, { params, account: undefined, now }));
       return undefined;
     case 2:
-      if (head === 'balances') return (db, now) => balancesAnswer(db, { account: a!, tag: undefined, now });
-      if (head === 'fee') return (db) => feesAnswer(db, a!);
+      if (head === 'balances')
+        return route('/balances/{account}', (db, now) =>
+          balancesAnswer(db, { account: a!, tag: undefined, now }),
+        );
+      if (head === 'fee') return route('/fee/{tag}', (db) => feesAnswer(db, a!));
       if (head === 'txs' || head === 'txsByAccount')
-        return (db, now) => listAnswer(db, { params, account: a!, now });
+        return route(`/${head}/{account}`, (db, now) => listAnswer(db, { params, account: a!, now }));
       if (head === 'tx' || head === 'txsByHash')
-        return (db, now) => oneRecordAnswer(db, { by: 'ledgerHash', hash: a!, now });
+        return route(`/${head}/{hash}`, (db, now) =>
+          oneRecordAnswer(db, { by: 'ledgerHash', hash: a!, now }),
+        );
       if (head === 'minted' || head === 'mintedTxByChainTxHash')
-        return (db, now) => oneRecordAnswer(db, { by: 'mintChainHash', hash: a!, now });
+        return route(`/${head}/{hash}`, (db, now) =>
+          oneRecordAnswer(db, { by: 'mintChainHash', hash: a!, now }),
+        );
       return undefined;
     case 3:
-      if (head === 'balance') return (db, now) => balancesAnswer(db, { account: b!, tag: a!, now });
+      if (head === 'balance')
+        return route('/balance/{tag}/{account}', (db, now) =>
+          balancesAnswer(db, { account: b!, tag: a!, now }),
+        );
       return undefined;
     default:
       return undefined;
@@ -71,20 +92,35 @@ export function matchReadPath(path: string, params: URLSearchParams): Answer | u
 export function createReadApi(sources: ReadApiSources): (request: ApiRequest) => Promise<Reply> | undefined {
   const now = sources.now ?? (() => new Date());
   return (request) => {
-    const answer = matchReadPath(request.path, request.params);
-    if (answer === undefined) return undefined;
-    if (request.method !== 'GET' && request.method !== 'HEAD') {
-      return Promise.resolve(apiError(405, 'err_method_not_allowed', { allow: 'GET, HEAD' }));
-    }
-    if (!isAuthorized(sources.token, request.authorization)) {
-      return Promise.resolve(apiError(401, 'err_unauthorized', { 'www-authenticate': 'Bearer' }));
-    }
-    return readOnly(sources.database, (db) => answer(db, now())).catch((error: unknown) => {
-      // The database failing (a timeout included) is 503; anything else is a bug: the surface's 500.
-      const failure = toDatabaseError(error, { operation: 'read-api' });
-      if (!(failure instanceof DatabaseError)) throw error;
-      sources.logger.warn({ err: failure, path: request.path }, 'read api: the database failed');
-      return apiError(503, UNAVAILABLE);
+    const matched = matchReadPath(request.path, request.params);
+    if (matched === undefined) return undefined;
+    const started = performance.now();
+    return answerRoute(sources, request, matched.answer, now).then((reply) => {
+      sources.observer?.answered(matched.route, reply.status, (performance.now() - started) / 1000);
+      return reply;
     });
   };
+}
+
+async function answerRoute(
+  sources: ReadApiSources,
+  request: ApiRequest,
+  answer: Answer,
+  now: () => Date,
+): Promise<Reply> {
+  if (request.method !== 'GET' && request.method !== 'HEAD') {
+    return apiError(405, 'err_method_not_allowed', { allow: 'GET, HEAD' });
+  }
+  if (!isAuthorized(sources.token, request.authorization)) {
+    return apiError(401, 'err_unauthorized', { 'www-authenticate': 'Bearer' });
+  }
+  try {
+    return await readOnly(sources.database, (db) => answer(db, now()));
+  } catch (error) {
+    // The database failing (a timeout included) is 503; anything else is a bug: the surface's 500.
+    const failure = toDatabaseError(error, { operation: 'read-api' });
+    if (!(failure instanceof DatabaseError)) throw error;
+    sources.logger.warn({ err: failure, path: request.path }, 'read api: the database failed');
+    return apiError(503, UNAVAILABLE);
+  }
 }
