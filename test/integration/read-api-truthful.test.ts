@@ -211,6 +211,20 @@ describe('read API: truthful refusals and freshness', () => {
     records = await serviceRecords();
   });
 
+  it("refuses a key request's tag list while no /info tokens are stored, rather than match nothing", async () => {
+    const db = testDb.database.db;
+    await db.execute(sql`CREATE TABLE held_tokens AS SELECT * FROM ledger_tokens`);
+    await db.execute(sql`DELETE FROM ledger_tokens`);
+    try {
+      const refused = await get(surface.url, '/txs?count=5&tokenTag=anything');
+      assert.deepEqual([refused.status, refused.json], [503, { error: 'err_reference_not_mirrored' }]);
+    } finally {
+      await db.execute(sql`INSERT INTO ledger_tokens SELECT * FROM held_tokens`);
+      await db.execute(sql`DROP TABLE held_tokens`);
+    }
+    assert.equal((await get(surface.url, '/txs?count=5&tokenTag=anything')).status, 200);
+  });
+
   it('cuts the lists to a ledger time range given in milliseconds or ISO time', async () => {
     const packaged = records.filter((r) => r.timestamp > 0);
     const since = packaged[Math.floor(packaged.length * 0.3)]!.timestamp;

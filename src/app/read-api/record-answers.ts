@@ -15,7 +15,7 @@ import {
   freshnessHeaders,
 } from './coverage.js';
 import { readListRequest } from './list-request.js';
-import { apiError, apiText, NOT_BACKFILLED } from './read-reply.js';
+import { apiError, apiText, NO_REFERENCE, NOT_BACKFILLED } from './read-reply.js';
 
 /** How a backfilled stream answers: up to which rawId, and the freshness headers. */
 export interface Coverage {
@@ -37,9 +37,12 @@ export async function listAnswer(
   input: { params: URLSearchParams; account: string | undefined; now: Date },
 ): Promise<Reply> {
   const { params } = input;
-  const knownTags = params.get('tokenTag') ? (await selectStoredTokens(db)).map((t) => t.tag) : [];
+  const tokenTag = params.get('tokenTag');
+  const knownTags = tokenTag ? (await selectStoredTokens(db)).map((t) => t.tag) : [];
   const request = readListRequest({ params, account: input.account, knownTags });
   if ('error' in request) return apiError(400, request.error);
+  // A key request's tags are read against `/info`'s: without them every tag would match nothing.
+  if (request.dialect === 'key' && tokenTag && knownTags.length === 0) return apiError(503, NO_REFERENCE);
   const coverage = await coverageOf(
     db,
     {
