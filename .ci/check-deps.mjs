@@ -34,6 +34,7 @@ const ABOVE_DOMAIN = [
   'src/metrics/',
   'src/simulator/',
   'src/digest/',
+  'src/feed/',
   'src/logger.ts',
   'src/config.ts',
 ];
@@ -105,8 +106,31 @@ const RULES = [
     why: 'the digest is pure and shared by the mirror and the simulator, so both hash records the same way',
   },
   {
+    from: 'src/feed/',
+    to: [
+      'src/app/',
+      'src/cli/',
+      'src/http/',
+      'src/queue/',
+      'src/client/',
+      'src/sync/',
+      'src/simulator/',
+      'src/verify/',
+    ],
+    why: 'the change feed stands on the database: app wires it into the HTTP surface',
+  },
+  {
     from: 'src/db/',
-    to: ['src/app/', 'src/client/', 'src/queue/', 'src/cli/', 'src/http/', 'src/simulator/', 'src/verify/'],
+    to: [
+      'src/app/',
+      'src/client/',
+      'src/queue/',
+      'src/cli/',
+      'src/http/',
+      'src/simulator/',
+      'src/verify/',
+      'src/feed/',
+    ],
     why: 'the database layer knows only the domain floor and the ports it implements',
   },
   {

@@ -1,7 +1,16 @@
 import { sql } from 'drizzle-orm';
 import type { Database } from '../db/connect.js';
 import { LedgerIndexerError } from '../errors.js';
-import { type HttpSurface, jsonReply, type Reply, type Routes, startHttpSurface } from '../http/server.js';
+import { DEFAULT_FEED_HTTP_LIMITS } from '../feed/feed-http.js';
+import { openFeedService } from '../feed/feed-service.js';
+import {
+  type HttpSurface,
+  jsonReply,
+  MAX_CONNECTIONS,
+  type Reply,
+  type Routes,
+  startHttpSurface,
+} from '../http/server.js';
 import { renderStatusPage, renderUnavailablePage } from '../http/status-page.js';
 import type { QueueGaugeValues } from '../metrics/index.js';
 import type { RouteSources } from './route-sources.js';
@@ -103,20 +112,32 @@ export function createRoutes(sources: RouteSources): Routes {
   };
 }
 
-/** Starts the HTTP surface on `LEDGER_HTTP_HOST` and `port` with the routes over `sources`. */
+/**
+ * Starts the HTTP surface on `LEDGER_HTTP_HOST` and `port` with the routes over `sources`, the
+ * change feed (`/feed`) among them: the process stamps and serves it (docs/design.md, "The change
+ * feed").
+ */
 export async function openHttpSurface(sources: RouteSources & { port: number }): Promise<HttpSurface> {
   // Reads of its own, bounded: a frozen database costs a request seconds, and the sync's pool
   // is neither slowed nor filled by scrapes.
   const database = sources.database.bounded(SURFACE_DATABASE);
+  const feed = openFeedService({
+    database: sources.database,
+    databaseUrl: sources.config.databaseUrl,
+    retentionMs: sources.config.feedRetentionMs,
+    logger: sources.logger,
+  });
   let surface: HttpSurface;
   try {
     surface = await startHttpSurface({
       host: sources.config.httpHost,
       port: sources.port,
-      routes: createRoutes({ ...sources, database }),
+      routes: { ...createRoutes({ ...sources, database }), feed: feed.handle },
       logger: sources.logger,
+      maxConnections: MAX_CONNECTIONS + DEFAULT_FEED_HTTP_LIMITS.maxClients,
     });
   } catch (error) {
+    await feed.close();
     await database.close();
     throw error;
   }
@@ -125,6 +146,7 @@ export async function openHttpSurface(sources: RouteSources & { port: number }):
     ...surface,
     async close() {
       await surface.close();
+      await feed.close();
       await database.close();
     },
   };
