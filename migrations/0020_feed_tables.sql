@@ -25,4 +25,5 @@ CREATE TABLE "ledger_feed_transactions" (
 );
 --> statement-breakpoint
 CREATE UNIQUE INDEX "ledger_feed_transactions_last_position_key" ON "ledger_feed_transactions" USING btree ("last_position");--> statement-breakpoint
-CREATE INDEX "ledger_feed_transactions_unstamped_idx" ON "ledger_feed_transactions" USING btree ("xid") WHERE "ledger_feed_transactions"."last_position" IS NULL;
+CREATE INDEX "ledger_feed_transactions_unstamped_idx" ON "ledger_feed_transactions" USING btree ("xid") WHERE "ledger_feed_transactions"."last_position" IS NULL;--> statement-breakpoint
+CREATE INDEX "ledger_feed_transactions_stamped_at_idx" ON "ledger_feed_transactions" USING btree ("stamped_at");

@@ -18,12 +18,15 @@ export interface FeedHttpLimits {
   maxClients: number;
   /** How often an idle SSE stream gets a comment, so proxies and clients know it lives. */
   keepAliveMs: number;
+  /** How long a client catching up may leave a full buffer unread before it is cut off. */
+  drainMs: number;
 }
 
 export const DEFAULT_FEED_HTTP_LIMITS: FeedHttpLimits = {
   maxBufferedBytes: 1024 * 1024,
   maxClients: 4096,
   keepAliveMs: 15_000,
+  drainMs: 60_000,
 };
 
 /** Events of a page an SSE client reads while it catches up. */
@@ -120,12 +123,29 @@ async function streamEvents(input: {
     position = page.position;
     if (closed.aborted) return;
     if (page.events.length < CATCH_UP_BATCH && position >= hub.head()) break;
-    if (response.writableLength > limits.maxBufferedBytes)
-      await once(response, 'drain', { signal: closed }).catch(() => undefined);
+    if (response.writableLength > limits.maxBufferedBytes && !(await drained(response, limits, closed))) {
+      input.logger.warn({ position, buffered_bytes: response.writableLength }, 'feed: slow client cut off');
+      return void response.destroy();
+    }
     if (closed.aborted) return;
     page = await hub.readPage(position, CATCH_UP_BATCH);
   }
   await followLive({ ...input, closed, position });
+}
+
+/** Whether a client reads what it was sent within {@link FeedHttpLimits.drainMs} (or goes away). */
+async function drained(
+  response: ServerResponse,
+  limits: FeedHttpLimits,
+  closed: AbortSignal,
+): Promise<boolean> {
+  const timeout = AbortSignal.timeout(limits.drainMs);
+  try {
+    await once(response, 'drain', { signal: AbortSignal.any([closed, timeout]) });
+    return true;
+  } catch {
+    return !timeout.aborted;
+  }
 }
 
 /** Live: the hub hands every new stretch; a client that does not keep up is cut off. */
@@ -175,10 +195,24 @@ async function followLive(input: {
  */
 export function frames(events: readonly FeedEvent[], end: number, from: number): string {
   let text = '';
-  for (const event of events) text += `id: ${event.position}\ndata: ${JSON.stringify(event)}\n\n`;
+  for (const event of events) text += frameOf(event);
   const last = events.at(-1)?.position ?? from;
   if (end > last) text += `id: ${end}\n\n`;
   return text;
+}
+
+/**
+ * An event's frame, made once: the live readers of a process are handed the same event objects,
+ * and a thousand of them would otherwise serialize each event a thousand times.
+ */
+const madeFrames = new WeakMap<FeedEvent, string>();
+function frameOf(event: FeedEvent): string {
+  let frame = madeFrames.get(event);
+  if (frame === undefined) {
+    frame = `id: ${event.position}\ndata: ${JSON.stringify(event)}\n\n`;
+    madeFrames.set(event, frame);
+  }
+  return frame;
 }
 
 function startPosition(hub: FeedHub, start: FeedStart): number {

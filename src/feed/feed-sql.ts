@@ -46,6 +46,7 @@ export function stampStatement(limit: number): SQL {
       SELECT xid, min_id, max_id - min_id AS span,
         (p + sum(max_id - min_id + 1) OVER (ORDER BY xid))::bigint AS last_pos
       FROM pending CROSS JOIN base
+      WHERE min_id IS NOT NULL
     ), stamped AS (
       UPDATE ledger_feed_transactions t
       SET first_position = r.last_pos - r.span, last_position = r.last_pos,
@@ -53,6 +54,9 @@ export function stampStatement(limit: number): SQL {
       FROM ranged r
       WHERE t.xid = r.xid
       RETURNING t.last_position
+    ), emptied AS (
+      -- A marked transaction without events (they commit together; deleted by hand?) gets no empty range.
+      DELETE FROM ledger_feed_transactions t USING pending q WHERE t.xid = q.xid AND q.min_id IS NULL
     )
     SELECT count(*)::int AS transactions, max(last_position)::text AS head FROM stamped`;
 }
@@ -80,23 +84,26 @@ export function eventsAfterStatement(after: number, limit: number): SQL {
     FROM ledger_feed_transactions t
     JOIN ledger_feed_events e ON e.xid = t.xid
     WHERE t.last_position > ${after}
-      AND t.first_position + (e.id - t.min_event_id) > ${after}
+      -- Written on e.id, so the events' key skips what a resumed transaction already gave.
+      AND e.id > ${after} - t.first_position + t.min_event_id
     ORDER BY t.last_position, e.id
     LIMIT ${limit}`;
 }
 
 /**
- * Deletes up to `limit` of the oldest stamped transactions stamped before `cutoff`, with their
- * events, a prefix of the positions, and moves the horizon past them. Run under
- * {@link lockStamps}, so a stamp step never continues from a position deleted meanwhile.
+ * Deletes up to `limit` of the oldest stamped transactions, up to the last one stamped before
+ * `cutoff`, with their events: a prefix of the positions (stamps are given in time order, one step
+ * after the other), and moves the horizon past them. Run under {@link lockStamps}, so a stamp
+ * step never continues from a position deleted meanwhile.
  */
 export function expireStatement(cutoff: Date, limit: number): SQL {
   return sql`
     WITH doomed AS (
       SELECT xid, last_position FROM ledger_feed_transactions
-      WHERE last_position IS NOT NULL
-        AND last_position <= (
-          SELECT max(last_position) FROM ledger_feed_transactions WHERE stamped_at < ${cutoff.toISOString()}::timestamptz)
+      WHERE last_position <= (
+          SELECT last_position FROM ledger_feed_transactions
+          WHERE stamped_at < ${cutoff.toISOString()}::timestamptz
+          ORDER BY stamped_at DESC LIMIT 1)
       ORDER BY last_position
       LIMIT ${limit}
     ), events AS (

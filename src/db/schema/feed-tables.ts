@@ -63,6 +63,8 @@ export const ledgerFeedTransactions = pgTable(
   (t) => [
     uniqueIndex('ledger_feed_transactions_last_position_key').on(t.lastPosition),
     index('ledger_feed_transactions_unstamped_idx').on(t.xid).where(sql`${t.lastPosition} IS NULL`),
+    // The retention finds the last transaction stamped before its cutoff.
+    index('ledger_feed_transactions_stamped_at_idx').on(t.stampedAt),
   ],
 );
 
