@@ -7,7 +7,14 @@ CREATE TABLE "ledger_feed_events" (
 	"token_tag" text NOT NULL,
 	"from_account" text NOT NULL,
 	"to_account" text NOT NULL,
-	"fields" jsonb NOT NULL,
+	"status" text NOT NULL,
+	"internal_status" text NOT NULL,
+	"target_chain_tx_hash" text NOT NULL,
+	"express_chain_tx_hash" text NOT NULL,
+	"express_withdraw_fee" text NOT NULL,
+	"express_refund_ledger_hash" text NOT NULL,
+	"express_err" text NOT NULL,
+	"old" jsonb,
 	CONSTRAINT "ledger_feed_events_xid_id_pk" PRIMARY KEY("xid","id")
 );
 --> statement-breakpoint

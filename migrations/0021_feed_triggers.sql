@@ -17,51 +17,45 @@ CREATE FUNCTION ledger_feed_stored() RETURNS trigger LANGUAGE plpgsql AS $$
 DECLARE
   written bigint;
 BEGIN
-  INSERT INTO ledger_feed_events (xid, kind, raw_id, action, token_tag, from_account, to_account, fields)
-  SELECT pg_current_xact_id(), 'stored', n.raw_id, n.action, n.token_tag, n.from_account, n.to_account,
-    jsonb_build_object(
-      'status', n.status,
-      'internalStatus', n.internal_status,
-      'targetChainTxHash', n.target_chain_tx_hash,
-      'express', jsonb_build_object(
-        'chainTxHash', n.express_chain_tx_hash,
-        'withdrawFee', n.express_withdraw_fee,
-        'refundLedgerHash', n.express_refund_ledger_hash,
-        'err', n.express_err))
-  FROM ledger_feed_new_rows n
-  ORDER BY n.raw_id;
+  INSERT INTO ledger_feed_events (xid, kind, raw_id, action, token_tag, from_account, to_account, status,
+    internal_status, target_chain_tx_hash, express_chain_tx_hash, express_withdraw_fee, express_refund_ledger_hash,
+    express_err)
+  SELECT pg_current_xact_id(), 'stored', n.raw_id, n.action, n.token_tag, n.from_account, n.to_account, n.status,
+    n.internal_status, n.target_chain_tx_hash, n.express_chain_tx_hash, n.express_withdraw_fee,
+    n.express_refund_ledger_hash, n.express_err
+  FROM ledger_feed_new_rows n;
   GET DIAGNOSTICS written = ROW_COUNT;
   PERFORM ledger_feed_mark(written);
   RETURN NULL;
 END $$;
 --> statement-breakpoint
--- Only rows whose tracked fields differ: a re-read that rewrites other columns is no event.
+-- Only rows whose tracked fields differ: a re-read that rewrites other columns is no event. The
+-- values before are kept for the fields that differ only (a JSON object built for few rows).
 CREATE FUNCTION ledger_feed_changed() RETURNS trigger LANGUAGE plpgsql AS $$
 DECLARE
   written bigint;
 BEGIN
-  INSERT INTO ledger_feed_events (xid, kind, raw_id, action, token_tag, from_account, to_account, fields)
-  SELECT pg_current_xact_id(), 'changed', n.raw_id, n.action, n.token_tag, n.from_account, n.to_account,
+  INSERT INTO ledger_feed_events (xid, kind, raw_id, action, token_tag, from_account, to_account, status,
+    internal_status, target_chain_tx_hash, express_chain_tx_hash, express_withdraw_fee, express_refund_ledger_hash,
+    express_err, old)
+  SELECT pg_current_xact_id(), 'changed', n.raw_id, n.action, n.token_tag, n.from_account, n.to_account, n.status,
+    n.internal_status, n.target_chain_tx_hash, n.express_chain_tx_hash, n.express_withdraw_fee,
+    n.express_refund_ledger_hash, n.express_err,
     jsonb_strip_nulls(jsonb_build_object(
-      'status', CASE WHEN o.status <> n.status THEN jsonb_build_array(o.status, n.status) END,
-      'internalStatus', CASE WHEN o.internal_status <> n.internal_status
-        THEN jsonb_build_array(o.internal_status, n.internal_status) END,
+      'status', CASE WHEN o.status <> n.status THEN to_jsonb(o.status) END,
+      'internalStatus', CASE WHEN o.internal_status <> n.internal_status THEN to_jsonb(o.internal_status) END,
       'targetChainTxHash', CASE WHEN o.target_chain_tx_hash <> n.target_chain_tx_hash
-        THEN jsonb_build_array(o.target_chain_tx_hash, n.target_chain_tx_hash) END,
+        THEN to_jsonb(o.target_chain_tx_hash) END,
       'express', CASE WHEN (o.express_chain_tx_hash, o.express_withdraw_fee, o.express_refund_ledger_hash, o.express_err)
           <> (n.express_chain_tx_hash, n.express_withdraw_fee, n.express_refund_ledger_hash, n.express_err)
-        THEN jsonb_build_array(
-          jsonb_build_object('chainTxHash', o.express_chain_tx_hash, 'withdrawFee', o.express_withdraw_fee,
-            'refundLedgerHash', o.express_refund_ledger_hash, 'err', o.express_err),
-          jsonb_build_object('chainTxHash', n.express_chain_tx_hash, 'withdrawFee', n.express_withdraw_fee,
-            'refundLedgerHash', n.express_refund_ledger_hash, 'err', n.express_err)) END))
+        THEN jsonb_build_object('chainTxHash', o.express_chain_tx_hash, 'withdrawFee', o.express_withdraw_fee,
+          'refundLedgerHash', o.express_refund_ledger_hash, 'err', o.express_err) END))
   FROM ledger_feed_new_rows n
   JOIN ledger_feed_old_rows o ON o.raw_id = n.raw_id
   WHERE (o.status, o.internal_status, o.target_chain_tx_hash,
          o.express_chain_tx_hash, o.express_withdraw_fee, o.express_refund_ledger_hash, o.express_err)
      <> (n.status, n.internal_status, n.target_chain_tx_hash,
-         n.express_chain_tx_hash, n.express_withdraw_fee, n.express_refund_ledger_hash, n.express_err)
-  ORDER BY n.raw_id;
+         n.express_chain_tx_hash, n.express_withdraw_fee, n.express_refund_ledger_hash, n.express_err);
   GET DIAGNOSTICS written = ROW_COUNT;
   PERFORM ledger_feed_mark(written);
   RETURN NULL;

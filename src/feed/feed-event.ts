@@ -83,11 +83,22 @@ export interface FeedEventRow {
   token_tag: string;
   from_account: string;
   to_account: string;
-  fields: unknown;
+  status: string;
+  internal_status: string;
+  target_chain_tx_hash: string;
+  express_chain_tx_hash: string;
+  express_withdraw_fee: string;
+  express_refund_ledger_hash: string;
+  express_err: string;
+  /** `changed`: the values before of the fields that differ. */
+  old: unknown;
   stamped_at: string;
 }
 
-/** A row as an event; the database's text and json values as they are, positions as numbers. */
+/**
+ * A row as an event: a `stored` one with its fields' values, a `changed` one with `[old, new]` of
+ * each field that differs (the row holds the values after, and the values before of those).
+ */
 export function feedEventOf(row: FeedEventRow): FeedEvent {
   const base: EventBase = {
     position: Number(row.position),
@@ -98,8 +109,24 @@ export function feedEventOf(row: FeedEventRow): FeedEvent {
     to: row.to_account,
     stampedAt: new Date(row.stamped_at).toISOString(),
   };
-  const fields = (typeof row.fields === 'string' ? JSON.parse(row.fields) : row.fields) as object;
-  return row.kind === 'stored'
-    ? { ...base, kind: 'stored', fields: fields as StoredFields }
-    : { ...base, kind: 'changed', fields: fields as ChangedFields };
+  const now: StoredFields = {
+    status: row.status,
+    internalStatus: row.internal_status,
+    targetChainTxHash: row.target_chain_tx_hash,
+    express: {
+      chainTxHash: row.express_chain_tx_hash,
+      withdrawFee: row.express_withdraw_fee,
+      refundLedgerHash: row.express_refund_ledger_hash,
+      err: row.express_err,
+    },
+  };
+  if (row.kind === 'stored') return { ...base, kind: 'stored', fields: now };
+  const old = (typeof row.old === 'string' ? JSON.parse(row.old) : (row.old ?? {})) as Partial<StoredFields>;
+  const fields: ChangedFields = {};
+  for (const field of TRACKED_FIELDS) {
+    const before = old[field];
+    // One field at a time: TypeScript cannot pair a key with its own value type in a loop.
+    if (before !== undefined) (fields as Record<string, unknown>)[field] = [before, now[field]];
+  }
+  return { ...base, kind: 'changed', fields };
 }

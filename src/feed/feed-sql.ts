@@ -80,7 +80,9 @@ export function boundsStatement(): SQL {
 export function eventsAfterStatement(after: number, limit: number): SQL {
   return sql`
     SELECT (t.first_position + (e.id - t.min_event_id))::text AS position, e.kind, e.raw_id::text AS raw_id,
-      e.action, e.token_tag, e.from_account, e.to_account, e.fields, t.stamped_at
+      e.action, e.token_tag, e.from_account, e.to_account, e.status, e.internal_status, e.target_chain_tx_hash,
+      e.express_chain_tx_hash, e.express_withdraw_fee, e.express_refund_ledger_hash, e.express_err, e.old,
+      t.stamped_at
     FROM ledger_feed_transactions t
     JOIN ledger_feed_events e ON e.xid = t.xid
     WHERE t.last_position > ${after}

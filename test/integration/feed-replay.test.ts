@@ -191,7 +191,7 @@ describe('the change feed replayed from position 0', () => {
     const written = await queryRows<{ transactions: number; events: number; statuses: string[] }>(
       database.db,
       sql`SELECT count(DISTINCT e.xid)::int AS transactions, count(*)::int AS events,
-        array_agg(DISTINCT e.fields->>'status' ORDER BY e.fields->>'status') AS statuses
+        array_agg(DISTINCT e.status ORDER BY e.status) AS statuses
       FROM ledger_feed_events e WHERE e.raw_id >= 10000000`,
     );
     assert.deepEqual(written[0], { transactions: 1, events: 300, statuses: ['confirmed', 'packaged'] });
