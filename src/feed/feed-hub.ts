@@ -82,6 +82,18 @@ export async function startFeedHub(options: FeedHubOptions): Promise<FeedHub> {
   const pump = singleFlight(
     async () => {
       for (;;) {
+        if (subscribers.size === 0) {
+          // No live reader: the head moves on without reading the events (long polls and readers
+          // catching up read their own pages), so a process that only stamps reads nothing more.
+          const bounds = await reads(() =>
+            readFeedPage(reader, { after: Number.MAX_SAFE_INTEGER, limit: 1 }),
+          );
+          // A reader that joined meanwhile (at the old head) is handed the events from it on.
+          if (subscribers.size > 0) continue;
+          if (bounds.kind === 'events') head = Math.max(head, bounds.head);
+          waiters.wake(head);
+          return;
+        }
         const page = await reads(() => readFeedPage(reader, { after: head, limit: PUMP_BATCH }));
         if (page.kind === 'gone') {
           // Behind the retention (a hub stalled for days): its readers start again from their positions.
