@@ -17,6 +17,7 @@ import { prepareBatch } from '../../src/db/write/prepare-batch.js';
 import { copyRangeWrite } from '../../src/db/write/range-copy.js';
 import { DEFAULT_REREAD_POLICY } from '../../src/db/write/reread-queue.js';
 import type { FeedEvent } from '../../src/feed/feed-event.js';
+import type { HttpSurface } from '../../src/http/server.js';
 import { silentLogger } from '../../src/logger.js';
 import { createMetrics } from '../../src/metrics/index.js';
 import { createSimulator, type Simulator } from '../../src/simulator/index.js';
@@ -27,15 +28,18 @@ import { makeLedgerTx } from '../helpers/ledger-tx.js';
 const RECHECK_AFTER_MS = 300;
 let testDb: TestDatabase | undefined;
 let simulator: Simulator | undefined;
+let surface: HttpSurface | undefined;
+let serviceUrl = '';
 const stop = new AbortController();
 
 after(async () => {
   stop.abort();
+  await surface?.close();
   await simulator?.close();
   await testDb?.drop();
 });
 
-async function sync(url: string, database: Database) {
+async function sync(url: string, database: Database, accounts: string[] = []) {
   const config = loadConfig({
     LEDGER_BASE_URL: url,
     LEDGER_REQUESTS_PER_SECOND: '0',
@@ -44,16 +48,16 @@ async function sync(url: string, database: Database) {
   });
   const ctx = await createContext({ config, logger: silentLogger(), database });
   try {
-    return await syncOnce(ctx, {});
+    return await syncOnce(ctx, { accounts });
   } finally {
     await ctx.close();
   }
 }
 
 /** The whole feed from position 0, by long polls of at most 1000 events, until it reaches the head. */
-async function replay(base: string): Promise<FeedEvent[]> {
+async function replay(base: string, from = 0): Promise<FeedEvent[]> {
   const events: FeedEvent[] = [];
-  let position = 0;
+  let position = from;
   for (;;) {
     const answer = await fetch(`${base}/feed?after=${position}&limit=1000`);
     assert.equal(answer.status, 200);
@@ -97,6 +101,39 @@ async function tableState(database: Database) {
   return { rows, byRecord };
 }
 
+/** Replays the feed from 0 and compares it with the tables: every row's tracked fields, every record's history. */
+async function assertReplayEqualsTables(base: string, database: Database): Promise<void> {
+  const events = await replay(base);
+  const { rows, byRecord } = await tableState(database);
+  const folded = foldFeed(events);
+  assert.equal(folded.size, rows.length, 'one stored event per row');
+  const changes = events.filter((e) => e.kind === 'changed');
+  assert.ok(changes.length >= 150, `records changed after first sight (${changes.length} changes)`);
+  for (const row of rows) {
+    const record = folded.get(Number(row.raw_id));
+    assert.ok(record, `rawId ${row.raw_id} is in the feed`);
+    assert.deepEqual(
+      {
+        status: record.status,
+        internalStatus: record.internalStatus,
+        targetChainTxHash: record.targetChainTxHash,
+        express: record.express,
+      },
+      {
+        status: row.status,
+        internalStatus: row.internal_status,
+        targetChainTxHash: row.target_chain_tx_hash,
+        express: row.express,
+      },
+      `rawId ${row.raw_id}: the feed's last values are the row's`,
+    );
+    // A record final when first stored and never changed has no history row: its one version is
+    // its row (docs/design.md, "When a record is read again").
+    const history = byRecord.get(Number(row.raw_id)) ?? [[row.status, row.internal_status]];
+    assert.deepEqual(record.history, history, `rawId ${row.raw_id}: its history`);
+  }
+}
+
 describe('the change feed replayed from position 0', () => {
   it('equals the rows and the status history after syncs with records that change', async () => {
     simulator = createSimulator({
@@ -106,10 +143,11 @@ describe('the change feed replayed from position 0', () => {
       burnTargetDelayMs: 3_600_000,
     });
     const { url } = await simulator.listen();
+    serviceUrl = url;
     testDb = await createTestDatabase();
     const { database } = testDb;
     const config = loadConfig({ DATABASE_URL: testDb.url, LEDGER_BASE_URL: url });
-    const surface = await openHttpSurface({
+    surface = await openHttpSurface({
       config,
       database,
       logger: silentLogger(),
@@ -117,46 +155,61 @@ describe('the change feed replayed from position 0', () => {
       port: 0,
       signal: stop.signal,
     });
-    try {
-      await sync(url, database);
-      simulator.addRecords(150);
-      await sync(url, database);
-      simulator.settleAll();
-      await new Promise((resolve) => setTimeout(resolve, RECHECK_AFTER_MS + 50));
-      await sync(url, database);
+    await sync(url, database);
+    simulator.addRecords(150);
+    await sync(url, database);
+    simulator.settleAll();
+    await new Promise((resolve) => setTimeout(resolve, RECHECK_AFTER_MS + 50));
+    await sync(url, database);
+    await assertReplayEqualsTables(surface.url, database);
+  });
 
-      const events = await replay(surface.url);
-      const { rows, byRecord } = await tableState(database);
-      const folded = foldFeed(events);
-      assert.equal(folded.size, rows.length, 'one stored event per row');
-      const changes = events.filter((e) => e.kind === 'changed');
-      assert.ok(changes.length >= 150, `records changed after first sight (${changes.length} changes)`);
-      for (const row of rows) {
-        const record = folded.get(Number(row.raw_id));
-        assert.ok(record, `rawId ${row.raw_id} is in the feed`);
-        assert.deepEqual(
-          {
-            status: record.status,
-            internalStatus: record.internalStatus,
-            targetChainTxHash: record.targetChainTxHash,
-            express: record.express,
-          },
-          {
-            status: row.status,
-            internalStatus: row.internal_status,
-            targetChainTxHash: row.target_chain_tx_hash,
-            express: row.express,
-          },
-          `rawId ${row.raw_id}: the feed's last values are the row's`,
-        );
-        // A record final when first stored and never changed has no history row: its one version is
-        // its row (docs/design.md, "When a record is read again").
-        const history = byRecord.get(Number(row.raw_id)) ?? [[row.status, row.internal_status]];
-        assert.deepEqual(record.history, history, `rawId ${row.raw_id}: its history`);
+  it('equals them still after two syncs wrote at once (a global list and an account list, the same records), read throughout', async () => {
+    assert.ok(testDb && simulator && surface);
+    const { database } = testDb;
+    const url = serviceUrl;
+    const [busiest] = await queryRows<{ account: string }>(
+      database.db,
+      sql`SELECT from_account AS account FROM ledger_transactions GROUP BY 1 ORDER BY count(*) DESC LIMIT 1`,
+    );
+    assert.ok(busiest);
+    const base = surface.url;
+    let running = true;
+    let position = ((await (await fetch(`${base}/feed?after=now`)).json()) as { position: number }).position;
+    const seen: FeedEvent[] = [];
+    const reader = (async () => {
+      while (running) {
+        const page = (await (await fetch(`${base}/feed?after=${position}&wait=1s&limit=50`)).json()) as {
+          events: FeedEvent[];
+          position: number;
+        };
+        for (const event of page.events) {
+          assert.ok(
+            event.position > position,
+            `never below a position seen: ${event.position} after ${position}`,
+          );
+          position = event.position;
+          seen.push(event);
+        }
+        position = page.position;
       }
-    } finally {
-      await surface.close();
+    })();
+    for (let round = 0; round < 3; round++) {
+      simulator.addRecords(200);
+      if (round > 0) simulator.settleAll();
+      await new Promise((resolve) => setTimeout(resolve, RECHECK_AFTER_MS + 50));
+      await Promise.all([sync(url, database), sync(url, database, [busiest.account])]);
     }
+    running = false;
+    await reader;
+    const rest = await replay(base, position);
+    const all = [...seen, ...rest];
+    assert.ok(all.filter((e) => e.kind === 'stored').length >= 600, 'the new records, each stored once');
+    assert.ok(
+      all.some((e) => e.kind === 'changed'),
+      'and changes',
+    );
+    await assertReplayEqualsTables(base, database);
   });
 
   it('has the events of a range written by COPY, in the same transaction', async () => {
