@@ -68,17 +68,6 @@ export async function startFeedHub(options: FeedHubOptions): Promise<FeedHub> {
   const first = await readFeedPage(reader, { after: Number.MAX_SAFE_INTEGER, limit: 1 });
   let head = first.kind === 'gone' ? first.horizon : first.head;
 
-  const advance = (page: Extract<FeedPage, { kind: 'events' }>) => {
-    for (const subscriber of subscribers) {
-      const mine = page.events.filter(
-        (e) => e.position > subscriber.position && matchesFilter(e, subscriber.filter),
-      );
-      if (page.position > subscriber.position) subscriber.position = page.position;
-      subscriber.deliver(mine, page.position);
-    }
-    head = Math.max(head, page.position);
-    waiters.wake(head);
-  };
   const pump = singleFlight(
     async () => {
       for (;;) {
@@ -102,7 +91,9 @@ export async function startFeedHub(options: FeedHubOptions): Promise<FeedHub> {
           head = page.horizon;
           continue;
         }
-        advance(page);
+        handOut(subscribers, page);
+        head = Math.max(head, page.position);
+        waiters.wake(head);
         if (page.events.length < PUMP_BATCH) return;
       }
     },
@@ -159,6 +150,17 @@ export async function startFeedHub(options: FeedHubOptions): Promise<FeedHub> {
       waiters.wake(Number.MAX_SAFE_INTEGER);
     },
   };
+}
+
+/** Hands a stretch of events to each live reader: those past its position that pass its filter. */
+function handOut(subscribers: Set<FeedSubscriber>, page: Extract<FeedPage, { kind: 'events' }>): void {
+  for (const subscriber of subscribers) {
+    const mine = page.events.filter(
+      (e) => e.position > subscriber.position && matchesFilter(e, subscriber.filter),
+    );
+    if (page.position > subscriber.position) subscriber.position = page.position;
+    subscriber.deliver(mine, page.position);
+  }
 }
 
 /** The long polls waiting for the head to pass their position. */
