@@ -11,8 +11,10 @@ import { openHttpSurface } from '../../src/app/http-routes.js';
 import { loadConfig } from '../../src/config.js';
 import { queryRows } from '../../src/db/rows.js';
 import type { FeedEvent } from '../../src/feed/feed-event.js';
+import { openFeedService } from '../../src/feed/feed-service.js';
 import { expireFeed } from '../../src/feed/feed-store.js';
-import type { HttpSurface } from '../../src/http/server.js';
+import { type HttpSurface, jsonReply, startHttpSurface } from '../../src/http/server.js';
+import { silentLogger } from '../../src/logger.js';
 import { createMetrics } from '../../src/metrics/index.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 import { insertRows, openSse, type SseReader } from '../helpers/feed.js';
@@ -244,3 +246,44 @@ async function positionOf(rawId: number | undefined): Promise<number> {
   const { body } = await poll(`after=0&limit=1000`);
   return body.events.find((e) => e.rawId === rawId)?.position ?? Number.POSITIVE_INFINITY;
 }
+
+describe('GET /feed, a client catching up', () => {
+  it('is read for at its pace, and cut off when it leaves its buffer unread too long', async () => {
+    const feed = openFeedService({
+      database: testDb.database,
+      databaseUrl: testDb.url,
+      retentionMs: 86_400_000,
+      logger: pino({ level: 'warn' }, { write: (line: string) => warnings.push(JSON.parse(line)) }),
+      limits: { maxBufferedBytes: 64 * 1024, drainMs: 500 },
+    });
+    const ok = async () => jsonReply(200, {});
+    const own = await startHttpSurface({
+      host: '127.0.0.1',
+      port: 0,
+      routes: { page: ok, health: ok, ready: ok, status: ok, metrics: ok, feed: feed.handle },
+      logger: silentLogger(),
+    });
+    try {
+      const start = await head();
+      const rawIds: number[] = [];
+      for (let i = 0; i < 4; i++) rawIds.push(...(await write(5000, { from: 'y'.repeat(300) })));
+      const before = warnings.length;
+      // Behind by 20,000 events: it catches up by pages, read as fast as it reads.
+      const reading = await openSse(`${own.url}/feed?after=${start}`);
+      await waitFor('the reading client caught up', () => reading.events.length === rawIds.length, {
+        timeoutMs: 60_000,
+      });
+      reading.close();
+      const stalled = await openSse(`${own.url}/feed?after=${start}`, { paused: true });
+      await waitFor('the stalled client cut off', () =>
+        warnings.slice(before).find((w) => w.msg === 'feed: slow client cut off'),
+      );
+      stalled.response.resume();
+      await stalled.ended;
+      assert.ok(stalled.events.length < rawIds.length);
+    } finally {
+      await own.close();
+      await feed.close();
+    }
+  });
+});
