@@ -7,7 +7,7 @@ import type { Database } from '../db/connect.js';
 import type { Logger } from '../logger.js';
 import { type FeedEvent, type FeedFilter, matchesFilter } from './feed-event.js';
 import { startFeedListener } from './feed-listener.js';
-import { expireFeed, type FeedPage, readFeedPage, stampFeed } from './feed-store.js';
+import { expireFeed, type FeedPage, readFeedPage, STAMP_BATCH, stampFeed } from './feed-store.js';
 
 /** A live reader: handed each new stretch of events past its position that passes its filter. */
 export interface FeedSubscriber {
@@ -101,8 +101,12 @@ export async function startFeedHub(options: FeedHubOptions): Promise<FeedHub> {
   );
   const stamp = singleFlight(
     async () => {
-      const result = await stampFeed(database);
-      if (result.head !== null) await pump.run();
+      // A backlog (no feed served for a while) is stamped step after step, each a short one.
+      for (let full = true; full; ) {
+        const result = await stampFeed(database);
+        if (result.head !== null) await pump.run();
+        full = result.transactions === STAMP_BATCH;
+      }
     },
     (error) => logger.warn({ err: error }, 'feed: stamping failed'),
   );
