@@ -35,6 +35,7 @@ const ABOVE_DOMAIN = [
   'src/simulator/',
   'src/digest/',
   'src/service-query/',
+  'src/feed/',
   'src/logger.ts',
   'src/config.ts',
 ];
@@ -111,8 +112,31 @@ const RULES = [
     why: "how the service's query endpoints read their parameters is pure and shared by the simulator and the mirror's read API",
   },
   {
+    from: 'src/feed/',
+    to: [
+      'src/app/',
+      'src/cli/',
+      'src/http/',
+      'src/queue/',
+      'src/client/',
+      'src/sync/',
+      'src/simulator/',
+      'src/verify/',
+    ],
+    why: 'the change feed stands on the database: app wires it into the HTTP surface',
+  },
+  {
     from: 'src/db/',
-    to: ['src/app/', 'src/client/', 'src/queue/', 'src/cli/', 'src/http/', 'src/simulator/', 'src/verify/'],
+    to: [
+      'src/app/',
+      'src/client/',
+      'src/queue/',
+      'src/cli/',
+      'src/http/',
+      'src/simulator/',
+      'src/verify/',
+      'src/feed/',
+    ],
     why: 'the database layer knows only the domain floor and the ports it implements',
   },
   {

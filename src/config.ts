@@ -116,11 +116,23 @@ export interface Config {
   httpPort: number | undefined;
   /**
    * `LEDGER_HTTP_TOKEN`: the bearer token the mirror's read API (the service's query endpoints)
-   * asks of every request (`Authorization: Bearer <token>`; 401 without it). 16 to 256 printable
+   * and the change feed (`/feed`) ask of every request (`Authorization: Bearer <token>`; 401
+   * without it). 16 to 256 printable
    * characters. Unset: no token, and the surface refuses to bind an address that is not loopback.
    */
   httpToken: string | undefined;
+  /**
+   * `LEDGER_FEED_RETENTION`: how long the change feed keeps its events (`GET /feed`), a duration
+   * like `7d`, `12h`, `30m` or `90s`, from 1 minute to 3650 days; a reader resuming from a position
+   * older than this is answered 410. Default `7d`.
+   */
+  feedRetentionMs: number;
 }
+
+/** The default of `LEDGER_FEED_RETENTION`: seven days. */
+export const DEFAULT_FEED_RETENTION_MS = 7 * 86_400_000;
+/** The accepted range of `LEDGER_FEED_RETENTION` (a duration, not a number): 1 minute to 3650 days. */
+export const FEED_RETENTION_LIMITS = { min: 60_000, max: 3650 * 86_400_000 } as const;
 
 /** Values of `LEDGER_PAGING`. */
 export const PAGING_MODES = ['auto', 'key', 'page'] as const;
@@ -166,6 +178,7 @@ export const ENV = {
   httpHost: 'LEDGER_HTTP_HOST',
   httpPort: 'LEDGER_HTTP_PORT',
   httpToken: 'LEDGER_HTTP_TOKEN',
+  feedRetentionMs: 'LEDGER_FEED_RETENTION',
 } as const satisfies Record<keyof Config, string>;
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -291,6 +304,10 @@ export function loadConfig(
     httpHost: parseHost(raw('httpHost'), name('httpHost')) ?? '127.0.0.1',
     httpPort: raw('httpPort') === undefined ? undefined : int('httpPort', 0, LIMITS.httpPort),
     httpToken: parseToken(raw('httpToken'), name('httpToken')),
+    feedRetentionMs: parseDuration(raw('feedRetentionMs'), name('feedRetentionMs'), {
+      fallback: DEFAULT_FEED_RETENTION_MS,
+      range: FEED_RETENTION_LIMITS,
+    }),
   };
 }
 
@@ -352,6 +369,26 @@ function oneOf<T extends string>(
     throw new ConfigError(setting, `must be one of ${values.join(', ')} (got '${value}')`);
   }
   return found;
+}
+
+const DURATION_UNITS: Record<string, number> = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+
+/** A duration written `<whole number><unit>`, unit `s`, `m`, `h` or `d` (`7d`), in ms, within `range`. */
+function parseDuration(
+  value: string | undefined,
+  setting: string,
+  input: { fallback: number; range: { min: number; max: number } },
+): number {
+  if (value === undefined) return input.fallback;
+  const match = /^(\d{1,7})(s|m|h|d)$/.exec(value);
+  const ms = match === null ? Number.NaN : Number(match[1]) * (DURATION_UNITS[match[2] ?? ''] ?? Number.NaN);
+  if (!(ms >= input.range.min && ms <= input.range.max)) {
+    throw new ConfigError(
+      setting,
+      `must be a duration from 1m to 3650d like 7d, 12h or 30m (got '${value}')`,
+    );
+  }
+  return ms;
 }
 
 /** A host name or an address (`0.0.0.0`, `::`), never a URL: what `listen()` takes. */

@@ -1,10 +1,20 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { sql } from 'drizzle-orm';
 import type { Database } from '../db/connect.js';
 import { LedgerIndexerError } from '../errors.js';
-import { type HttpSurface, jsonReply, type Reply, type Routes, startHttpSurface } from '../http/server.js';
+import { DEFAULT_FEED_HTTP_LIMITS } from '../feed/feed-http.js';
+import { openFeedService } from '../feed/feed-service.js';
+import {
+  type HttpSurface,
+  jsonReply,
+  MAX_CONNECTIONS,
+  type Reply,
+  type Routes,
+  startHttpSurface,
+} from '../http/server.js';
 import { renderStatusPage, renderUnavailablePage } from '../http/status-page.js';
 import type { QueueGaugeValues } from '../metrics/index.js';
-import { checkBindable } from './read-api/access.js';
+import { checkBindable, isAuthorized } from './read-api/access.js';
 import { createReadApi } from './read-api/read-routes.js';
 import type { RouteSources } from './route-sources.js';
 import { sharedRead, withinDeadline } from './shared-read.js';
@@ -112,7 +122,11 @@ export function createRoutes(sources: RouteSources): Routes {
   };
 }
 
-/** Starts the HTTP surface on `LEDGER_HTTP_HOST` and `port` with the routes over `sources`. */
+/**
+ * Starts the HTTP surface on `LEDGER_HTTP_HOST` and `port` with the routes over `sources`, the
+ * change feed (`/feed`) among them: the process stamps and serves it (docs/design.md, "The change
+ * feed").
+ */
 export async function openHttpSurface(sources: RouteSources & { port: number }): Promise<HttpSurface> {
   const { httpHost, httpToken } = sources.config;
   // The surface serves the ledger's records: not beyond loopback without a token.
@@ -121,7 +135,16 @@ export async function openHttpSurface(sources: RouteSources & { port: number }):
   // is neither slowed nor filled by scrapes.
   const database = sources.database.bounded(SURFACE_DATABASE);
   const readDatabase = sources.database.bounded(READ_API_DATABASE);
-  const closePools = () => Promise.all([database.close(), readDatabase.close()]);
+  const feed = openFeedService({
+    database: sources.database,
+    databaseUrl: sources.config.databaseUrl,
+    retentionMs: sources.config.feedRetentionMs,
+    logger: sources.logger,
+  });
+  const close = async () => {
+    await feed.close();
+    await Promise.all([database.close(), readDatabase.close()]);
+  };
   let surface: HttpSurface;
   try {
     const api = createReadApi({
@@ -133,11 +156,12 @@ export async function openHttpSurface(sources: RouteSources & { port: number }):
     surface = await startHttpSurface({
       host: httpHost,
       port: sources.port,
-      routes: { ...createRoutes({ ...sources, database }), api },
+      routes: { ...createRoutes({ ...sources, database }), api, feed: guardedFeed(feed.handle, httpToken) },
       logger: sources.logger,
+      maxConnections: MAX_CONNECTIONS + DEFAULT_FEED_HTTP_LIMITS.maxClients,
     });
   } catch (error) {
-    await closePools();
+    await close();
     throw error;
   }
   sources.logger.info({ url: surface.url }, 'http surface listening');
@@ -145,8 +169,21 @@ export async function openHttpSurface(sources: RouteSources & { port: number }):
     ...surface,
     async close() {
       await surface.close();
-      await closePools();
+      await close();
     },
+  };
+}
+
+/** The feed behind the read API's token: it serves the ledger's records too. */
+function guardedFeed(
+  handle: (request: IncomingMessage, response: ServerResponse) => Promise<void>,
+  token: string | undefined,
+): (request: IncomingMessage, response: ServerResponse) => Promise<void> {
+  if (token === undefined) return handle;
+  return async (request, response) => {
+    if (isAuthorized(token, request.headers.authorization)) return handle(request, response);
+    response.writeHead(401, { 'content-type': 'application/json', 'www-authenticate': 'Bearer' });
+    response.end(JSON.stringify({ error: 'err_unauthorized' }));
   };
 }
 

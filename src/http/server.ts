@@ -35,6 +35,11 @@ export interface Routes {
    * serves (404).
    */
   api?: ((request: ApiRequest) => Promise<Reply> | undefined) | undefined;
+  /**
+   * `/feed`, the change feed: answers on the response itself (a stream of events, or a long
+   * poll). Absent: `/feed` is 404.
+   */
+  feed?: ((request: IncomingMessage, response: ServerResponse) => Promise<void>) | undefined;
 }
 
 /** A listening HTTP surface. */
@@ -76,6 +81,7 @@ export const CONNECTIONS_CHECK_MS = 1_000;
 
 const PATHS = ['/', '/health', '/ready', '/status', '/metrics'] as const;
 type Path = (typeof PATHS)[number];
+const FEED_PATH = '/feed';
 
 /**
  * Serves `routes` on `host:port` with `node:http`: `GET` (and `HEAD`) of the five paths, any
@@ -87,6 +93,8 @@ export async function startHttpSurface(input: {
   port: number;
   routes: Routes;
   logger: Logger;
+  /** Connections open at once at most. Default {@link MAX_CONNECTIONS}; the feed's clients add theirs. */
+  maxConnections?: number | undefined;
 }): Promise<HttpSurface> {
   const { host, routes, logger } = input;
   // Scrapes are small: a client that sends nothing for long is let go.
@@ -102,7 +110,7 @@ export async function startHttpSurface(input: {
       else response.destroy();
     });
   });
-  server.maxConnections = MAX_CONNECTIONS;
+  server.maxConnections = input.maxConnections ?? MAX_CONNECTIONS;
   // Node times out requests begun, not a connection that never sends a byte: it is let go after
   // the headers timeout. Once a request begins, Node's own timeouts (and keep-alive's) apply.
   server.on('connection', (socket) => {
@@ -141,17 +149,20 @@ export async function startHttpSurface(input: {
 
 async function answer(request: IncomingMessage, response: ServerResponse, routes: Routes): Promise<void> {
   const path = pathOf(request);
-  if (!(PATHS as readonly string[]).includes(path)) {
+  const feed = path === FEED_PATH ? routes.feed : undefined;
+  if (!(PATHS as readonly string[]).includes(path) && feed === undefined) {
     const api = routes.api?.(apiRequest(request, path));
+    const paths = routes.feed === undefined ? PATHS : [...PATHS, FEED_PATH];
     if (api !== undefined) send(response, request, await api);
-    else send(response, request, jsonReply(404, { error: `no such path: ${path}`, paths: PATHS }));
+    else send(response, request, jsonReply(404, { error: `no such path: ${path}`, paths }));
     return;
   }
-  if (request.method !== 'GET' && request.method !== 'HEAD') {
-    response.setHeader('allow', 'GET, HEAD');
+  if (request.method !== 'GET' && (request.method !== 'HEAD' || feed !== undefined)) {
+    response.setHeader('allow', feed === undefined ? 'GET, HEAD' : 'GET');
     send(response, request, jsonReply(405, { error: `method ${request.method} not allowed; use GET` }));
     return;
   }
+  if (feed !== undefined) return feed(request, response);
   send(response, request, await route(path as Path, routes));
 }
 

@@ -8,11 +8,14 @@ const usage = `Usage: ledger-indexer serve [--http-port P]
 Serves the HTTP surface from PostgreSQL alone, for deployments that run 'sync' from cron (workers
 serve it themselves with --http-port): GET /health (the database answers), /ready (every stream
 backfilled and its last completeness check holds; else 503 with what is missing), /status (the
-JSON of 'status --json'), /metrics (Prometheus) and / (a status page for people, refreshing
-itself: streams, the last hour's writes per minute, the last verify), and the service's own query
-endpoints from the mirror (/txs, /tx/{hash}, /balances/{account}, ...: docs/operating.md, "The
-read API"; beyond loopback only with $LEDGER_HTTP_TOKEN). Runs until SIGINT/SIGTERM,
-then exits 0. Never migrates: a database behind the code makes /ready, /status and / answer 503.
+JSON of 'status --json'), /metrics (Prometheus), / (a status page for people, refreshing
+itself: streams, the last hour's writes per minute, the last verify), /feed (the change feed:
+every record stored and every change of its status, as Server-Sent Events resumed with
+Last-Event-ID, or a long poll ?after=P&wait=20s; kept $${ENV.feedRetentionMs}, default 7d), and
+the service's own query endpoints from the mirror (/txs, /tx/{hash}, /balances/{account}, ...:
+docs/operating.md, "The read API"; beyond loopback only with $LEDGER_HTTP_TOKEN, which /feed and
+the read API then ask for). Runs until SIGINT/SIGTERM, then exits 0. Never migrates: a database
+behind the code makes /ready, /status and / answer 503 (and /feed until it is migrated).
 
 Options:
   --http-port P   the port, 1..65535 (default: $${ENV.httpPort}, else ${DEFAULT_SERVE_PORT});

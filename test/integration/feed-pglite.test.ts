@@ -1,0 +1,71 @@
+/**
+ * The change feed on the embedded database (PGlite, what `demo --serve` runs on): its triggers
+ * write the events, and the feed, which cannot listen there, polls, stamps and serves them.
+ */
+import assert from 'node:assert/strict';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { sql } from 'drizzle-orm';
+import { type Database, openDatabase } from '../../src/db/connect.js';
+import { migrateDatabase } from '../../src/db/schema/migrate-database.js';
+import type { FeedEvent } from '../../src/feed/feed-event.js';
+import { openFeedService } from '../../src/feed/feed-service.js';
+import { type HttpSurface, jsonReply, startHttpSurface } from '../../src/http/server.js';
+import { silentLogger } from '../../src/logger.js';
+import { insertRows } from '../helpers/feed.js';
+
+let dir: string;
+let database: Database;
+let surface: HttpSurface | undefined;
+let feed: ReturnType<typeof openFeedService> | undefined;
+
+before(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'ledger-indexer-feed-pglite-'));
+  database = await openDatabase({ dataDir: dir });
+  await migrateDatabase(database);
+});
+after(async () => {
+  await surface?.close();
+  await feed?.close();
+  await database?.close();
+  await rm(dir, { recursive: true, force: true });
+});
+
+describe('the change feed on the embedded database', () => {
+  it('serves what the writes stored and changed, by polling', async () => {
+    feed = openFeedService({
+      database,
+      databaseUrl: undefined,
+      retentionMs: 86_400_000,
+      logger: silentLogger(),
+    });
+    const ok = async () => jsonReply(200, {});
+    surface = await startHttpSurface({
+      host: '127.0.0.1',
+      port: 0,
+      routes: { page: ok, health: ok, ready: ok, status: ok, metrics: ok, feed: feed.handle },
+      logger: silentLogger(),
+    });
+    const waiting = fetch(`${surface.url}/feed?after=0&wait=20s`);
+    await insertRows(database.db, [{ rawId: 1 }, { rawId: 2 }]);
+    await database.db.execute(sql`UPDATE ledger_transactions SET status = 'packaged' WHERE raw_id = 2`);
+    const first = (await (await waiting).json()) as { events: FeedEvent[]; position: number };
+    assert.ok(first.events.length >= 2);
+    let events = first.events;
+    if (events.length < 3) {
+      const next = await fetch(`${surface.url}/feed?after=${first.position}&wait=20s`);
+      events = [...events, ...((await next.json()) as { events: FeedEvent[] }).events];
+    }
+    assert.deepEqual(
+      events.map((e) => [e.kind, e.rawId]),
+      [
+        ['stored', 1],
+        ['stored', 2],
+        ['changed', 2],
+      ],
+    );
+    assert.deepEqual(events[2]?.fields, { status: ['confirmed', 'packaged'] });
+  });
+});
