@@ -315,6 +315,16 @@ describe('read API: the bearer token', () => {
     assert.equal((await fetch(`${guarded.url}/health`)).status, 200);
   });
 
+  it('asks the change feed for the token too: it serves the same records', async () => {
+    for (const headers of [{}, { authorization: 'Bearer wrong-token-0123456789' }]) {
+      const answer = await get(guarded.url, '/feed?after=0&wait=0s', headers);
+      assert.deepEqual([answer.status, answer.json], [401, { error: 'err_unauthorized' }]);
+    }
+    const answer = await get(guarded.url, '/feed?after=0&wait=0s', { authorization: `Bearer ${TOKEN}` });
+    assert.equal(answer.status, 200);
+    assert.ok(Array.isArray((answer.json as { events?: unknown }).events));
+  });
+
   it('serve and worker refuse to bind beyond loopback without a token: one line, exit 2', async () => {
     const port = await freePort();
     const run = await runMain(['serve', '--http-port', String(port)], {
