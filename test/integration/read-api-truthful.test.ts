@@ -316,7 +316,8 @@ describe('read API: the bearer token', () => {
   });
 
   it('asks the change feed for the token too: it serves the same records', async () => {
-    for (const headers of [{}, { authorization: 'Bearer wrong-token-0123456789' }]) {
+    const refused: Array<Record<string, string>> = [{}, { authorization: 'Bearer wrong-token-0123456789' }];
+    for (const headers of refused) {
       const answer = await get(guarded.url, '/feed?after=0&wait=0s', headers);
       assert.deepEqual([answer.status, answer.json], [401, { error: 'err_unauthorized' }]);
     }
