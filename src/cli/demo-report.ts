@@ -113,6 +113,7 @@ export function statusPageLines(input: {
   return [
     `status page: ${input.serving}/ (also /health, /ready, /status and /metrics)`,
     `the ledger's own API from the mirror: ${input.serving}/txs?count=10, /tx/{hash}, /fees…`,
+    `the change feed, records and their changes in commit order: ${input.serving}/feed`,
     `syncing every ${input.syncEverySeconds} s as records arrive; Ctrl-C to stop`,
   ];
 }

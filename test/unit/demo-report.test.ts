@@ -120,5 +120,6 @@ describe('statusPageLines', () => {
     const served = statusPageLines({ serving: 'http://127.0.0.1:4242', port: 0, syncEverySeconds: 3 });
     assert.match(served[0] ?? '', /^status page: http:\/\/127\.0\.0\.1:4242\/ /);
     assert.match(served[1] ?? '', /own API from the mirror: http:\/\/127\.0\.0\.1:4242\/txs\?count=10/);
+    assert.match(served[2] ?? '', /the change feed, .*: http:\/\/127\.0\.0\.1:4242\/feed$/);
   });
 });
