@@ -1,4 +1,30 @@
-/** Reading the HTTP surface in tests: plain GETs and the values of the Prometheus text. */
+/**
+ * The HTTP surface in tests: opening it over a test database as `serve` does, plain GETs, and the
+ * values of the Prometheus text.
+ */
+import { openHttpSurface } from '../../src/app/http-routes.js';
+import { loadConfig } from '../../src/config.js';
+import type { HttpSurface } from '../../src/http/server.js';
+import { type Logger, silentLogger } from '../../src/logger.js';
+import { createMetrics } from '../../src/metrics/index.js';
+import type { TestDatabase } from './database.js';
+
+/** The surface over `testDb` on a free port, its settings beyond `DATABASE_URL` from `env`. */
+export function openTestSurface(input: {
+  testDb: Pick<TestDatabase, 'url' | 'database'>;
+  signal: AbortSignal;
+  env?: Record<string, string> | undefined;
+  logger?: Logger | undefined;
+}): Promise<HttpSurface> {
+  return openHttpSurface({
+    config: loadConfig({ DATABASE_URL: input.testDb.url, ...input.env }),
+    database: input.testDb.database,
+    logger: input.logger ?? silentLogger(),
+    metrics: createMetrics(),
+    port: 0,
+    signal: input.signal,
+  });
+}
 
 /** A GET (or another method) of `url`: status, body, and the body as JSON when it is JSON. */
 export async function fetchText(

@@ -7,17 +7,15 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { sql } from 'drizzle-orm';
 import { pino } from 'pino';
-import { openHttpSurface } from '../../src/app/http-routes.js';
-import { loadConfig } from '../../src/config.js';
 import { queryRows } from '../../src/db/rows.js';
 import type { FeedEvent } from '../../src/feed/feed-event.js';
 import { openFeedService } from '../../src/feed/feed-service.js';
 import { expireFeed } from '../../src/feed/feed-store.js';
 import { type HttpSurface, jsonReply, startHttpSurface } from '../../src/http/server.js';
 import { silentLogger } from '../../src/logger.js';
-import { createMetrics } from '../../src/metrics/index.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 import { insertRows, openSse, type SseReader } from '../helpers/feed.js';
+import { openTestSurface } from '../helpers/http-surface.js';
 import { waitFor } from '../helpers/wait-for.js';
 
 let testDb: TestDatabase;
@@ -28,13 +26,10 @@ const warnings: Array<Record<string, unknown>> = [];
 
 before(async () => {
   testDb = await createTestDatabase();
-  surface = await openHttpSurface({
-    config: loadConfig({ DATABASE_URL: testDb.url }),
-    database: testDb.database,
-    logger: pino({ level: 'warn' }, { write: (line: string) => warnings.push(JSON.parse(line)) }),
-    metrics: createMetrics(),
-    port: 0,
+  surface = await openTestSurface({
+    testDb,
     signal: stop.signal,
+    logger: pino({ level: 'warn' }, { write: (line: string) => warnings.push(JSON.parse(line)) }),
   });
 });
 after(async () => {

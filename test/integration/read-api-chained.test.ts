@@ -4,13 +4,10 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { openHttpSurface } from '../../src/app/http-routes.js';
-import { loadConfig } from '../../src/config.js';
 import type { HttpSurface } from '../../src/http/server.js';
-import { silentLogger } from '../../src/logger.js';
-import { createMetrics } from '../../src/metrics/index.js';
 import { createSimulator, type Simulator } from '../../src/simulator/index.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
+import { openTestSurface } from '../helpers/http-surface.js';
 import { runMain } from '../helpers/run-main.js';
 
 let simulator: Simulator;
@@ -29,14 +26,7 @@ before(async () => {
     LOG_LEVEL: 'silent',
   });
   assert.equal(synced.code, 0, synced.err);
-  surface = await openHttpSurface({
-    config: loadConfig({ DATABASE_URL: first.url }),
-    database: first.database,
-    logger: silentLogger(),
-    metrics: createMetrics(),
-    port: 0,
-    signal: stop.signal,
-  });
+  surface = await openTestSurface({ testDb: first, signal: stop.signal });
 });
 
 after(async () => {

@@ -6,14 +6,11 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { sql } from 'drizzle-orm';
-import { openHttpSurface } from '../../src/app/http-routes.js';
-import { loadConfig } from '../../src/config.js';
 import { queryRows } from '../../src/db/rows.js';
 import type { HttpSurface } from '../../src/http/server.js';
-import { silentLogger } from '../../src/logger.js';
-import { createMetrics } from '../../src/metrics/index.js';
 import { createSimulator, type Simulator } from '../../src/simulator/index.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
+import { openTestSurface } from '../helpers/http-surface.js';
 import { compareAnswers, getJson, queryUniverse } from '../helpers/read-api-compare.js';
 import { runMain } from '../helpers/run-main.js';
 import { withSeed } from '../helpers/seed.js';
@@ -67,14 +64,7 @@ before(async () => {
     LEDGER_RECHECK_AFTER_MS: '0',
     LOG_LEVEL: 'silent',
   };
-  surface = await openHttpSurface({
-    config: loadConfig({ DATABASE_URL: testDb.url }),
-    database: testDb.database,
-    logger: silentLogger(),
-    metrics: createMetrics(),
-    port: 0,
-    signal: stop.signal,
-  });
+  surface = await openTestSurface({ testDb, signal: stop.signal });
 });
 
 after(async () => {

@@ -6,13 +6,10 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { openHttpSurface } from '../../src/app/http-routes.js';
-import { loadConfig } from '../../src/config.js';
 import type { HttpSurface } from '../../src/http/server.js';
-import { silentLogger } from '../../src/logger.js';
-import { createMetrics } from '../../src/metrics/index.js';
 import { createSimulator, type Simulator } from '../../src/simulator/index.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
+import { openTestSurface } from '../helpers/http-surface.js';
 import { byKey, compareAnswers, getJson, queryUniverse } from '../helpers/read-api-compare.js';
 import { runMain } from '../helpers/run-main.js';
 import { withSeed } from '../helpers/seed.js';
@@ -37,14 +34,7 @@ before(async () => {
   };
   const synced = await runMain(['sync'], env);
   assert.equal(synced.code, 0, synced.err);
-  surface = await openHttpSurface({
-    config: loadConfig({ DATABASE_URL: testDb.url }),
-    database: testDb.database,
-    logger: silentLogger(),
-    metrics: createMetrics(),
-    port: 0,
-    signal: stop.signal,
-  });
+  surface = await openTestSurface({ testDb, signal: stop.signal });
 });
 
 after(async () => {

@@ -6,16 +6,12 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { sql } from 'drizzle-orm';
-import { openHttpSurface } from '../../src/app/http-routes.js';
 import { READ_STATEMENT_TIMEOUT_MS } from '../../src/app/read-api/read-transaction.js';
-import { loadConfig } from '../../src/config.js';
 import type { HttpSurface } from '../../src/http/server.js';
-import { silentLogger } from '../../src/logger.js';
-import { createMetrics } from '../../src/metrics/index.js';
 import { createSimulator, type Simulator } from '../../src/simulator/index.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 import { freePort } from '../helpers/free-port.js';
-import { fetchText, parseSamples, sampleSum } from '../helpers/http-surface.js';
+import { fetchText, openTestSurface, parseSamples, sampleSum } from '../helpers/http-surface.js';
 import { runMain } from '../helpers/run-main.js';
 
 const TOKEN = 'read-api-test-token-0123456789';
@@ -83,14 +79,7 @@ before(async () => {
     LOG_LEVEL: 'silent',
   };
   const open = (config: Record<string, string>) =>
-    openHttpSurface({
-      config: loadConfig({ DATABASE_URL: testDb.url, ...config }),
-      database: testDb.database,
-      logger: silentLogger(),
-      metrics: createMetrics(),
-      port: 0,
-      signal: stop.signal,
-    });
+    openTestSurface({ testDb, signal: stop.signal, env: config });
   surface = await open({});
   guarded = await open({ LEDGER_HTTP_TOKEN: TOKEN });
 });
