@@ -43,8 +43,10 @@ describe('processRunning', () => {
       const pid = Number(line.toString().trim());
       assert.equal(processRunning(pid), true);
       process.kill(pid, 'SIGKILL');
+      // Judged ended while its parent has not collected it: had a zombie counted as running,
+      // this would wait the whole five seconds and fail. (Where something else collects it
+      // first, as a machine's first process may, the pid is simply gone: ended all the same.)
       assert.equal(await processEnds(pid, 5_000), true);
-      assert.doesNotThrow(() => process.kill(pid, 0), 'the pid is still there');
     } finally {
       parent.kill('SIGKILL');
     }
