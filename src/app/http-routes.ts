@@ -4,6 +4,7 @@ import type { Database } from '../db/connect.js';
 import { LedgerIndexerError } from '../errors.js';
 import { DEFAULT_FEED_HTTP_LIMITS } from '../feed/feed-http.js';
 import { openFeedService } from '../feed/feed-service.js';
+import { type RunningSinks, startConfiguredSinks } from '../feed/sinks/configured-sinks.js';
 import {
   type HttpSurface,
   jsonReply,
@@ -124,8 +125,8 @@ export function createRoutes(sources: RouteSources): Routes {
 
 /**
  * Starts the HTTP surface on `LEDGER_HTTP_HOST` and `port` with the routes over `sources`, the
- * change feed (`/feed`) among them: the process stamps and serves it (docs/design.md, "The change
- * feed").
+ * change feed (`/feed`) among them: the process stamps and serves it, and runs the configured
+ * sinks (docs/design.md, "The change feed").
  */
 export async function openHttpSurface(sources: RouteSources & { port: number }): Promise<HttpSurface> {
   const { httpHost, httpToken } = sources.config;
@@ -141,7 +142,9 @@ export async function openHttpSurface(sources: RouteSources & { port: number }):
     retentionMs: sources.config.feedRetentionMs,
     logger: sources.logger,
   });
+  let sinks: RunningSinks | undefined;
   const close = async () => {
+    await sinks?.close();
     await feed.close();
     await Promise.all([database.close(), readDatabase.close()]);
   };
@@ -165,6 +168,12 @@ export async function openHttpSurface(sources: RouteSources & { port: number }):
     throw error;
   }
   sources.logger.info({ url: surface.url }, 'http surface listening');
+  sinks = startConfiguredSinks({
+    config: sources.config,
+    database: sources.database,
+    feed: feed.hub,
+    logger: sources.logger,
+  });
   return {
     ...surface,
     async close() {

@@ -16,7 +16,7 @@ export function backfillOwner(backfillId: string): string {
 }
 
 /** What kind of runner holds a stream lease; the first part of its owner name. */
-export type LeaseOwnerRole = 'sync' | 'worker';
+export type LeaseOwnerRole = 'sync' | 'worker' | 'sink';
 
 /**
  * A lease owner's name, `<role>:<host>:<pid>:<random>`: unique per runner (leases require it),

@@ -21,9 +21,18 @@ export interface SinkTarget {
   close(): Promise<void>;
 }
 
-/** A batch the far side did not acknowledge; `retryable` says whether trying again may help. */
+/**
+ * A batch the far side did not acknowledge; `retryable` says whether trying again may help, and
+ * `retryAfterMs` how long the far side asked to be left alone first (`Retry-After`), when it did.
+ */
 export class SinkDeliveryError extends LedgerIndexerError {
-  constructor(message: string, options: { retryable: boolean; cause?: unknown }) {
+  readonly retryAfterMs: number | undefined;
+
+  constructor(
+    message: string,
+    options: { retryable: boolean; cause?: unknown; retryAfterMs?: number | undefined },
+  ) {
     super(message, options);
+    this.retryAfterMs = options.retryAfterMs;
   }
 }
