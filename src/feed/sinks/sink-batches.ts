@@ -22,8 +22,8 @@ export interface SinkBatch {
   through: number;
 }
 
-/** What a batch's body holds beside its events: `{"sink":…,"first":…,"last":…,"events":[…]}`. */
-const BODY_OVERHEAD = 80;
+/** Bytes `first` and `last` may take beyond the `null`s of an empty batch's body (16 digits each). */
+const POSITION_BYTES = 24;
 
 /**
  * Cuts a page of the feed (its events, and the position it ends at) into batches of the events
@@ -37,7 +37,7 @@ export function batchesOf(
 ): SinkBatch[] {
   const { filter, bounds } = input;
   const batches: SinkBatch[] = [];
-  const overhead = BODY_OVERHEAD + Buffer.byteLength(input.sink);
+  const overhead = Buffer.byteLength(batchBody(input.sink, [])) + POSITION_BYTES;
   let events: FeedEvent[] = [];
   let bytes = overhead;
   for (const event of page.events) {

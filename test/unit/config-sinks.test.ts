@@ -1,0 +1,94 @@
+import assert from 'node:assert/strict';
+import { PassThrough } from 'node:stream';
+import { describe, it } from 'node:test';
+import { main } from '../../src/cli/main.js';
+import { loadConfig } from '../../src/config.js';
+import { ConfigError } from '../../src/errors.js';
+import { configuredSinks } from '../../src/feed/sinks/configured-sinks.js';
+
+const URL_SET = { LEDGER_WEBHOOK_URL: 'https://hooks.example.com/ledger' };
+const SECRET = 'whsec-0123456789abcdef';
+
+/** The one line a bad setting fails with. */
+function failure(env: Record<string, string>): string {
+  try {
+    loadConfig(env);
+  } catch (error) {
+    assert.ok(error instanceof ConfigError, String(error));
+    return error.message;
+  }
+  assert.fail('loaded');
+}
+
+describe('the sinks’ settings', () => {
+  it('run no sink by default, and retry ten times from 1 s up to 5 min on a 30 s lease', async () => {
+    const config = loadConfig({});
+    assert.equal(config.webhookUrl, undefined);
+    assert.deepEqual(configuredSinks(config), []);
+    assert.deepEqual(
+      [config.sinkTries, config.sinkRetryMinMs, config.sinkRetryMaxMs, config.sinkLeaseMs],
+      [10, 1000, 300_000, 30_000],
+    );
+  });
+
+  it('run the webhook sink when its URL and secret are set, with its filter', async () => {
+    const config = loadConfig({
+      ...URL_SET,
+      LEDGER_WEBHOOK_SECRET: SECRET,
+      LEDGER_WEBHOOK_FILTER: 'action=transfer&tokenTag=ethereum-usdc-0xa0b8',
+    });
+    const sinks = configuredSinks(config);
+    assert.deepEqual(
+      sinks.map((s) => [s.name, s.target.kind, s.filter]),
+      [['webhook', 'webhook', { action: 'transfer', tokenTag: 'ethereum-usdc-0xa0b8' }]],
+    );
+    await Promise.all(sinks.map((s) => s.target.close()));
+  });
+
+  it('refuse a webhook URL without its secret, in one line naming the setting and not the URL', () => {
+    assert.equal(
+      failure(URL_SET),
+      'LEDGER_WEBHOOK_SECRET: is required when LEDGER_WEBHOOK_URL is set (it signs every batch)',
+    );
+    assert.match(
+      failure({ ...URL_SET, LEDGER_WEBHOOK_SECRET: 'short' }),
+      /^LEDGER_WEBHOOK_SECRET: must be 16 to 256/,
+    );
+    assert.equal(
+      failure({ LEDGER_WEBHOOK_URL: 'ftp://x', LEDGER_WEBHOOK_SECRET: SECRET }).split(':')[0],
+      'LEDGER_WEBHOOK_URL',
+    );
+  });
+
+  it('name the setting of every bad value', () => {
+    const bad: Array<[Record<string, string>, string]> = [
+      [{ LEDGER_WEBHOOK_FILTER: 'status=packaged' }, 'LEDGER_WEBHOOK_FILTER'],
+      [{ LEDGER_WEBHOOK_FILTER: 'action=burn&action=mint' }, 'LEDGER_WEBHOOK_FILTER'],
+      [{ LEDGER_SINK_TRIES: '0' }, 'LEDGER_SINK_TRIES'],
+      [{ LEDGER_SINK_RETRY_MIN_MS: 'soon' }, 'LEDGER_SINK_RETRY_MIN_MS'],
+      [{ LEDGER_SINK_RETRY_MIN_MS: '5000', LEDGER_SINK_RETRY_MAX_MS: '1000' }, 'LEDGER_SINK_RETRY_MAX_MS'],
+      [{ LEDGER_SINK_LEASE_MS: '10' }, 'LEDGER_SINK_LEASE_MS'],
+    ];
+    for (const [env, setting] of bad) {
+      const line = failure(env);
+      assert.ok(line.startsWith(`${setting}: `), line);
+      assert.ok(!line.includes('\n'), line);
+    }
+  });
+
+  it('stop serve at start, exit 2, with that one line', async () => {
+    const stderr = new PassThrough();
+    let err = '';
+    stderr.on('data', (c: Buffer) => {
+      err += c.toString();
+    });
+    const env = { ...URL_SET, DATABASE_URL: 'postgres://127.0.0.1:1/none', LOG_LEVEL: 'silent' };
+    const signal = new AbortController().signal;
+    const code = await main(['serve'], { env, stdout: new PassThrough(), stderr, signal });
+    assert.equal(code, 2);
+    assert.equal(
+      err,
+      'ledger-indexer serve: LEDGER_WEBHOOK_SECRET: is required when LEDGER_WEBHOOK_URL is set (it signs every batch)\n',
+    );
+  });
+});
