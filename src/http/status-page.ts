@@ -3,6 +3,8 @@
  * `/status` answers. Pure: data in, an HTML string out; no script, so nothing runs in the reader's
  * browser and the page works offline.
  */
+import type { FeedStatus } from '../db/queries/sink-status.js';
+import { feedSection } from './feed-section.js';
 import { ago, escapeHtml, formatCount, formatDuration, formatTime } from './html.js';
 import { type MinuteRate, throughputSvg } from './throughput-chart.js';
 
@@ -81,6 +83,8 @@ export interface StatusPageData {
   lastVerify: LastVerify | null;
   /** `null`: no queues to show (no Redis); `{ error }`: they could not be read. */
   queues: { queues: QueueRow[] } | { error: string } | null;
+  /** The change feed's head and its sinks. */
+  feed: FeedStatus;
 }
 
 /** The whole page. */
@@ -101,6 +105,7 @@ export function renderStatusPage(data: StatusPageData): string {
       totalsSection(data),
       throughputSection(data.throughput),
       streamsSection(data),
+      feedSection(data.feed, data.now),
       verifySection(data.lastVerify, data.now),
       queuesSection(data.queues),
       footer(),

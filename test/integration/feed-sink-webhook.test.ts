@@ -197,7 +197,8 @@ describe('the webhook sink', () => {
     );
     // Waits drawn from the upper half of a ceiling doubling from 80 ms: at least 40, 80, 160 ms.
     const gaps = tries.slice(1).map((t, i) => t.at - (tries[i]?.at ?? 0));
-    for (const [i, gap] of gaps.entries()) assert.ok(gap >= 40 * 2 ** i - 5, `wait ${i + 1}: ${gap.toFixed(0)} ms`);
+    for (const [i, gap] of gaps.entries())
+      assert.ok(gap >= 40 * 2 ** i - 5, `wait ${i + 1}: ${gap.toFixed(0)} ms`);
     const [letter] = letters;
     assert.equal(letters.length, 1);
     assert.equal(letter?.attempts, 4);

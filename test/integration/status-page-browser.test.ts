@@ -1,8 +1,8 @@
 /**
  * The status page at `/` as a person sees it: `serve` after a real `sync`, opened in headless
- * Chromium (Debian's `chromium`, driven by playwright-core; `bash .ci/run` installs it). Its
- * screenshots are kept when a test fails (the path is printed), and always under
- * `TEST_SCREENSHOT_DIR` when set.
+ * Chromium (Debian's `chromium`, driven by playwright-core; `bash .ci/run` installs it), with a
+ * webhook sink delivering the change feed to a receiver of the test's. Its screenshots are kept
+ * when a test fails (the path is printed), and always under `TEST_SCREENSHOT_DIR` when set.
  */
 import assert from 'node:assert/strict';
 import { existsSync, statSync } from 'node:fs';
@@ -10,13 +10,16 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { sql } from 'drizzle-orm';
 import { type Browser, chromium, type Page } from 'playwright-core';
+import { readFeedStatus } from '../../src/db/queries/sink-status.js';
 import { queryRows } from '../../src/db/rows.js';
 import { createSimulator, type Simulator } from '../../src/simulator/index.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
+import { insertRows } from '../helpers/feed.js';
 import { freePort } from '../helpers/free-port.js';
 import { fetchText } from '../helpers/http-surface.js';
 import { type ScreenshotFolder, screenshotFolder } from '../helpers/screenshots.js';
 import { waitFor } from '../helpers/wait-for.js';
+import { startWebhookReceiver, type WebhookReceiver } from '../helpers/webhook-receiver.js';
 import { type CliRun, runCli } from './sync-cli-run.js';
 
 const CHROMIUM = '/usr/bin/chromium';
@@ -36,6 +39,7 @@ let browser: Browser | undefined;
 let page: Page;
 let base: string;
 let shots: ScreenshotFolder;
+let receiver: WebhookReceiver;
 const consoleErrors: string[] = [];
 
 before(async () => {
@@ -48,11 +52,14 @@ before(async () => {
   simulator = createSimulator({ records: 300, seed: 73 });
   const { url } = await simulator.listen();
   testDb = await createTestDatabase();
+  receiver = await startWebhookReceiver('status-page-webhook-secret');
   env = {
     LEDGER_BASE_URL: url,
     DATABASE_URL: testDb.url,
     LEDGER_REQUESTS_PER_SECOND: '0',
     LOG_LEVEL: 'silent',
+    LEDGER_WEBHOOK_URL: receiver.url,
+    LEDGER_WEBHOOK_SECRET: 'status-page-webhook-secret',
   };
   const synced = await runCli(['sync'], env).done;
   assert.equal(synced.code, 0, synced.stderr);
@@ -75,6 +82,7 @@ after(async () => {
     await serve.done;
   }
   await simulator?.close();
+  await receiver?.close();
   await testDb?.drop();
   shots?.finish();
 });
@@ -152,4 +160,78 @@ describe('the status page in Chromium', () => {
     assert.match((await page.textContent('#verify')) ?? '', /1 of 1 stream\(s\) complete/);
     assert.deepEqual(consoleErrors, []);
   });
+
+  itShot(
+    'follows the webhook sink as new records are stored and a batch is refused, refreshing itself',
+    async () => {
+      // The sink has delivered what sync stored: the page shows it at the feed's head.
+      const caughtUp = await waitFor('the sink at the head', async () => {
+        const feed = await readFeedStatus(testDb.database.db);
+        const sink = feed.sinks.find((s) => s.name === 'webhook');
+        return feed.head > 0 && sink?.position === feed.head ? feed.head : null;
+      });
+      await page.reload({ waitUntil: 'load' });
+      const row = page.locator('tr.sink[data-sink="webhook"]');
+      const cellText = async (name: string) => ((await row.locator(`td.${name}`).textContent()) ?? '').trim();
+      assert.equal(await cellText('position'), caughtUp.toLocaleString('en-US'));
+      assert.equal(await cellText('lag'), 'at the head');
+      assert.equal(await cellText('dead-letters'), '0');
+      assert.match(
+        (await page.textContent('#feed-head')) ?? '',
+        new RegExp(`head at position ${caughtUp.toLocaleString('en-US')}`),
+      );
+
+      // The receiver refuses what comes next; new records are stored.
+      receiver.setScript(() => ({ status: 422, body: 'not this one' }));
+      const first = simulator.headRawId() + 1000;
+      await insertRows(
+        testDb.database.db,
+        [0, 1, 2].map((i) => ({ rawId: first + i })),
+      );
+      const moved = await waitFor('the sink past the refused batch', async () => {
+        const feed = await readFeedStatus(testDb.database.db);
+        const sink = feed.sinks.find((s) => s.name === 'webhook');
+        return sink !== undefined && sink.position > caughtUp && sink.deadLetters === 1
+          ? sink.position
+          : null;
+      });
+
+      // The page refreshes by itself (every 10 s): it comes to show both, with no reload from here.
+      let navigations = 0;
+      const counted = () => {
+        navigations += 1;
+      };
+      page.on('framenavigated', counted);
+      await waitFor(
+        'the page to show the dead letter',
+        async () =>
+          (
+            await row
+              .locator('td.dead-letters')
+              .textContent({ timeout: 1000 })
+              .catch(() => null)
+          )?.trim() === '1',
+        { timeoutMs: 25_000, everyMs: 250 },
+      );
+      page.off('framenavigated', counted);
+      assert.ok(navigations >= 1, 'the page reloaded itself');
+      assert.equal(await cellText('position'), moved.toLocaleString('en-US'));
+      assert.equal(await cellText('lag'), 'at the head');
+      assert.match(await cellText('last-error'), /answered HTTP 422: not this one/);
+      // `/status` tells the same.
+      const status = (await fetchText(`${base}/status`)).json as {
+        feed: {
+          head: number;
+          sinks: Array<{ name: string; position: number; lagPositions: number; deadLetters: number }>;
+        };
+      };
+      assert.deepEqual(
+        status.feed.sinks.map((s) => [s.name, s.position, s.lagPositions, s.deadLetters]),
+        [['webhook', moved, 0, 1]],
+      );
+      assert.equal(status.feed.head, moved);
+      await page.screenshot({ path: join(shots.path, 'status-page-sink.png'), fullPage: true });
+      assert.deepEqual(consoleErrors, []);
+    },
+  );
 });

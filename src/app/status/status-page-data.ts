@@ -67,6 +67,7 @@ export async function readStatusPage(
     throughput: minuteSeries(counts, now.getTime(), CHART_MINUTES),
     lastVerify: await readLastVerifyRun(database.db),
     queues: report.queues,
+    feed: report.feed,
   };
 }
 

@@ -1,5 +1,6 @@
 import { type Config, redactUrl } from '../../config.js';
 import type { Database } from '../../db/connect.js';
+import { type FeedStatus, readFeedStatus } from '../../db/queries/sink-status.js';
 import type { StreamStatus } from '../../db/queries/stream-queries.js';
 import { readKeptDialect } from '../../db/queries/stream-readings.js';
 import { readSyncStatus, type SyncStatus } from '../../db/queries/sync-status.js';
@@ -59,6 +60,8 @@ export interface StatusReport {
   status: SyncStatus;
   /** `null` without Redis. */
   queues: QueueReport | null;
+  /** The change feed's head and its sinks. */
+  feed: FeedStatus;
   /** The database, safe to print (no password). */
   database: string;
 }
@@ -104,13 +107,20 @@ export async function buildStatusReport(input: {
     const { readQueueStatus } = await import('../../queue/queue-status.js');
     queues = await readQueueStatus(config.redisUrl, { logger, signal });
   }
-  return { streams, status, queues, database: database.describe() };
+  const feed = await readFeedStatus(database.db);
+  return { streams, status, queues, feed, database: database.describe() };
 }
 
 /** The document `status --json` prints and `GET /status` answers. */
 export function statusJson(report: StatusReport): Record<string, unknown> {
   const { streams: _omit, ...totals } = report.status;
-  return { streams: report.streams, ...totals, queues: report.queues, database: report.database };
+  return {
+    streams: report.streams,
+    ...totals,
+    queues: report.queues,
+    feed: report.feed,
+    database: report.database,
+  };
 }
 
 /** The dialect kept for the configured list address, when one is configured (`LEDGER_PAGING=auto` keeps it). */

@@ -1,5 +1,6 @@
 import { formatLastRun, formatListReading } from '../../app/status/list-reading.js';
 import type { StreamReport } from '../../app/status/status-report.js';
+import type { FeedStatus } from '../../db/queries/sink-status.js';
 import type { SyncStatus } from '../../db/queries/sync-status.js';
 import { isKeyCheckpoint } from '../../domain/checkpoints.js';
 import { defineCommand } from '../define-command.js';
@@ -51,7 +52,7 @@ export const command = defineCommand({
       const { formatQueueStatus } = await import('../../queue/queue-status.js');
       const queueLines = queues === null ? [] : formatQueueStatus(queues);
       io.stdout.write(
-        `${[renderTable(report.streams, report.status, report.database), ...queueLines].join('\n')}\n`,
+        `${[renderTable(report.streams, report.status, report.database), ...feedLines(report.feed), ...queueLines].join('\n')}\n`,
       );
     }
     // The database state is shown; the queues' failure still fails the command, in one line.
@@ -113,6 +114,21 @@ function renderTable(streams: StreamReport[], status: SyncStatus, database: stri
     `conflicts: ${status.conflicts}${status.conflicts > 0 ? ' (records served with immutable fields different from the stored ones; stored kept, see ledger_tx_conflicts and `verify`)' : ''}`,
   );
   return lines.join('\n');
+}
+
+/** The change feed's head, and a line per sink. */
+function feedLines(feed: FeedStatus): string[] {
+  return [
+    `feed head: position ${feed.head}`,
+    ...feed.sinks.map((s) => {
+      const lag =
+        s.lagPositions > 0
+          ? `${s.lagPositions} behind (oldest ${Math.round(s.lagSeconds)} s old)`
+          : 'at the head';
+      const error = s.lastError === null ? '' : `; last error: ${s.lastError}`;
+      return `sink ${s.name} (${s.kind}): position ${s.position}, ${lag}, ${s.deliveredEvents} delivered, ${s.deadLetters} dead letters${error}`;
+    }),
+  ];
 }
 
 /** The WALK cell: a walk by page number's pages, a walk by key's rawId, or idle. */

@@ -1,0 +1,76 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import type { SinkStatus } from '../../src/db/queries/sink-status.js';
+import { feedSection } from '../../src/http/feed-section.js';
+
+const NOW = new Date('2026-11-25T12:30:20.000Z');
+
+function sink(overrides: Partial<SinkStatus> = {}): SinkStatus {
+  return {
+    name: 'webhook',
+    kind: 'webhook',
+    filter: {},
+    position: 1200,
+    lagPositions: 0,
+    lagSeconds: 0,
+    deliveredEvents: 1180,
+    deliveredAt: new Date(NOW.getTime() - 5_000),
+    lastError: null,
+    lastErrorAt: null,
+    deliveredBy: 'sink:host:42:abc',
+    deadLetters: 0,
+    ...overrides,
+  };
+}
+
+/** The text of the cell of class `name` in the row of sink `sinkName`. */
+function cell(html: string, sinkName: string, name: string): string {
+  const row = new RegExp(`<tr class="sink" data-sink="${sinkName}">(.*?)</tr>`).exec(html)?.[1] ?? '';
+  const found = new RegExp(`<td class="[^"]*\\b${name}\\b[^"]*">(.*?)</td>`).exec(row)?.[1];
+  return (found ?? '').replace(/<[^>]+>/g, '');
+}
+
+describe('status page: the change feed section', () => {
+  it('shows the head and each sink at the head, with what it delivered and nothing bad', () => {
+    const html = feedSection({ head: 1200, horizon: 0, sinks: [sink()] }, NOW);
+    assert.match(html, /head at position <b>1,200<\/b>/);
+    assert.equal(cell(html, 'webhook', 'position'), '1,200');
+    assert.equal(cell(html, 'webhook', 'lag'), 'at the head');
+    assert.equal(cell(html, 'webhook', 'delivered'), '1,180 events, last 5 s ago');
+    assert.equal(cell(html, 'webhook', 'dead-letters'), '0');
+    assert.equal(cell(html, 'webhook', 'last-error'), 'none');
+    assert.doesNotMatch(html, /class="[^"]*\bbad\b/);
+  });
+
+  it('shows a sink behind the head, its dead letters and last error marked, escaped', () => {
+    const behind = sink({
+      name: 'hook<1>',
+      filter: { action: 'burn' },
+      lagPositions: 300,
+      lagSeconds: 125,
+      deadLetters: 2,
+      lastError: 'POST https://x/ answered HTTP 503: <b>down</b>',
+      lastErrorAt: new Date(NOW.getTime() - 60_000),
+      deliveredBy: null,
+    });
+    const html = feedSection({ head: 1500, horizon: 1000, sinks: [behind] }, NOW);
+    assert.match(html, /events kept after position 1,000/);
+    assert.ok(html.includes('data-sink="hook&lt;1&gt;"'));
+    assert.ok(!html.includes('<b>down</b>'));
+    assert.match(html, /<td class="lag bad">300 positions behind \(oldest 2 min old\)<\/td>/);
+    assert.match(html, /<td class="num dead-letters bad">2<\/td>/);
+    assert.match(
+      html,
+      /<td class="last-error bad">POST https:\/\/x\/ answered HTTP 503: &lt;b&gt;down&lt;\/b&gt; /,
+    );
+    assert.match(html, /\(1 min ago\)/);
+    assert.match(html, /<td class="filter">action=burn<\/td>/);
+    assert.match(html, /<td class="delivered-by">nobody now<\/td>/);
+  });
+
+  it('says how to set a sink up when none has run', () => {
+    const html = feedSection({ head: 0, horizon: 0, sinks: [] }, NOW);
+    assert.match(html, /No sink has run: set <code>LEDGER_WEBHOOK_URL<\/code>/);
+    assert.doesNotMatch(html, /<table>/);
+  });
+});
