@@ -7,6 +7,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { sql } from 'drizzle-orm';
+import { pino } from 'pino';
 import { readDeadLetters } from '../../src/db/queries/sink-dead-letters.js';
 import { queryRows } from '../../src/db/rows.js';
 import type { FeedFilter } from '../../src/feed/feed-event.js';
@@ -16,7 +17,7 @@ import type { BatchBounds, SinkRetryPolicy } from '../../src/feed/sinks/sink-bat
 import { type SinkRunner, startSinkRunner } from '../../src/feed/sinks/sink-runner.js';
 import { verifyWebhookSignature } from '../../src/feed/sinks/webhook-signature.js';
 import { createWebhookTarget } from '../../src/feed/sinks/webhook-target.js';
-import { silentLogger } from '../../src/logger.js';
+import { type Logger, silentLogger } from '../../src/logger.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 import { insertRows } from '../helpers/feed.js';
 import { waitFor } from '../helpers/wait-for.js';
@@ -51,7 +52,13 @@ after(async () => {
 /** Starts a runner of sink `name` posting to the receiver. */
 function startRunner(
   name: string,
-  options: { filter?: FeedFilter; bounds?: BatchBounds; retry?: SinkRetryPolicy; leaseMs?: number } = {},
+  options: {
+    filter?: FeedFilter;
+    bounds?: BatchBounds;
+    retry?: SinkRetryPolicy;
+    leaseMs?: number;
+    logger?: Logger;
+  } = {},
 ): SinkRunner {
   const runner = startSinkRunner({
     name,
@@ -59,7 +66,7 @@ function startRunner(
     filter: options.filter ?? {},
     database: testDb.database,
     feed: feed.hub,
-    logger: silentLogger(),
+    logger: options.logger ?? silentLogger(),
     retry: options.retry ?? FAST_RETRY,
     leaseMs: options.leaseMs ?? 5000,
     bounds: options.bounds,
@@ -177,7 +184,9 @@ describe('the webhook sink', () => {
   });
 
   it('retries a failing batch with growing waits, then dead-letters it with its body and goes on', async () => {
-    const runner = await caughtUp('retried', { retry: { tries: 4, minMs: 80, maxMs: 1000 } });
+    const lines: string[] = [];
+    const logger = pino({ level: 'debug' }, { write: (line: string) => lines.push(line) });
+    const runner = await caughtUp('retried', { retry: { tries: 4, minMs: 80, maxMs: 1000 }, logger });
     const before = of('retried').length;
     let failing = true;
     receiver.setScript((batch) =>
@@ -220,6 +229,19 @@ describe('the webhook sink', () => {
       next,
     );
     assert.match(String((await statusOf('retried')).last_error), /HTTP 503/);
+    // Each failed try and the dead letter are logged (warn, then error), the secret never.
+    const logged = lines.map((line) => JSON.parse(line) as { level: number; msg: string; attempt?: number });
+    const retried = logged.filter((l) => l.msg === 'sink: delivery failed, retrying');
+    assert.deepEqual(
+      retried.map((l) => [l.level, l.attempt]),
+      [
+        [40, 1],
+        [40, 2],
+        [40, 3],
+      ],
+    );
+    assert.equal(logged.filter((l) => l.msg === 'sink: batch dead-lettered' && l.level === 50).length, 1);
+    assert.ok(!lines.some((line) => line.includes(SECRET)), 'the secret is never logged');
     await stop(runner);
     receiver.setScript(() => ({}));
   });

@@ -21,6 +21,9 @@ Options:
   --http-port P   the port, 1..65535 (default: $${ENV.httpPort}, else ${DEFAULT_SERVE_PORT});
                   the address is $${ENV.httpHost} (default 127.0.0.1)
 
+With ${ENV.webhookUrl} and ${ENV.webhookSecret} set, it also POSTs the feed to that webhook in
+signed batches, at least once, from a position kept in the database (one process at a time).
+
 Needs ${ENV.databaseUrl} (the embedded database is opened by one process at a time). With
 ${ENV.ledgerBaseUrl} set, /status asks the service for each stream's head, like 'status', and
 /metrics does when no process saw it in the last 5 s, so the lag follows the service between two
