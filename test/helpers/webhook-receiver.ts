@@ -20,6 +20,8 @@ export interface ReceivedBatch {
   delivery: string;
   /** Whether the signature held with the receiver's secret. */
   verified: boolean;
+  /** The `authorization` header, when one came. */
+  authorization: string | undefined;
   /** `performance.now()` at arrival. */
   at: number;
 }
@@ -96,6 +98,7 @@ function parseDelivery(request: RecordedRequest, secret: string): ReceivedBatch 
     signature,
     delivery: header(WEBHOOK_HEADERS.delivery),
     verified: verifyWebhookSignature({ secret, timestamp, body: request.body, signature }),
+    authorization: request.headers.authorization,
     at: request.at,
   };
 }

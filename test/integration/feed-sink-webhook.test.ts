@@ -58,11 +58,17 @@ function startRunner(
     retry?: SinkRetryPolicy;
     leaseMs?: number;
     logger?: Logger;
+    url?: string;
   } = {},
 ): SinkRunner {
   const runner = startSinkRunner({
     name,
-    target: createWebhookTarget({ sink: name, url: receiver.url, secret: SECRET, timeoutMs: 5000 }),
+    target: createWebhookTarget({
+      sink: name,
+      url: options.url ?? receiver.url,
+      secret: SECRET,
+      timeoutMs: 5000,
+    }),
     filter: options.filter ?? {},
     database: testDb.database,
     feed: feed.hub,
@@ -180,6 +186,18 @@ describe('the webhook sink', () => {
     assert.equal(events.length, 50, 'the 45 burns stored before it started and the 5 after');
     assert.ok(events.every((e) => e.action === 'burn'));
     assert.equal(Number((await sinkRow('burns'))?.delivered_events), 50);
+    await stop(runner);
+  });
+
+  it('sends the user and password of its URL as Basic authorization', async () => {
+    const url = new URL(receiver.url);
+    url.username = 'ledger';
+    url.password = 'p@ss word';
+    const runner = await caughtUp('authorized', { url: url.toString() });
+    const expected = `Basic ${Buffer.from('ledger:p@ss word').toString('base64')}`;
+    assert.ok(of('authorized').length > 0);
+    assert.ok(of('authorized').every((b) => b.authorization === expected));
+    assert.ok(of('all').every((b) => b.authorization === undefined));
     await stop(runner);
   });
 

@@ -32,8 +32,9 @@ export interface WebhookTargetOptions {
 
 /** A webhook as a sink's target. */
 export function createWebhookTarget(options: WebhookTargetOptions): SinkTarget {
-  const { url, secret, sink } = options;
-  const shown = redactUrl(url);
+  const { secret, sink } = options;
+  const shown = redactUrl(options.url);
+  const { url, authorization } = withoutCredentials(options.url);
   const timeoutMs = options.timeoutMs ?? WEBHOOK_TIMEOUT_MS;
   const nowMs = options.nowMs ?? Date.now;
   const agent = new Agent({ keepAliveTimeout: 10_000, connect: { timeout: timeoutMs } });
@@ -49,6 +50,7 @@ export function createWebhookTarget(options: WebhookTargetOptions): SinkTarget {
         [WEBHOOK_HEADERS.timestamp]: String(timestamp),
         [WEBHOOK_HEADERS.signature]: signWebhook({ secret, timestamp, body }),
         [WEBHOOK_HEADERS.delivery]: `${sink}:${events[0]?.position}-${events.at(-1)?.position}`,
+        ...(authorization === undefined ? {} : { authorization }),
       };
       let answer: Awaited<ReturnType<typeof request>>;
       try {
@@ -81,6 +83,19 @@ export function createWebhookTarget(options: WebhookTargetOptions): SinkTarget {
       await agent.destroy();
     },
   };
+}
+
+/**
+ * The URL without its `user:password@`, and those as a Basic `authorization` header: undici
+ * would drop them silently.
+ */
+function withoutCredentials(value: string): { url: string; authorization?: string } {
+  const parsed = new URL(value);
+  if (parsed.username === '' && parsed.password === '') return { url: value };
+  const credentials = `${decodeURIComponent(parsed.username)}:${decodeURIComponent(parsed.password)}`;
+  parsed.username = '';
+  parsed.password = '';
+  return { url: parsed.toString(), authorization: `Basic ${Buffer.from(credentials).toString('base64')}` };
 }
 
 /** Why a request failed, in a few words (no header, so never the signature). */
