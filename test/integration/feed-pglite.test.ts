@@ -1,6 +1,7 @@
 /**
  * The change feed on the embedded database (PGlite, what `demo --serve` runs on): its triggers
- * write the events, and the feed, which cannot listen there, polls, stamps and serves them.
+ * write the events, and the feed, which cannot listen there, polls, stamps and serves them; a
+ * webhook sink delivers them from a position kept there.
  */
 import assert from 'node:assert/strict';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -9,12 +10,17 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { sql } from 'drizzle-orm';
 import { type Database, openDatabase } from '../../src/db/connect.js';
+import { readFeedStatus } from '../../src/db/queries/sink-status.js';
 import { migrateDatabase } from '../../src/db/schema/migrate-database.js';
 import type { FeedEvent } from '../../src/feed/feed-event.js';
 import { openFeedService } from '../../src/feed/feed-service.js';
+import { startSinkRunner } from '../../src/feed/sinks/sink-runner.js';
+import { createWebhookTarget } from '../../src/feed/sinks/webhook-target.js';
 import { type HttpSurface, jsonReply, startHttpSurface } from '../../src/http/server.js';
 import { silentLogger } from '../../src/logger.js';
 import { insertRows } from '../helpers/feed.js';
+import { waitFor } from '../helpers/wait-for.js';
+import { startWebhookReceiver } from '../helpers/webhook-receiver.js';
 
 let dir: string;
 let database: Database;
@@ -67,5 +73,43 @@ describe('the change feed on the embedded database', () => {
       ],
     );
     assert.deepEqual(events[2]?.fields, { status: ['confirmed', 'packaged'] });
+  });
+
+  it('is delivered by a webhook sink that keeps its position there', async () => {
+    const receiver = await startWebhookReceiver('pglite-webhook-secret-0123');
+    const runner = startSinkRunner({
+      name: 'webhook',
+      target: createWebhookTarget({
+        sink: 'webhook',
+        url: receiver.url,
+        secret: 'pglite-webhook-secret-0123',
+      }),
+      filter: {},
+      database,
+      feed: () => (feed as NonNullable<typeof feed>).hub(),
+      logger: silentLogger(),
+      retry: { tries: 3, minMs: 20, maxMs: 100 },
+      leaseMs: 5000,
+    });
+    try {
+      await insertRows(database.db, [{ rawId: 3 }, { rawId: 4 }]);
+      const status = await waitFor('the sink at the head', async () => {
+        const read = await readFeedStatus(database.db);
+        return read.head > 0 && read.sinks[0]?.position === read.head ? read : null;
+      });
+      const delivered = receiver.acknowledged.flatMap((b) => b.events.map((e) => [e.kind, e.rawId]));
+      assert.deepEqual(delivered, [
+        ['stored', 1],
+        ['stored', 2],
+        ['changed', 2],
+        ['stored', 3],
+        ['stored', 4],
+      ]);
+      assert.ok(receiver.acknowledged.every((b) => b.verified));
+      assert.equal(status.sinks[0]?.deliveredBy, runner.owner);
+    } finally {
+      await runner.close();
+      await receiver.close();
+    }
   });
 });
