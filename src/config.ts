@@ -39,6 +39,12 @@ export interface Config {
   ledgerLookups: LookupSpelling;
   /** `DATABASE_URL`: PostgreSQL connection string. Absent: the embedded PostgreSQL (PGlite) in {@link dataDir}. */
   databaseUrl: string | undefined;
+  /**
+   * `LEDGER_READ_DATABASE_URL`: a PostgreSQL connection string for what the HTTP surface serves
+   * from the mirror (the read API and the change feed's reads), meant for a role that may only
+   * read (docs/operating.md, "A role that may only read"). Needs `DATABASE_URL`. Default: `DATABASE_URL`.
+   */
+  readDatabaseUrl: string | undefined;
   /** `LEDGER_INDEXER_DATA_DIR`: folder of the embedded database. Default `./.ledger-indexer`. */
   dataDir: string;
   /** `REDIS_URL`: Redis for BullMQ. Needed by `worker` and `schedule`. */
@@ -157,6 +163,7 @@ export const ENV = {
   ledgerAccountLists: 'LEDGER_ACCOUNT_LISTS',
   ledgerLookups: 'LEDGER_LOOKUPS',
   databaseUrl: 'DATABASE_URL',
+  readDatabaseUrl: 'LEDGER_READ_DATABASE_URL',
   dataDir: 'LEDGER_INDEXER_DATA_DIR',
   redisUrl: 'REDIS_URL',
   logLevel: 'LOG_LEVEL',
@@ -206,14 +213,11 @@ export const LIMITS = {
   httpPort: { min: 0, max: 65_535 },
 } as const satisfies Partial<Record<keyof Config, { min: number; max: number }>>;
 
-/**
- * Parses and validates the configuration from `env`, with `overrides` (from command-line flags)
- * taking precedence. Throws {@link ConfigError} naming the first bad setting.
- */
-export function loadConfig(
+/** How each kind of setting is read: its raw value, its name in messages, and typed parsers that throw {@link ConfigError}. */
+function settingReaders(
   env: Record<string, string | undefined>,
-  overrides: Partial<Record<keyof Config, string | undefined>> = {},
-): Config {
+  overrides: Partial<Record<keyof Config, string | undefined>>,
+) {
   const raw = (key: keyof Config): string | undefined => {
     const value = overrides[key] ?? env[ENV[key]];
     return value === undefined || value.trim() === '' ? undefined : value.trim();
@@ -262,6 +266,18 @@ export function loadConfig(
     if (['false', '0', 'no', 'off'].includes(value)) return false;
     throw new ConfigError(name(key), `must be true or false (got '${raw(key)}')`);
   };
+  return { raw, name, int, multiple, url, bool };
+}
+
+/**
+ * Parses and validates the configuration from `env`, with `overrides` (from command-line flags)
+ * taking precedence. Throws {@link ConfigError} naming the first bad setting.
+ */
+export function loadConfig(
+  env: Record<string, string | undefined>,
+  overrides: Partial<Record<keyof Config, string | undefined>> = {},
+): Config {
+  const { raw, name, int, multiple, url, bool } = settingReaders(env, overrides);
 
   const logLevel = raw('logLevel') ?? 'info';
   if (!(LOG_LEVELS as readonly string[]).includes(logLevel)) {
@@ -274,6 +290,15 @@ export function loadConfig(
     throw new ConfigError(name('retryMaxMs'), `must be >= ${ENV.retryMinMs} (${retryMinMs})`);
   }
 
+  const databaseUrl = url('databaseUrl', ['postgres:', 'postgresql:']);
+  const readDatabaseUrl = url('readDatabaseUrl', ['postgres:', 'postgresql:']);
+  if (readDatabaseUrl !== undefined && databaseUrl === undefined) {
+    throw new ConfigError(
+      name('readDatabaseUrl'),
+      `needs ${ENV.databaseUrl}: the embedded database has no other roles`,
+    );
+  }
+
   return {
     ledgerBaseUrl: url('ledgerBaseUrl', ['http:', 'https:']),
     ledgerListUrl: url('ledgerListUrl', ['http:', 'https:']),
@@ -282,7 +307,8 @@ export function loadConfig(
     ledgerPageCount: int('ledgerPageCount', 100, LIMITS.ledgerPageCount),
     ledgerAccountLists: oneOf(raw('ledgerAccountLists'), name('ledgerAccountLists'), ACCOUNT_LIST_FORMS),
     ledgerLookups: oneOf(raw('ledgerLookups'), name('ledgerLookups'), LOOKUP_SPELLINGS),
-    databaseUrl: url('databaseUrl', ['postgres:', 'postgresql:']),
+    databaseUrl,
+    readDatabaseUrl,
     dataDir: raw('dataDir') ?? './.ledger-indexer',
     redisUrl: url('redisUrl', ['redis:', 'rediss:']),
     logLevel: logLevel as Config['logLevel'],

@@ -24,16 +24,18 @@ export interface FeedService {
   close(): Promise<void>;
 }
 
-/** Opens the feed over `database` (stamps, expiry) and a bounded handle of it (reads). */
+/** Opens the feed over `database` (stamps, expiry) and a bounded handle of `readFrom` (reads). */
 export function openFeedService(input: {
   database: Database;
+  /** Where the feed's pages are read: a role that may only read. Default `database`. */
+  readFrom?: Database | undefined;
   databaseUrl: string | undefined;
   retentionMs: number;
   logger: Logger;
   limits?: Partial<FeedHttpLimits> | undefined;
 }): FeedService {
   const { logger } = input;
-  const reader = input.database.bounded(FEED_READ_DATABASE);
+  const reader = (input.readFrom ?? input.database).bounded(FEED_READ_DATABASE);
   let starting: Promise<FeedHub> | undefined;
   let failedAt = 0;
   let closed = false;
