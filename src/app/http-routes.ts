@@ -153,6 +153,7 @@ export async function openHttpSurface(sources: RouteSources & { port: number }):
     retentionMs: sources.config.feedRetentionMs,
     logger: sources.logger,
   });
+  sources.metrics.feed.watch(feed);
   const close = async () => {
     await feed.close();
     await Promise.all([database.close(), readDatabase.close()]);
