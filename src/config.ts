@@ -1,11 +1,13 @@
 import { REQUEST_DEFAULTS, REREAD_DEFAULTS, SETTLE_MS } from './defaults.js';
 import { ConfigError } from './errors.js';
+import { type NatsSettings, parseNatsSettings } from './nats-settings.js';
 
 /**
  * Every setting of ledger-indexer, parsed and validated once by {@link loadConfig}. This module
- * is the only reader of `process.env`; everything else is handed a `Config`.
+ * is the only reader of `process.env`; everything else is handed a `Config`. The NATS
+ * destination's settings are described in src/nats-settings.ts.
  */
-export interface Config {
+export interface Config extends NatsSettings {
   /** `LEDGER_BASE_URL`: the ledger service's base address. No default; commands that talk to the service need it. */
   ledgerBaseUrl: string | undefined;
   /**
@@ -179,6 +181,11 @@ export const ENV = {
   httpPort: 'LEDGER_HTTP_PORT',
   httpToken: 'LEDGER_HTTP_TOKEN',
   feedRetentionMs: 'LEDGER_FEED_RETENTION',
+  natsUrl: 'LEDGER_NATS_URL',
+  natsStream: 'LEDGER_NATS_STREAM',
+  natsSubject: 'LEDGER_NATS_SUBJECT',
+  natsDuplicateWindowMs: 'LEDGER_NATS_DUPLICATE_WINDOW',
+  natsToken: 'LEDGER_NATS_TOKEN',
 } as const satisfies Record<keyof Config, string>;
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -255,14 +262,6 @@ export function loadConfig(
     return value;
   };
 
-  const bool = (key: keyof Config, fallback: boolean): boolean => {
-    const value = raw(key)?.toLowerCase();
-    if (value === undefined) return fallback;
-    if (['true', '1', 'yes', 'on'].includes(value)) return true;
-    if (['false', '0', 'no', 'off'].includes(value)) return false;
-    throw new ConfigError(name(key), `must be true or false (got '${raw(key)}')`);
-  };
-
   const logLevel = raw('logLevel') ?? 'info';
   if (!(LOG_LEVELS as readonly string[]).includes(logLevel)) {
     throw new ConfigError(name('logLevel'), `must be one of ${LOG_LEVELS.join(', ')} (got '${logLevel}')`);
@@ -300,7 +299,7 @@ export function loadConfig(
     recheckAfterMs: int('recheckAfterMs', REREAD_DEFAULTS.recheckAfterMs, LIMITS.recheckAfterMs),
     settleMs: int('settleMs', SETTLE_MS, LIMITS.settleMs),
     stragglerAgeMs: int('stragglerAgeMs', REREAD_DEFAULTS.stragglerAgeMs, LIMITS.stragglerAgeMs),
-    checkSignatures: bool('checkSignatures', false),
+    checkSignatures: parseBool(raw('checkSignatures'), name('checkSignatures'), false),
     httpHost: parseHost(raw('httpHost'), name('httpHost')) ?? '127.0.0.1',
     httpPort: raw('httpPort') === undefined ? undefined : int('httpPort', 0, LIMITS.httpPort),
     httpToken: parseToken(raw('httpToken'), name('httpToken')),
@@ -308,6 +307,7 @@ export function loadConfig(
       fallback: DEFAULT_FEED_RETENTION_MS,
       range: FEED_RETENTION_LIMITS,
     }),
+    ...parseNatsSettings(raw, name),
   };
 }
 
@@ -389,6 +389,14 @@ function parseDuration(
     );
   }
   return ms;
+}
+
+/** `true`/`1`/`yes`/`on` or `false`/`0`/`no`/`off`, in any case; `fallback` when unset. */
+function parseBool(value: string | undefined, setting: string, fallback: boolean): boolean {
+  if (value === undefined) return fallback;
+  if (['true', '1', 'yes', 'on'].includes(value.toLowerCase())) return true;
+  if (['false', '0', 'no', 'off'].includes(value.toLowerCase())) return false;
+  throw new ConfigError(setting, `must be true or false (got '${value}')`);
 }
 
 /** A host name or an address (`0.0.0.0`, `::`), never a URL: what `listen()` takes. */
