@@ -67,8 +67,10 @@ export function parseNatsSettings(
 
 /** Where the NATS destination connects, and as whom. */
 export interface NatsServer {
-  /** `host:port`, or `tls://host:port` when the URL asked for TLS. */
+  /** `host:port`. */
   server: string;
+  /** Whether the URL asked for TLS (`tls://`): the client then refuses a server without it. */
+  tls: boolean;
   user: string | undefined;
   pass: string | undefined;
 }
@@ -92,7 +94,8 @@ export function parseNatsUrl(value: string, setting: string): NatsServer {
   }
   const host = `${parsed.hostname}:${parsed.port || '4222'}`;
   return {
-    server: parsed.protocol === 'tls:' ? `tls://${host}` : host,
+    server: host,
+    tls: parsed.protocol === 'tls:',
     user: parsed.username === '' ? undefined : decodeURIComponent(parsed.username),
     pass: parsed.password === '' ? undefined : decodeURIComponent(parsed.password),
   };

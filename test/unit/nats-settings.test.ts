@@ -85,16 +85,19 @@ describe('the NATS destination settings', () => {
   it('hand the client the server apart from its user and password', () => {
     assert.deepEqual(parseNatsUrl('nats://127.0.0.1', 'X'), {
       server: '127.0.0.1:4222',
+      tls: false,
       user: undefined,
       pass: undefined,
     });
     assert.deepEqual(parseNatsUrl('nats://feed:p%40ss@nats.internal:4333/', 'X'), {
       server: 'nats.internal:4333',
+      tls: false,
       user: 'feed',
       pass: 'p@ss',
     });
     assert.deepEqual(parseNatsUrl('tls://[::1]:4222', 'X'), {
-      server: 'tls://[::1]:4222',
+      server: '[::1]:4222',
+      tls: true,
       user: undefined,
       pass: undefined,
     });
