@@ -58,8 +58,8 @@ const DEFAULT_IN_FLIGHT = 64;
 
 /**
  * The NATS destination configured by `input.config` (`LEDGER_NATS_URL` must be set). Nothing
- * connects until {@link NatsTarget.ready} or the first `deliver`; the connection then reconnects
- * by itself, and a connection closed for good is opened again by the next `deliver`.
+ * connects until {@link NatsTarget.ready} or the first `deliver`; a connection lost is opened
+ * again by the next `deliver`.
  */
 export function createNatsTarget(input: NatsTargetInput): NatsTarget {
   const { config } = input;
@@ -151,7 +151,7 @@ export function createNatsTarget(input: NatsTargetInput): NatsTarget {
   };
 }
 
-/** Connects (one attempt within `timeoutMs`; reconnects for ever after) and logs the connection's ups and downs. */
+/** Connects (one attempt, within `timeoutMs`) and logs the connection's loss. */
 async function openSession(input: {
   server: NatsServer;
   token: string | undefined;
@@ -166,9 +166,9 @@ async function openSession(input: {
     ...(input.token !== undefined ? { token: input.token } : {}),
     name: 'ledger-indexer change feed',
     timeout: input.timeoutMs,
-    reconnect: true,
-    maxReconnectAttempts: -1,
-    reconnectTimeWait: 1000,
+    // A lost connection is not resumed: the client would send what it buffered meanwhile after
+    // messages the loss swallowed, out of position order. The retry opens a new one.
+    reconnect: false,
   });
   void logStatus(nc, input.logger);
   try {
@@ -184,9 +184,10 @@ async function logStatus(nc: NatsConnection, logger: Logger): Promise<void> {
   try {
     for await (const status of nc.status()) {
       if (status.type === 'disconnect') {
-        logger.warn({ server: status.server }, 'lost the connection to NATS; reconnecting');
-      } else if (status.type === 'reconnect') {
-        logger.info({ server: status.server }, 'reconnected to NATS');
+        logger.warn(
+          { server: status.server },
+          'lost the connection to NATS; the next delivery opens another',
+        );
       } else if (status.type === 'error') {
         logger.warn({ err: status.error }, 'NATS reported an error');
       }
