@@ -247,6 +247,32 @@ describe('the stream of the NATS destination', () => {
     assert.equal(info.state.messages, 0);
   });
 
+  it('deleted or edited under a running target: the next delivery fails retryably, and the one after creates it again or refuses it', async () => {
+    const jsm = await jetstreamManager(nc);
+    const deleted = target();
+    await deleted.target.deliver(syntheticEvents(positions(1, 5)));
+    await jsm.streams.delete(deleted.stream);
+    await assert.rejects(deleted.target.deliver(syntheticEvents(positions(6, 10))), (error: unknown) => {
+      assert.ok(error instanceof SinkDeliveryError && error.retryable, String(error));
+      assert.match(error.message, /publishing position 6: no responders/);
+      return true;
+    });
+    await deleted.target.deliver(syntheticEvents(positions(6, 10)));
+    assert.deepEqual(await storedPositions(deleted.stream), positions(6, 10));
+
+    const edited = target();
+    await edited.target.deliver(syntheticEvents([1]));
+    await jsm.streams.update(edited.stream, { subjects: [`${edited.prefix}.mint.>`] });
+    await assert.rejects(edited.target.deliver(syntheticEvents([2])), (error: unknown) => {
+      assert.ok(error instanceof SinkDeliveryError && error.retryable, String(error));
+      return true;
+    });
+    await refusedFor(
+      () => edited.target.deliver(syntheticEvents([2])),
+      [new RegExp(`NATS stream ${edited.stream} exists with subjects`)],
+    );
+  });
+
   it('is refused, naming the stream that holds them, when another stream already captures the subjects', async () => {
     const holder = uniqueFeedNames('nats-sink');
     const jsm = await jetstreamManager(nc);
