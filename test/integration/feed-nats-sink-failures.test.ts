@@ -170,4 +170,12 @@ describe('the NATS destination when the broker fails', () => {
     const nats = target(server.url.replace('//', '//feed:pa55-w0rd@'));
     await nats.deliver(syntheticEvents([1, 2]));
   });
+
+  it('never falls back to a connection without TLS when LEDGER_NATS_URL says tls://', async () => {
+    const server = await privateNats();
+    const { error } = await failure(() => target(server.url.replace('nats://', 'tls://')).ready());
+    // The client reports it as a connection failure (a class of its own would be needed to tell).
+    assert.ok(error instanceof SinkDeliveryError, String(error));
+    assert.match(error.message, /server does not support 'tls'/);
+  });
 });

@@ -5,6 +5,7 @@ import {
   AuthorizationError,
   ClosedConnectionError,
   ConnectionError,
+  InvalidArgumentError,
   NoRespondersError,
   PermissionViolationError,
   RequestError,
@@ -105,6 +106,7 @@ describe('a NATS failure as a SinkDeliveryError', () => {
       new AuthorizationError('Authorization Violation'),
       new PermissionViolationError('Permissions Violation for Publish', 'publish', 'ledger.feed.x'),
       apiError(400, 10054, 'message size exceeds maximum allowed'),
+      InvalidArgumentError.format('tls', 'is not available on this server'),
     ]) {
       assert.equal(classify(error).retryable, false, String(error));
     }

@@ -11,6 +11,7 @@ import {
   ClosedConnectionError,
   ConnectionError,
   DrainingConnectionError,
+  InvalidArgumentError,
   PermissionViolationError,
   RequestError,
   TimeoutError,
@@ -30,6 +31,10 @@ export function natsFailure(error: unknown, doing: string, timeoutMs: number): S
     error instanceof PermissionViolationError
   ) {
     return fail(`refused: ${error.message} (check LEDGER_NATS_URL's user or LEDGER_NATS_TOKEN)`, false);
+  }
+  if (error instanceof InvalidArgumentError) {
+    // What the client was asked for does not fit the server, e.g. tls:// to one without TLS.
+    return fail(`${error.message} (check LEDGER_NATS_URL)`, false);
   }
   if (isNoResponders(error)) {
     return fail('no responders: JetStream does not answer, or no stream captures the subject', true);
