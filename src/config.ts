@@ -1,11 +1,13 @@
 import { REQUEST_DEFAULTS, REREAD_DEFAULTS, SETTLE_MS } from './defaults.js';
 import { ConfigError } from './errors.js';
+import { type NatsSettings, parseNatsSettings } from './nats-settings.js';
 
 /**
  * Every setting of ledger-indexer, parsed and validated once by {@link loadConfig}. This module
- * is the only reader of `process.env`; everything else is handed a `Config`.
+ * is the only reader of `process.env`; everything else is handed a `Config`. The NATS
+ * destination's settings are described in src/nats-settings.ts.
  */
-export interface Config {
+export interface Config extends NatsSettings {
   /** `LEDGER_BASE_URL`: the ledger service's base address. No default; commands that talk to the service need it. */
   ledgerBaseUrl: string | undefined;
   /**
@@ -186,6 +188,11 @@ export const ENV = {
   httpPort: 'LEDGER_HTTP_PORT',
   httpToken: 'LEDGER_HTTP_TOKEN',
   feedRetentionMs: 'LEDGER_FEED_RETENTION',
+  natsUrl: 'LEDGER_NATS_URL',
+  natsStream: 'LEDGER_NATS_STREAM',
+  natsSubject: 'LEDGER_NATS_SUBJECT',
+  natsDuplicateWindowMs: 'LEDGER_NATS_DUPLICATE_WINDOW',
+  natsToken: 'LEDGER_NATS_TOKEN',
 } as const satisfies Record<keyof Config, string>;
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -334,6 +341,7 @@ export function loadConfig(
       fallback: DEFAULT_FEED_RETENTION_MS,
       range: FEED_RETENTION_LIMITS,
     }),
+    ...parseNatsSettings(raw, name),
   };
 }
 
