@@ -19,6 +19,8 @@ const IO_PACKAGES = [
   'pino',
   'undici',
   '@electric-sql/pglite',
+  '@nats-io/transport-node',
+  '@nats-io/jetstream',
 ];
 
 /** Every room above the domain floor, for rules that keep a floor from climbing. */
@@ -38,6 +40,7 @@ const ABOVE_DOMAIN = [
   'src/feed/',
   'src/logger.ts',
   'src/config.ts',
+  'src/nats-settings.ts',
 ];
 
 /** Every room above the domain floor but those named. */

@@ -1,11 +1,15 @@
-import { REQUEST_DEFAULTS, REREAD_DEFAULTS, SETTLE_MS, SINK_DEFAULTS } from './defaults.js';
+import { REQUEST_DEFAULTS, REREAD_DEFAULTS, SETTLE_MS } from './defaults.js';
 import { ConfigError } from './errors.js';
+import { type NatsSettings, parseNatsSettings } from './nats-settings.js';
+import { parseSinkSettings, type SinkSettings } from './sink-settings.js';
 
 /**
  * Every setting of ledger-indexer, parsed and validated once by {@link loadConfig}. This module
- * is the only reader of `process.env`; everything else is handed a `Config`.
+ * is the only reader of `process.env`; everything else is handed a `Config`. The NATS
+ * destination's settings are described in src/nats-settings.ts, the webhook's and the other
+ * sinks' in src/sink-settings.ts.
  */
-export interface Config {
+export interface Config extends NatsSettings, SinkSettings {
   /** `LEDGER_BASE_URL`: the ledger service's base address. No default; commands that talk to the service need it. */
   ledgerBaseUrl: string | undefined;
   /**
@@ -39,6 +43,12 @@ export interface Config {
   ledgerLookups: LookupSpelling;
   /** `DATABASE_URL`: PostgreSQL connection string. Absent: the embedded PostgreSQL (PGlite) in {@link dataDir}. */
   databaseUrl: string | undefined;
+  /**
+   * `LEDGER_READ_DATABASE_URL`: a PostgreSQL connection string for what the HTTP surface serves
+   * from the mirror (the read API and the change feed's reads), meant for a role that may only
+   * read (docs/operating.md, "A role that may only read"). Needs `DATABASE_URL`. Default: `DATABASE_URL`.
+   */
+  readDatabaseUrl: string | undefined;
   /** `LEDGER_INDEXER_DATA_DIR`: folder of the embedded database. Default `./.ledger-indexer`. */
   dataDir: string;
   /** `REDIS_URL`: Redis for BullMQ. Needed by `worker` and `schedule`. */
@@ -127,33 +137,6 @@ export interface Config {
    * older than this is answered 410. Default `7d`.
    */
   feedRetentionMs: number;
-  /**
-   * `LEDGER_WEBHOOK_URL`: where the webhook sink POSTs the change feed, in signed batches, from
-   * every process that serves the feed (one at a time). Unset: no webhook sink.
-   */
-  webhookUrl: string | undefined;
-  /** `LEDGER_WEBHOOK_SECRET`: the webhook's HMAC-SHA256 key, 16 to 256 printable characters; required with `LEDGER_WEBHOOK_URL`. */
-  webhookSecret: string | undefined;
-  /**
-   * `LEDGER_WEBHOOK_FILTER`: the events the webhook gets, in `/feed`'s query form
-   * (`action=transfer&tokenTag=…&account=…`). Default: every event.
-   */
-  webhookFilter: SinkFilter;
-  /** `LEDGER_SINK_TRIES`: tries of a batch before a sink dead-letters it and goes on, 1 to 100. Default 10. */
-  sinkTries: number;
-  /** `LEDGER_SINK_RETRY_MIN_MS`: a sink's first wait before trying a batch again, 0 to 60000; it doubles at each try. Default 1000. */
-  sinkRetryMinMs: number;
-  /** `LEDGER_SINK_RETRY_MAX_MS`: a sink's longest wait between tries (and longest `Retry-After` honoured), from `LEDGER_SINK_RETRY_MIN_MS` to 3600000. Default 300000. */
-  sinkRetryMaxMs: number;
-  /** `LEDGER_SINK_LEASE_MS`: how long a sink's lease lasts unrenewed (another process takes over a crashed one's sink after it), 1000 to 600000. Default 30000. */
-  sinkLeaseMs: number;
-}
-
-/** The events a sink gets: the fields of `/feed`'s filter. */
-export interface SinkFilter {
-  account?: string;
-  tokenTag?: string;
-  action?: string;
 }
 
 /** The default of `LEDGER_FEED_RETENTION`: seven days. */
@@ -184,6 +167,7 @@ export const ENV = {
   ledgerAccountLists: 'LEDGER_ACCOUNT_LISTS',
   ledgerLookups: 'LEDGER_LOOKUPS',
   databaseUrl: 'DATABASE_URL',
+  readDatabaseUrl: 'LEDGER_READ_DATABASE_URL',
   dataDir: 'LEDGER_INDEXER_DATA_DIR',
   redisUrl: 'REDIS_URL',
   logLevel: 'LOG_LEVEL',
@@ -206,6 +190,11 @@ export const ENV = {
   httpPort: 'LEDGER_HTTP_PORT',
   httpToken: 'LEDGER_HTTP_TOKEN',
   feedRetentionMs: 'LEDGER_FEED_RETENTION',
+  natsUrl: 'LEDGER_NATS_URL',
+  natsStream: 'LEDGER_NATS_STREAM',
+  natsSubject: 'LEDGER_NATS_SUBJECT',
+  natsDuplicateWindowMs: 'LEDGER_NATS_DUPLICATE_WINDOW',
+  natsToken: 'LEDGER_NATS_TOKEN',
   webhookUrl: 'LEDGER_WEBHOOK_URL',
   webhookSecret: 'LEDGER_WEBHOOK_SECRET',
   webhookFilter: 'LEDGER_WEBHOOK_FILTER',
@@ -238,88 +227,13 @@ export const LIMITS = {
   settleMs: { min: 0, max: 600_000 },
   stragglerAgeMs: { min: 0, max: 86_400_000 },
   httpPort: { min: 0, max: 65_535 },
-  sinkTries: { min: 1, max: 100 },
-  sinkRetryMinMs: { min: 0, max: 60_000 },
-  sinkRetryMaxMs: { min: 0, max: 3_600_000 },
-  sinkLeaseMs: { min: 1000, max: 600_000 },
 } as const satisfies Partial<Record<keyof Config, { min: number; max: number }>>;
 
-/**
- * Parses and validates the configuration from `env`, with `overrides` (from command-line flags)
- * taking precedence. Throws {@link ConfigError} naming the first bad setting.
- */
-export function loadConfig(
-  env: Record<string, string | undefined>,
-  overrides: Partial<Record<keyof Config, string | undefined>> = {},
-): Config {
-  const readers = settingReaders(env, overrides);
-  const { raw, name, int, multiple, url, bool } = readers;
-
-  const logLevel = raw('logLevel') ?? 'info';
-  if (!(LOG_LEVELS as readonly string[]).includes(logLevel)) {
-    throw new ConfigError(name('logLevel'), `must be one of ${LOG_LEVELS.join(', ')} (got '${logLevel}')`);
-  }
-
-  const retryMinMs = int('retryMinMs', REQUEST_DEFAULTS.retryMinMs, LIMITS.retryMinMs);
-  const retryMaxMs = int('retryMaxMs', REQUEST_DEFAULTS.retryMaxMs, LIMITS.retryMaxMs);
-  if (retryMaxMs < retryMinMs) {
-    throw new ConfigError(name('retryMaxMs'), `must be >= ${ENV.retryMinMs} (${retryMinMs})`);
-  }
-
-  return {
-    ledgerBaseUrl: url('ledgerBaseUrl', ['http:', 'https:']),
-    ledgerListUrl: url('ledgerListUrl', ['http:', 'https:']),
-    ledgerPaths: parsePaths(raw('ledgerPaths'), name('ledgerPaths')),
-    ledgerPaging: oneOf(raw('ledgerPaging'), name('ledgerPaging'), PAGING_MODES),
-    ledgerPageCount: int('ledgerPageCount', 100, LIMITS.ledgerPageCount),
-    ledgerAccountLists: oneOf(raw('ledgerAccountLists'), name('ledgerAccountLists'), ACCOUNT_LIST_FORMS),
-    ledgerLookups: oneOf(raw('ledgerLookups'), name('ledgerLookups'), LOOKUP_SPELLINGS),
-    databaseUrl: url('databaseUrl', ['postgres:', 'postgresql:']),
-    dataDir: raw('dataDir') ?? './.ledger-indexer',
-    redisUrl: url('redisUrl', ['redis:', 'rediss:']),
-    logLevel: logLevel as Config['logLevel'],
-    requestTimeoutMs: int('requestTimeoutMs', REQUEST_DEFAULTS.timeoutMs, LIMITS.requestTimeoutMs),
-    retries: int('retries', REQUEST_DEFAULTS.retries, LIMITS.retries),
-    retryMinMs,
-    retryMaxMs,
-    maxRetryWaitMs: int('maxRetryWaitMs', REQUEST_DEFAULTS.maxRetryWaitMs, LIMITS.maxRetryWaitMs),
-    requestsPerSecond: int('requestsPerSecond', REQUEST_DEFAULTS.requestsPerSecond, LIMITS.requestsPerSecond),
-    concurrency: int('concurrency', 32, LIMITS.concurrency),
-    writers: int('writers', 2, LIMITS.writers),
-    maxBodyBytes: int('maxBodyBytes', REQUEST_DEFAULTS.maxBodyBytes, LIMITS.maxBodyBytes),
-    hedgeAfter: multiple('hedgeAfter', REQUEST_DEFAULTS.hedgeAfter),
-    hedgeMinMs: int('hedgeMinMs', REQUEST_DEFAULTS.hedgeMinMs, LIMITS.hedgeMinMs),
-    recheckAfterMs: int('recheckAfterMs', REREAD_DEFAULTS.recheckAfterMs, LIMITS.recheckAfterMs),
-    settleMs: int('settleMs', SETTLE_MS, LIMITS.settleMs),
-    stragglerAgeMs: int('stragglerAgeMs', REREAD_DEFAULTS.stragglerAgeMs, LIMITS.stragglerAgeMs),
-    checkSignatures: bool('checkSignatures', false),
-    httpHost: parseHost(raw('httpHost'), name('httpHost')) ?? '127.0.0.1',
-    httpPort: raw('httpPort') === undefined ? undefined : int('httpPort', 0, LIMITS.httpPort),
-    httpToken: parseToken(raw('httpToken'), name('httpToken')),
-    feedRetentionMs: parseDuration(raw('feedRetentionMs'), name('feedRetentionMs'), {
-      fallback: DEFAULT_FEED_RETENTION_MS,
-      range: FEED_RETENTION_LIMITS,
-    }),
-    ...sinkSettings(readers),
-  };
-}
-
-/** How {@link loadConfig} reads one setting: its value, the name to show, typed and checked. */
-interface SettingReaders {
-  raw(key: keyof Config): string | undefined;
-  name(key: keyof Config): string;
-  int(key: keyof Config, fallback: number, range: { min: number; max: number }): number;
-  /** 0 (off) or a number from 1 to 100. */
-  multiple(key: keyof Config, fallback: number): number;
-  url(key: keyof Config, protocols: readonly string[]): string | undefined;
-  bool(key: keyof Config, fallback: boolean): boolean;
-}
-
-/** The readers of {@link loadConfig} over `env` and `overrides`: each names the setting it fails on. */
+/** How each kind of setting is read: its raw value, its name in messages, and typed parsers that throw {@link ConfigError}. */
 function settingReaders(
   env: Record<string, string | undefined>,
   overrides: Partial<Record<keyof Config, string | undefined>>,
-): SettingReaders {
+) {
   const raw = (key: keyof Config): string | undefined => {
     const value = overrides[key] ?? env[ENV[key]];
     return value === undefined || value.trim() === '' ? undefined : value.trim();
@@ -371,40 +285,73 @@ function settingReaders(
   return { raw, name, int, multiple, url, bool };
 }
 
-type SinkSettings = Pick<
-  Config,
-  | 'webhookUrl'
-  | 'webhookSecret'
-  | 'webhookFilter'
-  | 'sinkTries'
-  | 'sinkRetryMinMs'
-  | 'sinkRetryMaxMs'
-  | 'sinkLeaseMs'
->;
+/**
+ * Parses and validates the configuration from `env`, with `overrides` (from command-line flags)
+ * taking precedence. Throws {@link ConfigError} naming the first bad setting.
+ */
+export function loadConfig(
+  env: Record<string, string | undefined>,
+  overrides: Partial<Record<keyof Config, string | undefined>> = {},
+): Config {
+  const { raw, name, int, multiple, url, bool } = settingReaders(env, overrides);
 
-/** The settings of the feed's sinks: a webhook URL needs its secret. */
-function sinkSettings({ raw, name, int, url }: SettingReaders): SinkSettings {
-  const sinkRetryMinMs = int('sinkRetryMinMs', SINK_DEFAULTS.retryMinMs, LIMITS.sinkRetryMinMs);
-  const sinkRetryMaxMs = int('sinkRetryMaxMs', SINK_DEFAULTS.retryMaxMs, LIMITS.sinkRetryMaxMs);
-  if (sinkRetryMaxMs < sinkRetryMinMs) {
-    throw new ConfigError(name('sinkRetryMaxMs'), `must be >= ${ENV.sinkRetryMinMs} (${sinkRetryMinMs})`);
+  const logLevel = raw('logLevel') ?? 'info';
+  if (!(LOG_LEVELS as readonly string[]).includes(logLevel)) {
+    throw new ConfigError(name('logLevel'), `must be one of ${LOG_LEVELS.join(', ')} (got '${logLevel}')`);
   }
-  const webhookUrl = url('webhookUrl', ['http:', 'https:']);
-  const webhookSecret = parseToken(raw('webhookSecret'), name('webhookSecret'));
-  if (webhookUrl !== undefined && webhookSecret === undefined) {
+
+  const retryMinMs = int('retryMinMs', REQUEST_DEFAULTS.retryMinMs, LIMITS.retryMinMs);
+  const retryMaxMs = int('retryMaxMs', REQUEST_DEFAULTS.retryMaxMs, LIMITS.retryMaxMs);
+  if (retryMaxMs < retryMinMs) {
+    throw new ConfigError(name('retryMaxMs'), `must be >= ${ENV.retryMinMs} (${retryMinMs})`);
+  }
+
+  const databaseUrl = url('databaseUrl', ['postgres:', 'postgresql:']);
+  const readDatabaseUrl = url('readDatabaseUrl', ['postgres:', 'postgresql:']);
+  if (readDatabaseUrl !== undefined && databaseUrl === undefined) {
     throw new ConfigError(
-      name('webhookSecret'),
-      `is required when ${ENV.webhookUrl} is set (it signs every batch)`,
+      name('readDatabaseUrl'),
+      `needs ${ENV.databaseUrl}: the embedded database has no other roles`,
     );
   }
+
   return {
-    webhookUrl,
-    webhookSecret,
-    webhookFilter: parseSinkFilter(raw('webhookFilter'), name('webhookFilter')),
-    sinkTries: int('sinkTries', SINK_DEFAULTS.tries, LIMITS.sinkTries),
-    sinkRetryMinMs,
-    sinkRetryMaxMs,
-    sinkLeaseMs: int('sinkLeaseMs', SINK_DEFAULTS.leaseMs, LIMITS.sinkLeaseMs),
+    ledgerBaseUrl: url('ledgerBaseUrl', ['http:', 'https:']),
+    ledgerListUrl: url('ledgerListUrl', ['http:', 'https:']),
+    ledgerPaths: parsePaths(raw('ledgerPaths'), name('ledgerPaths')),
+    ledgerPaging: oneOf(raw('ledgerPaging'), name('ledgerPaging'), PAGING_MODES),
+    ledgerPageCount: int('ledgerPageCount', 100, LIMITS.ledgerPageCount),
+    ledgerAccountLists: oneOf(raw('ledgerAccountLists'), name('ledgerAccountLists'), ACCOUNT_LIST_FORMS),
+    ledgerLookups: oneOf(raw('ledgerLookups'), name('ledgerLookups'), LOOKUP_SPELLINGS),
+    databaseUrl,
+    readDatabaseUrl,
+    dataDir: raw('dataDir') ?? './.ledger-indexer',
+    redisUrl: url('redisUrl', ['redis:', 'rediss:']),
+    logLevel: logLevel as Config['logLevel'],
+    requestTimeoutMs: int('requestTimeoutMs', REQUEST_DEFAULTS.timeoutMs, LIMITS.requestTimeoutMs),
+    retries: int('retries', REQUEST_DEFAULTS.retries, LIMITS.retries),
+    retryMinMs,
+    retryMaxMs,
+    maxRetryWaitMs: int('maxRetryWaitMs', REQUEST_DEFAULTS.maxRetryWaitMs, LIMITS.maxRetryWaitMs),
+    requestsPerSecond: int('requestsPerSecond', REQUEST_DEFAULTS.requestsPerSecond, LIMITS.requestsPerSecond),
+    concurrency: int('concurrency', 32, LIMITS.concurrency),
+    writers: int('writers', 2, LIMITS.writers),
+    maxBodyBytes: int('maxBodyBytes', REQUEST_DEFAULTS.maxBodyBytes, LIMITS.maxBodyBytes),
+    hedgeAfter: multiple('hedgeAfter', REQUEST_DEFAULTS.hedgeAfter),
+    hedgeMinMs: int('hedgeMinMs', REQUEST_DEFAULTS.hedgeMinMs, LIMITS.hedgeMinMs),
+    recheckAfterMs: int('recheckAfterMs', REREAD_DEFAULTS.recheckAfterMs, LIMITS.recheckAfterMs),
+    settleMs: int('settleMs', SETTLE_MS, LIMITS.settleMs),
+    stragglerAgeMs: int('stragglerAgeMs', REREAD_DEFAULTS.stragglerAgeMs, LIMITS.stragglerAgeMs),
+    checkSignatures: bool('checkSignatures', false),
+    httpHost: parseHost(raw('httpHost'), name('httpHost')) ?? '127.0.0.1',
+    httpPort: raw('httpPort') === undefined ? undefined : int('httpPort', 0, LIMITS.httpPort),
+    httpToken: parseToken(raw('httpToken'), name('httpToken')),
+    feedRetentionMs: parseDuration(raw('feedRetentionMs'), name('feedRetentionMs'), {
+      fallback: DEFAULT_FEED_RETENTION_MS,
+      range: FEED_RETENTION_LIMITS,
+    }),
+    ...parseNatsSettings(raw, name),
+    ...parseSinkSettings({ raw, name, int, url }),
   };
 }
 
@@ -495,26 +442,6 @@ function parseHost(value: string | undefined, setting: string): string | undefin
   }
   return value;
 }
-
-/** A filter in `/feed`'s query form: `account`, `tokenTag` and `action`, each at most once. */
-function parseSinkFilter(value: string | undefined, setting: string): SinkFilter {
-  if (value === undefined) return {};
-  const filter: Record<string, string> = {};
-  for (const [key, given] of new URLSearchParams(value)) {
-    if (!(SINK_FILTER_KEYS as readonly string[]).includes(key) || key in filter) {
-      throw new ConfigError(
-        setting,
-        `must be ${SINK_FILTER_KEYS.map((k) => `${k}=…`).join(', ')} joined by & (each once; got '${key}')`,
-      );
-    }
-    if (given === '' || given.length > 200)
-      throw new ConfigError(setting, `${key} must be 1 to 200 characters`);
-    filter[key] = given;
-  }
-  return filter;
-}
-
-const SINK_FILTER_KEYS = ['account', 'tokenTag', 'action'] as const;
 
 function parseToken(value: string | undefined, setting: string): string | undefined {
   if (value !== undefined && !/^[\x21-\x7e]{16,256}$/.test(value)) {

@@ -91,6 +91,3 @@ export const HEAD_PROBE_MAX_AGE_MS = 5_000;
 
 /** How long a scrape waits for the head probe's answers, ms; a slower service leaves the stored heads. */
 export const HEAD_PROBE_TIMEOUT_MS = 3_000;
-
-/** The feed's sinks: tries of a batch before it is dead-lettered, the waits between them, the lease. */
-export const SINK_DEFAULTS = { tries: 10, retryMinMs: 1000, retryMaxMs: 300_000, leaseMs: 30_000 } as const;

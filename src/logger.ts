@@ -6,7 +6,17 @@ import { DatabaseError } from './errors.js';
 export type { Logger } from 'pino';
 
 /** Keys whose value is a URL that may carry a password: logged with the password masked. */
-const URL_KEYS = ['url', 'database_url', 'redis_url', 'base_url', 'databaseUrl', 'redisUrl', 'baseUrl'];
+const URL_KEYS = [
+  'url',
+  'database_url',
+  'redis_url',
+  'base_url',
+  'nats_url',
+  'databaseUrl',
+  'redisUrl',
+  'baseUrl',
+  'natsUrl',
+];
 
 /**
  * Paths censored in every log line. `command` is what ioredis attaches to an error: the command
@@ -24,6 +34,8 @@ const SECRET_PATHS = [
   '*.webhookSecret',
   'secret',
   '*.secret',
+  'natsToken',
+  '*.natsToken',
   'command.args',
   '*.command.args',
   'err.command',

@@ -16,8 +16,10 @@ export type TestNeed =
 export const CHROMIUM: string;
 export const DEFAULT_DATABASE_URL: string;
 export const DEFAULT_REDIS_URL: string;
+export const DEFAULT_NATS_URL: string;
 export function testNeeds(files: string[], options: { root: string; env?: NodeJS.ProcessEnv }): TestNeed[];
 export function chromiumNeed(path: string): TestNeed;
 export function postgresServer(url: string, setting?: string): TestNeed;
 export function redisServer(url: string, setting?: string): TestNeed;
+export function natsServer(url: string, setting?: string): TestNeed;
 export function preflight(needs: TestNeed[], options?: { timeoutMs?: number }): Promise<string | null>;

@@ -1,7 +1,8 @@
 // What a test run needs from the machine, checked before any test starts: the integration tests
 // need PostgreSQL and Redis answering (at DATABASE_URL and REDIS_URL, as the tests read them),
 // PostgreSQL's and Redis's server programs (for the tests that start, crash and restart servers
-// of their own), and the browser tests Chromium. A run missing any of them stops with one line
+// of their own), the tests of the feed's NATS destination NATS with JetStream (at NATS_URL) and,
+// for those that kill a server of their own, nats-server; and the browser tests Chromium. A run missing any of them stops with one line
 // naming what is missing and how to get it, instead of a pile of connection errors and cancelled
 // tests. Unit tests need nothing.
 import { spawnSync } from 'node:child_process';
@@ -14,6 +15,7 @@ export const CHROMIUM = '/usr/bin/chromium';
 /** The addresses the tests use when DATABASE_URL and REDIS_URL are unset. */
 export const DEFAULT_DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/postgres';
 export const DEFAULT_REDIS_URL = 'redis://127.0.0.1:6379';
+export const DEFAULT_NATS_URL = 'nats://127.0.0.1:4222';
 
 const PG_LIB = '/usr/lib/postgresql';
 const HOW = '`bash .ci/run` (as root) installs and starts what the tests need, then runs them';
@@ -41,7 +43,21 @@ export function testNeeds(files, { root, env = process.env }) {
       hint: 'not on PATH: apt-get install redis-server',
     });
   }
-  if (files.some((file) => /from 'playwright-core'/.test(readFileSync(join(root, file), 'utf8')))) {
+  const sources = files.map((file) => readFileSync(join(root, file), 'utf8'));
+  // Unit tests may name the NATS client's classes; only integration tests connect.
+  const integration = sources.filter((_, i) => files[i].startsWith('test/integration/'));
+  if (integration.some((source) => /from '(@nats-io\/|[./]*helpers\/nats\.js')/.test(source))) {
+    needs.push(natsServer(env.NATS_URL ?? DEFAULT_NATS_URL));
+  }
+  if (integration.some((source) => /\bstartPrivateNats\(/.test(source))) {
+    needs.push({
+      kind: 'program',
+      what: 'nats-server',
+      found: () => existsSync('/usr/sbin/nats-server') || onPath('nats-server', env.PATH),
+      hint: 'not on PATH: apt-get install nats-server',
+    });
+  }
+  if (sources.some((source) => /from 'playwright-core'/.test(source))) {
     needs.push(chromiumNeed(CHROMIUM));
   }
   return needs;
@@ -73,6 +89,19 @@ export function postgresServer(url, setting = 'DATABASE_URL') {
 export function redisServer(url, setting = 'REDIS_URL') {
   const answers = (reply) => reply[0] === 0x2b || reply[0] === 0x2d;
   return server({ what: 'Redis', url, defaultPort: 6379, setting, hello: Buffer.from('PING\r\n'), answers });
+}
+
+/**
+ * NATS with JetStream at `url`: the server speaks first, an `INFO {…}` line that says whether
+ * JetStream is enabled.
+ */
+export function natsServer(url, setting = 'NATS_URL') {
+  const answers = (reply) => {
+    const text = reply.toString('latin1');
+    if (!text.startsWith('INFO ')) return false;
+    return /"jetstream"\s*:\s*true/.test(text) ? true : 'it answers without JetStream (start it with -js)';
+  };
+  return server({ what: 'NATS', url, defaultPort: 4222, setting, hello: Buffer.alloc(0), answers });
 }
 
 function server({ what, url, defaultPort, setting, hello, answers }) {
@@ -110,7 +139,10 @@ function connectFailure(need, timeoutMs) {
     };
     socket.setTimeout(timeoutMs, () => done(`no answer within ${timeoutMs} ms`));
     socket.once('connect', () => socket.write(need.hello));
-    socket.once('data', (reply) => done(need.answers(reply) ? null : 'something else answers there'));
+    socket.once('data', (reply) => {
+      const verdict = need.answers(reply);
+      done(verdict === true ? null : typeof verdict === 'string' ? verdict : 'something else answers there');
+    });
     socket.once('end', () => done('the connection was closed without an answer'));
     socket.once('error', (err) =>
       done(err.code === 'ECONNREFUSED' ? 'connection refused' : (err.code ?? err.message)),

@@ -3,7 +3,7 @@
 //   node test/run.mjs [unit | integration | <folder or file>…]   (default: unit and integration)
 // A folder or file is taken relative to the repository, or to test/. Before any test starts, what
 // the chosen files need from the machine is checked (test/preflight.mjs): a run missing PostgreSQL,
-// Redis, their server programs or Chromium stops at once with one line naming it.
+// Redis, NATS, their server programs or Chromium stops at once with one line naming it.
 import { spawn } from 'node:child_process';
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';

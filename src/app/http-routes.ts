@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { sql } from 'drizzle-orm';
-import type { Database } from '../db/connect.js';
+import { type Database, openDatabase } from '../db/connect.js';
 import { LedgerIndexerError } from '../errors.js';
 import { DEFAULT_FEED_HTTP_LIMITS } from '../feed/feed-http.js';
 import { openFeedService } from '../feed/feed-service.js';
@@ -135,18 +135,32 @@ export async function openHttpSurface(sources: RouteSources & { port: number }):
   // Reads of its own, bounded: a frozen database costs a request seconds, and the sync's pool
   // is neither slowed nor filled by scrapes.
   const database = sources.database.bounded(SURFACE_DATABASE);
-  const readDatabase = sources.database.bounded(READ_API_DATABASE);
+  // What it serves of the mirror is read as LEDGER_READ_DATABASE_URL's role where one is given.
+  const { readDatabaseUrl } = sources.config;
+  const readSource =
+    readDatabaseUrl === undefined
+      ? sources.database
+      : await openDatabase({
+          databaseUrl: readDatabaseUrl,
+          logger: sources.logger,
+          readOnly: true,
+          maxConnections: 1,
+        });
+  const readDatabase = readSource.bounded(READ_API_DATABASE);
   const feed = openFeedService({
     database: sources.database,
+    readFrom: readSource,
     databaseUrl: sources.config.databaseUrl,
     retentionMs: sources.config.feedRetentionMs,
     logger: sources.logger,
   });
   let sinks: RunningSinks | undefined;
+  sources.metrics.feed.watch(feed);
   const close = async () => {
     await sinks?.close();
     await feed.close();
     await Promise.all([database.close(), readDatabase.close()]);
+    if (readSource !== sources.database) await readSource.close();
   };
   let surface: HttpSurface;
   try {

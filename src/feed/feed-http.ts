@@ -6,6 +6,7 @@
 import { once } from 'node:events';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from '../logger.js';
+import type { FeedConsumers } from './feed-consumers.js';
 import { type FeedEvent, type FeedFilter, matchesFilter } from './feed-event.js';
 import type { FeedHub } from './feed-hub.js';
 import { type FeedRequest, FeedRequestError, type FeedStart, parseFeedRequest } from './feed-query.js';
@@ -33,9 +34,14 @@ export const DEFAULT_FEED_HTTP_LIMITS: FeedHttpLimits = {
 export const CATCH_UP_BATCH = 500;
 
 /** Answers `GET /feed` from `hub`. */
-export function createFeedHandler(input: { hub: FeedHub; logger: Logger; limits?: Partial<FeedHttpLimits> }) {
+export function createFeedHandler(input: {
+  hub: FeedHub;
+  consumers: FeedConsumers;
+  logger: Logger;
+  limits?: Partial<FeedHttpLimits>;
+}) {
   const limits = { ...DEFAULT_FEED_HTTP_LIMITS, ...input.limits };
-  const { hub, logger } = input;
+  const { hub, logger, consumers } = input;
   let clients = 0;
   return async (request: IncomingMessage, response: ServerResponse): Promise<void> => {
     let parsed: FeedRequest;
@@ -49,19 +55,44 @@ export function createFeedHandler(input: { hub: FeedHub; logger: Logger; limits?
       if (!(error instanceof FeedRequestError)) throw error;
       return json(response, 400, { error: error.message });
     }
-    if (parsed.mode === 'poll') return longPoll(hub, parsed, response);
+    const remote = request.socket.remoteAddress ?? 'unknown';
+    if (parsed.mode === 'poll') {
+      const { consumer: name } = parsed;
+      const entry =
+        name === null
+          ? undefined
+          : consumers.polled({
+              name,
+              remote,
+              filter: parsed.filter,
+              position: startPosition(hub, parsed.start),
+            });
+      try {
+        return await longPoll(hub, parsed, response, consumers);
+      } finally {
+        entry?.end();
+      }
+    }
     if (clients >= limits.maxClients) return json(response, 503, { error: 'too many feed clients' });
     clients += 1;
+    const position = startPosition(hub, parsed.start);
+    const entry = consumers.stream({ name: parsed.consumer, remote, filter: parsed.filter, position });
     try {
       await streamEvents({
         hub,
         logger,
         limits,
-        start: parsed.start,
+        start: { after: position },
         filter: parsed.filter,
         response,
+        sent: (events, at) => {
+          entry.advance(at);
+          consumers.sent(events);
+        },
+        cutOff: () => consumers.cutOff(),
       });
     } finally {
+      entry.end();
       clients -= 1;
     }
   };
@@ -71,6 +102,7 @@ async function longPoll(
   hub: FeedHub,
   parsed: Extract<FeedRequest, { mode: 'poll' }>,
   response: ServerResponse,
+  consumers: FeedConsumers,
 ): Promise<void> {
   const gone = abortOnClose(response);
   const deadline = Date.now() + parsed.waitMs;
@@ -82,6 +114,7 @@ async function longPoll(
     after = page.position;
     const left = deadline - Date.now();
     if (events.length > 0 || left <= 0 || gone.aborted) {
+      consumers.sent(events.length);
       return json(response, 200, { events, position: after, head: page.head });
     }
     // Nothing passed the filter, or nothing yet: go on past what was read, or wait for more.
@@ -89,14 +122,22 @@ async function longPoll(
   }
 }
 
-async function streamEvents(input: {
-  hub: FeedHub;
-  logger: Logger;
-  limits: FeedHttpLimits;
-  start: FeedStart;
-  filter: FeedFilter;
-  response: ServerResponse;
-}): Promise<void> {
+/** What a stream reports as it goes: events written up to a position, a cut-off. */
+interface StreamReports {
+  sent(events: number, position: number): void;
+  cutOff(): void;
+}
+
+async function streamEvents(
+  input: {
+    hub: FeedHub;
+    logger: Logger;
+    limits: FeedHttpLimits;
+    start: FeedStart;
+    filter: FeedFilter;
+    response: ServerResponse;
+  } & StreamReports,
+): Promise<void> {
   const { hub, limits, filter, response } = input;
   const closed = abortOnClose(response);
   let position = startPosition(hub, input.start);
@@ -113,18 +154,15 @@ async function streamEvents(input: {
   // Catching up: pages read at the client's pace (it is waited for while its buffer is full).
   for (;;) {
     if (page.kind === 'gone') return void response.destroy();
-    response.write(
-      frames(
-        page.events.filter((e) => matchesFilter(e, filter)),
-        page.position,
-        position,
-      ),
-    );
+    const passed = page.events.filter((e) => matchesFilter(e, filter));
+    response.write(frames(passed, page.position, position));
     position = page.position;
+    input.sent(passed.length, position);
     if (closed.aborted) return;
     if (page.events.length < CATCH_UP_BATCH && position >= hub.head()) break;
     if (response.writableLength > limits.maxBufferedBytes && !(await drained(response, limits, closed))) {
       input.logger.warn({ position, buffered_bytes: response.writableLength }, 'feed: slow client cut off');
+      input.cutOff();
       return void response.destroy();
     }
     if (closed.aborted) return;
@@ -149,15 +187,17 @@ async function drained(
 }
 
 /** Live: the hub hands every new stretch; a client that does not keep up is cut off. */
-async function followLive(input: {
-  hub: FeedHub;
-  logger: Logger;
-  limits: FeedHttpLimits;
-  filter: FeedFilter;
-  response: ServerResponse;
-  closed: AbortSignal;
-  position: number;
-}): Promise<void> {
+async function followLive(
+  input: {
+    hub: FeedHub;
+    logger: Logger;
+    limits: FeedHttpLimits;
+    filter: FeedFilter;
+    response: ServerResponse;
+    closed: AbortSignal;
+    position: number;
+  } & StreamReports,
+): Promise<void> {
   const { hub, logger, limits, response, closed } = input;
   let sent = input.position;
   const unsubscribe = hub.subscribe({
@@ -167,8 +207,10 @@ async function followLive(input: {
       if (response.destroyed) return;
       response.write(frames(events, position, sent));
       sent = position;
+      input.sent(events.length, position);
       if (response.writableLength > limits.maxBufferedBytes) {
         logger.warn({ position: sent, buffered_bytes: response.writableLength }, 'feed: slow client cut off');
+        input.cutOff();
         unsubscribe();
         response.destroy();
       }

@@ -21,14 +21,15 @@ export const LIMITS = { defaultLimit: 100, maxLimit: 1000 } as const;
 export type FeedStart = { after: number } | { atHead: true };
 
 /** A request of `GET /feed`: a stream of Server-Sent Events, or one long-poll JSON answer. */
-export type FeedRequest =
-  | { mode: 'sse'; start: FeedStart; filter: FeedFilter }
-  | { mode: 'poll'; start: FeedStart; filter: FeedFilter; waitMs: number; limit: number };
+export type FeedRequest = { start: FeedStart; filter: FeedFilter; consumer: string | null } & (
+  | { mode: 'sse' }
+  | { mode: 'poll'; waitMs: number; limit: number }
+);
 
 /**
  * Parses a request: SSE when it accepts `text/event-stream`, else a long poll. The start is
  * `Last-Event-ID` (an SSE client resuming), else `after` (a position, or `now` for the head),
- * else the beginning. Throws {@link FeedRequestError}.
+ * else the beginning. `consumer` names the reader on the status page. Throws {@link FeedRequestError}.
  */
 export function parseFeedRequest(input: {
   query: URLSearchParams;
@@ -46,14 +47,24 @@ export function parseFeedRequest(input: {
     resume !== undefined && resume !== ''
       ? { after: position(resume, 'Last-Event-ID') }
       : startOf(query.get('after'));
-  if (input.accept?.includes('text/event-stream')) return { mode: 'sse', start, filter };
+  const consumer = consumerName(query.get('consumer'));
+  if (input.accept?.includes('text/event-stream')) return { mode: 'sse', start, filter, consumer };
   const waitMs = query.has('wait') ? duration(query.get('wait') ?? '', 'wait') : 0;
   if (waitMs > MAX_WAIT_MS) throw new FeedRequestError('wait', `must be at most ${MAX_WAIT_MS / 1000}s`);
   const limit = query.has('limit') ? whole(query.get('limit') ?? '', 'limit') : LIMITS.defaultLimit;
   if (limit < 1 || limit > LIMITS.maxLimit) {
     throw new FeedRequestError('limit', `must be from 1 to ${LIMITS.maxLimit}`);
   }
-  return { mode: 'poll', start, filter, waitMs, limit };
+  return { mode: 'poll', start, filter, consumer, waitMs, limit };
+}
+
+/** `?consumer=`: the name a reader goes by on the status page, 1 to 64 letters, digits, `.`, `_` or `-`. */
+function consumerName(value: string | null): string | null {
+  if (value === null || value === '') return null;
+  if (!/^[A-Za-z0-9._-]{1,64}$/.test(value)) {
+    throw new FeedRequestError('consumer', 'must be 1 to 64 letters, digits, ".", "_" or "-"');
+  }
+  return value;
 }
 
 function startOf(after: string | null): FeedStart {

@@ -6,6 +6,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Database } from '../db/connect.js';
 import type { Logger } from '../logger.js';
+import { createFeedConsumers, type FeedConsumers } from './feed-consumers.js';
 import { createFeedHandler, type FeedHttpLimits } from './feed-http.js';
 import { type FeedHub, startFeedHub } from './feed-hub.js';
 
@@ -21,30 +22,43 @@ export interface FeedService {
   handle(request: IncomingMessage, response: ServerResponse): Promise<void>;
   /** The hub once started (tests). */
   hub(): Promise<FeedHub>;
+  /** Who reads the feed from this process, and how far each has got. */
+  consumers: FeedConsumers;
+  /** The last position handed to the live readers; `null` while the hub has not started. */
+  head(): number | null;
   close(): Promise<void>;
 }
 
-/** Opens the feed over `database` (stamps, expiry) and a bounded handle of it (reads). */
+/** Opens the feed over `database` (stamps, expiry) and a bounded handle of `readFrom` (reads). */
 export function openFeedService(input: {
   database: Database;
+  /** Where the feed's pages are read: a role that may only read. Default `database`. */
+  readFrom?: Database | undefined;
   databaseUrl: string | undefined;
   retentionMs: number;
   logger: Logger;
   limits?: Partial<FeedHttpLimits> | undefined;
 }): FeedService {
   const { logger } = input;
-  const reader = input.database.bounded(FEED_READ_DATABASE);
+  const reader = (input.readFrom ?? input.database).bounded(FEED_READ_DATABASE);
   let starting: Promise<FeedHub> | undefined;
+  let started: FeedHub | undefined;
   let failedAt = 0;
   let closed = false;
   const hub = (): Promise<FeedHub> => {
     if (starting === undefined || (failedAt > 0 && Date.now() - failedAt > RESTART_AFTER_MS)) {
       failedAt = 0;
-      starting = startFeedHub({ ...input, reader }).catch((error: unknown) => {
-        failedAt = Date.now();
-        logger.warn({ err: error }, 'feed: cannot start');
-        throw error;
-      });
+      starting = startFeedHub({ ...input, reader }).then(
+        (opened) => {
+          started = opened;
+          return opened;
+        },
+        (error: unknown) => {
+          failedAt = Date.now();
+          logger.warn({ err: error }, 'feed: cannot start');
+          throw error;
+        },
+      );
     }
     return starting;
   };
@@ -56,11 +70,12 @@ export function openFeedService(input: {
   }, RESTART_AFTER_MS);
   retry.unref();
   let handler: ReturnType<typeof createFeedHandler> | undefined;
+  const consumers = createFeedConsumers();
   return {
     async handle(request, response) {
-      let started: FeedHub;
+      let opened: FeedHub;
       try {
-        started = await hub();
+        opened = await hub();
       } catch (error) {
         const body = `${JSON.stringify({ error: `the feed is not available: ${firstLine(error)}` })}\n`;
         response.writeHead(503, {
@@ -70,10 +85,12 @@ export function openFeedService(input: {
         response.end(body);
         return;
       }
-      handler ??= createFeedHandler({ hub: started, logger, limits: input.limits });
+      handler ??= createFeedHandler({ hub: opened, consumers, logger, limits: input.limits });
       await handler(request, response);
     },
     hub,
+    consumers,
+    head: () => started?.head() ?? null,
     async close() {
       if (closed) return;
       closed = true;

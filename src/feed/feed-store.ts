@@ -107,3 +107,32 @@ export async function expireFeed(database: Database, cutoff: Date): Promise<numb
     if (step.transactions < EXPIRE_BATCH) return deleted;
   }
 }
+
+/** What {@link catchUpFeed} did. */
+export interface FeedCatchUp {
+  /** Transactions given positions. */
+  stamped: number;
+  /** Events deleted by the retention. */
+  expired: number;
+}
+
+/**
+ * Stamps every transaction waiting, step after step, then lets the retention delete what is older
+ * than `retentionMs`: what a process that writes but serves no feed (a one-shot `sync` run from
+ * cron) does before it exits, so its records reach the feed's readers and the feed stays bounded
+ * without a feed server running beside it.
+ */
+export async function catchUpFeed(
+  database: Database,
+  input: { retentionMs: number; now?: Date },
+): Promise<FeedCatchUp> {
+  let stamped = 0;
+  for (;;) {
+    const step = await stampFeed(database);
+    stamped += step.transactions;
+    if (step.transactions < STAMP_BATCH) break;
+  }
+  const now = input.now ?? new Date();
+  const expired = await expireFeed(database, new Date(now.getTime() - input.retentionMs));
+  return { stamped, expired };
+}

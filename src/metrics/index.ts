@@ -1,10 +1,12 @@
 import { hostname } from 'node:os';
 import { Registry } from 'prom-client';
 import type { ClientObserver } from '../client/observer.js';
+import { type FeedMetrics, registerFeedMetrics } from './feed-metrics.js';
 import { registerProcessMetrics, type WriteObserver } from './process-metrics.js';
 import { type ReadObserver, registerReadMetrics } from './read-metrics.js';
 import { registerStateMetrics, type StateMetrics } from './state-metrics.js';
 
+export type { FeedMetrics, FeedMetricsSource } from './feed-metrics.js';
 export { METRIC_PREFIX, REREAD_STREAM } from './names.js';
 export type { WriteObserver } from './process-metrics.js';
 export type { ReadObserver } from './read-metrics.js';
@@ -21,6 +23,8 @@ export interface Metrics {
   writes: WriteObserver;
   /** Handed to the read API: its answers by route and status. */
   reads: ReadObserver;
+  /** The change feed's head, readers and what it sent, read from the feed at each scrape. */
+  feed: FeedMetrics;
   state: StateMetrics;
   /** The Prometheus text of every metric. */
   text(): Promise<string>;
@@ -32,18 +36,20 @@ export function processLabel(): string {
   return `${hostname()}:${process.pid}`;
 }
 
-/** Creates the registry with the process, client, write, read API and state metrics. */
+/** Creates the registry with the process, client, write, read API, feed and state metrics. */
 export function createMetrics(options: { process?: string } = {}): Metrics {
   const registry = new Registry();
   const label = options.process ?? processLabel();
   const { client, writes } = registerProcessMetrics(registry, label);
   const reads = registerReadMetrics(registry, label);
+  const feed = registerFeedMetrics(registry, label);
   const state = registerStateMetrics(registry);
   return {
     registry,
     client,
     writes,
     reads,
+    feed,
     state,
     text: () => registry.metrics(),
     contentType: registry.contentType,

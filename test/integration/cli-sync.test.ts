@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import { createServer } from 'node:net';
 import { after, before, describe, it } from 'node:test';
+import { sql } from 'drizzle-orm';
+import { queryRows } from '../../src/db/rows.js';
 import { createSimulator, type Simulator } from '../../src/simulator/index.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 import { waitFor } from '../helpers/wait-for.js';
@@ -109,6 +111,41 @@ describe('sync and status on the command line', () => {
       `resumed at the checkpoint (${fetched} pages fetched)`,
     );
     await assertMirrorsTruth(testDb.database.db, simulator);
+  });
+
+  it('gives what it wrote its feed positions before it exits, and lets the retention delete old events', async () => {
+    // No feed server runs beside these runs: only `sync` itself can stamp.
+    const feedCounts = async () => {
+      const [row] = await queryRows<{
+        unstamped: number;
+        events: number;
+        top: string | null;
+        horizon: string;
+      }>(
+        testDb.database.db,
+        sql`SELECT (SELECT count(*) FROM ledger_feed_transactions WHERE last_position IS NULL)::int AS unstamped,
+          (SELECT count(*) FROM ledger_feed_events)::int AS events,
+          (SELECT max(last_position)::text FROM ledger_feed_transactions) AS top,
+          (SELECT retained_after::text FROM ledger_feed_horizon) AS horizon`,
+      );
+      return row!;
+    };
+    const stamped = await feedCounts();
+    assert.equal(stamped.unstamped, 0, 'every transaction of the earlier runs stamped');
+    assert.ok(stamped.events >= simulator.count(), `an event for each record stored (${stamped.events})`);
+    assert.equal(Number(stamped.top) - Number(stamped.horizon), stamped.events, 'positions without holes');
+
+    await testDb.database.db.execute(
+      sql`UPDATE ledger_feed_transactions SET stamped_at = now() - interval '2 days'`,
+    );
+    simulator.addRecords(25);
+    const run = await runCli(['sync'], { ...env, LEDGER_FEED_RETENTION: '1d' }).done;
+    assert.equal(run.code, 0, run.stderr);
+    const after = await feedCounts();
+    assert.equal(after.unstamped, 0);
+    assert.equal(after.horizon, stamped.top, 'the events older than a day deleted, the horizon at their end');
+    assert.equal(after.events, Number(after.top) - Number(after.horizon), 'only the new run’s events kept');
+    assert.ok(after.events >= 25, `the 25 new records' events (${after.events})`);
   });
 
   it('status --json reports the stream, its lag and the backlog', async () => {

@@ -15,7 +15,7 @@ import { type HttpSurface, jsonReply, startHttpSurface } from '../../src/http/se
 import { silentLogger } from '../../src/logger.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 import { insertRows, openSse, type SseReader } from '../helpers/feed.js';
-import { openTestSurface } from '../helpers/http-surface.js';
+import { openTestSurface, parseSamples, sampleSum } from '../helpers/http-surface.js';
 import { waitFor } from '../helpers/wait-for.js';
 
 let testDb: TestDatabase;
@@ -216,6 +216,34 @@ describe('GET /feed', () => {
       rawIds,
       'nothing lost, nothing twice',
     );
+  });
+
+  it('counts its readers, how far each named one is behind, and what it sent, in the metrics', async () => {
+    const start = await head();
+    const named = await openSse(`${surface.url}/feed?after=${start}&consumer=dashboard`);
+    const written = await write(3);
+    await waitFor('the stream has the events', () => named.events.length === 3);
+    // A named long poll behind the head: it asks after the stream's start.
+    assert.equal((await poll(`after=${start}&consumer=reports`)).status, 200);
+    const samples = parseSamples(await (await fetch(`${surface.url}/metrics`)).text());
+    const top = (await poll('after=now')).body.position;
+    assert.equal(sampleSum(samples, 'ledger_indexer_feed_head_position'), top);
+    assert.equal(sampleSum(samples, 'ledger_indexer_feed_consumers', { mode: 'sse' }), 1);
+    assert.equal(
+      sampleSum(samples, 'ledger_indexer_feed_consumer_lag_positions', { consumer: 'dashboard' }),
+      0,
+    );
+    assert.equal(
+      sampleSum(samples, 'ledger_indexer_feed_consumer_lag_positions', { consumer: 'reports' }),
+      top - start,
+    );
+    assert.ok((sampleSum(samples, 'ledger_indexer_feed_events_sent_total') ?? 0) >= written.length * 2);
+    named.close();
+    await named.ended;
+    await waitFor('the stream gone from the metrics once it ends', async () => {
+      const after = parseSamples(await (await fetch(`${surface.url}/metrics`)).text());
+      return sampleSum(after, 'ledger_indexer_feed_consumers', { mode: 'sse' }) === 0;
+    });
   });
 
   it('serves a thousand SSE clients from one database listener', async () => {

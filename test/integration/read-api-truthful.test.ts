@@ -254,6 +254,49 @@ describe('read API: its metrics', () => {
   });
 });
 
+describe('read API: a role that may only read', () => {
+  it("reads as LEDGER_READ_DATABASE_URL's role: served where the role may read, refused where it may not", async () => {
+    const suffix = `${process.pid}_${Date.now()}`;
+    const reader = `ledger_reader_${suffix}`;
+    const stranger = `ledger_stranger_${suffix}`;
+    const asRole = (role: string) => {
+      const url = new URL(testDb.url);
+      url.username = role;
+      url.password = '';
+      return url.toString();
+    };
+    const db = testDb.database.db;
+    // Role names are not parameters: these are made here, of digits and letters only.
+    await db.execute(sql.raw(`CREATE ROLE ${reader} LOGIN; CREATE ROLE ${stranger} LOGIN`));
+    const opened: HttpSurface[] = [];
+    try {
+      await db.execute(sql.raw(`GRANT USAGE ON SCHEMA public TO ${reader}, ${stranger}`));
+      await db.execute(sql.raw(`GRANT SELECT ON ALL TABLES IN SCHEMA public TO ${reader}`));
+      const open = async (role: string) => {
+        const env = { LEDGER_READ_DATABASE_URL: asRole(role) };
+        const opening = await openTestSurface({ testDb, signal: stop.signal, env });
+        opened.push(opening);
+        return opening;
+      };
+      const readOnly = await open(reader);
+      const answer = await get(readOnly.url, '/txs?count=5');
+      assert.equal(answer.status, 200, JSON.stringify(answer.json));
+      assert.equal((answer.json['txs'] as Tx[]).length, 5);
+      const feed = await get(readOnly.url, '/feed?after=0&limit=3');
+      assert.equal(feed.status, 200, JSON.stringify(feed.json));
+      assert.equal((feed.json['events'] as unknown[]).length, 3);
+      // A role that may not read the records: the surface did not read them as the writer's role.
+      const refused = await open(stranger);
+      assert.deepEqual((await get(refused.url, '/txs?count=5')).status, 503);
+    } finally {
+      await Promise.all(opened.map((s) => s.close()));
+      await db.execute(
+        sql.raw(`DROP OWNED BY ${reader}, ${stranger}; DROP ROLE ${reader}; DROP ROLE ${stranger}`),
+      );
+    }
+  });
+});
+
 describe('read API: a database that does not answer in time', () => {
   it('answers 503 err_mirror_unavailable once a read passes its timeout', async () => {
     await testDb.database.withConnection(async (db) => {

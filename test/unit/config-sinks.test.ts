@@ -45,6 +45,23 @@ describe('the sinks’ settings', () => {
     await Promise.all(sinks.map((s) => s.target.close()));
   });
 
+  it('run the NATS destination as a sink of its own when LEDGER_NATS_URL is set, beside the webhook', async () => {
+    const config = loadConfig({
+      ...URL_SET,
+      LEDGER_WEBHOOK_SECRET: SECRET,
+      LEDGER_NATS_URL: 'nats://127.0.0.1:4222',
+    });
+    const sinks = configuredSinks(config);
+    assert.deepEqual(
+      sinks.map((s) => [s.name, s.target.kind, s.filter]),
+      [
+        ['webhook', 'webhook', {}],
+        ['nats', 'nats', {}],
+      ],
+    );
+    await Promise.all(sinks.map((s) => s.target.close()));
+  });
+
   it('refuse a webhook URL without its secret, in one line naming the setting and not the URL', () => {
     assert.equal(
       failure(URL_SET),

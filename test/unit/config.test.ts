@@ -117,6 +117,9 @@ describe('loadConfig', () => {
     [{ LEDGER_LIST_URL: 'ftp://explorer.example.org' }, 'LEDGER_LIST_URL'],
     [{ LEDGER_ACCOUNT_LISTS: 'query' }, 'LEDGER_ACCOUNT_LISTS'],
     [{ LEDGER_LOOKUPS: 'explorer' }, 'LEDGER_LOOKUPS'],
+    [{ LEDGER_READ_DATABASE_URL: 'mysql://reader@db/ledger' }, 'LEDGER_READ_DATABASE_URL'],
+    // The embedded database has one role: nothing to read as.
+    [{ LEDGER_READ_DATABASE_URL: 'postgres://reader@db/ledger' }, 'LEDGER_READ_DATABASE_URL'],
   ];
   for (const [env, setting] of bad) {
     it(`rejects a bad ${setting} with one line naming it`, () => {

@@ -171,4 +171,22 @@ describe('docker-compose.yml runs that image', () => {
       );
     }
   });
+
+  it('runs NATS with JetStream on a volume, checked healthy, the feed sent to it only when LEDGER_NATS_URL is set', () => {
+    const nats = compose.services.nats as ComposeService & { healthcheck?: { test?: string[] } };
+    assert.match(nats?.image ?? '', /^nats:2\b/);
+    assert.ok(nats?.command?.includes('--jetstream'), 'JetStream on');
+    const store = nats?.command?.[(nats?.command?.indexOf('--store_dir') ?? -2) + 1];
+    assert.ok(
+      (nats?.volumes ?? []).some((v) => typeof v === 'string' && v.endsWith(`:${store}`)),
+      `the store (${store}) is a volume`,
+    );
+    assert.deepEqual(nats?.ports, ['127.0.0.1:4222:4222'], 'published on loopback only');
+    assert.match((nats?.healthcheck?.test ?? []).join(' '), /healthz/);
+    // Compose's own substitution, passed on as written: empty (off) unless the variable is set.
+    const passedOn = ['$', '{LEDGER_NATS_URL:-}'].join('');
+    for (const [name, service] of appServices) {
+      assert.equal(service.environment?.LEDGER_NATS_URL, passedOn, `${name}: off unless set`);
+    }
+  });
 });

@@ -31,13 +31,17 @@ function event(overrides: Partial<FeedEvent> = {}): FeedEvent {
 
 describe('parseFeedRequest', () => {
   it('reads a long poll: after, wait, limit and the filters', () => {
-    assert.deepEqual(parse('after=12&wait=20s&limit=5&account=a&tokenTag=t&action=burn'), {
-      mode: 'poll',
-      start: { after: 12 },
-      filter: { account: 'a', tokenTag: 't', action: 'burn' },
-      waitMs: 20_000,
-      limit: 5,
-    });
+    assert.deepEqual(
+      parse('after=12&wait=20s&limit=5&account=a&tokenTag=t&action=burn&consumer=ledger-dash.1'),
+      {
+        mode: 'poll',
+        start: { after: 12 },
+        filter: { account: 'a', tokenTag: 't', action: 'burn' },
+        consumer: 'ledger-dash.1',
+        waitMs: 20_000,
+        limit: 5,
+      },
+    );
     assert.deepEqual(parse('').start, { after: 0 }, 'from the beginning by default');
     assert.deepEqual(parse('after=now').start, { atHead: true });
     assert.equal((parse('wait=1500ms') as { waitMs: number }).waitMs, 1500);
@@ -48,6 +52,7 @@ describe('parseFeedRequest', () => {
       mode: 'sse',
       start: { after: 41 },
       filter: { account: undefined, tokenTag: undefined, action: undefined },
+      consumer: null,
     });
   });
 
@@ -59,6 +64,8 @@ describe('parseFeedRequest', () => {
       ['wait=soon', 'wait'],
       ['limit=0', 'limit'],
       ['limit=5000', 'limit'],
+      ['consumer=two words', 'consumer'],
+      [`consumer=${'x'.repeat(65)}`, 'consumer'],
     ] as const) {
       assert.throws(
         () => parse(query),

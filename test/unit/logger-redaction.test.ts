@@ -65,4 +65,22 @@ describe('the logger', () => {
     assert.equal(line?.redis_url, 'redis://default:***@h:6379');
     assert.deepEqual(line?.target, { url: 'http://u:***@h/', base_url: 'http://u:***@h/' });
   });
+
+  it("masks the NATS destination's password and token, in a config object too", () => {
+    const [line] = logged((logger) =>
+      logger.info(
+        {
+          nats_url: `nats://feed:${SECRET}@h:4222`,
+          config: { natsUrl: `nats://feed:${SECRET}@h:4222`, natsToken: SECRET, natsStream: 'LEDGER_FEED' },
+        },
+        'x',
+      ),
+    );
+    assert.equal(line?.nats_url, 'nats://feed:***@h:4222');
+    assert.deepEqual(line?.config, {
+      natsUrl: 'nats://feed:***@h:4222',
+      natsToken: '***',
+      natsStream: 'LEDGER_FEED',
+    });
+  });
 });

@@ -5,13 +5,25 @@ import { createServer, type Server } from 'node:net';
 import { after, describe, it } from 'node:test';
 import { packageRoot } from '../../src/paths.js';
 import { freePort } from '../helpers/free-port.js';
-import { chromiumNeed, postgresServer, preflight, redisServer, testNeeds } from '../preflight.mjs';
+import {
+  chromiumNeed,
+  natsServer,
+  postgresServer,
+  preflight,
+  redisServer,
+  testNeeds,
+} from '../preflight.mjs';
 
 const HOW = '`bash .ci/run` (as root) installs and starts what the tests need, then runs them.';
 
-/** A loopback server that answers every connection's first bytes with `reply`. */
-async function answering(reply: string): Promise<{ server: Server; port: number }> {
-  const server = createServer((socket) => socket.once('data', () => socket.end(reply)));
+/** A loopback server that answers every connection's first bytes with `reply` (or speaks first, as NATS does). */
+async function answering(
+  reply: string,
+  options: { first?: boolean } = {},
+): Promise<{ server: Server; port: number }> {
+  const server = createServer((socket) =>
+    options.first ? socket.end(reply) : socket.once('data', () => socket.end(reply)),
+  );
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
   const address = server.address();
@@ -33,17 +45,22 @@ describe('the test run stops at once when the machine lacks what the tests need'
     );
   });
 
-  it('names everything missing in the same line: Redis and Chromium too', async () => {
-    const [pg, redis] = [await freePort(), await freePort()];
+  it('names everything missing in the same line: Redis, NATS and Chromium too', async () => {
+    const [pg, redis, nats] = [await freePort(), await freePort(), await freePort()];
     const line = await preflight([
       postgresServer(`postgres://postgres@127.0.0.1:${pg}/postgres`),
       redisServer(`redis://127.0.0.1:${redis}`),
+      natsServer(`nats://127.0.0.1:${nats}`),
       chromiumNeed('/nonexistent/chromium'),
     ]);
     assert.ok(line !== null);
     assert.doesNotMatch(line, /\n/);
     assert.match(line, new RegExp(`PostgreSQL does not answer on 127\\.0\\.0\\.1:${pg} \\(DATABASE_URL`));
     assert.match(line, new RegExp(`Redis does not answer on 127\\.0\\.0\\.1:${redis} \\(REDIS_URL`));
+    assert.match(
+      line,
+      new RegExp(`NATS does not answer on 127\\.0\\.0\\.1:${nats} \\(NATS_URL; connection refused`),
+    );
     assert.match(line, /Chromium is missing \(not at \/nonexistent\/chromium: apt-get install chromium\)/);
   });
 
@@ -59,6 +76,21 @@ describe('the test run stops at once when the machine lacks what the tests need'
     assert.equal(await preflight(passing), null);
     const line = await preflight([redisServer(`redis://127.0.0.1:${other.port}`)]);
     assert.match(line ?? '', /Redis does not answer on .* something else answers there/);
+  });
+
+  it('passes a NATS whose INFO says JetStream, and names one without it', async () => {
+    const info = (jetstream: boolean) =>
+      `INFO {"server_id":"N1","version":"2.9.10","jetstream":${jetstream},"max_payload":1048576}\r\n`;
+    const nats = await answering(info(true), { first: true });
+    const plain = await answering(info(false), { first: true });
+    servers.push(nats.server, plain.server);
+    assert.equal(await preflight([natsServer(`nats://127.0.0.1:${nats.port}`)]), null);
+    assert.match(
+      (await preflight([natsServer(`nats://127.0.0.1:${plain.port}`)])) ?? '',
+      new RegExp(
+        `NATS does not answer on 127\\.0\\.0\\.1:${plain.port} \\(NATS_URL; it answers without JetStream`,
+      ),
+    );
   });
 
   it('asks nothing of the machine for unit tests, the servers for integration tests, Chromium for the browser test', () => {
@@ -81,6 +113,14 @@ describe('the test run stops at once when the machine lacks what the tests need'
     );
     const browser = testNeeds(['test/integration/status-page-browser.test.ts'], { root: packageRoot, env });
     assert.ok(browser.some((need) => need.what === 'Chromium'));
+    assert.ok(!integration.some((need) => need.what === 'NATS'), 'only the NATS tests need NATS');
+    const nats = testNeeds(['test/integration/feed-nats-sink-failures.test.ts'], {
+      root: packageRoot,
+      env: { ...env, NATS_URL: 'nats://broker.example.org:4333' },
+    });
+    assert.ok(nats.some((need) => need.kind === 'server' && need.what === 'NATS' && need.port === 4333));
+    assert.ok(nats.some((need) => need.what === 'nats-server'));
+    assert.deepEqual(testNeeds(['test/unit/nats-sink.test.ts'], { root: packageRoot, env }), []);
   });
 
   it('node test/run.mjs prints that one line and runs no test', async () => {

@@ -110,6 +110,10 @@ export const command = defineCommand({
       onPage: (event) => progress.page(event),
     });
     progress.done();
+    // No feed server may run beside a sync from cron: its records reach the feed's readers now.
+    const { catchUpFeed } = await import('../../feed/feed-store.js');
+    const feed = await catchUpFeed(ctx.database, { retentionMs: config.feedRetentionMs });
+    logger.info({ stamped: feed.stamped, expired_events: feed.expired }, 'feed: caught up');
     io.stdout.write(`${summarise(result, Date.now() - started)}\n`);
     return result.stopped ? signalExitCode(io.signal) : 0;
   },

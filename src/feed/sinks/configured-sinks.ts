@@ -7,6 +7,7 @@ import type { Config } from '../../config.js';
 import type { Database } from '../../db/connect.js';
 import type { Logger } from '../../logger.js';
 import type { FeedFilter } from '../feed-event.js';
+import { createNatsTarget } from './nats-target.js';
 import { type SinkFeed, type SinkRunner, startSinkRunner } from './sink-runner.js';
 import type { SinkTarget } from './sink-target.js';
 import { createWebhookTarget } from './webhook-target.js';
@@ -18,8 +19,8 @@ export interface ConfiguredSink {
   filter: FeedFilter;
 }
 
-/** The sinks `config` asks for (none when no sink is set up). */
-export function configuredSinks(config: Config): ConfiguredSink[] {
+/** The sinks `config` asks for (none when no sink is set up). Nothing connects yet. */
+export function configuredSinks(config: Config, logger?: Logger): ConfiguredSink[] {
   const sinks: ConfiguredSink[] = [];
   if (config.webhookUrl !== undefined && config.webhookSecret !== undefined) {
     const target = createWebhookTarget({
@@ -28,6 +29,9 @@ export function configuredSinks(config: Config): ConfiguredSink[] {
       secret: config.webhookSecret,
     });
     sinks.push({ name: 'webhook', target, filter: config.webhookFilter });
+  }
+  if (config.natsUrl !== undefined) {
+    sinks.push({ name: 'nats', target: createNatsTarget({ config, logger }), filter: {} });
   }
   return sinks;
 }
@@ -48,11 +52,11 @@ export function startConfiguredSinks(input: {
   database: Database;
   feed: () => Promise<SinkFeed>;
   logger: Logger;
-  /** Default `configuredSinks(config)`. */
+  /** Default `configuredSinks(config, logger)`. */
   sinks?: ConfiguredSink[] | undefined;
 }): RunningSinks {
   const { config } = input;
-  const runners = (input.sinks ?? configuredSinks(config)).map((sink) =>
+  const runners = (input.sinks ?? configuredSinks(config, input.logger)).map((sink) =>
     startSinkRunner({
       ...sink,
       database: input.database,
