@@ -173,7 +173,11 @@ export async function openHttpSurface(sources: RouteSources & { port: number }):
     surface = await startHttpSurface({
       host: httpHost,
       port: sources.port,
-      routes: { ...createRoutes({ ...sources, database }), api, feed: guardedFeed(feed.handle, httpToken) },
+      routes: {
+        ...createRoutes({ ...sources, database, feedReaders: () => feed.consumers.list() }),
+        api,
+        feed: guardedFeed(feed.handle, httpToken),
+      },
       logger: sources.logger,
       maxConnections: MAX_CONNECTIONS + DEFAULT_FEED_HTTP_LIMITS.maxClients,
     });

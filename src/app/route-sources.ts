@@ -1,5 +1,6 @@
 import type { Config } from '../config.js';
 import type { Database } from '../db/connect.js';
+import type { FeedConsumer } from '../feed/feed-consumers.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics/index.js';
 import type { HeadReadClient } from './status/service-heads.js';
@@ -17,4 +18,6 @@ export interface RouteSources {
   signal: AbortSignal;
   /** What the service head reads share with the process's client: a worker's budget, the request metrics. */
   shared?: HeadReadClient | undefined;
+  /** Who reads the change feed from this process now (the status page shows them); absent: nobody can. */
+  feedReaders?: (() => FeedConsumer[]) | undefined;
 }

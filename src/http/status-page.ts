@@ -4,6 +4,7 @@
  * browser and the page works offline.
  */
 import type { FeedStatus } from '../db/queries/sink-status.js';
+import type { FeedConsumer } from '../feed/feed-consumers.js';
 import { feedSection } from './feed-section.js';
 import { ago, escapeHtml, formatCount, formatDuration, formatTime } from './html.js';
 import { type MinuteRate, throughputSvg } from './throughput-chart.js';
@@ -85,6 +86,8 @@ export interface StatusPageData {
   queues: { queues: QueueRow[] } | { error: string } | null;
   /** The change feed's head and its sinks. */
   feed: FeedStatus;
+  /** Who reads the change feed from this process now, furthest behind first. */
+  feedReaders: FeedConsumer[];
 }
 
 /** The whole page. */
@@ -105,7 +108,7 @@ export function renderStatusPage(data: StatusPageData): string {
       totalsSection(data),
       throughputSection(data.throughput),
       streamsSection(data),
-      feedSection(data.feed, data.now),
+      feedSection(data.feed, data.feedReaders, data.now),
       verifySection(data.lastVerify, data.now),
       queuesSection(data.queues),
       footer(),

@@ -170,7 +170,15 @@ describe('the status page in Chromium', () => {
         const sink = feed.sinks.find((s) => s.name === 'webhook');
         return feed.head > 0 && sink?.position === feed.head ? feed.head : null;
       });
+      // A reader that names itself polls this process's feed from five events before the head.
+      const from = caughtUp - 5;
+      assert.equal((await fetchText(`${base}/feed?after=${from}&consumer=reporting`)).status, 200);
       await page.reload({ waitUntil: 'load' });
+      const reader = (await page.locator('tr.feed-reader').allTextContents()).join('\n');
+      assert.match(
+        reader,
+        new RegExp(`^reporting\\s*poll.*${from.toLocaleString('en-US')}\\s*5 positions behind`),
+      );
       const row = page.locator('tr.sink[data-sink="webhook"]');
       const cellText = async (name: string) => ((await row.locator(`td.${name}`).textContent()) ?? '').trim();
       assert.equal(await cellText('position'), caughtUp.toLocaleString('en-US'));

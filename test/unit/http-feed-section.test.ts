@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { SinkStatus } from '../../src/db/queries/sink-status.js';
+import type { FeedConsumer } from '../../src/feed/feed-consumers.js';
 import { feedSection } from '../../src/http/feed-section.js';
 
 const NOW = new Date('2026-11-25T12:30:20.000Z');
@@ -32,7 +33,7 @@ function cell(html: string, sinkName: string, name: string): string {
 
 describe('status page: the change feed section', () => {
   it('shows the head and each sink at the head, with what it delivered and nothing bad', () => {
-    const html = feedSection({ head: 1200, horizon: 0, sinks: [sink()] }, NOW);
+    const html = feedSection({ head: 1200, horizon: 0, sinks: [sink()] }, [], NOW);
     assert.match(html, /head at position <b>1,200<\/b>/);
     assert.equal(cell(html, 'webhook', 'position'), '1,200');
     assert.equal(cell(html, 'webhook', 'lag'), 'at the head');
@@ -53,7 +54,7 @@ describe('status page: the change feed section', () => {
       lastErrorAt: new Date(NOW.getTime() - 60_000),
       deliveredBy: null,
     });
-    const html = feedSection({ head: 1500, horizon: 1000, sinks: [behind] }, NOW);
+    const html = feedSection({ head: 1500, horizon: 1000, sinks: [behind] }, [], NOW);
     assert.match(html, /events kept after position 1,000/);
     assert.ok(html.includes('data-sink="hook&lt;1&gt;"'));
     assert.ok(!html.includes('<b>down</b>'));
@@ -68,9 +69,41 @@ describe('status page: the change feed section', () => {
     assert.match(html, /<td class="delivered-by">nobody now<\/td>/);
   });
 
-  it('says how to set a sink up when none has run', () => {
-    const html = feedSection({ head: 0, horizon: 0, sinks: [] }, NOW);
+  it('says how to set a sink up when none has run, and that no one reads the feed here', () => {
+    const html = feedSection({ head: 0, horizon: 0, sinks: [] }, [], NOW);
     assert.match(html, /No sink has run: set <code>LEDGER_WEBHOOK_URL<\/code>/);
-    assert.doesNotMatch(html, /<table>/);
+    assert.match(html, /No one reads the feed from this process now/);
+    assert.doesNotMatch(html, /<table/);
+  });
+
+  it('shows the readers of this process’s feed with their position and lag', () => {
+    const readers: FeedConsumer[] = [
+      {
+        name: 'reporting',
+        mode: 'poll',
+        remote: '10.0.0.7',
+        filter: { action: 'burn' },
+        position: 1100,
+        since: new Date(NOW.getTime() - 30_000),
+        live: false,
+      },
+      {
+        name: null,
+        mode: 'sse',
+        remote: '127.0.0.1',
+        filter: {},
+        position: 1200,
+        since: new Date(NOW.getTime() - 600_000),
+        live: true,
+      },
+    ];
+    const html = feedSection({ head: 1200, horizon: 0, sinks: [] }, readers, NOW);
+    const rows = [...html.matchAll(/<tr class="feed-reader">(.*?)<\/tr>/g)].map((m) =>
+      (m[1] ?? '').replace(/<\/td>/g, ' | ').replace(/<[^>]+>/g, ''),
+    );
+    assert.deepEqual(rows, [
+      'reporting | poll | 10.0.0.7 | action=burn | 1,100 | 100 positions behind | 30 s ago | ',
+      'unnamed | stream | 127.0.0.1 | every event | 1,200 | at the head | 10 min ago | ',
+    ]);
   });
 });

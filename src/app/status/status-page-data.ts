@@ -68,6 +68,7 @@ export async function readStatusPage(
     lastVerify: await readLastVerifyRun(database.db),
     queues: report.queues,
     feed: report.feed,
+    feedReaders: sources.feedReaders?.() ?? [],
   };
 }
 
