@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { withRetries } from '../../src/db/write/write-retries.js';
+import { RACE_ATTEMPTS, withRetries } from '../../src/db/write/write-retries.js';
 import { DatabaseError } from '../../src/errors.js';
 import type { Logger } from '../../src/logger.js';
 
@@ -55,10 +55,16 @@ describe('withRetries', () => {
     );
   });
 
-  it('gives up after three attempts, and at once on another failure', async () => {
+  it('gives up after three attempts, eight after races, and at once on another failure', async () => {
+    const stuckThrice = failingWith('40P01', '40001', '40P01');
+    await assert.rejects(withRetries('page-write', stuckThrice.write, undefined), { sqlstate: '40P01' });
+    assert.equal(stuckThrice.calls(), 3);
     const racedThrice = failingWith('23505', '23505', '23505');
-    await assert.rejects(withRetries('page-write', racedThrice.write, undefined), { sqlstate: '23505' });
-    assert.equal(racedThrice.calls(), 3);
+    assert.equal(await withRetries('page-write', racedThrice.write, undefined), 'done');
+    assert.equal(racedThrice.calls(), 4, 'a write that lost three races is written the fourth time');
+    const racedAlways = failingWith(...Array.from({ length: RACE_ATTEMPTS }, () => '23505'));
+    await assert.rejects(withRetries('page-write', racedAlways.write, undefined), { sqlstate: '23505' });
+    assert.equal(racedAlways.calls(), RACE_ATTEMPTS);
     const broken = failingWith('42703');
     await assert.rejects(withRetries('page-write', broken.write, undefined), { sqlstate: '42703' });
     assert.equal(broken.calls(), 1);
