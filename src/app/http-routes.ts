@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { sql } from 'drizzle-orm';
 import { type Database, openDatabase } from '../db/connect.js';
+import { readFeedStatus } from '../db/queries/sink-status.js';
 import { LedgerIndexerError } from '../errors.js';
 import { DEFAULT_FEED_HTTP_LIMITS } from '../feed/feed-http.js';
 import { openFeedService } from '../feed/feed-service.js';
@@ -77,11 +78,12 @@ export function createRoutes(sources: RouteSources): Routes {
     await heads.refresh(sources.signal);
     return readStateSnapshot(database);
   });
+  const readFeed = shared(() => readFeedStatus(database.db));
   const readMetrics = sharedRead(
     async () => {
-      const [snapshot, queues] = await Promise.all([readState(), sources.readQueues?.()]);
+      const [snapshot, queues, feed] = await Promise.all([readState(), sources.readQueues?.(), readFeed()]);
       if ('failure' in snapshot) logger.warn({ reason: snapshot.failure }, 'metrics: the database failed');
-      return { snapshot, queues };
+      return { snapshot, queues, feed };
     },
     { reuseMs: SURFACE_REUSE_MS },
   );
@@ -114,8 +116,9 @@ export function createRoutes(sources: RouteSources): Routes {
       return jsonReply(200, statusJson(report));
     },
     async metrics() {
-      const { snapshot, queues } = await readMetrics();
+      const { snapshot, queues, feed } = await readMetrics();
       metrics.state.setDatabase('failure' in snapshot ? null : snapshot);
+      metrics.state.setFeed('failure' in feed ? null : feed);
       if (queues !== undefined) metrics.state.setQueues(queueGauges(queues));
       const text = await metrics.text();
       return { status: 200, contentType: metrics.contentType, body: text } satisfies Reply;

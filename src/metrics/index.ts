@@ -10,7 +10,7 @@ export type { FeedMetrics, FeedMetricsSource } from './feed-metrics.js';
 export { METRIC_PREFIX, REREAD_STREAM } from './names.js';
 export type { WriteObserver } from './process-metrics.js';
 export type { ReadObserver } from './read-metrics.js';
-export type { QueueGaugeValues, StateSnapshot, StreamGaugeValues } from './state-metrics.js';
+export type { FeedGaugeValues, QueueGaugeValues, StateSnapshot, StreamGaugeValues } from './state-metrics.js';
 
 /**
  * Every metric of one process, in its own registry (no global state: tests make several). The

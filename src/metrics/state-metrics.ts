@@ -34,6 +34,19 @@ export interface StateSnapshot {
   deferredIndexes: number;
 }
 
+/** The change feed's standing as stored: what is waiting for a stamp, and each sink's position. */
+export interface FeedGaugeValues {
+  unstamped: number;
+  sinks: ReadonlyArray<{
+    name: string;
+    position: number;
+    lagPositions: number;
+    lagSeconds: number;
+    deliveredEvents: number;
+    deadLetters: number;
+  }>;
+}
+
 /** Depth of one BullMQ queue. */
 export interface QueueGaugeValues {
   queue: string;
@@ -50,7 +63,23 @@ export interface QueueGaugeValues {
 export interface StateMetrics {
   setDatabase(snapshot: StateSnapshot | null): void;
   setQueues(queues: readonly QueueGaugeValues[] | null): void;
+  /** The feed's gauges; `null` when they could not be read (then none is shown). */
+  setFeed(feed: FeedGaugeValues | null): void;
 }
+
+const SINK_GAUGES = {
+  position: [
+    'sink_position',
+    'The last change-feed position the sink delivered (or passed as a dead letter).',
+  ],
+  lagPositions: ['sink_lag_positions', "Positions between the sink's and the feed's head."],
+  lagSeconds: [
+    'sink_lag_seconds',
+    'How long ago the oldest event the sink has not delivered yet was stamped; 0 at the head.',
+  ],
+  deliveredEvents: ['sink_delivered_events', 'Events the sink delivered, since it was first started.'],
+  deadLetters: ['sink_dead_letters', 'Batches the sink gave up on and kept as dead letters.'],
+} as const;
 
 const STREAM_GAUGES = {
   watermark: ['stream_watermark_raw_id', 'Every record of the stream up to this rawId is stored.'],
@@ -119,6 +148,13 @@ export function registerStateMetrics(registry: Registry): StateMetrics {
     ),
   };
   const queueJobs = gauge('queue_jobs', 'BullMQ jobs by queue and state (on worker).', ['queue', 'state']);
+  const sink = Object.fromEntries(
+    Object.entries(SINK_GAUGES).map(([key, [name, help]]) => [key, gauge(name, help, ['sink'])]),
+  ) as Record<keyof typeof SINK_GAUGES, Gauge>;
+  const unstamped = gauge(
+    'feed_unstamped_transactions',
+    'Committed transactions whose events have no feed position yet: they wait for a process that serves the feed (or the end of a sync).',
+  );
   const showTotals = (shown: boolean): void => {
     for (const { name, gauge: g } of Object.values(totals)) {
       const present = registry.getSingleMetric(name) !== undefined;
@@ -152,6 +188,17 @@ export function registerStateMetrics(registry: Registry): StateMetrics {
       totals.rejected.gauge.set(snapshot.rejected);
       totals.conflicts.gauge.set(snapshot.conflicts);
       totals.deferredIndexes.gauge.set(snapshot.deferredIndexes);
+    },
+    setFeed(feed) {
+      for (const g of Object.values(sink)) g.reset();
+      unstamped.reset();
+      if (feed === null) return;
+      unstamped.set(feed.unstamped);
+      for (const s of feed.sinks) {
+        for (const key of Object.keys(SINK_GAUGES) as Array<keyof typeof SINK_GAUGES>) {
+          sink[key].set({ sink: s.name }, s[key]);
+        }
+      }
     },
     setQueues(queues) {
       queueJobs.reset();

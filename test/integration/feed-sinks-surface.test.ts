@@ -1,7 +1,7 @@
 /**
  * The sinks a process runs from its settings: the HTTP surface (as `serve` opens it) with a webhook
  * and a NATS JetStream destination configured delivers the feed to both, each from its own stored
- * position, shows both in `/status`, and lets go of their leases when it closes.
+ * position, shows both in `/status` and the metrics, and lets go of their leases when it closes.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
@@ -12,7 +12,7 @@ import { queryRows } from '../../src/db/rows.js';
 import type { HttpSurface } from '../../src/http/server.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 import { insertRows } from '../helpers/feed.js';
-import { fetchText, openTestSurface } from '../helpers/http-surface.js';
+import { fetchText, openTestSurface, parseSamples, sampleSum } from '../helpers/http-surface.js';
 import { connectTo, deleteStream, readStream, TEST_NATS_URL, uniqueFeedNames } from '../helpers/nats.js';
 import { waitFor } from '../helpers/wait-for.js';
 import { positionsOf, startWebhookReceiver, type WebhookReceiver } from '../helpers/webhook-receiver.js';
@@ -86,6 +86,19 @@ describe('the sinks of a process that serves the feed', () => {
       positionsOf(receiver.acknowledged),
       messages.filter((m) => JSON.parse(m.payload).action === 'burn').map((m) => Number(m.msgId)),
     );
+
+    // The same in the metrics, read from the database at the scrape.
+    const samples = parseSamples((await fetchText(`${url}/metrics`)).body);
+    for (const [sink, delivered] of [
+      ['nats', 4],
+      ['webhook', 2],
+    ] as const) {
+      assert.equal(sampleSum(samples, 'ledger_indexer_sink_position', { sink }), feed.head, sink);
+      assert.equal(sampleSum(samples, 'ledger_indexer_sink_lag_positions', { sink }), 0, sink);
+      assert.equal(sampleSum(samples, 'ledger_indexer_sink_delivered_events', { sink }), delivered, sink);
+      assert.equal(sampleSum(samples, 'ledger_indexer_sink_dead_letters', { sink }), 0, sink);
+    }
+    assert.equal(sampleSum(samples, 'ledger_indexer_feed_unstamped_transactions'), 0);
 
     await surface.close();
     surface = undefined;

@@ -33,7 +33,7 @@ function cell(html: string, sinkName: string, name: string): string {
 
 describe('status page: the change feed section', () => {
   it('shows the head and each sink at the head, with what it delivered and nothing bad', () => {
-    const html = feedSection({ head: 1200, horizon: 0, sinks: [sink()] }, [], NOW);
+    const html = feedSection({ head: 1200, horizon: 0, unstamped: 0, sinks: [sink()] }, [], NOW);
     assert.match(html, /head at position <b>1,200<\/b>/);
     assert.equal(cell(html, 'webhook', 'position'), '1,200');
     assert.equal(cell(html, 'webhook', 'lag'), 'at the head');
@@ -54,7 +54,7 @@ describe('status page: the change feed section', () => {
       lastErrorAt: new Date(NOW.getTime() - 60_000),
       deliveredBy: null,
     });
-    const html = feedSection({ head: 1500, horizon: 1000, sinks: [behind] }, [], NOW);
+    const html = feedSection({ head: 1500, horizon: 1000, unstamped: 0, sinks: [behind] }, [], NOW);
     assert.match(html, /events kept after position 1,000/);
     assert.ok(html.includes('data-sink="hook&lt;1&gt;"'));
     assert.ok(!html.includes('<b>down</b>'));
@@ -70,7 +70,7 @@ describe('status page: the change feed section', () => {
   });
 
   it('says how to set a sink up when none has run, and that no one reads the feed here', () => {
-    const html = feedSection({ head: 0, horizon: 0, sinks: [] }, [], NOW);
+    const html = feedSection({ head: 0, horizon: 0, unstamped: 0, sinks: [] }, [], NOW);
     assert.match(html, /No sink has run: set <code>LEDGER_WEBHOOK_URL<\/code>/);
     assert.match(html, /No one reads the feed from this process now/);
     assert.doesNotMatch(html, /<table/);
@@ -97,7 +97,7 @@ describe('status page: the change feed section', () => {
         live: true,
       },
     ];
-    const html = feedSection({ head: 1200, horizon: 0, sinks: [] }, readers, NOW);
+    const html = feedSection({ head: 1200, horizon: 0, unstamped: 0, sinks: [] }, readers, NOW);
     const rows = [...html.matchAll(/<tr class="feed-reader">(.*?)<\/tr>/g)].map((m) =>
       (m[1] ?? '').replace(/<\/td>/g, ' | ').replace(/<[^>]+>/g, ''),
     );

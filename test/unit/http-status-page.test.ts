@@ -48,7 +48,7 @@ function data(overrides: Partial<StatusPageData> = {}): StatusPageData {
     ),
     lastVerify: null,
     queues: null,
-    feed: { head: 0, horizon: 0, sinks: [] },
+    feed: { head: 0, horizon: 0, unstamped: 0, sinks: [] },
     feedReaders: [],
     ...overrides,
   };

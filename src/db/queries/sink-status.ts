@@ -28,15 +28,18 @@ export interface FeedStatus {
   head: number;
   /** Every position at or below it was deleted by the retention. */
   horizon: number;
+  /** Transactions committed and not stamped yet: they wait for a process that serves the feed, or the end of a `sync`. */
+  unstamped: number;
   sinks: SinkStatus[];
 }
 
 /** Reads the feed's head and horizon and every sink that ever ran, by name. */
 export async function readFeedStatus(db: Executor): Promise<FeedStatus> {
-  const [bounds] = await queryRows<{ head: string | null; horizon: string | null }>(
+  const [bounds] = await queryRows<{ head: string | null; horizon: string | null; unstamped: number }>(
     db,
     sql`SELECT (SELECT max(last_position) FROM ledger_feed_transactions)::text AS head,
-          (SELECT retained_after FROM ledger_feed_horizon WHERE id = 1)::text AS horizon`,
+          (SELECT retained_after FROM ledger_feed_horizon WHERE id = 1)::text AS horizon,
+          (SELECT count(*) FROM ledger_feed_transactions WHERE last_position IS NULL)::int AS unstamped`,
   );
   const horizon = Number(bounds?.horizon ?? 0);
   const head = Math.max(Number(bounds?.head ?? 0), horizon);
@@ -76,5 +79,5 @@ export async function readFeedStatus(db: Executor): Promise<FeedStatus> {
     deliveredBy: r.delivered_by,
     deadLetters: r.dead_letters,
   }));
-  return { head, horizon, sinks };
+  return { head, horizon, unstamped: bounds?.unstamped ?? 0, sinks };
 }
