@@ -38,6 +38,8 @@ interface EventBase {
   to: string;
   /** When its transaction was given its positions (shortly after it committed). */
   stampedAt: string;
+  /** A bundle's: the accounts its items move tokens from or to (sorted, each once). */
+  itemAccounts?: string[];
 }
 
 /** One event of the feed: a record first stored, or a change of its tracked fields. */
@@ -56,7 +58,10 @@ export interface FeedFilter {
 /** The first position, before any event: a reader that starts here replays the whole feed (if retained). */
 export const FEED_START = 0;
 
-/** Whether `event` passes `filter`. EVM addresses compare case-insensitively, other accounts exactly. */
+/**
+ * Whether `event` passes `filter`. The account is either side of the record, or of a bundle's
+ * items; EVM addresses compare case-insensitively, other accounts exactly.
+ */
 export function matchesFilter(event: FeedEvent, filter: FeedFilter): boolean {
   if (filter.action !== undefined && event.action !== filter.action) return false;
   if (filter.tokenTag !== undefined && event.tokenTag.toLowerCase() !== filter.tokenTag.toLowerCase()) {
@@ -64,7 +69,8 @@ export function matchesFilter(event: FeedEvent, filter: FeedFilter): boolean {
   }
   if (filter.account !== undefined) {
     const wanted = accountKey(filter.account);
-    if (accountKey(event.from) !== wanted && accountKey(event.to) !== wanted) return false;
+    const parties = [event.from, event.to, ...(event.itemAccounts ?? [])];
+    if (!parties.some((party) => accountKey(party) === wanted)) return false;
   }
   return true;
 }
@@ -93,6 +99,8 @@ export interface FeedEventRow {
   /** `changed`: the values before of the fields that differ. */
   old: unknown;
   stamped_at: string;
+  /** A bundle's item accounts as a JSON array (`null` for other actions, or a bundle without items). */
+  item_accounts?: unknown;
 }
 
 /**
@@ -109,6 +117,8 @@ export function feedEventOf(row: FeedEventRow): FeedEvent {
     to: row.to_account,
     stampedAt: new Date(row.stamped_at).toISOString(),
   };
+  const itemAccounts = jsonValue(row.item_accounts);
+  if (Array.isArray(itemAccounts)) base.itemAccounts = itemAccounts as string[];
   const now: StoredFields = {
     status: row.status,
     internalStatus: row.internal_status,
@@ -121,7 +131,7 @@ export function feedEventOf(row: FeedEventRow): FeedEvent {
     },
   };
   if (row.kind === 'stored') return { ...base, kind: 'stored', fields: now };
-  const old = (typeof row.old === 'string' ? JSON.parse(row.old) : (row.old ?? {})) as Partial<StoredFields>;
+  const old = (jsonValue(row.old) ?? {}) as Partial<StoredFields>;
   const fields: ChangedFields = {};
   for (const field of TRACKED_FIELDS) {
     const before = old[field];
@@ -129,4 +139,9 @@ export function feedEventOf(row: FeedEventRow): FeedEvent {
     if (before !== undefined) (fields as Record<string, unknown>)[field] = [before, now[field]];
   }
   return { ...base, kind: 'changed', fields };
+}
+
+/** A JSON column as the drivers give it: parsed already, or as text. */
+function jsonValue(value: unknown): unknown {
+  return typeof value === 'string' ? JSON.parse(value) : value;
 }

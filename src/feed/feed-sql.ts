@@ -82,7 +82,12 @@ export function eventsAfterStatement(after: number, limit: number): SQL {
     SELECT (t.first_position + (e.id - t.min_event_id))::text AS position, e.kind, e.raw_id::text AS raw_id,
       e.action, e.token_tag, e.from_account, e.to_account, e.status, e.internal_status, e.target_chain_tx_hash,
       e.express_chain_tx_hash, e.express_withdraw_fee, e.express_refund_ledger_hash, e.express_err, e.old,
-      t.stamped_at
+      t.stamped_at,
+      -- A bundle's items name accounts of their own: an account filter finds the bundles that move its tokens.
+      CASE WHEN e.action = 'bundle' THEN (
+        SELECT jsonb_agg(DISTINCT p.account ORDER BY p.account) FROM ledger_bundle_items b
+        CROSS JOIN LATERAL (VALUES (b.from_account), (b.to_account)) AS p(account)
+        WHERE b.raw_id = e.raw_id) END AS item_accounts
     FROM ledger_feed_transactions t
     JOIN ledger_feed_events e ON e.xid = t.xid
     WHERE t.last_position > ${after}

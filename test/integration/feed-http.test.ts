@@ -105,7 +105,7 @@ describe('GET /feed', () => {
     assert.equal((await poll('wait=forever')).status, 400);
   });
 
-  it('filters by account (EVM in any case), token and action, moving the position past what it leaves out', async () => {
+  it('filters by account (EVM in any case, a bundle by its items too), token and action, moving the position past what it leaves out', async () => {
     const evm = '0xAbCdEf0123456789aBcDeF0123456789abCDef01';
     const start = await head();
     const [mine] = await write(1, { from: evm, tokenTag: 'arweave-ar-0', action: 'burn' });
@@ -124,6 +124,26 @@ describe('GET /feed', () => {
     const none = await poll(`after=${start}&action=mint`);
     assert.deepEqual(none.body.events, []);
     assert.ok(none.body.position >= (await positionOf(last)), 'the position passed the events left out');
+
+    // A bundle between others whose items move the account's tokens: found by the account too.
+    const bundle = nextRawId;
+    await testDb.database.db.execute(
+      sql`INSERT INTO ledger_bundle_items (raw_id, item_index, tag, chain_id, from_account, to_account, amount)
+        VALUES (${bundle}, 0, 'arweave-ar-0', '0', 'erin', ${evm.toLowerCase()}, 5),
+          (${bundle}, 1, 'arweave-ar-0', '0', 'erin', 'frank', 7)`,
+    );
+    await write(1, { from: 'erin', to: 'bundler', action: 'bundle' });
+    const afterLast = await positionOf(last);
+    const inItems = await poll(`after=${afterLast}&account=${evm}`);
+    assert.deepEqual(
+      inItems.body.events.map((e) => [e.rawId, e.itemAccounts]),
+      [[bundle, [evm.toLowerCase(), 'erin', 'frank']]],
+    );
+    assert.deepEqual(
+      (await poll(`after=${afterLast}&account=frank`)).body.events.map((e) => e.rawId),
+      [bundle],
+    );
+    assert.deepEqual((await poll(`after=${afterLast}&account=nobody`)).body.events, []);
   });
 
   it('streams Server-Sent Events, live and resumed from Last-Event-ID with nothing lost or repeated', async () => {

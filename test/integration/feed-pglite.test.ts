@@ -95,7 +95,8 @@ describe('the change feed on the embedded database', () => {
       await insertRows(database.db, [{ rawId: 3 }, { rawId: 4 }]);
       const status = await waitFor('the sink at the head', async () => {
         const read = await readFeedStatus(database.db);
-        return read.head > 0 && read.sinks[0]?.position === read.head ? read : null;
+        // Stamped first (the embedded database is polled), then delivered up to the head.
+        return read.unstamped === 0 && read.head > 0 && read.sinks[0]?.position === read.head ? read : null;
       });
       const delivered = receiver.acknowledged.flatMap((b) => b.events.map((e) => [e.kind, e.rawId]));
       assert.deepEqual(delivered, [
