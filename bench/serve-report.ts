@@ -1,5 +1,6 @@
 /** The serve scenario in the report: its lines in the table, and its targets (the issue's). */
 import { isNotRun, type Maybe, round } from './figures.js';
+import type { CoresUsed } from './proc-cpu.js';
 import type { Target } from './report.js';
 import { mb, notRunRow, type Row, runRow, secs } from './report-rows.js';
 import type { FeedPhaseFigures } from './serve-feed.js';
@@ -9,28 +10,38 @@ import type { ServeFigures, ServeLoad, ServeOptions } from './serve-scenario.js'
 export function serveRows(figures: Maybe<ServeFigures>): Row[] {
   if (isNotRun(figures)) return [notRunRow('serve', figures.notRun)];
   const label = `serve ${figures.records}`;
-  const rows: Row[] = [runRow(label, 'the mirror: indexer sync by key, no budget', figures.build)];
+  const build = runRow(label, 'the mirror: indexer sync by key, no budget', figures.build);
+  build[8] = [build[8], `then ANALYZE ${secs(figures.analyzeMs)}`].filter(Boolean).join('; ');
+  const rows: Row[] = [build];
   rows.push(loadRow(label, `list answers by key, ${clientsOf(figures.lists)} clients`, figures.lists));
   rows.push(loadRow(label, `look-ups by hash, ${clientsOf(figures.lookups)} clients`, figures.lookups));
+  const ceiling = figures.ceiling;
+  for (const [name, run] of [
+    ['ceiling: one list answer stored', isNotRun(ceiling) ? ceiling : ceiling.lists],
+    ['ceiling: one look-up answer stored', isNotRun(ceiling) ? ceiling : ceiling.lookups],
+  ] as const) {
+    rows.push(
+      loadRow(label, name, isNotRun(run) ? run : { median: run, answersPerSecond: [run.answersPerSecond] }),
+    );
+  }
   for (const phase of figures.feed) rows.push(feedRow(label, phase));
   return rows;
 }
 
 const clientsOf = (load: Maybe<ServeLoad>): string => (isNotRun(load) ? '' : String(load.median.clients));
 
-function loadRow(label: string, name: string, load: Maybe<ServeLoad>): Row {
+function loadRow(label: string, name: string, load: Maybe<ServeLoad>, checked = 'every answer checked'): Row {
   if (isNotRun(load)) return [label, name, '', '', '', '', '', '', `not run: ${load.notRun}`];
   const run = load.median;
   const l = run.latencyMs;
   const kinds = Object.values(run.byKind);
   const short = kinds.reduce((sum, k) => sum + k.short, 0);
-  const c = run.cpu;
   const note = [
     `p50 ${l.p50} / p95 ${l.p95} / p99 ${l.p99} ms`,
-    run.failed > 0 ? `${run.failed} FAILED (${run.failures[0] ?? ''})` : 'every answer checked',
+    run.failed > 0 ? `${run.failed} FAILED (${run.failures[0] ?? ''})` : checked,
     short > 0 ? `${short} at a list's end` : '',
     `${Math.round(run.meanBodyBytes / 1000)} kB an answer`,
-    `cores: serve ${c.groups['serve']}, PostgreSQL ${c.groups['database']}, bench ${c.groups['bench']}, machine ${c.machine} of ${c.cores}`,
+    coresNote(run.cpu),
     load.answersPerSecond.length > 1 ? `median of ${load.answersPerSecond.join(', ')} a second` : '',
   ];
   return [
@@ -49,7 +60,6 @@ function loadRow(label: string, name: string, load: Maybe<ServeLoad>): Row {
 function feedRow(label: string, phase: Maybe<FeedPhaseFigures>): Row {
   if (isNotRun(phase)) return [label, 'feed', '', '', '', '', '', '', `not run: ${phase.notRun}`];
   const l = phase.commitToClientMs;
-  const c = phase.cpu;
   const note = [
     `commit to client p50 ${l.p50} / p95 ${l.p95} / max ${l.max} ms (to the first client p50 ${phase.commitToFirstClientMs.p50} ms)`,
     `${phase.completeClients} of ${phase.clients} clients got every event`,
@@ -57,7 +67,7 @@ function feedRow(label: string, phase: Maybe<FeedPhaseFigures>): Row {
     `${phase.databaseListeners} database listener(s)`,
     `bench loop delay p99 ${phase.benchLoopDelayP99Ms} ms`,
     `sync ${secs(median(phase.syncWallMs))} a tail`,
-    `cores: serve ${c.groups['serve']}, PostgreSQL ${c.groups['database']}, bench ${c.groups['bench']}, machine ${c.machine} of ${c.cores}`,
+    coresNote(phase.cpu),
   ];
   return [
     label,
@@ -70,6 +80,18 @@ function feedRow(label: string, phase: Maybe<FeedPhaseFigures>): Row {
     mb(phase.servePeakRssBytes),
     note.join('; '),
   ];
+}
+
+/** The cores each group kept busy, the machine's beside them. */
+function coresNote(cpu: CoresUsed): string {
+  const names: Record<string, string> = {
+    serve: 'serve',
+    database: 'PostgreSQL',
+    bench: 'bench',
+    server: 'server',
+  };
+  const groups = Object.entries(cpu.groups).map(([group, cores]) => `${names[group] ?? group} ${cores}`);
+  return `cores: ${groups.join(', ')}, machine ${cpu.machine} of ${cpu.cores}`;
 }
 
 function median(values: readonly number[]): number {

@@ -7,12 +7,16 @@
  * `serve`, its memory and its database listeners. The mirror is built once and kept for every
  * repeat of the run.
  */
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { request } from 'undici';
 import { type BenchContext, freshDatabase, usingDatabase } from './context.js';
 import type { ScenarioDatabase } from './databases.js';
 import { isNotRun, type Maybe, type ThroughputRun } from './figures.js';
 import { inDialect, runIndexerSync } from './indexer-sync.js';
 import { simulatorBase } from './options.js';
 import { type CoresUsed, startCpuMeter } from './proc-cpu.js';
+import { spawnMeasured } from './processes.js';
 import { attempt, stripStdout } from './scenarios.js';
 import { type FeedPhaseFigures, runFeedPhase } from './serve-feed.js';
 import { type LoadFigures, runClosedLoad } from './serve-load.js';
@@ -55,6 +59,17 @@ export interface ServeFigures {
   records: number;
   /** The mirror's build: `sync` by key, no budget, from an empty database. */
   build: Omit<ThroughputRun, 'stdout'>;
+  /**
+   * `ANALYZE` of the mirror after its build, ms: what autovacuum does on its own after a large
+   * write, and this machine's server runs without autovacuum (the planner would have no
+   * statistics of a table it never analyzed).
+   */
+  analyzeMs: number;
+  /**
+   * The same load against a server answering every request with one of serve's answers, stored
+   * (no database, no rendering): what the load generator, the loopback and the machine allow.
+   */
+  ceiling: Maybe<{ lists: ServeLoadRun; lookups: ServeLoadRun }>;
   /** The list requests' kinds and shares. */
   listMix: Array<{ kind: string; share: number }>;
   lists: Maybe<ServeLoad>;
@@ -86,11 +101,15 @@ export async function runServeScenario(context: BenchContext): Promise<ServeFigu
       });
       if (built.rowsMatch !== true)
         throw new Error(`the mirror holds ${built.rows} of ${built.expectedRows} records`);
+      const analyzing = performance.now();
+      await database.query('ANALYZE');
+      const analyzeMs = Math.round(performance.now() - analyzing);
       const reads = await measureReads(context, database);
       const feed = await measureFeed(context, { simulator, database });
       return {
         records: sizes.records,
         build: stripStdout(built),
+        analyzeMs,
         listMix: LIST_MIX.map(({ kind, share }) => ({ kind, share })),
         ...reads,
         feed,
@@ -105,11 +124,13 @@ export async function runServeScenario(context: BenchContext): Promise<ServeFigu
 async function measureReads(
   context: BenchContext,
   database: ScenarioDatabase,
-): Promise<Pick<ServeFigures, 'lists' | 'lookups' | 'readServePeakRssBytes'>> {
+): Promise<Pick<ServeFigures, 'lists' | 'lookups' | 'readServePeakRssBytes' | 'ceiling'>> {
   const sizes = context.options.serve;
   const serve = await startServe(inDialect(context.setup, 'key'), { database, label: 'serve-read-api' });
   try {
     const sample = await sampleMirror(database, sizes.hashSample);
+    context.log(`serve: the ceiling, ${sizes.clients} clients against stored answers`);
+    const ceiling = await attempt(() => measureCeiling(context, { serve, sample }));
     const lists: Array<Maybe<ServeLoadRun>> = [];
     const lookups: Array<Maybe<ServeLoadRun>> = [];
     for (let round = 0; round < context.options.repeats; round++) {
@@ -131,6 +152,7 @@ async function measureReads(
       lists: medianLoad(lists),
       lookups: medianLoad(lookups),
       readServePeakRssBytes: serve.peakRssBytes(),
+      ceiling,
     };
   } finally {
     await serve.stop();
@@ -160,6 +182,62 @@ async function measureLoad(
     next: input.plan,
   });
   return { ...figures, cpu: await meter.stop() };
+}
+
+/**
+ * The ceiling: one full list answer and one look-up answer fetched from `serve`, stored, and
+ * served by a process of their own to the same load.
+ */
+async function measureCeiling(
+  context: BenchContext,
+  input: { serve: ServeProcess; sample: MirrorSample },
+): Promise<{ lists: ServeLoadRun; lookups: ServeLoadRun }> {
+  const { serve, sample } = input;
+  const fetchTo = async (path: string, file: string): Promise<string> => {
+    const answer = await request(`${serve.origin}${path}`);
+    if (answer.statusCode !== 200) throw new Error(`serve answered ${answer.statusCode} to ${path}`);
+    writeFileSync(file, Buffer.from(await answer.body.arrayBuffer()));
+    return file;
+  };
+  const lists = await fetchTo(
+    `/txs?cursor=${sample.lowestRawId - 1}&order=asc&count=100`,
+    join(context.tmpDir, 'serve-list.json'),
+  );
+  const lookups = await fetchTo(
+    `/tx/${encodeURIComponent(sample.hashes[0]!)}`,
+    join(context.tmpDir, 'serve-lookup.json'),
+  );
+  const child = spawnMeasured({
+    nodeArgs: [
+      '--import',
+      'tsx',
+      new URL('./answer-server-child.ts', import.meta.url).pathname,
+      lists,
+      lookups,
+    ],
+    env: { ...context.setup.env, NODE_ENV: 'production' },
+    cwd: context.setup.root,
+    label: 'answer-server',
+  });
+  try {
+    const [, origin] = await child.waitForStdout(/listening (\S+)/, 30_000);
+    const run = async (path: string): Promise<ServeLoadRun> => {
+      const sizes = context.options.serve;
+      const meter = await startCpuMeter({ server: () => [child.pid], bench: () => [process.pid] });
+      const figures = await runClosedLoad({
+        origin: origin!,
+        clients: sizes.clients,
+        warmupMs: sizes.warmupMs,
+        durationMs: sizes.durationMs,
+        next: () => ({ kind: path, path, check: () => ({ ok: true, records: 0, short: false }) }),
+      });
+      return { ...figures, cpu: await meter.stop() };
+    };
+    return { lists: await run('/list'), lookups: await run('/lookup') };
+  } finally {
+    child.child.kill('SIGTERM');
+    await child.exited;
+  }
 }
 
 /** The run of median rate among `runs`, every run's rate beside it; a failed run fails the whole. */

@@ -246,6 +246,12 @@ describe('npm run bench --quick', () => {
         `cores measured: ${JSON.stringify(run.cpu)}`,
       );
     }
+    for (const run of [serve.ceiling.lists, serve.ceiling.lookups]) {
+      assert.ok(
+        run.answersPerSecond > 0 && run.failed === 0,
+        `the ceiling was measured: ${JSON.stringify(run)}`,
+      );
+    }
     assert.deepEqual(
       Object.keys(serve.lists.median.byKind).sort(),
       serve.listMix.map((k: { kind: string }) => k.kind).sort(),
