@@ -45,6 +45,8 @@ import {
   runLatencyScenario,
   runMemorySmall,
 } from './scenarios.js';
+import { judgeServeTargets } from './serve-report.js';
+import { runServeScenario } from './serve-scenario.js';
 import { runStatusFreshnessScenario } from './status-freshness.js';
 
 const root = dirname(dirname(fileURLToPath(import.meta.url)));
@@ -101,6 +103,7 @@ async function main(argv: string[]): Promise<number> {
     const distance = wants('distance')
       ? await attempt(() => runDistanceScenario(context, dialectsOf(options.paging)))
       : skipped;
+    const serve = wants('serve') ? await attempt(() => runServeScenario(context)) : skipped;
     const scenarios: BenchResults['scenarios'] = {
       ...measured.page,
       memory: { small, large: measured.memoryLarge },
@@ -127,10 +130,12 @@ async function main(argv: string[]): Promise<number> {
           ? { notRun: `--paging ${options.paging}` }
           : compareDialects(scenarios, byKey, { page: ratios, key: ratiosByKey }),
       distance,
+      serve,
       targets: [
         ...judgeTargets({ ratios, scenarios }),
         ...judgeDistanceTargets(distance),
         ...judgeKeyTargets({ scenarios: byKey, ratios: ratiosByKey, records: options.records }),
+        ...judgeServeTargets(serve, wants('serve') ? options.serve : null),
       ],
     };
     writeResults(results, options);

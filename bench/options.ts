@@ -1,5 +1,6 @@
 import { parseArgs } from 'node:util';
 import type { SimulatorOptions } from '../src/simulator/types.js';
+import type { ServeOptions } from './serve-scenario.js';
 
 /** Sizes and switches of one benchmark run. */
 export interface BenchOptions {
@@ -60,6 +61,8 @@ export interface BenchOptions {
   logDir: string | null;
   /** How the indexer processes run: compiled after `npm run build` (`dist`), or through `tsx`. */
   runner: 'dist' | 'tsx';
+  /** Sizes of the serve scenario (the mirror served: read API and change feed). */
+  serve: ServeOptions;
   /** Scenarios to run (all when empty). */
   only: string[];
 }
@@ -90,11 +93,13 @@ export const SCENARIOS = [
   'status-freshness',
   'memory',
   'integrity',
+  'serve',
 ] as const;
 
 export const USAGE = `Usage: npm run bench -- [options]
 
-  --records N        records of the backfill (default 200000; 2000000 for the memory ratio 2M / 200k)
+  --records N        records of the backfill (default 200000; 2000000 for the memory ratio 2M / 200k),
+                     and of the mirror the serve scenario serves (default 1000000; 20000 with --quick)
   --quick            small sizes for a quick look (backfill 20000 unless --records given)
   --only a,b         scenarios to run: ${SCENARIOS.join(', ')} (default all)
   --out PATH         also write the JSON here
@@ -141,7 +146,8 @@ export function parseBenchOptions(argv: string[]): BenchOptions {
   });
   if (values.help) throw new HelpRequested();
   const quick = values.quick === true;
-  const records = whole('records', values.records, 10) ?? (quick ? 20_000 : 200_000);
+  const asked = whole('records', values.records, 10);
+  const records = asked ?? (quick ? 20_000 : 200_000);
   const only = (values.only ?? '')
     .split(',')
     .map((s) => s.trim())
@@ -177,7 +183,25 @@ export function parseBenchOptions(argv: string[]): BenchOptions {
     lateRate: fraction('late-rate', values['late-rate']),
     lateMs: whole('late-ms', values['late-ms'], 0) ?? null,
     paging: pagingOf(values.paging),
+    serve: serveOptions(asked ?? (quick ? 20_000 : 1_000_000), quick),
     only,
+  };
+}
+
+/**
+ * The serve scenario's sizes: 64 clients of the read API for 10 s each run (2 s with `--quick`),
+ * the feed with 10 then 1,000 SSE clients while ten tails of 20 records are written (two).
+ */
+function serveOptions(records: number, quick: boolean): ServeOptions {
+  return {
+    records,
+    clients: 64,
+    warmupMs: quick ? 500 : 2_000,
+    durationMs: quick ? 2_000 : 10_000,
+    hashSample: 10_000,
+    feedClients: [10, 1_000],
+    feedRounds: quick ? 2 : 10,
+    feedRecordsPerRound: 20,
   };
 }
 

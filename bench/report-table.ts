@@ -15,6 +15,7 @@ import {
   statusFreshnessRows,
   tailRows,
 } from './report-rows.js';
+import { serveRows } from './serve-report.js';
 
 const fmt = (value: Maybe<number> | undefined): string =>
   value === undefined ? '—' : typeof value === 'number' ? String(value) : `not run (${value.notRun})`;
@@ -43,6 +44,7 @@ function scenarioRows(results: BenchResults): Row[] {
     else
       rows.push([`memory ${point.records}`, 'indexer sync', '', '', '', '', '', mb(point.peakRssBytes), '']);
   }
+  if (results.serve !== undefined) rows.push(...serveRows(results.serve));
   if (isNotRun(s.integrity)) rows.push(notRunRow('integrity', s.integrity.notRun));
   else {
     const i = s.integrity;

@@ -10,6 +10,7 @@ import type {
   MemoryPoint,
   TailFigures,
 } from './scenarios.js';
+import type { ServeFigures } from './serve-scenario.js';
 import type { StatusFreshnessFigures } from './status-freshness.js';
 
 /** The scenarios whose figures depend on how the indexer reads the lists, in one dialect. */
@@ -52,6 +53,8 @@ export interface BenchResults {
   keyVsPage?: Maybe<KeyVsPage>;
   /** The service 200 ms away at the default budget (`bench/distance.ts`); absent in older results. */
   distance?: Maybe<DistanceFigures>;
+  /** The mirror served: read API and change feed (`bench/serve-scenario.ts`); absent in older results. */
+  serve?: Maybe<ServeFigures>;
   targets: Target[];
 }
 

@@ -29,7 +29,7 @@ describe('npm run bench --quick', () => {
 
   it('reports every figure and ratio, with row counts equal to the simulator', {
     // A bound for a hung run, not a speed figure: the benchmark measures speed itself.
-    timeout: 300_000,
+    timeout: 420_000,
   }, async () => {
     const child = spawn(
       process.execPath,
@@ -230,6 +230,56 @@ describe('npm run bench --quick', () => {
     assert.match(stdout, /status freshness 20\/s by key +sync every 2\.0 s/);
     assert.match(stdout, /by key ÷ by page number/);
 
+    // The mirror served: the read API under 64 clients (every answer checked), the change feed with
+    // 10 then 1,000 SSE clients on one serve while tails are written.
+    const serve = results.serve;
+    assert.ok(
+      isRun(serve.build) && serve.build.rowsMatch === true,
+      `the served mirror was built: ${JSON.stringify(serve)}`,
+    );
+    for (const load of [serve.lists, serve.lookups]) {
+      const run = load.median;
+      assert.equal(run.failed, 0, `every answer passed its check: ${JSON.stringify(run.failures)}`);
+      assert.ok(run.answers > 0 && run.answersPerSecond > 0 && run.latencyMs.p50 <= run.latencyMs.p99);
+      assert.ok(
+        run.cpu.groups.serve > 0 && run.cpu.groups.database > 0,
+        `cores measured: ${JSON.stringify(run.cpu)}`,
+      );
+    }
+    for (const run of [serve.ceiling.lists, serve.ceiling.lookups]) {
+      assert.ok(
+        run.answersPerSecond > 0 && run.failed === 0,
+        `the ceiling was measured: ${JSON.stringify(run)}`,
+      );
+    }
+    assert.deepEqual(
+      Object.keys(serve.lists.median.byKind).sort(),
+      serve.listMix.map((k: { kind: string }) => k.kind).sort(),
+      'every kind of list request of the mix was asked',
+    );
+    assert.equal(serve.lookups.median.byKind['look-up by hash'].answers, serve.lookups.median.answers);
+    assert.deepEqual(
+      serve.feed.map((phase: { clients: number }) => phase.clients),
+      [10, 1000],
+    );
+    for (const phase of serve.feed) {
+      assert.equal(
+        phase.completeClients,
+        phase.clients,
+        `every client got every event: ${JSON.stringify(phase)}`,
+      );
+      assert.equal(phase.events, phase.rounds * phase.recordsPerRound, 'one event a record tailed in');
+      assert.ok(
+        phase.commits >= phase.rounds && phase.matchedCommits === phase.commits,
+        'every commit timed',
+      );
+      assert.ok(phase.commitToClientMs.p50 > 0 && phase.commitToClientMs.p50 <= phase.commitToClientMs.p95);
+      assert.equal(phase.databaseListeners, 1, `one listener: ${JSON.stringify(phase.serveConnections)}`);
+      assert.ok(phase.servePeakRssBytes > 10_000_000);
+    }
+    assert.match(stdout, /serve \d+ +list answers by key, 64 clients/);
+    assert.match(stdout, /serve \d+ +feed, 1000 SSE clients/);
+
     const ratios = results.ratios;
     for (const value of [
       ratios.indexerVsBaseline.sync,
@@ -251,7 +301,7 @@ describe('npm run bench --quick', () => {
       assert.ok(Number.isFinite(value) && value > 0);
     }
     assert.ok(['http', 'database'].includes(ratios.indexerVsCeiling.limitedBy));
-    assert.equal(results.targets.length, 14 + 11 + 8);
+    assert.equal(results.targets.length, 14 + 11 + 8 + 8);
     for (const target of results.targets) {
       // --quick measures the workers' freshness and status freshness by page numbers only.
       if (

@@ -1,7 +1,7 @@
 /**
  * The read API's statements on a table big enough for the planner to care: every filter is
  * found through an index, never by reading the whole `ledger_transactions` (EXPLAIN, after
- * ANALYZE, on 60,000 records of 2,000 accounts).
+ * ANALYZE, on 60,000 records of 2,000 accounts and a busy one).
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
@@ -19,6 +19,10 @@ const RECORDS = 60_000;
 const EVM = `0x${'00'.repeat(19)}2a`;
 const EVM_CHECKSUM = `0x${'00'.repeat(19)}2A`;
 
+/** A busy account, one record in 50 (1,200 rawIds spread over the table): an id sending, an EVM address receiving. */
+const BUSY_ID = 'arweave-busy-account';
+const BUSY_EVM = `0x${'00'.repeat(19)}b5`;
+
 let testDb: TestDatabase;
 
 before(async () => {
@@ -30,7 +34,8 @@ before(async () => {
       internal_status, internal_status_code, timestamp_ms, ledger_time, target_chain_tx_hash, express_chain_tx_hash,
       express_withdraw_fee, express_refund_ledger_hash, express_err, token_tag, first_seen_at, updated_at)
     SELECT g, 'batch', 'AR', (ARRAY['mint', 'transfer', 'burn', 'bundle'])[1 + g % 4],
-      '0x' || lpad(to_hex(g % 1000), 40, '0'), 'arweave-account-' || (g % 1000), g, 1, 'fee-recipient', g, '0',
+      CASE WHEN g % 50 = 3 THEN ${BUSY_ID} ELSE '0x' || lpad(to_hex(g % 1000), 40, '0') END,
+      CASE WHEN g % 50 = 3 THEN ${BUSY_EVM} ELSE 'arweave-account-' || (g % 1000) END, g, 1, 'fee-recipient', g, '0',
       'arweave', '0', '', 'v1', 'sig', '0x' || md5(g::text), 'packaged', '{"status":"success"}', 'success',
       1700000000000 + g * 1000, to_timestamp(1700000000 + g), CASE WHEN g % 4 = 1 THEN '0x' || md5('m' || g) ELSE '' END,
       '', '', '', '', 'arweave-ar-' || (g % 5), now(), now()
@@ -64,6 +69,30 @@ async function planOf(statement: SQL): Promise<{ seqScans: string[]; indexes: st
   };
   walk((plan as Array<{ Plan: Record<string, unknown> }>)[0]!.Plan);
   return { seqScans: found, indexes };
+}
+
+/**
+ * The index entries each index was read for when the statement ran (`EXPLAIN ANALYZE`): the
+ * rows its scans gave and those their filters left out, by index name.
+ */
+async function entriesRead(statement: SQL): Promise<Record<string, number>> {
+  const [row] = await queryRows<{ plan: unknown }>(
+    testDb.database.db,
+    sql`EXPLAIN (ANALYZE, FORMAT JSON) ${statement}`,
+  );
+  const raw = (row as Record<string, unknown>)['QUERY PLAN'];
+  const plan = typeof raw === 'string' ? JSON.parse(raw) : raw;
+  const read: Record<string, number> = {};
+  const walk = (node: Record<string, unknown>) => {
+    const name = node['Index Name'];
+    if (typeof name === 'string') {
+      const rows = Number(node['Actual Rows']) + Number(node['Rows Removed by Filter'] ?? 0);
+      read[name] = (read[name] ?? 0) + rows * Number(node['Actual Loops']);
+    }
+    for (const child of (node['Plans'] as Array<Record<string, unknown>> | undefined) ?? []) walk(child);
+  };
+  walk((plan as Array<{ Plan: Record<string, unknown> }>)[0]!.Plan);
+  return read;
 }
 
 /** The tables a plan reads whole. */
@@ -106,6 +135,24 @@ describe('read API: every filter on an index', () => {
       const { indexes } = await planOf(statement);
       assert.ok(indexes.includes('ledger_transactions_from_lower_idx'), indexes.join());
       assert.ok(indexes.includes('ledger_transactions_to_lower_idx'), indexes.join());
+    }
+  });
+
+  it("a busy account's key page is found by its rawIds, not read whole and sorted", async () => {
+    // Without statistics of `lower(id)` with the id, an id's two conditions were taken for
+    // independent (24 records expected of 1,200): its records were read whole, by bitmaps over both
+    // account indexes, and sorted. Walking the rawIds past others' records reads about 550 entries
+    // for a page of 11 at one record in 50.
+    for (const account of [BUSY_ID, BUSY_EVM.toUpperCase().replace('0X', '0x')]) {
+      for (const [order, cursor] of [
+        ['asc', 10_000],
+        ['desc', undefined],
+        ['desc', 30_000],
+      ] as const) {
+        const read = await entriesRead(keyPageSql({ account }, { cursor, order, count: 10 }));
+        const total = Object.values(read).reduce((sum, n) => sum + n, 0);
+        assert.ok(total < 1_000, `${account} ${order} from ${cursor}: ${JSON.stringify(read)}`);
+      }
     }
   });
 
