@@ -97,9 +97,27 @@ describe('read-side indexes during a first backfill', () => {
     );
     assert.ok(Number(rows[0]?.n) > 0, 'the stopped run committed pages');
 
+    const analyzed = () =>
+      queryRows<{ relname: string; analyzed: boolean }>(
+        database.db,
+        sql`SELECT relname, last_analyze IS NOT NULL AS analyzed FROM pg_stat_user_tables
+          WHERE relname IN ('ledger_transactions', 'ledger_bundle_items') ORDER BY relname`,
+      );
+    assert.ok(
+      (await analyzed()).every((t) => !t.analyzed),
+      'not analyzed while it runs',
+    );
     const finished = await sync(url, database);
     assert.equal(finished.streams[0]?.finished, true);
     assert.deepEqual(await indexes(database), migrated, 'the same indexes, defined the same way');
+    assert.deepEqual(
+      (await analyzed()).map((t) => [t.relname, t.analyzed]),
+      [
+        ['ledger_bundle_items', true],
+        ['ledger_transactions', true],
+      ],
+      'the tables analyzed once the backfill ends: the planner knows what they hold',
+    );
     assert.deepEqual(await deferredNames(database), []);
     await assertMirrorsTruth(database.db, simulator);
   });

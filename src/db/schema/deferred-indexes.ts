@@ -146,8 +146,15 @@ async function restoreIndexes(
   };
   const lanes = database.kind === 'pglite' ? 1 : Math.max(1, builders);
   await Promise.all(Array.from({ length: Math.min(lanes, pending.length) }, build));
-  if (built.length > 0)
-    logger?.info({ indexes: built.length, ms: Date.now() - started }, 'deferred indexes built');
+  if (built.length === 0) return built;
+  // The tables were empty when last looked at: until statistics are gathered (autovacuum may be
+  // off, or a while away), the planner takes a busy account for a few records and reads its
+  // whole history for one page of the read API. Two seconds a million records.
+  await database.db.execute(sql`ANALYZE ledger_transactions, ledger_bundle_items`);
+  logger?.info(
+    { indexes: built.length, ms: Date.now() - started },
+    'deferred indexes built, tables analyzed',
+  );
   return built;
 }
 
