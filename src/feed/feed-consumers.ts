@@ -39,8 +39,8 @@ export interface FeedConsumers {
     filter: FeedFilter;
     position: number;
   }): FeedConsumerEntry;
-  /** A named reader polled after `position`; `done` when its answer is sent. */
-  polled(input: { name: string; remote: string; filter: FeedFilter; position: number }): FeedConsumerEntry;
+  /** A named reader polled after `position`; the function answered marks its answer sent. */
+  polled(input: { name: string; remote: string; filter: FeedFilter; position: number }): () => void;
   /** Every reader now, named polls seen within {@link POLL_CONSUMER_KEPT_MS} included, furthest behind first. */
   list(): FeedConsumer[];
   /** Live SSE streams now. */
@@ -72,13 +72,8 @@ export function createFeedConsumers(now: () => number = Date.now): FeedConsumers
     polled(input) {
       const consumer: FeedConsumer = { ...input, mode: 'poll', since: new Date(now()), live: true };
       polls.set(input.name, consumer);
-      return {
-        advance: (position) => {
-          consumer.position = Math.max(consumer.position, position);
-        },
-        end: () => {
-          consumer.live = false;
-        },
+      return () => {
+        consumer.live = false;
       };
     },
     list() {

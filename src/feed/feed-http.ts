@@ -58,7 +58,7 @@ export function createFeedHandler(input: {
     const remote = request.socket.remoteAddress ?? 'unknown';
     if (parsed.mode === 'poll') {
       const { consumer: name } = parsed;
-      const entry =
+      const answered =
         name === null
           ? undefined
           : consumers.polled({
@@ -70,7 +70,7 @@ export function createFeedHandler(input: {
       try {
         return await longPoll(hub, parsed, response, consumers);
       } finally {
-        entry?.end();
+        answered?.();
       }
     }
     if (clients >= limits.maxClients) return json(response, 503, { error: 'too many feed clients' });

@@ -6,6 +6,7 @@ import { randomInt } from 'node:crypto';
 import { createRng, type Rng } from '../../src/simulator/random.js';
 
 export type { Rng } from '../../src/simulator/random.js';
+export { createRng };
 
 /** `TEST_SEED` when set (to replay a failure), else a fresh seed. */
 export function testSeed(): number {

@@ -15,6 +15,7 @@ import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 import { insertRows } from '../helpers/feed.js';
 import { freePort } from '../helpers/free-port.js';
 import type { ScriptedReply } from '../helpers/http-server.js';
+import { createRng, testSeed } from '../helpers/seed.js';
 import { waitFor } from '../helpers/wait-for.js';
 import {
   positionsOf,
@@ -25,7 +26,7 @@ import {
 import { type CliRun, runCli } from './sync-cli-run.js';
 
 const SECRET = 'kill-test-webhook-secret';
-const SEED = Number(process.env.TEST_SEED ?? Date.now() % 1_000_000);
+const SEED = testSeed();
 
 let testDb: TestDatabase;
 let receiver: WebhookReceiver;
@@ -42,16 +43,10 @@ after(async () => {
   await testDb?.drop();
 });
 
-/** A small seeded random generator (mulberry32): a failure is replayed with `TEST_SEED`. */
+/** A seeded random source as a function of [0, 1) (the tests' own generator): a failure is replayed with `TEST_SEED`. */
 function random(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
+  const rng = createRng(seed);
+  return () => rng.next();
 }
 
 async function startServe(): Promise<CliRun> {
