@@ -18,6 +18,7 @@ import { renderStatusPage, renderUnavailablePage } from '../http/status-page.js'
 import type { QueueGaugeValues } from '../metrics/index.js';
 import { checkBindable, isAuthorized } from './read-api/access.js';
 import { createReadApi } from './read-api/read-routes.js';
+import { READ_STATEMENT_TIMEOUT_MS } from './read-api/read-transaction.js';
 import type { RouteSources } from './route-sources.js';
 import { sharedRead, withinDeadline } from './shared-read.js';
 import { createHeadProbe } from './status/service-heads.js';
@@ -49,11 +50,16 @@ export const SURFACE_REUSE_MS = 1000;
 export const SURFACE_DATABASE = { connectMs: 2000, statementMs: 3000, maxConnections: 3 } as const;
 
 /**
- * The read API's pool, apart from the status reads: its statements also time out within each
- * read's own transaction (`read-transaction.ts`); a few connections bound the load it can put on
- * the database.
+ * The read API's pool, apart from the status reads: its sessions are read-only and its statements
+ * time out as each read's does (`read-transaction.ts`), so a look-up of one statement needs no
+ * transaction; a few connections bound the load it can put on the database.
  */
-export const READ_API_DATABASE = { connectMs: 2000, statementMs: 5000, maxConnections: 4 } as const;
+export const READ_API_DATABASE = {
+  connectMs: 2000,
+  statementMs: READ_STATEMENT_TIMEOUT_MS,
+  maxConnections: 4,
+  readOnly: true,
+} as const;
 
 /** The HTTP surface's routes over the database (and a worker's queues). */
 export function createRoutes(sources: RouteSources): Routes {

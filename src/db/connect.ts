@@ -38,7 +38,15 @@ export interface Database {
    * alone. PGlite runs in the process and has one connection: the handle is this one, and
    * closing it closes nothing.
    */
-  bounded(deadlines: DatabaseDeadlines & { maxConnections: number }): Database;
+  bounded(
+    deadlines: DatabaseDeadlines & { maxConnections: number; readOnly?: boolean | undefined },
+  ): Database;
+  /**
+   * Every session of this handle is read-only (`default_transaction_read_only`) and its statements
+   * time out (`statement_timeout`): a lone statement needs no transaction of its own to be both.
+   * PostgreSQL opened `readOnly` with a statement deadline; never PGlite (its one connection writes).
+   */
+  readonly readOnlySessions: boolean;
   close(): Promise<void>;
 }
 
@@ -143,8 +151,14 @@ function openPostgres(url: string, options: OpenDatabaseOptions): Database {
       withClient((client) => fn(translateDbErrors(drizzlePg({ client }) as unknown as Db))),
     withCopyConnection: (fn) => withClient((client) => fn(copyConnection(client))),
     describe: () => redactUrl(url),
-    bounded: ({ maxConnections, ...bounds }) =>
-      openPostgres(url, { ...options, maxConnections, deadlines: bounds }),
+    bounded: ({ maxConnections, readOnly, ...bounds }) =>
+      openPostgres(url, {
+        ...options,
+        maxConnections,
+        deadlines: bounds,
+        readOnly: options.readOnly === true || readOnly === true,
+      }),
+    readOnlySessions: options.readOnly === true && deadlines !== undefined,
     close: () => pool.end(),
   };
 }
@@ -220,6 +234,7 @@ async function openPglite(dataDir: string, options: OpenDatabaseOptions): Promis
     },
     describe: () => `embedded PostgreSQL in ${dataDir}`,
     bounded: () => ({ ...database, close: async () => undefined }),
+    readOnlySessions: false,
     close: async () => {
       try {
         await client.close();

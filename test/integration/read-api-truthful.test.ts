@@ -307,6 +307,11 @@ describe('read API: a database that does not answer in time', () => {
         const answer = await get(surface.url, '/txs?count=5');
         assert.deepEqual([answer.status, answer.json], [503, { error: 'err_mirror_unavailable' }]);
         assert.ok(Date.now() - started < READ_STATEMENT_TIMEOUT_MS + 2000, 'within the timeout');
+        // A look-up is one statement outside a transaction: the pool's sessions time it out.
+        const lookUpStarted = Date.now();
+        const lookUp = await get(surface.url, `/tx/0x${'ab'.repeat(32)}`);
+        assert.deepEqual([lookUp.status, lookUp.json], [503, { error: 'err_mirror_unavailable' }]);
+        assert.ok(Date.now() - lookUpStarted < READ_STATEMENT_TIMEOUT_MS + 2000, 'within the timeout');
       } finally {
         await db.execute(sql`ROLLBACK`);
       }

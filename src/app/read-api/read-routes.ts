@@ -12,7 +12,7 @@ import type { Logger } from '../../logger.js';
 import type { ReadObserver } from '../../metrics/index.js';
 import { isAuthorized } from './access.js';
 import { apiError, UNAVAILABLE } from './read-reply.js';
-import { readOnly } from './read-transaction.js';
+import { readOnce, readOnly } from './read-transaction.js';
 import { listAnswer, oneRecordAnswer } from './record-answers.js';
 import { balancesAnswer, feesAnswer, infoAnswer } from './reference-answers.js';
 
@@ -34,6 +34,8 @@ type Answer = (db: Executor, now: Date) => Promise<Reply>;
 interface ReadRoute {
   route: string;
   answer: Answer;
+  /** The answer sends one statement (a look-up): no transaction of its own needed (`readOnce`). */
+  once?: true;
 }
 
 function decode(segment: string): string | undefined {
@@ -50,6 +52,7 @@ export function matchReadPath(path: string, params: URLSearchParams): ReadRoute 
   if (parts.some((p) => p === undefined || p === '')) return undefined;
   const [head, a, b] = parts as string[];
   const route = (template: string, answer: Answer): ReadRoute => ({ route: template, answer });
+  const once = (template: string, answer: Answer): ReadRoute => ({ route: template, answer, once: true });
   switch (parts.length) {
     case 1:
       if (head === 'info') return route('/info', (db) => infoAnswer(db));
@@ -66,11 +69,9 @@ export function matchReadPath(path: string, params: URLSearchParams): ReadRoute 
       if (head === 'txs' || head === 'txsByAccount')
         return route(`/${head}/{account}`, (db, now) => listAnswer(db, { params, account: a!, now }));
       if (head === 'tx' || head === 'txsByHash')
-        return route(`/${head}/{hash}`, (db, now) =>
-          oneRecordAnswer(db, { by: 'ledgerHash', hash: a!, now }),
-        );
+        return once(`/${head}/{hash}`, (db, now) => oneRecordAnswer(db, { by: 'ledgerHash', hash: a!, now }));
       if (head === 'minted' || head === 'mintedTxByChainTxHash')
-        return route(`/${head}/{hash}`, (db, now) =>
+        return once(`/${head}/{hash}`, (db, now) =>
           oneRecordAnswer(db, { by: 'mintChainHash', hash: a!, now }),
         );
       return undefined;
@@ -95,7 +96,7 @@ export function createReadApi(sources: ReadApiSources): (request: ApiRequest) =>
     const matched = matchReadPath(request.path, request.params);
     if (matched === undefined) return undefined;
     const started = performance.now();
-    return answerRoute(sources, request, matched.answer, now).then((reply) => {
+    return answerRoute(sources, request, matched, now).then((reply) => {
       sources.observer?.answered(matched.route, reply.status, (performance.now() - started) / 1000);
       return reply;
     });
@@ -105,7 +106,7 @@ export function createReadApi(sources: ReadApiSources): (request: ApiRequest) =>
 async function answerRoute(
   sources: ReadApiSources,
   request: ApiRequest,
-  answer: Answer,
+  { answer, once }: ReadRoute,
   now: () => Date,
 ): Promise<Reply> {
   if (request.method !== 'GET' && request.method !== 'HEAD') {
@@ -115,7 +116,7 @@ async function answerRoute(
     return apiError(401, 'err_unauthorized', { 'www-authenticate': 'Bearer' });
   }
   try {
-    return await readOnly(sources.database, (db) => answer(db, now()));
+    return await (once ? readOnce : readOnly)(sources.database, (db) => answer(db, now()));
   } catch (error) {
     // The database failing (a timeout included) is 503; anything else is a bug: the surface's 500.
     const failure = toDatabaseError(error, { operation: 'read-api' });

@@ -1,7 +1,9 @@
 /**
- * Every read of the read API in its own READ ONLY transaction, cut short by a statement timeout.
- * REPEATABLE READ: the statements of one answer (the stream's watermark, a list's length and its
- * page) see one snapshot; a read-only transaction never fails to serialize.
+ * Every read of the read API is read-only and cut short by a statement timeout: an answer of
+ * several statements in its own READ ONLY transaction, REPEATABLE READ so that they (the stream's
+ * watermark, a list's length and its page) see one snapshot (a read-only transaction never fails
+ * to serialize); an answer of one statement alone, on sessions that are read-only and time out
+ * already (one round trip where a transaction takes five).
  */
 import { sql } from 'drizzle-orm';
 import type { Database } from '../../db/connect.js';
@@ -19,4 +21,12 @@ export function readOnly<T>(database: Database, read: (db: Executor) => Promise<
     },
     { accessMode: 'read only', isolationLevel: 'repeatable read' },
   );
+}
+
+/**
+ * Runs `read`, which sends one statement, alone where every session of `database` is read-only
+ * with a statement timeout (the read API's pool on PostgreSQL), else as {@link readOnly} does.
+ */
+export function readOnce<T>(database: Database, read: (db: Executor) => Promise<T>): Promise<T> {
+  return database.readOnlySessions ? read(database.db) : readOnly(database, read);
 }

@@ -1,9 +1,9 @@
 /** The read API's record answers: the lists in both dialects and the single-record look-ups. */
 import { selectKeyPage, selectPage } from '../../db/queries/read-api/list-records.js';
-import { selectByLedgerHash, selectMintByChainHash } from '../../db/queries/read-api/one-record.js';
+import { selectOneWithCoverage } from '../../db/queries/read-api/one-record.js';
 import { recordJson } from '../../db/queries/read-api/record-rows.js';
 import { selectStoredTokens } from '../../db/queries/read-api/reference-data.js';
-import { selectStreamCoverage } from '../../db/queries/read-api/stream-coverage.js';
+import { type StreamCoverage, selectStreamCoverage } from '../../db/queries/read-api/stream-coverage.js';
 import type { Executor } from '../../db/rows.js';
 import type { Reply } from '../../http/server.js';
 import { fitRecords, READ_MAX_BODY_BYTES } from './body-cap.js';
@@ -26,7 +26,12 @@ export interface Coverage {
 /** How the stream that answers `need` does, or null when none is backfilled. */
 export async function coverageOf(db: Executor, need: CoverageNeed, now: Date): Promise<Coverage | null> {
   const keys = coveringKeys(need);
-  const stream = answeringStream(keys, await selectStreamCoverage(db, keys));
+  return coverageAmong(keys, await selectStreamCoverage(db, keys), now);
+}
+
+/** How the stream of `keys` that answers does, among the `streams` stored; null when none is backfilled. */
+function coverageAmong(keys: readonly string[], streams: StreamCoverage[], now: Date): Coverage | null {
+  const stream = answeringStream(keys, streams);
   const upTo = stream === undefined ? null : completeUpTo(stream);
   return stream === undefined || upTo === null ? null : { upTo, headers: freshnessHeaders(stream, now) };
 }
@@ -75,12 +80,10 @@ export async function oneRecordAnswer(
   db: Executor,
   input: { by: 'ledgerHash' | 'mintChainHash'; hash: string; now: Date },
 ): Promise<Reply> {
-  const row =
-    input.by === 'ledgerHash'
-      ? await selectByLedgerHash(db, input.hash)
-      : await selectMintByChainHash(db, input.hash);
-  const coverage = await coverageOf(db, { globalOnly: true }, input.now);
-  if (row !== undefined) return apiText(`{"tx":${recordJson(row)}}`, coverage?.headers ?? {});
+  const keys = coveringKeys({ globalOnly: true });
+  const { record, streams } = await selectOneWithCoverage(db, { by: input.by, hash: input.hash, keys });
+  const coverage = coverageAmong(keys, streams, input.now);
+  if (record !== undefined) return apiText(`{"tx":${recordJson(record)}}`, coverage?.headers ?? {});
   // Not stored: the service has no such record only if the mirror holds the whole list.
   return coverage === null ? apiError(503, NOT_BACKFILLED) : apiError(404, 'err_not_found', coverage.headers);
 }

@@ -16,16 +16,28 @@ export interface StreamCoverage {
 export async function selectStreamCoverage(db: Executor, keys: readonly string[]): Promise<StreamCoverage[]> {
   const rows = await queryRows<Record<string, unknown>>(
     db,
-    sql`SELECT key, watermark::text AS watermark, head_raw_id::text AS head_raw_id, head_seen_at, last_success_at
-        FROM sync_streams WHERE key = ANY (${textArray([...keys])}::text[])`,
+    sql`SELECT ${COVERAGE_SELECT} FROM sync_streams s WHERE s.key = ANY (${textArray([...keys])}::text[])`,
   );
-  return rows.map((r) => ({
+  return rows.map(streamCoverage);
+}
+
+/**
+ * The columns of a stream's coverage, for `FROM sync_streams s`: named apart from every column of
+ * a record, so a statement may select both.
+ */
+export const COVERAGE_SELECT = sql.raw(
+  `s.key, s.watermark::text AS watermark, s.head_raw_id::text AS head_raw_id, s.head_seen_at, s.last_success_at`,
+);
+
+/** A row holding {@link COVERAGE_SELECT}'s columns as a stream's coverage. */
+export function streamCoverage(r: Record<string, unknown>): StreamCoverage {
+  return {
     key: String(r['key']),
     watermark: r['watermark'] === null ? null : Number(r['watermark']),
     headRawId: r['head_raw_id'] === null ? null : Number(r['head_raw_id']),
     headSeenAt: toDate(r['head_seen_at']),
     lastSuccessAt: toDate(r['last_success_at']),
-  }));
+  };
 }
 
 function toDate(value: unknown): Date | null {

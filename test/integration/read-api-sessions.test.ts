@@ -1,0 +1,80 @@
+/**
+ * The read API's pool on PostgreSQL: its sessions are read-only and time out, so a look-up, one
+ * statement, is sent alone (one round trip) and is still both; an answer of several statements
+ * keeps its READ ONLY, REPEATABLE READ transaction; the embedded database, whose one connection
+ * also writes, reads in a transaction every time.
+ */
+import assert from 'node:assert/strict';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { sql } from 'drizzle-orm';
+import { READ_API_DATABASE } from '../../src/app/http-routes.js';
+import { READ_STATEMENT_TIMEOUT_MS, readOnce, readOnly } from '../../src/app/read-api/read-transaction.js';
+import { openDatabase } from '../../src/db/connect.js';
+import { type Executor, queryRows } from '../../src/db/rows.js';
+import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
+
+let testDb: TestDatabase;
+
+before(async () => {
+  testDb = await createTestDatabase();
+});
+
+after(async () => {
+  await testDb?.drop();
+});
+
+/** What the statement saw: whether it ran alone (its transaction began with it), read-only, its timeout. */
+async function seen(db: Executor) {
+  const [row] = await queryRows<{ alone: boolean; read_only: string; timeout: string }>(
+    db,
+    sql`SELECT transaction_timestamp() = statement_timestamp() AS alone,
+               current_setting('transaction_read_only') AS read_only,
+               current_setting('statement_timeout') AS timeout`,
+  );
+  return row!;
+}
+
+describe('the read API pool', () => {
+  it('sends a lone statement alone, read-only and timed out by its session', async () => {
+    const pool = testDb.database.bounded(READ_API_DATABASE);
+    try {
+      assert.equal(pool.readOnlySessions, true);
+      assert.deepEqual(await readOnce(pool, seen), {
+        alone: true,
+        read_only: 'on',
+        timeout: `${READ_STATEMENT_TIMEOUT_MS / 1000}s`,
+      });
+      // Several statements keep their transaction (one snapshot).
+      assert.equal((await readOnly(pool, seen)).alone, false);
+      await assert.rejects(
+        readOnce(pool, (db) => db.execute(sql`CREATE TABLE read_api_may_not_write (x int)`)),
+        /read-only/,
+      );
+      await assert.rejects(
+        readOnce(pool, (db) => db.execute(sql`SELECT pg_sleep(${READ_STATEMENT_TIMEOUT_MS / 1000 + 2})`)),
+        /statement timeout|cancel/i,
+      );
+    } finally {
+      await pool.close();
+    }
+  });
+
+  it('is the process pool itself on the embedded database, read in a transaction every time', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'read-api-sessions-'));
+    const embedded = await openDatabase({ dataDir: dir });
+    try {
+      const pool = embedded.bounded(READ_API_DATABASE);
+      assert.equal(pool.readOnlySessions, false);
+      const row = await readOnce(pool, seen);
+      assert.deepEqual([row.alone, row.read_only], [false, 'on']);
+      // The handle still writes outside the read API.
+      await embedded.db.execute(sql`CREATE TABLE written (x int)`);
+    } finally {
+      await embedded.close();
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
