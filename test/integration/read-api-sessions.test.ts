@@ -11,7 +11,8 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { sql } from 'drizzle-orm';
 import { READ_API_DATABASE } from '../../src/app/http-routes.js';
-import { READ_STATEMENT_TIMEOUT_MS, readOnce, readOnly } from '../../src/app/read-api/read-transaction.js';
+import { matchReadPath } from '../../src/app/read-api/read-routes.js';
+import { READ_STATEMENT_TIMEOUT_MS, readAlone, readOnly } from '../../src/app/read-api/read-transaction.js';
 import { openDatabase } from '../../src/db/connect.js';
 import { type Executor, queryRows } from '../../src/db/rows.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
@@ -42,7 +43,7 @@ describe('the read API pool', () => {
     const pool = testDb.database.bounded(READ_API_DATABASE);
     try {
       assert.equal(pool.readOnlySessions, true);
-      assert.deepEqual(await readOnce(pool, seen), {
+      assert.deepEqual(await readAlone(pool, seen), {
         alone: true,
         read_only: 'on',
         timeout: `${READ_STATEMENT_TIMEOUT_MS / 1000}s`,
@@ -50,16 +51,28 @@ describe('the read API pool', () => {
       // Several statements keep their transaction (one snapshot).
       assert.equal((await readOnly(pool, seen)).alone, false);
       await assert.rejects(
-        readOnce(pool, (db) => db.execute(sql`CREATE TABLE read_api_may_not_write (x int)`)),
+        readAlone(pool, (db) => db.execute(sql`CREATE TABLE read_api_may_not_write (x int)`)),
         /read-only/,
       );
       await assert.rejects(
-        readOnce(pool, (db) => db.execute(sql`SELECT pg_sleep(${READ_STATEMENT_TIMEOUT_MS / 1000 + 2})`)),
+        readAlone(pool, (db) => db.execute(sql`SELECT pg_sleep(${READ_STATEMENT_TIMEOUT_MS / 1000 + 2})`)),
         /statement timeout|cancel/i,
       );
     } finally {
       await pool.close();
     }
+  });
+
+  it('sends a look-up and a list by key alone, and reads a list by page number in one snapshot', () => {
+    const alone = (path: string, query: string) =>
+      matchReadPath(path, new URLSearchParams(query))?.alone === true;
+    assert.equal(alone('/tx/0xab', ''), true);
+    assert.equal(alone('/mintedTxByChainTxHash/0xab', ''), true);
+    assert.equal(alone('/txs', 'cursor=5&order=asc&count=100'), true);
+    assert.equal(alone('/txsByAccount/0xab', 'count=10'), true);
+    assert.equal(alone('/txs', 'page=2'), false);
+    assert.equal(alone('/txs/0xab', ''), false);
+    assert.equal(alone('/balances/0xab', ''), false);
   });
 
   it('is the process pool itself on the embedded database, read in a transaction every time', async () => {
@@ -68,7 +81,7 @@ describe('the read API pool', () => {
     try {
       const pool = embedded.bounded(READ_API_DATABASE);
       assert.equal(pool.readOnlySessions, false);
-      const row = await readOnce(pool, seen);
+      const row = await readAlone(pool, seen);
       assert.deepEqual([row.alone, row.read_only], [false, 'on']);
       // The handle still writes outside the read API.
       await embedded.db.execute(sql`CREATE TABLE written (x int)`);

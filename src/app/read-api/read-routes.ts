@@ -10,9 +10,10 @@ import { DatabaseError } from '../../errors.js';
 import type { ApiRequest, Reply } from '../../http/server.js';
 import type { Logger } from '../../logger.js';
 import type { ReadObserver } from '../../metrics/index.js';
+import { listDialect } from '../../service-query/key-query.js';
 import { isAuthorized } from './access.js';
 import { apiError, UNAVAILABLE } from './read-reply.js';
-import { readOnce, readOnly } from './read-transaction.js';
+import { readAlone, readOnly } from './read-transaction.js';
 import { listAnswer, oneRecordAnswer } from './record-answers.js';
 import { balancesAnswer, feesAnswer, infoAnswer } from './reference-answers.js';
 
@@ -34,8 +35,8 @@ type Answer = (db: Executor, now: Date) => Promise<Reply>;
 interface ReadRoute {
   route: string;
   answer: Answer;
-  /** The answer sends one statement (a look-up): no transaction of its own needed (`readOnce`). */
-  once?: true;
+  /** Its statements need no common snapshot (a look-up, a list by key): sent alone (`readAlone`). */
+  alone?: true;
 }
 
 function decode(segment: string): string | undefined {
@@ -52,13 +53,17 @@ export function matchReadPath(path: string, params: URLSearchParams): ReadRoute 
   if (parts.some((p) => p === undefined || p === '')) return undefined;
   const [head, a, b] = parts as string[];
   const route = (template: string, answer: Answer): ReadRoute => ({ route: template, answer });
-  const once = (template: string, answer: Answer): ReadRoute => ({ route: template, answer, once: true });
+  const alone = (template: string, answer: Answer): ReadRoute => ({ route: template, answer, alone: true });
+  // A list by page number reads its length and its page in one snapshot; by key, alone.
+  const list = (template: string, account: string | undefined): ReadRoute =>
+    (listDialect('both', params) === 'key' ? alone : route)(template, (db, now) =>
+      listAnswer(db, { params, account, now }),
+    );
   switch (parts.length) {
     case 1:
       if (head === 'info') return route('/info', (db) => infoAnswer(db));
       if (head === 'fees') return route('/fees', (db) => feesAnswer(db, undefined));
-      if (head === 'txs')
-        return route('/txs', (db, now) => listAnswer(db, { params, account: undefined, now }));
+      if (head === 'txs') return list('/txs', undefined);
       return undefined;
     case 2:
       if (head === 'balances')
@@ -66,12 +71,13 @@ export function matchReadPath(path: string, params: URLSearchParams): ReadRoute 
           balancesAnswer(db, { account: a!, tag: undefined, now }),
         );
       if (head === 'fee') return route('/fee/{tag}', (db) => feesAnswer(db, a!));
-      if (head === 'txs' || head === 'txsByAccount')
-        return route(`/${head}/{account}`, (db, now) => listAnswer(db, { params, account: a!, now }));
+      if (head === 'txs' || head === 'txsByAccount') return list(`/${head}/{account}`, a!);
       if (head === 'tx' || head === 'txsByHash')
-        return once(`/${head}/{hash}`, (db, now) => oneRecordAnswer(db, { by: 'ledgerHash', hash: a!, now }));
+        return alone(`/${head}/{hash}`, (db, now) =>
+          oneRecordAnswer(db, { by: 'ledgerHash', hash: a!, now }),
+        );
       if (head === 'minted' || head === 'mintedTxByChainTxHash')
-        return once(`/${head}/{hash}`, (db, now) =>
+        return alone(`/${head}/{hash}`, (db, now) =>
           oneRecordAnswer(db, { by: 'mintChainHash', hash: a!, now }),
         );
       return undefined;
@@ -106,7 +112,7 @@ export function createReadApi(sources: ReadApiSources): (request: ApiRequest) =>
 async function answerRoute(
   sources: ReadApiSources,
   request: ApiRequest,
-  { answer, once }: ReadRoute,
+  { answer, alone }: ReadRoute,
   now: () => Date,
 ): Promise<Reply> {
   if (request.method !== 'GET' && request.method !== 'HEAD') {
@@ -116,7 +122,7 @@ async function answerRoute(
     return apiError(401, 'err_unauthorized', { 'www-authenticate': 'Bearer' });
   }
   try {
-    return await (once ? readOnce : readOnly)(sources.database, (db) => answer(db, now()));
+    return await (alone ? readAlone : readOnly)(sources.database, (db) => answer(db, now()));
   } catch (error) {
     // The database failing (a timeout included) is 503; anything else is a bug: the surface's 500.
     const failure = toDatabaseError(error, { operation: 'read-api' });

@@ -2,8 +2,8 @@
  * Every read of the read API is read-only and cut short by a statement timeout: an answer of
  * several statements in its own READ ONLY transaction, REPEATABLE READ so that they (the stream's
  * watermark, a list's length and its page) see one snapshot (a read-only transaction never fails
- * to serialize); an answer of one statement alone, on sessions that are read-only and time out
- * already (one round trip where a transaction takes five).
+ * to serialize); an answer whose statements need no common snapshot (a look-up, a list by key) sends
+ * them alone, on sessions that are read-only and time out already.
  */
 import { sql } from 'drizzle-orm';
 import type { Database } from '../../db/connect.js';
@@ -24,9 +24,13 @@ export function readOnly<T>(database: Database, read: (db: Executor) => Promise<
 }
 
 /**
- * Runs `read`, which sends one statement, alone where every session of `database` is read-only
- * with a statement timeout (the read API's pool on PostgreSQL), else as {@link readOnly} does.
+ * Runs `read`, its statements each alone, where every session of `database` is read-only with a
+ * statement timeout (the read API's pool on PostgreSQL), else as {@link readOnly} does: for
+ * answers whose statements need no common snapshot. A look-up is one statement; a list by key
+ * reads its stream's watermark, then its page at or below it (records at or below a watermark
+ * stay, so a later snapshot serves the same page, fresher). One round trip a statement, where a
+ * transaction of its own adds three.
  */
-export function readOnce<T>(database: Database, read: (db: Executor) => Promise<T>): Promise<T> {
+export function readAlone<T>(database: Database, read: (db: Executor) => Promise<T>): Promise<T> {
   return database.readOnlySessions ? read(database.db) : readOnly(database, read);
 }
