@@ -198,6 +198,7 @@ export const ENV = {
   webhookUrl: 'LEDGER_WEBHOOK_URL',
   webhookSecret: 'LEDGER_WEBHOOK_SECRET',
   webhookFilter: 'LEDGER_WEBHOOK_FILTER',
+  webhookTimeoutMs: 'LEDGER_WEBHOOK_TIMEOUT_MS',
   sinkTries: 'LEDGER_SINK_TRIES',
   sinkRetryMinMs: 'LEDGER_SINK_RETRY_MIN_MS',
   sinkRetryMaxMs: 'LEDGER_SINK_RETRY_MAX_MS',

@@ -26,6 +26,11 @@ export interface SinkSettings {
    * (`action=transfer&tokenTag=…&account=…`). Default: every event.
    */
   webhookFilter: SinkFilter;
+  /**
+   * `LEDGER_WEBHOOK_TIMEOUT_MS`: how long the webhook's receiver has to connect and answer a batch
+   * before the try counts as failed (and is tried again), 1000 to 120000. Default 10000.
+   */
+  webhookTimeoutMs: number;
   /** `LEDGER_SINK_TRIES`: tries of a batch before a sink dead-letters it and goes on, 1 to 100. Default 10. */
   sinkTries: number;
   /** `LEDGER_SINK_RETRY_MIN_MS`: a sink's first wait before trying a batch again, 0 to 60000; it doubles at each try. Default 1000. */
@@ -37,7 +42,13 @@ export interface SinkSettings {
 }
 
 /** The defaults of the sinks' tries, waits and lease. */
-export const SINK_DEFAULTS = { tries: 10, retryMinMs: 1000, retryMaxMs: 300_000, leaseMs: 30_000 } as const;
+export const SINK_DEFAULTS = {
+  tries: 10,
+  retryMinMs: 1000,
+  retryMaxMs: 300_000,
+  leaseMs: 30_000,
+  webhookTimeoutMs: 10_000,
+} as const;
 
 /** The accepted range of each numeric sink setting. */
 export const SINK_LIMITS = {
@@ -45,6 +56,7 @@ export const SINK_LIMITS = {
   sinkRetryMinMs: { min: 0, max: 60_000 },
   sinkRetryMaxMs: { min: 0, max: 3_600_000 },
   sinkLeaseMs: { min: 1000, max: 600_000 },
+  webhookTimeoutMs: { min: 1000, max: 120_000 },
 } as const;
 
 /** How `loadConfig` reads a sink setting: each throws a {@link ConfigError} naming it. */
@@ -77,6 +89,7 @@ export function parseSinkSettings({ raw, name, int, url }: SinkSettingReaders): 
     webhookUrl,
     webhookSecret,
     webhookFilter: parseSinkFilter(raw('webhookFilter'), name('webhookFilter')),
+    webhookTimeoutMs: int('webhookTimeoutMs', SINK_DEFAULTS.webhookTimeoutMs, SINK_LIMITS.webhookTimeoutMs),
     sinkTries: int('sinkTries', SINK_DEFAULTS.tries, SINK_LIMITS.sinkTries),
     sinkRetryMinMs,
     sinkRetryMaxMs,

@@ -1,4 +1,6 @@
 import assert from 'node:assert/strict';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { PassThrough } from 'node:stream';
 import { describe, it } from 'node:test';
 import { main } from '../../src/cli/main.js';
@@ -26,9 +28,60 @@ describe('the sinks’ settings', () => {
     assert.equal(config.webhookUrl, undefined);
     assert.deepEqual(configuredSinks(config), []);
     assert.deepEqual(
-      [config.sinkTries, config.sinkRetryMinMs, config.sinkRetryMaxMs, config.sinkLeaseMs],
-      [10, 1000, 300_000, 30_000],
+      [
+        config.sinkTries,
+        config.sinkRetryMinMs,
+        config.sinkRetryMaxMs,
+        config.sinkLeaseMs,
+        config.webhookTimeoutMs,
+      ],
+      [10, 1000, 300_000, 30_000, 10_000],
     );
+  });
+
+  it('give the webhook’s receiver LEDGER_WEBHOOK_TIMEOUT_MS to answer a batch, and refuse a timeout out of range', async () => {
+    assert.match(failure({ LEDGER_WEBHOOK_TIMEOUT_MS: '500' }), /^LEDGER_WEBHOOK_TIMEOUT_MS/);
+    assert.match(failure({ LEDGER_WEBHOOK_TIMEOUT_MS: 'soon' }), /^LEDGER_WEBHOOK_TIMEOUT_MS/);
+    // A receiver that takes the batch and never answers.
+    const silent = createServer(() => {});
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    const url = `http://127.0.0.1:${(silent.address() as AddressInfo).port}/hook`;
+    const config = loadConfig({
+      LEDGER_WEBHOOK_URL: url,
+      LEDGER_WEBHOOK_SECRET: SECRET,
+      LEDGER_WEBHOOK_TIMEOUT_MS: '1000',
+    });
+    const [webhook] = configuredSinks(config);
+    const started = Date.now();
+    try {
+      await assert.rejects(
+        webhook!.target.deliver([
+          {
+            kind: 'stored',
+            position: 1,
+            rawId: 1,
+            action: 'transfer',
+            tokenTag: 'ethereum-usdc-0xa0b8',
+            from: 'alice',
+            to: 'bob',
+            stampedAt: '2026-01-01T00:00:00.000Z',
+            fields: {
+              status: 'confirmed',
+              internalStatus: '',
+              targetChainTxHash: '',
+              express: { chainTxHash: '', withdrawFee: '', refundLedgerHash: '', err: '' },
+            },
+          },
+        ]),
+        /no answer within 1000 ms/,
+      );
+      const waited = Date.now() - started;
+      assert.ok(waited >= 900 && waited < 5000, `gave up after ${waited} ms`);
+    } finally {
+      await webhook!.target.close();
+      silent.closeAllConnections();
+      await new Promise((resolve) => silent.close(resolve));
+    }
   });
 
   it('run the webhook sink when its URL and secret are set, with its filter', async () => {

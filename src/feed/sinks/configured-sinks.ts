@@ -27,6 +27,7 @@ export function configuredSinks(config: Config, logger?: Logger): ConfiguredSink
       sink: 'webhook',
       url: config.webhookUrl,
       secret: config.webhookSecret,
+      timeoutMs: config.webhookTimeoutMs,
     });
     sinks.push({ name: 'webhook', target, filter: config.webhookFilter });
   }

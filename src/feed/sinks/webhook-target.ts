@@ -6,13 +6,11 @@
  */
 import { Agent, request } from 'undici';
 import { redactUrl } from '../../config.js';
+import { SINK_DEFAULTS } from '../../sink-settings.js';
 import type { FeedEvent } from '../feed-event.js';
 import { batchBody } from './sink-batches.js';
 import { SinkDeliveryError, type SinkTarget } from './sink-target.js';
 import { signWebhook, WEBHOOK_HEADERS } from './webhook-signature.js';
-
-/** How long one POST may take, answer included. */
-export const WEBHOOK_TIMEOUT_MS = 10_000;
 
 /** How much of an error answer's body goes into the error (and the sink's last error). */
 const ERROR_BODY_LIMIT = 300;
@@ -24,7 +22,7 @@ export interface WebhookTargetOptions {
   url: string;
   /** Signs each body; never logged, never sent. */
   secret: string;
-  /** Default {@link WEBHOOK_TIMEOUT_MS}. */
+  /** How long one POST may take, answer included (`LEDGER_WEBHOOK_TIMEOUT_MS`). Default 10000. */
   timeoutMs?: number | undefined;
   /** Default `Date.now`. */
   nowMs?: () => number;
@@ -35,7 +33,7 @@ export function createWebhookTarget(options: WebhookTargetOptions): SinkTarget {
   const { secret, sink } = options;
   const shown = redactUrl(options.url);
   const { url, authorization } = withoutCredentials(options.url);
-  const timeoutMs = options.timeoutMs ?? WEBHOOK_TIMEOUT_MS;
+  const timeoutMs = options.timeoutMs ?? SINK_DEFAULTS.webhookTimeoutMs;
   const nowMs = options.nowMs ?? Date.now;
   const agent = new Agent({ keepAliveTimeout: 10_000, connect: { timeout: timeoutMs } });
   const closing = new AbortController();
