@@ -13,8 +13,10 @@ import { sql } from 'drizzle-orm';
 import { READ_API_DATABASE } from '../../src/app/http-routes.js';
 import { matchReadPath } from '../../src/app/read-api/read-routes.js';
 import { READ_STATEMENT_TIMEOUT_MS, readAlone, readOnly } from '../../src/app/read-api/read-transaction.js';
+import { oneRecordAnswer } from '../../src/app/read-api/record-answers.js';
 import { openDatabase } from '../../src/db/connect.js';
 import { type Executor, queryRows } from '../../src/db/rows.js';
+import { migrateDatabase } from '../../src/db/schema/migrate-database.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 
 let testDb: TestDatabase;
@@ -83,6 +85,12 @@ describe('the read API pool', () => {
       assert.equal(pool.readOnlySessions, false);
       const row = await readAlone(pool, seen);
       assert.deepEqual([row.alone, row.read_only], [false, 'on']);
+      // The look-up's one statement reads there too: a mirror not backfilled says so.
+      await migrateDatabase(embedded);
+      const lookUp = await readAlone(pool, (db) =>
+        oneRecordAnswer(db, { by: 'ledgerHash', hash: `0x${'ab'.repeat(32)}`, now: new Date() }),
+      );
+      assert.deepEqual([lookUp.status, lookUp.body], [503, '{"error":"err_mirror_not_backfilled"}']);
       // The handle still writes outside the read API.
       await embedded.db.execute(sql`CREATE TABLE written (x int)`);
     } finally {
