@@ -35,6 +35,10 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<{ command:
     summary: 'completeness report against the service; --against compares with another copy',
     load: () => import('./commands/verify.js'),
   },
+  'dead-letters': {
+    summary: "the change feed's undelivered batches; --replay delivers them again",
+    load: () => import('./commands/dead-letters.js'),
+  },
   digest: {
     summary: 'a hash of the stored records per rawId range, to compare two copies',
     load: () => import('./commands/digest.js'),

@@ -80,3 +80,18 @@ export async function readDeadLetters(
     createdAt: toDate(r.created_at) ?? new Date(0),
   }));
 }
+
+/** Every sink's dead letters, oldest first (at most `limit`). */
+export async function readAllDeadLetters(db: Executor, limit = 10_000): Promise<StoredDeadLetter[]> {
+  const sinks = await queryRows<{ sink: string }>(
+    db,
+    sql`SELECT DISTINCT sink FROM feed_sink_dead_letters ORDER BY sink`,
+  );
+  const letters = await Promise.all(sinks.map(({ sink }) => readDeadLetters(db, { sink, limit })));
+  return letters.flat().sort((a, b) => a.id - b.id);
+}
+
+/** Removes a dead letter once its batch was delivered again. */
+export async function deleteDeadLetter(db: Executor, id: number): Promise<void> {
+  await db.execute(sql`DELETE FROM feed_sink_dead_letters WHERE id = ${id}::bigint`);
+}
