@@ -10,7 +10,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { JetStreamApiError, jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
-import type { FeedEvent } from '../../src/feed/feed-event.js';
 import { freePort } from './free-port.js';
 
 /** The shared NATS of the test run (JetStream enabled). */
@@ -80,39 +79,6 @@ export async function deleteStream(nc: NatsConnection, stream: string): Promise<
   } catch (error) {
     if (!(error instanceof JetStreamApiError && error.code === 10059)) throw error;
   }
-}
-
-/** Events 1 … n (or the positions given) as the feed serves them, with varied actions, tokens and kinds. */
-export function syntheticEvents(positions: readonly number[]): FeedEvent[] {
-  const actions = ['transfer', 'mint', 'burn', 'bundle'];
-  const tags = [
-    'ethereum-usdc-0xa0b86991c6218b36c1d19d4a2e9eb0ce3606eb48',
-    'arweave-ar-0',
-    'bsc-odd tag.x*>-0',
-  ];
-  return positions.map((position) => {
-    const base = {
-      position,
-      rawId: 1000 + position,
-      action: actions[position % actions.length] as string,
-      tokenTag: tags[position % tags.length] as string,
-      from: `0x${position.toString(16).padStart(40, 'a')}`,
-      to: 'eid-receiver',
-      stampedAt: new Date(Date.UTC(2026, 0, 1, 0, 0, position)).toISOString(),
-    };
-    return position % 5 === 0
-      ? { ...base, kind: 'changed', fields: { status: ['confirmed', 'packaged'] } }
-      : {
-          ...base,
-          kind: 'stored',
-          fields: {
-            status: 'confirmed',
-            internalStatus: '{"status":"success"}',
-            targetChainTxHash: '',
-            express: { chainTxHash: '', withdrawFee: '0.5', refundLedgerHash: '', err: '' },
-          },
-        };
-  });
 }
 
 /** Positions `from` … `to`, both included. */

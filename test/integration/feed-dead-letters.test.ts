@@ -4,16 +4,14 @@
  * took it; a batch refused again stays, and so does a stretch that expired (no events to send).
  */
 import assert from 'node:assert/strict';
-import { createServer, type IncomingHttpHeaders } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { sql } from 'drizzle-orm';
 import { queryRows } from '../../src/db/rows.js';
-import type { FeedEvent } from '../../src/feed/feed-event.js';
 import { batchBody } from '../../src/feed/sinks/sink-batches.js';
-import { signWebhook, WEBHOOK_HEADERS } from '../../src/feed/sinks/webhook-signature.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
+import { syntheticEvents } from '../helpers/feed.js';
 import { runMain } from '../helpers/run-main.js';
+import { startWebhookReceiver } from '../helpers/webhook-receiver.js';
 
 const SECRET = 'whsec-dead-letters-0123456789';
 
@@ -27,43 +25,6 @@ after(async () => {
   await testDb?.drop();
 });
 
-function event(position: number): FeedEvent {
-  return {
-    kind: 'stored',
-    position,
-    rawId: 100 + position,
-    action: 'transfer',
-    tokenTag: 'ethereum-usdc-0xa0b8',
-    from: 'alice',
-    to: 'bob',
-    stampedAt: '2026-01-01T00:00:00.000Z',
-    fields: {
-      status: 'confirmed',
-      internalStatus: '',
-      targetChainTxHash: '',
-      express: { chainTxHash: '', withdrawFee: '', refundLedgerHash: '', err: '' },
-    },
-  };
-}
-
-/** A webhook receiver: what it was sent, answering `status()` to each. */
-async function receiver(status: () => number) {
-  const received: Array<{ body: string; headers: IncomingHttpHeaders }> = [];
-  const server = createServer((request, response) => {
-    let body = '';
-    request.on('data', (chunk: Buffer) => {
-      body += chunk.toString();
-    });
-    request.on('end', () => {
-      received.push({ body, headers: request.headers });
-      response.writeHead(status()).end();
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`;
-  return { url, received, close: () => new Promise((resolve) => server.close(resolve)) };
-}
-
 async function letterIds(): Promise<number[]> {
   const rows = await queryRows<{ id: string }>(
     testDb.database.db,
@@ -76,15 +37,14 @@ describe('dead-letters', () => {
   it('lists them, replays those with events to the webhook signed anew, deletes those delivered, keeps the rest', async () => {
     const { db } = testDb.database;
     await db.execute(sql`INSERT INTO feed_sinks (name, kind, position) VALUES ('webhook', 'webhook', 9)`);
-    const batch = [event(3), event(4)];
+    const batch = syntheticEvents([3, 4]);
     const body = batchBody('webhook', batch);
     await db.execute(sql`INSERT INTO feed_sink_dead_letters (sink, first_position, last_position, events, body, reason, attempts)
       VALUES ('webhook', 3, 4, 2, ${body}, 'POST failed: answered 503', 10),
              ('webhook', 5, 6, NULL, NULL, 'positions 5-6 expired before delivery', 0),
-             ('webhook', 7, 7, 1, ${batchBody('webhook', [event(7)])}, 'POST failed: answered 400', 1)`);
+             ('webhook', 7, 7, 1, ${batchBody('webhook', syntheticEvents([7]))}, 'POST failed: answered 400', 1)`);
     const [withEvents, expired, refused] = await letterIds();
-    let answer = 200;
-    const hook = await receiver(() => answer);
+    const hook = await startWebhookReceiver(SECRET);
     const env = {
       DATABASE_URL: testDb.url,
       LEDGER_WEBHOOK_URL: hook.url,
@@ -99,10 +59,9 @@ describe('dead-letters', () => {
       assert.equal(hook.received.length, 0, 'listing sends nothing');
 
       // The receiver refuses the third again: it stays, and the run says so.
-      let posts = 0;
-      answer = 200;
-      const refuseThird = () => (++posts === 2 ? 400 : 200);
-      const second = await receiver(refuseThird);
+      const second = await startWebhookReceiver(SECRET, (_batch, index) => ({
+        status: index === 1 ? 400 : 200,
+      }));
       const replayed = await runMain(['dead-letters', '--replay'], {
         ...env,
         LEDGER_WEBHOOK_URL: second.url,
@@ -115,11 +74,7 @@ describe('dead-letters', () => {
       assert.deepEqual(await letterIds(), [expired, refused]);
       const [sent] = second.received;
       assert.deepEqual(JSON.parse(sent!.body), JSON.parse(body), 'the batch as it was');
-      const timestamp = Number(sent!.headers[WEBHOOK_HEADERS.timestamp]);
-      assert.equal(
-        sent!.headers[WEBHOOK_HEADERS.signature],
-        signWebhook({ secret: SECRET, timestamp, body: sent!.body }),
-      );
+      assert.equal(sent!.verified, true, 'signed anew with the secret');
 
       // Once the receiver takes it, only the expired stretch is left, and the run succeeds.
       const again = await runMain(['dead-letters', '--replay', '--id', String(refused)], env);
@@ -127,7 +82,7 @@ describe('dead-letters', () => {
       assert.deepEqual(await letterIds(), [expired]);
       assert.equal(hook.received.length, 1);
       assert.deepEqual(
-        (JSON.parse(hook.received[0]!.body) as { events: FeedEvent[] }).events.map((e) => e.position),
+        hook.received[0]!.events.map((e) => e.position),
         [7],
       );
       const bad = await runMain(['dead-letters', '--id', 'x'], env);

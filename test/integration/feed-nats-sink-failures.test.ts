@@ -10,6 +10,7 @@ import type { NatsConnection } from '@nats-io/transport-node';
 import type { FeedEvent } from '../../src/feed/feed-event.js';
 import { createNatsTarget, type NatsTarget } from '../../src/feed/sinks/nats-target.js';
 import { SinkDeliveryError } from '../../src/feed/sinks/sink-target.js';
+import { syntheticEvents } from '../helpers/feed.js';
 import { freePort } from '../helpers/free-port.js';
 import {
   connectTo,
@@ -17,7 +18,6 @@ import {
   positions,
   readStream,
   startPrivateNats,
-  syntheticEvents,
   uniqueFeedNames,
 } from '../helpers/nats.js';
 import { waitFor } from '../helpers/wait-for.js';

@@ -15,7 +15,7 @@ import { readFeedPage, stampFeed } from '../../src/feed/feed-store.js';
 import { createNatsTarget, type NatsTargetInput } from '../../src/feed/sinks/nats-target.js';
 import { SinkDeliveryError } from '../../src/feed/sinks/sink-target.js';
 import { createTestDatabase } from '../helpers/database.js';
-import { insertRows } from '../helpers/feed.js';
+import { insertRows, syntheticEvents } from '../helpers/feed.js';
 import { openTestSurface } from '../helpers/http-surface.js';
 import {
   connectTo,
@@ -23,7 +23,6 @@ import {
   positions,
   readStream,
   streamCount,
-  syntheticEvents,
   TEST_NATS_URL,
   uniqueFeedNames,
 } from '../helpers/nats.js';

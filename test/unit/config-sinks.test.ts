@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { PassThrough } from 'node:stream';
 import { describe, it } from 'node:test';
 import { main } from '../../src/cli/main.js';
 import { loadConfig } from '../../src/config.js';
 import { ConfigError } from '../../src/errors.js';
 import { configuredSinks } from '../../src/feed/sinks/configured-sinks.js';
+import { syntheticEvents } from '../helpers/feed.js';
+import { startWebhookReceiver } from '../helpers/webhook-receiver.js';
 
 const URL_SET = { LEDGER_WEBHOOK_URL: 'https://hooks.example.com/ledger' };
 const SECRET = 'whsec-0123456789abcdef';
@@ -43,9 +43,8 @@ describe('the sinks’ settings', () => {
     assert.match(failure({ LEDGER_WEBHOOK_TIMEOUT_MS: '500' }), /^LEDGER_WEBHOOK_TIMEOUT_MS/);
     assert.match(failure({ LEDGER_WEBHOOK_TIMEOUT_MS: 'soon' }), /^LEDGER_WEBHOOK_TIMEOUT_MS/);
     // A receiver that takes the batch and never answers.
-    const silent = createServer(() => {});
-    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
-    const url = `http://127.0.0.1:${(silent.address() as AddressInfo).port}/hook`;
+    const silent = await startWebhookReceiver(SECRET, () => ({ hang: true }));
+    const { url } = silent;
     const config = loadConfig({
       LEDGER_WEBHOOK_URL: url,
       LEDGER_WEBHOOK_SECRET: SECRET,
@@ -54,33 +53,12 @@ describe('the sinks’ settings', () => {
     const [webhook] = configuredSinks(config);
     const started = Date.now();
     try {
-      await assert.rejects(
-        webhook!.target.deliver([
-          {
-            kind: 'stored',
-            position: 1,
-            rawId: 1,
-            action: 'transfer',
-            tokenTag: 'ethereum-usdc-0xa0b8',
-            from: 'alice',
-            to: 'bob',
-            stampedAt: '2026-01-01T00:00:00.000Z',
-            fields: {
-              status: 'confirmed',
-              internalStatus: '',
-              targetChainTxHash: '',
-              express: { chainTxHash: '', withdrawFee: '', refundLedgerHash: '', err: '' },
-            },
-          },
-        ]),
-        /no answer within 1000 ms/,
-      );
+      await assert.rejects(webhook!.target.deliver(syntheticEvents([1])), /no answer within 1000 ms/);
       const waited = Date.now() - started;
       assert.ok(waited >= 900 && waited < 5000, `gave up after ${waited} ms`);
     } finally {
       await webhook!.target.close();
-      silent.closeAllConnections();
-      await new Promise((resolve) => silent.close(resolve));
+      await silent.close();
     }
   });
 

@@ -48,10 +48,10 @@ export async function deadLetterAndAdvance(
   return rows.length > 0;
 }
 
-/** The sink's dead letters, oldest first (at most `limit`). */
+/** The dead letters of `sink` (absent: of every sink), oldest first (at most `limit`). */
 export async function readDeadLetters(
   db: Executor,
-  input: { sink: string; limit?: number },
+  input: { sink?: string | undefined; limit?: number },
 ): Promise<StoredDeadLetter[]> {
   const rows = await queryRows<{
     id: string;
@@ -66,7 +66,8 @@ export async function readDeadLetters(
   }>(
     db,
     sql`SELECT id::text, sink, first_position::text, last_position::text, events, body, reason, attempts, created_at
-        FROM feed_sink_dead_letters WHERE sink = ${input.sink} ORDER BY id LIMIT ${input.limit ?? 1000}`,
+        FROM feed_sink_dead_letters WHERE ${input.sink === undefined ? sql`true` : sql`sink = ${input.sink}`}
+        ORDER BY id LIMIT ${input.limit ?? 1000}`,
   );
   return rows.map((r) => ({
     id: Number(r.id),
@@ -79,16 +80,6 @@ export async function readDeadLetters(
     attempts: r.attempts,
     createdAt: toDate(r.created_at) ?? new Date(0),
   }));
-}
-
-/** Every sink's dead letters, oldest first (at most `limit`). */
-export async function readAllDeadLetters(db: Executor, limit = 10_000): Promise<StoredDeadLetter[]> {
-  const sinks = await queryRows<{ sink: string }>(
-    db,
-    sql`SELECT DISTINCT sink FROM feed_sink_dead_letters ORDER BY sink`,
-  );
-  const letters = await Promise.all(sinks.map(({ sink }) => readDeadLetters(db, { sink, limit })));
-  return letters.flat().sort((a, b) => a.id - b.id);
 }
 
 /** Removes a dead letter once its batch was delivered again. */

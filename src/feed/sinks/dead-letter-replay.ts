@@ -9,10 +9,13 @@ import type { StoredDeadLetter } from '../../db/queries/sink-dead-letters.js';
 import type { FeedEvent } from '../feed-event.js';
 import type { SinkTarget } from './sink-target.js';
 
-/** What became of one dead letter. */
+/**
+ * What became of one dead letter: delivered (and deleted), kept because it could not be
+ * (`kept`: refused again, or no such sink here), or kept because it has nothing to send.
+ */
 export type ReplayOutcome =
   | { id: number; sink: string; outcome: 'delivered'; events: number }
-  | { id: number; sink: string; outcome: 'kept'; why: string };
+  | { id: number; sink: string; outcome: 'kept' | 'expired'; why: string };
 
 /** The events of a dead letter's body (`{sink, first, last, events}`, as sent); `null` for one without a body. */
 export function deadLetterEvents(letter: Pick<StoredDeadLetter, 'body'>): FeedEvent[] | null {
