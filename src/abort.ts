@@ -15,6 +15,33 @@ export function anySignal(signals: (AbortSignal | undefined)[]): AbortSignal {
 }
 
 /**
+ * A signal aborted `ms` from now (a `TimeoutError`, as `AbortSignal.timeout` gives) or as soon as
+ * `signal` is; `clear()` once the work is done stops the timer and lets go of `signal`. Not
+ * `AbortSignal.any([signal, AbortSignal.timeout(ms)])`: on Node 20 the timeout signal inside may
+ * be garbage-collected before it fires (nodejs/node#57736), and the wait then never ends.
+ */
+export function deadline(ms: number, signal?: AbortSignal): { signal: AbortSignal; clear(): void } {
+  const controller = new AbortController();
+  const follow = (): void => controller.abort(signal?.reason);
+  if (signal?.aborted) follow();
+  else signal?.addEventListener('abort', follow, { once: true });
+  // The timer holds the controller until it fires or is cleared; like `AbortSignal.timeout`'s, it
+  // does not keep the process alive.
+  const timer = setTimeout(
+    () => controller.abort(new DOMException('The operation was aborted due to timeout', 'TimeoutError')),
+    ms,
+  );
+  timer.unref();
+  return {
+    signal: controller.signal,
+    clear() {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', follow);
+    },
+  };
+}
+
+/**
  * A signal aborted `ms` after `signal` is, with the same reason: a second, harder stop for work
  * that got a chance to finish on its own first.
  */

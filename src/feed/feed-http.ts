@@ -3,8 +3,10 @@
  * `Last-Event-ID`), or one long-poll JSON answer (`?after=P&wait=20s`). Both 410 when the start
  * is older than the retention, with the position to start again from.
  */
+
 import { once } from 'node:events';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { deadline } from '../abort.js';
 import type { Logger } from '../logger.js';
 import type { FeedConsumers } from './feed-consumers.js';
 import { type FeedEvent, type FeedFilter, matchesFilter } from './feed-event.js';
@@ -177,12 +179,15 @@ async function drained(
   limits: FeedHttpLimits,
   closed: AbortSignal,
 ): Promise<boolean> {
-  const timeout = AbortSignal.timeout(limits.drainMs);
+  const bounded = deadline(limits.drainMs, closed);
   try {
-    await once(response, 'drain', { signal: AbortSignal.any([closed, timeout]) });
+    await once(response, 'drain', { signal: bounded.signal });
     return true;
   } catch {
-    return !timeout.aborted;
+    // Cut short by the deadline, not by the client going away (nor by an error of the socket).
+    return !bounded.signal.aborted || closed.aborted;
+  } finally {
+    bounded.clear();
   }
 }
 

@@ -3,6 +3,7 @@
  * kept in `sync_streams`, so every process reports the same lag: `status` and `/status` ask once
  * per call, `/metrics` through a probe that asks only when no process or walk saw it recently.
  */
+import { deadline } from '../../abort.js';
 import type { ClientObserver } from '../../client/observer.js';
 import type { RequestBudget } from '../../client/request-budget.js';
 import type { Config } from '../../config.js';
@@ -121,8 +122,8 @@ export function createHeadProbe(input: {
       (s) => s.headSeenAt === null || at.getTime() - s.headSeenAt.getTime() >= maxAgeMs,
     );
     if (stale.length === 0) return;
-    const bounded = AbortSignal.any([signal, AbortSignal.timeout(timeoutMs)]);
-    const heads = await readServiceHeads(config, stale, bounded, input.shared);
+    const bounded = deadline(timeoutMs, signal);
+    const heads = await readServiceHeads(config, stale, bounded.signal, input.shared).finally(bounded.clear);
     for (const [key, head] of heads) {
       if (head.error !== null) logger.debug({ stream: key, err: head.error }, 'head probe failed');
     }

@@ -4,7 +4,9 @@
  * 408, 429, 5xx, timeout or network failure may be tried again (after `Retry-After` when the far
  * side sent one); any other answer (a 4xx, a redirect) will not change by trying again.
  */
+
 import { Agent, request } from 'undici';
+import { deadline } from '../../abort.js';
 import { redactUrl } from '../../config.js';
 import { SINK_DEFAULTS } from '../../sink-settings.js';
 import type { FeedEvent } from '../feed-event.js';
@@ -51,19 +53,22 @@ export function createWebhookTarget(options: WebhookTargetOptions): SinkTarget {
         ...(authorization === undefined ? {} : { authorization }),
       };
       let answer: Awaited<ReturnType<typeof request>>;
+      const bounded = deadline(timeoutMs, closing.signal);
       try {
         answer = await request(url, {
           method: 'POST',
           headers,
           body,
           dispatcher: agent,
-          signal: AbortSignal.any([closing.signal, AbortSignal.timeout(timeoutMs)]),
+          signal: bounded.signal,
         });
       } catch (error) {
         throw new SinkDeliveryError(`POST ${shown} failed: ${failureOf(error, timeoutMs)}`, {
           retryable: true,
           cause: error,
         });
+      } finally {
+        bounded.clear();
       }
       const { statusCode } = answer;
       if (statusCode >= 200 && statusCode < 300) {
