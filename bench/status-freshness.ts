@@ -25,8 +25,16 @@ import { startSync, startSyncLoop } from './sync-loop.js';
 export type { LagFigures } from './status-lags.js';
 
 const ARRIVALS_PER_SECOND = 20;
-const PACKAGE_DELAY_MS = 3_000;
-const BURN_TARGET_DELAY_MS = 10_000;
+/**
+ * The service's timing: a record is packaged at 3 s and a burn's hash shows at 13 s, records
+ * arriving for 30 s. `--quick` (CI's smoke run) shrinks all three, so its runs take seconds, not
+ * half a minute each; its few re-reads of waiting burns make its requests per arrival run low.
+ */
+const TIMING = {
+  full: { packageDelayMs: 3_000, burnTargetDelayMs: 10_000, windowMs: 30_000 },
+  quick: { packageDelayMs: 1_000, burnTargetDelayMs: 3_000, windowMs: 4_000 },
+} as const;
+type Timing = (typeof TIMING)[keyof typeof TIMING];
 /** Intervals the indexer gets, once the last change happened at the service, to show it. */
 const EXTRA_INTERVALS = 4;
 /** Longest the history's `sync` may take, and each `sync` of the loop. */
@@ -74,9 +82,8 @@ export async function runStatusFreshnessScenario(
   context: BenchContext,
   modes: readonly Mode[] = ['workers', 'sync'],
 ): Promise<StatusFreshnessFigures> {
-  // A record's changes span 13 s (packaged at 3 s, a burn's hash at 13 s): the quick window is
-  // shorter, so few re-reads of waiting burns fall in it and its requests per arrival run low.
-  const windowMs = context.options.quick ? 8_000 : 30_000;
+  const timing = context.options.quick ? TIMING.quick : TIMING.full;
+  const { windowMs } = timing;
   const runs: StatusFreshnessRun[] = [];
   const plans = [
     { mode: 'workers', intervalMs: 1_000, processes: Math.min(2, context.options.workerProcesses) },
@@ -86,12 +93,12 @@ export async function runStatusFreshnessScenario(
     context.log(
       `status freshness: ${plan.mode} every ${plan.intervalMs} ms, ${ARRIVALS_PER_SECOND} arrivals/s for ${windowMs} ms`,
     );
-    runs.push(await runOnce(context, { ...plan, windowMs }));
+    runs.push(await runOnce(context, { ...plan, timing }));
   }
   return {
     arrivalsPerSecond: ARRIVALS_PER_SECOND,
-    packageDelayMs: PACKAGE_DELAY_MS,
-    burnTargetDelayMs: BURN_TARGET_DELAY_MS,
+    packageDelayMs: timing.packageDelayMs,
+    burnTargetDelayMs: timing.burnTargetDelayMs,
     windowMs,
     runs,
   };
@@ -101,7 +108,7 @@ interface RunPlan {
   mode: Mode;
   intervalMs: number;
   processes: number;
-  windowMs: number;
+  timing: Timing;
 }
 
 /** The indexer being measured: worker processes or the `sync` loop. */
@@ -118,8 +125,8 @@ async function runOnce(context: BenchContext, plan: RunPlan): Promise<StatusFres
       records: context.options.freshnessHistory,
       ...simulatorBase(context.options),
       arrivalsPerSecond: ARRIVALS_PER_SECOND,
-      packageDelayMs: PACKAGE_DELAY_MS,
-      burnTargetDelayMs: BURN_TARGET_DELAY_MS,
+      packageDelayMs: plan.timing.packageDelayMs,
+      burnTargetDelayMs: plan.timing.burnTargetDelayMs,
     },
     context.setup.root,
   );
@@ -161,8 +168,9 @@ async function measureRun(
   let window: ArrivalWindow;
   let caughtUpAfterMs: number | null;
   try {
-    window = await arrivalWindow(simulator, indexer, plan.windowMs);
-    const due = window.endedAt + PACKAGE_DELAY_MS + BURN_TARGET_DELAY_MS + TICK_SLACK_MS;
+    window = await arrivalWindow(simulator, indexer, plan.timing.windowMs);
+    const { packageDelayMs, burnTargetDelayMs } = plan.timing;
+    const due = window.endedAt + packageDelayMs + burnTargetDelayMs + TICK_SLACK_MS;
     caughtUpAfterMs = await awaitReflection({
       indexer,
       measure: () => measure(simulator, database, truthFile, window.head),

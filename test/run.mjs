@@ -50,7 +50,7 @@ if (missing !== null) {
 
 const child = spawn(
   process.execPath,
-  ['--import', 'tsx', '--test', '--test-concurrency=2', '--test-reporter=spec', ...files],
+  ['--import', 'tsx', '--test', '--test-concurrency=3', '--test-reporter=spec', ...files],
   { cwd: root, stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, NODE_ENV: 'test' } },
 );
 // The runner's closing summary (`ℹ pass 12`…), read line by line: a failure's long output can
