@@ -18,6 +18,7 @@ import { CommitLostError, LeaseLostError } from '../../src/errors.js';
 import type {
   BackfillRun,
   BackfillStore,
+  NewBackfillRun,
   RangePage,
   ReadAhead,
 } from '../../src/sync/ports/backfill-store.js';
@@ -25,6 +26,7 @@ import type {
   ClaimedRecord,
   PageCommit,
   PendingRecord,
+  ProofScope,
   ReleaseOutcome,
   SettleState,
   StoredGap,
@@ -68,7 +70,8 @@ export class MemoryStore extends MemoryRecords implements SyncStore, BackfillSto
   readonly commits: PageCommit[] = [];
   readonly runs = new Map<string, RunRow>();
   /** Proven-range rows by stream key, as committed (merged only by compaction). */
-  readonly proven = new Map<string, RawIdRange[]>();
+  /** Each stream's proven ranges, with the run that proved each (`null` once compacted). */
+  readonly proven = new Map<string, Array<RawIdRange & { backfillId?: string | null }>>();
   /** Set to make the next commit of this page fail before writing (a crash mid-walk). */
   failCommitAtPage: number | null = null;
   /** How long each page commit takes, ms . Default none. */
@@ -165,11 +168,21 @@ export class MemoryStore extends MemoryRecords implements SyncStore, BackfillSto
   async advanceWatermark(
     lease: StreamLease,
     watermark: number,
-    options: { settle?: SettleState | undefined; proven?: boolean | undefined } = {},
+    options: { settle?: SettleState | undefined; proven?: ProofScope | undefined } = {},
   ): Promise<void> {
     const row = this.fenced(lease);
-    if (options.proven) {
-      if ((provenPrefixEnd(this.proven.get(lease.key) ?? []) ?? -1) < watermark)
+    const scope = options.proven;
+    if (scope !== undefined) {
+      const { floor, backfillId } = scope;
+      const mark = row.settle.settled ?? row.watermark;
+      const proofs =
+        floor === null
+          ? (this.proven.get(lease.key) ?? [])
+          : [
+              ...(mark !== null && mark >= floor ? [{ lo: 0, hi: floor }] : []),
+              ...(this.proven.get(lease.key) ?? []).filter((r) => r.backfillId === backfillId),
+            ];
+      if ((provenPrefixEnd(proofs) ?? -1) < watermark)
         throw new CommitLostError(
           lease.key,
           `its proven ranges no longer reach rawId ${watermark}`,
@@ -282,9 +295,7 @@ export class MemoryStore extends MemoryRecords implements SyncStore, BackfillSto
     return { ...written.counts, rejected: written.refused.length };
   }
 
-  async startRun(
-    run: Omit<BackfillRun, 'status' | 'round' | 'headAt' | 'openGap'>,
-  ): Promise<BackfillRun | null> {
+  async startRun(run: NewBackfillRun): Promise<BackfillRun | null> {
     if (
       this.runs.has(run.id) ||
       [...this.runs.values()].some((r) => r.key === run.key && r.status === 'running')
@@ -298,6 +309,7 @@ export class MemoryStore extends MemoryRecords implements SyncStore, BackfillSto
       round: 0,
       headAt,
       openGap: null,
+      floor: run.floor ?? null,
       gaps: [],
       error: null,
     });
@@ -357,17 +369,22 @@ export class MemoryStore extends MemoryRecords implements SyncStore, BackfillSto
       this.keepRejected(rejected, input.key, page.page);
     }
     const ranges = this.proven.get(input.key) ?? [];
-    ranges.push(...input.proven.map((r) => ({ ...r })));
+    ranges.push(...input.proven.map((r) => ({ ...r, backfillId: input.backfillId })));
     this.proven.set(input.key, ranges);
     return { ...written.counts, rejected: rejectedCount };
   }
 
-  async provenRanges(key: string): Promise<RawIdRange[]> {
-    return mergeRanges(this.proven.get(key) ?? []);
+  async provenRanges(key: string, backfillId?: string): Promise<RawIdRange[]> {
+    const ranges = this.proven.get(key) ?? [];
+    return mergeRanges(
+      backfillId === undefined ? ranges : ranges.filter((r) => r.backfillId === backfillId),
+    ).map(({ lo, hi, loPage }) => (loPage === undefined ? { lo, hi } : { lo, hi, loPage }));
   }
 
   async compactProvenRanges(key: string): Promise<number> {
-    const merged = mergeRanges(this.proven.get(key) ?? []);
+    const merged = mergeRanges(this.proven.get(key) ?? []).map(({ lo, hi, loPage }) =>
+      loPage === undefined ? { lo, hi } : { lo, hi, loPage },
+    );
     this.proven.set(key, merged);
     return merged.length;
   }

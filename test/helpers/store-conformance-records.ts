@@ -304,6 +304,7 @@ function proofConformance(c: ConformanceContext): void {
         round: 0,
         headAt: c.at.getTime(),
         openGap: null,
+        floor: null,
       });
       assert.equal(await c.backfill.startRun({ id: 'b2', ...run }), null, 'one running run per stream');
       assert.ok(await c.backfill.startRun({ id: 'b3', ...run, key: 'txsByAccount/acc' }));
@@ -337,12 +338,54 @@ function proofConformance(c: ConformanceContext): void {
       await prove(0, 10);
       await prove(21, 30, 25);
       const a = await c.acquire('runner-a');
-      await assert.rejects(c.sync.advanceWatermark(a, 30, { proven: true }), CommitLostError);
+      const scope = { backfillId: 'b9', floor: null };
+      await assert.rejects(c.sync.advanceWatermark(a, 30, { proven: scope }), CommitLostError);
       assert.equal((await c.state('runner-a')).watermark, null, 'nothing moved');
       await prove(11, 20);
-      await c.sync.advanceWatermark(a, 30, { proven: true });
+      await c.sync.advanceWatermark(a, 30, { proven: scope });
       assert.equal((await c.state('runner-a')).watermark, 30);
       assert.equal((await c.backfill.getRun('b9'))?.openGap, 25, 'the lowest open gap of the run is kept');
+    });
+
+    it("moves a catch-up's watermark on its own proofs above its floor, while the stream's mark reaches it", async () => {
+      const prove = (backfillId: string, lo: number, hi: number) =>
+        c.backfill.commitRangePages({
+          key: 'txs',
+          backfillId,
+          proven: [{ lo, hi }],
+          pages: [{ page: 1, records: records(Math.max(lo, 1), hi), rejected: [] }],
+        });
+      const a = await c.acquire('runner-a');
+      // A first backfill's proofs reach 50, but the stream has settled only up to 20.
+      await prove('first', 0, 50);
+      await c.sync.advanceWatermark(a, 30, { settle: { settled: 20, pending: { rawId: 30, at: 0 } } });
+      const run = await c.backfill.startRun({
+        id: 'c1',
+        key: 'txs',
+        headRawId: 50,
+        totalPages: 0,
+        floor: 20,
+      });
+      assert.equal(run?.floor, 20);
+      assert.equal((await c.backfill.runningRun('txs'))?.floor, 20, 'the floor is stored with the run');
+      const scope = { backfillId: 'c1', floor: 20 };
+      await prove('c1', 21, 40);
+      assert.deepEqual(await c.backfill.provenRanges('txs', 'c1'), [{ lo: 21, hi: 40 }]);
+      assert.deepEqual(await c.backfill.provenRanges('txs'), [{ lo: 0, hi: 50 }]);
+      // The first backfill's proof of 41..50 is not the run's: the watermark stays.
+      await assert.rejects(c.sync.advanceWatermark(a, 50, { proven: scope }), CommitLostError);
+      await prove('c1', 41, 50);
+      await c.sync.advanceWatermark(a, 50, { proven: scope, settle: { settled: 50, pending: null } });
+      assert.equal((await c.state('runner-a')).watermark, 50);
+      // A floor above the stream's settled mark (a crash took the mark back) proves nothing.
+      await c.backfill.recordCheck({ id: 'c1', round: 0, gaps: [], status: 'done' });
+      await c.backfill.startRun({ id: 'c2', key: 'txs', headRawId: 90, totalPages: 0, floor: 60 });
+      await prove('c2', 61, 90);
+      await assert.rejects(
+        c.sync.advanceWatermark(a, 90, { proven: { backfillId: 'c2', floor: 60 } }),
+        CommitLostError,
+      );
+      assert.equal((await c.state('runner-a')).watermark, 50, 'nothing moved');
     });
 
     it('stores range pages with the ranges they prove, and gives the ranges back merged', async () => {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { notReadyReasons } from '../../src/app/status/stream-health.js';
+import { backfillProgress, notReadyReasons } from '../../src/app/status/stream-health.js';
 import type { StreamFacts } from '../../src/db/queries/stream-facts.js';
 import type { VerifyRun } from '../../src/db/queries/verify-runs.js';
 import { minuteAt, statusStream } from '../helpers/stream-status.js';
@@ -45,7 +45,15 @@ describe('readiness and the latest verify', () => {
     assert.deepEqual(notReadyReasons(stream({ backfilledAt: at(25) }), undefined, verify(20, ['txs'])), []);
     const facts: StreamFacts = {
       watermarkTime: null,
-      latestBackfill: { status: 'done', error: null, round: 1, headRawId: 500, finishedAt: at(25) },
+      latestBackfill: {
+        id: 'b',
+        status: 'done',
+        floor: null,
+        error: null,
+        round: 1,
+        headRawId: 500,
+        finishedAt: at(25),
+      },
     };
     assert.deepEqual(notReadyReasons(stream({ backfilledAt: null }), facts, verify(20, ['txs'])), []);
     // A backfill still to come is reason enough on its own.
@@ -53,5 +61,27 @@ describe('readiness and the latest verify', () => {
       notReadyReasons(stream({ watermark: null, backfilledAt: null }), undefined, verify(20, ['txs'])),
       ['never completely backfilled (no watermark)'],
     );
+  });
+
+  it('is ready while a catch-up of a tail far behind runs, not while a first backfill does', () => {
+    const running = (floor: number | null): StreamFacts => ({
+      watermarkTime: null,
+      latestBackfill: {
+        id: 'r',
+        status: 'running',
+        floor,
+        error: null,
+        round: 0,
+        headRawId: 1000,
+        finishedAt: null,
+      },
+    });
+    assert.deepEqual(notReadyReasons(stream(), running(600)), []);
+    assert.deepEqual(notReadyReasons(stream(), running(null)), [
+      'parallel backfill running (completeness check round 0)',
+    ]);
+    // A catch-up's share done is of the stretch above its floor.
+    assert.equal(backfillProgress(stream(), running(600), [{ lo: 601, hi: 800 }]), 200 / 400);
+    assert.equal(backfillProgress(stream(), running(null), [{ lo: 0, hi: 499 }]), 500 / 1001);
   });
 });

@@ -20,9 +20,15 @@ const owner = 'key-runner';
 /** The list answered by key, ascending after the cursor; `fail(cursor)` may throw instead. */
 function byKey(list: LiveList, options: { cap?: number; fail?: (cursor: number) => boolean } = {}) {
   const requests: number[] = [];
-  const fetchKeyPage: FetchKeyPage = async (_spec, { cursor, count }) => {
+  const fetchKeyPage: FetchKeyPage = async (_spec, { cursor, count, order }) => {
     await new Promise((resolve) => setImmediate(resolve));
     if (options.fail?.(cursor)) throw new Error(`connection reset after rawId ${cursor}`);
+    // The head, newest first (a tail begun at the head asks it with no cursor): counted as -1.
+    if (order === 'desc') {
+      requests.push(-1);
+      const newest = list.records.slice(-(count ?? 100)).reverse();
+      return { txs: structuredClone(newest), rejected: [], hasNextPage: list.records.length > newest.length };
+    }
     requests.push(cursor);
     const after = list.records.filter((tx) => tx.rawId > cursor).sort((a, b) => a.rawId - b.rawId);
     const served = after.slice(0, Math.min(count ?? 100, options.cap ?? Number.POSITIVE_INFINITY));
@@ -514,6 +520,89 @@ function asText(
   };
   return { fetchKeyText, requests };
 }
+
+describe('a tail by key far behind its head', () => {
+  /** A mirror of 2,000 records synced in lanes, then `arrive` more at the head. */
+  async function behind(arrive: number, options: { fail?: (cursor: number) => boolean } = {}) {
+    const list = new LiveList({ count: 2000 });
+    const key = byKey(list, options);
+    const store = new MemoryStore();
+    await syncInRanges(store, key, { fetchKeyPage: key.fetchKeyPage });
+    const settled = store.streams.get('txs')?.settle.settled;
+    assert.equal(settled, 2000, 'the first backfill settled the list');
+    list.add(arrive);
+    key.requests.length = 0;
+    // As `sync` runs a tail of the global list: from the head, lanes as the in-flight size says.
+    const tail = () => syncInRanges(store, key, { headFirst: true, lanes: () => 4 });
+    return { list, key, store, tail };
+  }
+
+  it('hands the stretch to lanes that prove it, then tails from the head: every record once', async () => {
+    const { list, key, store, tail } = await behind(8000);
+    const result = await tail();
+    assert.equal(result.finished, true);
+    assert.equal(result.mode, 'tail');
+    assert.equal(result.watermark, 10_000);
+    assert.deepEqual(
+      storedIds(store),
+      list.records.map((tx) => tx.rawId),
+    );
+    // A catch-up run over what lay above the settled mark, proven and done.
+    const runs = [...store.runs.values()].filter((r) => r.floor !== null);
+    assert.deepEqual(
+      runs.map((r) => [r.floor, r.headRawId, r.status]),
+      [[2000, 10_000, 'done']],
+    );
+    assert.deepEqual(mergeRanges(await store.provenRanges('txs')), [{ lo: 0, hi: 10_000 }]);
+    assert.equal(store.streams.get('txs')?.settle.settled, 10_000);
+    // The head answer, 80 answers in ranges at once (no more where ranges meet without holes),
+    // and the tail after them from the new watermark: nothing below the settled mark.
+    assert.equal(key.requests[0], -1, 'the tail began at the head');
+    assert.ok(
+      key.requests.slice(1).every((cursor) => cursor >= 2000),
+      `${key.requests}`,
+    );
+    assert.ok(key.requests.length <= 83, `${key.requests.length} requests`);
+    const lanes = key.requests.slice(1, 5).sort((a, b) => a - b);
+    assert.equal(new Set(lanes).size, 4, `four ranges at once: ${lanes}`);
+  });
+
+  it('reads a stretch of fewer answers than a catch-up pays for in the walk, with no run', async () => {
+    const { list, store, tail } = await behind(3000);
+    const result = await tail();
+    assert.equal(result.finished, true);
+    assert.deepEqual(
+      storedIds(store),
+      list.records.map((tx) => tx.rawId),
+    );
+    assert.equal([...store.runs.values()].filter((r) => r.floor !== null).length, 0);
+  });
+
+  it('takes over a catch-up a failure stopped: only what its proofs leave is read again', async () => {
+    let failing = true;
+    const { list, key, store, tail } = await behind(8000, { fail: (cursor) => failing && cursor === 6000 });
+    await assert.rejects(tail(), /connection reset after rawId 6000/);
+    assert.equal(store.streams.get('txs')?.watermark, 2000, 'no watermark past unproven stretches');
+    const running = await store.runningRun('txs');
+    assert.equal(running?.floor, 2000);
+    failing = false;
+    key.requests.length = 0;
+    const result = await tail();
+    assert.equal(result.finished, true);
+    assert.equal(result.watermark, 10_000);
+    assert.deepEqual(
+      storedIds(store),
+      list.records.map((tx) => tx.rawId),
+    );
+    // Taken over, not planned again from a new head answer: ascending reads from the failed one.
+    assert.ok(
+      key.requests.every((cursor) => cursor >= 6000),
+      `only unproven stretches: ${key.requests}`,
+    );
+    assert.equal([...store.runs.values()].filter((r) => r.floor !== null).length, 1);
+    assert.equal((await store.getRun(running!.id))?.status, 'done');
+  });
+});
 
 describe('a range walk whose store parses the answers', () => {
   const task = { after: 299, upTo: 599 };

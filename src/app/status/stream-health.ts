@@ -26,7 +26,8 @@ type StatusStream = SyncStatus['streams'][number];
 
 /**
  * Why a stream is not ready, from the database alone: it must have a watermark (a first walk
- * finished), no backfill walk in progress, no parallel backfill running, its latest parallel
+ * finished), no backfill walk in progress, no parallel backfill running (a catch-up of a tail far
+ * behind is a tail: what the mirror holds is complete up to its watermark), its latest parallel
  * backfill must not have failed its completeness check, unless a later run of the stream ended
  * well, and the latest `verify` must not have found it incomplete, unless that verify began
  * before the stream's backfill ended (only a later verify clears it).
@@ -45,7 +46,7 @@ export function notReadyReasons(
     missing.push(`backfill in progress: ${at}`);
   }
   const run = facts?.latestBackfill;
-  if (run?.status === 'running') {
+  if (run?.status === 'running' && run.floor === null) {
     missing.push(`parallel backfill running (completeness check round ${run.round})`);
   }
   const succeededSince =
@@ -77,7 +78,10 @@ function verifyVerdict(
   return `last verify (finished ${verify.finishedAt.toISOString()}) found it incomplete${found}; run verify again once repaired`;
 }
 
-/** Share of a backfill done: pages walked, or the rawIds a running parallel backfill has proven. */
+/**
+ * Share of a backfill done: pages walked, or the rawIds a running parallel backfill has proven
+ * (`proven`: the run's own proofs for a catch-up, of the stretch above its floor).
+ */
 export function backfillProgress(
   stream: StatusStream,
   facts: StreamFacts | undefined,
@@ -85,11 +89,13 @@ export function backfillProgress(
 ): number {
   const run = facts?.latestBackfill;
   if (run?.status === 'running' && proven !== undefined) {
-    const span = run.headRawId + 1;
+    const from = run.floor === null ? 0 : run.floor + 1;
+    const span = run.headRawId - from + 1;
     let covered = 0;
     for (const range of proven) {
       const hi = Math.min(range.hi, run.headRawId);
-      if (hi >= range.lo) covered += hi - Math.max(range.lo, 0) + 1;
+      const lo = Math.max(range.lo, from);
+      if (hi >= lo) covered += hi - lo + 1;
     }
     return span > 0 ? Math.min(covered / span, 1) : 0;
   }
@@ -157,9 +163,10 @@ export async function snapshotOfStatus(
   const streams: StreamHealth[] = [];
   for (const stream of status.streams) {
     const own = facts.get(stream.key);
+    const run = own?.latestBackfill;
     const proven =
-      own?.latestBackfill?.status === 'running'
-        ? await selectProvenRanges(database.db, stream.key)
+      run?.status === 'running'
+        ? await selectProvenRanges(database.db, stream.key, run.floor === null ? undefined : run.id)
         : undefined;
     streams.push(streamHealth({ stream, facts: own, proven, lastVerify, now }));
   }

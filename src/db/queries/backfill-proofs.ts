@@ -24,6 +24,7 @@ export interface RunRow {
   round: unknown;
   created_at: unknown;
   open_gap: unknown;
+  floor_raw_id: unknown;
 }
 
 /** A run as the port sees it. */
@@ -35,14 +36,17 @@ export const toRun = (row: RunRow): BackfillRun => ({
   status: row.status as BackfillRun['status'],
   round: Number(row.round),
   headAt: toDate(row.created_at)?.getTime() ?? 0,
-  openGap: row.open_gap === null || row.open_gap === undefined ? null : Number(row.open_gap),
+  openGap: toNumber(row.open_gap),
+  floor: toNumber(row.floor_raw_id),
 });
 
+/** The columns of a run as {@link toRun} reads them. */
+export const RUN_COLUMNS = sql.raw(
+  'id, stream_key, head_raw_id, total_pages, status, round, created_at, open_gap, floor_raw_id',
+);
+
 export async function selectBackfillRun(db: Executor, id: string): Promise<BackfillRun | null> {
-  const rows = await queryRows<RunRow>(
-    db,
-    sql`select id, stream_key, head_raw_id, total_pages, status, round, created_at, open_gap from backfill_runs where id = ${id}`,
-  );
+  const rows = await queryRows<RunRow>(db, sql`select ${RUN_COLUMNS} from backfill_runs where id = ${id}`);
   return rows[0] ? toRun(rows[0]) : null;
 }
 
@@ -50,8 +54,7 @@ export async function selectBackfillRun(db: Executor, id: string): Promise<Backf
 export async function selectRunningBackfill(db: Executor, key: string): Promise<BackfillRun | null> {
   const rows = await queryRows<RunRow>(
     db,
-    sql`select id, stream_key, head_raw_id, total_pages, status, round, created_at, open_gap from backfill_runs
-        where stream_key = ${key} and status = 'running'`,
+    sql`select ${RUN_COLUMNS} from backfill_runs where stream_key = ${key} and status = 'running'`,
   );
   return rows[0] ? toRun(rows[0]) : null;
 }
@@ -70,11 +73,17 @@ export const toRange = (row: RangeRow): RawIdRange => ({
   loPage: toNumber(row.lo_page) ?? undefined,
 });
 
-/** The stream's proven ranges, merged. */
-export async function selectProvenRanges(db: Executor, key: string): Promise<RawIdRange[]> {
+/** The stream's proven ranges (or the run `backfillId`'s alone), merged. */
+export async function selectProvenRanges(
+  db: Executor,
+  key: string,
+  backfillId?: string,
+): Promise<RawIdRange[]> {
   const rows = await queryRows<RangeRow>(
     db,
-    sql`select lo, hi, lo_page from backfill_proven_ranges where stream_key = ${key} order by lo`,
+    sql`select lo, hi, lo_page from backfill_proven_ranges
+        where stream_key = ${key} and (${backfillId ?? null}::text is null or backfill_id = ${backfillId ?? null})
+        order by lo`,
   );
   return mergeRanges(rows.map(toRange));
 }

@@ -4,7 +4,10 @@ import { type Executor, queryRows, toDate, toNumber } from '../rows.js';
 
 /** The latest parallel backfill of a stream, as `backfill_runs` holds it. */
 export interface LatestBackfill {
+  id: string;
   status: 'running' | 'done' | 'failed';
+  /** A catch-up's floor (it proves the stretch above it); `null` for a first backfill. */
+  floor: number | null;
   error: string | null;
   round: number;
   headRawId: number;
@@ -22,7 +25,8 @@ export interface StreamFacts {
 export async function readStreamFacts(executor: Executor): Promise<Map<string, StreamFacts>> {
   const runs = await queryRows<Record<string, unknown>>(
     executor,
-    sql`SELECT DISTINCT ON (stream_key) stream_key, status, error, round, head_raw_id::text AS head_raw_id, finished_at
+    sql`SELECT DISTINCT ON (stream_key) stream_key, id, status, floor_raw_id::text AS floor, error, round,
+               head_raw_id::text AS head_raw_id, finished_at
         FROM backfill_runs ORDER BY stream_key, created_at DESC`,
   );
   const times = await queryRows<{ key: string; at: unknown }>(
@@ -41,7 +45,9 @@ export async function readStreamFacts(executor: Executor): Promise<Map<string, S
   };
   for (const row of runs) {
     entry(String(row['stream_key'])).latestBackfill = {
+      id: String(row['id']),
       status: String(row['status']) as LatestBackfill['status'],
+      floor: toNumber(row['floor']),
       error: (row['error'] as string | null) ?? null,
       round: Number(row['round']),
       headRawId: toNumber(row['head_raw_id']) ?? 0,

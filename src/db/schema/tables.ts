@@ -409,6 +409,12 @@ export const backfillRuns = pgTable(
      * `sync/settle.ts`): the stream's settled mark stays below it once the run is proven.
      */
     openGap: bigint('open_gap', { mode: 'number' }),
+    /**
+     * A catch-up of a stream far behind its head proves only `(floor, head]`: its records up to
+     * `floor` (the stream's settled mark when the run began) were stored already. `null`: a first
+     * backfill, from rawId 0.
+     */
+    floorRawId: bigint('floor_raw_id', { mode: 'number' }),
     createdAt: tstz('created_at').notNull(),
     finishedAt: tstz('finished_at'),
   },

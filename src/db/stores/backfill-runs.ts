@@ -2,23 +2,24 @@
 import { sql } from 'drizzle-orm';
 import { mergeRanges, type RawIdRange } from '../../domain/raw-id-ranges.js';
 import type { BackfillRun } from '../../sync/ports/backfill-store.js';
-import { type RangeRow, type RunRow, toRange, toRun } from '../queries/backfill-proofs.js';
+import { type RangeRow, RUN_COLUMNS, type RunRow, toRange, toRun } from '../queries/backfill-proofs.js';
 import { type Executor, queryRows } from '../rows.js';
 import { headAssignments } from '../write/stream-heads.js';
 
 /** Inserts a running run; `null` when the stream already has one (the partial unique index). */
 export async function insertBackfillRun(
   db: Executor,
-  run: { id: string; key: string; headRawId: number; totalPages: number; now: Date },
+  run: { id: string; key: string; headRawId: number; totalPages: number; floor: number | null; now: Date },
 ): Promise<BackfillRun | null> {
   // The head it starts from was just read on page 1: the stream's head as last seen.
   const rows = await queryRows<RunRow>(
     db,
     sql`with run as (
-          insert into backfill_runs (id, stream_key, head_raw_id, total_pages, status, round, created_at)
-          values (${run.id}, ${run.key}, ${run.headRawId}, ${run.totalPages}, 'running', 0, ${run.now.toISOString()})
+          insert into backfill_runs (id, stream_key, head_raw_id, total_pages, floor_raw_id, status, round, created_at)
+          values (${run.id}, ${run.key}, ${run.headRawId}, ${run.totalPages}, ${run.floor}::bigint, 'running', 0,
+                  ${run.now.toISOString()})
           on conflict do nothing
-          returning id, stream_key, head_raw_id, total_pages, status, round, created_at, open_gap
+          returning ${RUN_COLUMNS}
         ),
         head as (
           update sync_streams set ${headAssignments(run.headRawId, run.now)}

@@ -6,6 +6,7 @@ import type { StreamSpec } from '../../domain/stream-key.js';
 import { normaliseSpec, streamKey } from '../../domain/stream-key.js';
 import { CommitLostError, LeaseLostError } from '../../errors.js';
 import type {
+  ProofScope,
   ReleaseOutcome,
   SettleState,
   StreamLease,
@@ -30,7 +31,7 @@ export function createLeaseStore(input: { database: Database; now: () => Date })
     acquireStream: (spec, owner, leaseMs) => acquireStream(database.db, { spec, owner, leaseMs, at: now() }),
 
     async advanceWatermark(lease, watermark, options = {}): Promise<void> {
-      const proven = options.proven === true;
+      const { proven } = options;
       const rows = await queryRows<{ key: string }>(
         database.db,
         sql`UPDATE sync_streams SET
@@ -39,11 +40,11 @@ export function createLeaseStore(input: { database: Database; now: () => Date })
                                    ELSE backfilled_at END,
               updated_at = ${now().toISOString()}::timestamptz
             WHERE key = ${lease.key} AND lease_fence <= ${lease.fence}::bigint
-              AND (NOT ${proven}::boolean OR ${provenUpTo(lease.key, watermark)})
+              AND ${proven === undefined ? sql`true` : provenUpTo(lease.key, watermark, proven)}
             RETURNING key`,
       );
       if (rows.length > 0) return;
-      if (proven && (await stillFenced(database.db, lease)))
+      if (proven !== undefined && (await stillFenced(database.db, lease)))
         throw new CommitLostError(
           lease.key,
           `its proven ranges no longer reach rawId ${watermark}`,
@@ -192,14 +193,27 @@ export async function leaseLost(tx: Executor, lease: StreamLease): Promise<Lease
 }
 
 /**
- * Whether the stream's proven ranges (`backfill_proven_ranges`) cover every rawId from 0 to
- * `upTo`, as SQL: each range, in order, starts at most one past the farthest reach of those before.
+ * Whether the proofs `scope` names (`backfill_proven_ranges`) cover every rawId from 0 to `upTo`,
+ * as SQL inside the stream row's update: each range, in order, starts at most one past the
+ * farthest reach of those before.
  */
-function provenUpTo(key: string, upTo: number) {
+function provenUpTo(key: string, upTo: number, scope: ProofScope) {
+  // A catch-up's floor counts as proven while the stream's mark still stands at it: this statement
+  // updates the stream's row, so `settled_raw_id` and `watermark` here are the row's before it.
+  const floor =
+    scope.floor === null
+      ? sql``
+      : sql`UNION ALL SELECT 0, ${scope.floor}::bigint
+              WHERE coalesce(sync_streams.settled_raw_id, sync_streams.watermark) >= ${scope.floor}::bigint`;
+  const run = scope.floor === null ? sql`` : sql`AND backfill_id = ${scope.backfillId}`;
   return sql`(
     WITH r AS (
       SELECT lo, hi, max(hi) OVER (ORDER BY lo, hi ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS reach
-      FROM backfill_proven_ranges WHERE stream_key = ${key} AND lo <= ${upTo}::bigint
+      FROM (
+        SELECT lo, hi FROM backfill_proven_ranges
+        WHERE stream_key = ${key} AND lo <= ${upTo}::bigint ${run}
+        ${floor}
+      ) p
     )
     SELECT NOT EXISTS (SELECT 1 FROM r WHERE lo > coalesce(reach, -1) + 1)
        AND coalesce((SELECT max(hi) FROM r), -1) >= ${upTo}::bigint

@@ -66,7 +66,7 @@ export function createBackfillStore(options: {
     logger: options.logger,
   });
   const store: BackfillStore = {
-    startRun: (run) => insertBackfillRun(database.db, { ...run, now: now() }),
+    startRun: (run) => insertBackfillRun(database.db, { ...run, floor: run.floor ?? null, now: now() }),
     getRun: (id) => selectBackfillRun(database.db, id),
     runningRun: (key) => selectRunningBackfill(database.db, key),
     streamStarted: (key) => selectStreamStarted(database.db, key),
@@ -79,7 +79,7 @@ export function createBackfillStore(options: {
       const records: HeldRecords = { held: true, rawIds: read.encoding.rawIds, reading };
       return { hasNextPage: read.hasNextPage, rawIds: read.rawIds, timestamps: read.timestamps, records };
     },
-    provenRanges: (key) => selectProvenRanges(database.db, key),
+    provenRanges: (key, backfillId) => selectProvenRanges(database.db, key, backfillId),
     compactProvenRanges: (key) => database.db.transaction((tx) => compactProvenRanges(tx, key, now())),
     storedAbove: (rawId) => countStoredAbove(database.db, rawId),
     recordCheck: (input) => updateBackfillCheck(database.db, { ...input, now: now() }),

@@ -20,6 +20,7 @@ import {
   createKeySource,
   type KeyRangeTask,
   type KeyRead,
+  type KeySettling,
   movesOn,
   readKeyAfter,
 } from '../key-source.js';
@@ -28,7 +29,7 @@ import type { FetchKeyHead, FetchKeyPage, FetchKeyText } from '../ports/fetches.
 import { keyWalkScreen, type RawIdScreen } from '../raw-id-screen.js';
 import { quietLogger, type SyncLogger } from '../sync-logger.js';
 import { addCounts, zeroCounts } from '../write-counts.js';
-import type { RangeResult } from './parallel-backfill.js';
+import { type RangeResult, runProofs } from './parallel-backfill.js';
 
 /**
  * Requests of a full count in one range by default: 10,000 rawIds a range at a hundred a request.
@@ -102,17 +103,16 @@ export async function planKeyBackfill(input: {
   if (head === null || head < (input.minHead ?? 0)) return null;
   const run = await input.store.startRun({ id: input.id, key, headRawId: head, totalPages: 0 });
   if (!run) return null;
-  return { run, tasks: await pendingKeyTasks(input.store, key, head, input.width) };
+  return { run, tasks: await pendingKeyTasks(input.store, run, input.width) };
 }
 
-/** The range walks a run still needs: the stretches below its head that no proof covers. */
+/** The range walks a run still needs: the stretches below its head that its proofs do not cover. */
 export async function pendingKeyTasks(
   store: Pick<BackfillStore, 'provenRanges'>,
-  key: string,
-  head: number,
+  run: Pick<BackfillRun, 'id' | 'key' | 'floor' | 'headRawId'>,
   width: number,
 ): Promise<KeyRangeTask[]> {
-  const gaps = findGaps(await store.provenRanges(key), { lo: 0, hi: head });
+  const gaps = findGaps(await runProofs(store, run), { lo: 0, hi: run.headRawId });
   return keyRepairTasks(gaps, width);
 }
 
@@ -157,9 +157,10 @@ export interface FetchKeyRangeInput {
   batchBytes?: (() => number) | undefined;
   /**
    * The run's head time and the settling window: gaps read before they could settle lower the
-   * run's `openGap` (see `settle.ts`). Absent: every gap counts as open.
+   * run's `openGap` (see `settle.ts`); a catch-up's gaps at or below `floor` have settled already.
+   * Absent: every gap counts as open.
    */
-  settle?: { headAt: number; windowMs: number } | undefined;
+  settle?: KeySettling | undefined;
   now?: (() => number) | undefined;
 }
 

@@ -35,40 +35,82 @@ export interface KeySyncInput extends KeyWalkInput {
 const MIN_ANSWERS_FOR_LANES = 10;
 
 /**
+ * A tail whose head is more than this many full answers above its settled mark reads the stretch
+ * in lanes, as a first backfill does, each range committed with its proof as it comes: the walk
+ * commits its answers in order, and one slow range holds back the commits of those above it.
+ * Below it, the walk's own window is as quick and costs no run.
+ */
+export const CATCH_UP_ANSWERS = 50;
+
+/**
  * Syncs one stream by key: a first backfill of a long list (or one a killed run left) in lanes,
- * then the walk, which reads the rest. Returns the walk's result with the lanes' work added.
+ * then the walk, which reads the rest; a tail far behind its head hands the stretch to lanes too
+ * (a catch-up). Returns the walk's result with the lanes' work added.
  */
 export async function syncByKey(input: KeySyncInput): Promise<WalkResult> {
+  const canLanes = lanesApply(input);
   // Right after the lanes, within their settling window: the tail reads what arrived since their
   // head, and the next run reads their unsettled span again; not a full walk, which would read
   // again what they have just proven.
-  return thenWalk(await backfillByKeyInLanes(input), (afterLanes) =>
-    walkByKey({ ...input, full: !afterLanes && input.full, fromWatermark: afterLanes }),
-  );
+  const walkAfter = (afterLanes: boolean, catchUp: boolean) =>
+    walkByKey({
+      ...input,
+      full: !afterLanes && input.full,
+      fromWatermark: afterLanes,
+      handOverAnswers: canLanes && catchUp ? CATCH_UP_ANSWERS : undefined,
+    });
+  // `full` too: a stream never backfilled has nothing to walk again, and a run a killed one left
+  // (a first backfill, a catch-up) must end (its run closed, the deferred indexes built), not be
+  // walked around.
+  const lanes = canLanes ? await backfillByKeyInLanes(input, null) : null;
+  return thenWalk(lanes, async (afterLanes) => {
+    const walked = await walkAfter(afterLanes, !afterLanes && input.full !== true);
+    if (walked.behind === undefined) return walked;
+    const caughtUp = await backfillByKeyInLanes(input, walked.behind);
+    return thenWalk(caughtUp, (afterCatchUp) => walkAfter(afterCatchUp, false));
+  });
 }
 
 /**
- * The first backfill in lanes by key: the run's ranges are the rawIds up to the head split evenly
- * (`planKeyBackfill`); each round walks what the proofs leave (`pendingKeyTasks`), and a range
- * under way near the end gives its upper half to an idle lane. `null` when the stream needs no
- * backfill in lanes.
+ * Whether `syncByKey` reads in lanes at all: with the proofs' store and the head's request, and
+ * more than one lane (a fixed single lane is a plain walk; a size read as it goes may grow).
  */
-function backfillByKeyInLanes(input: KeySyncInput): Promise<WalkResult | null> {
-  const { backfills, fetchKeyHead, spec } = input;
-  // `full` too: a stream never backfilled has nothing to walk again, and a first backfill a
-  // killed run left must end (its run closed, the deferred indexes built), not be walked around.
-  // A fixed single lane is a plain walk; a size read as it goes may grow, so it takes lanes.
+function lanesApply(input: KeySyncInput): boolean {
   const oneLane = typeof input.lanes !== 'function' && (input.lanes ?? DEFAULT_LANES) < 2;
-  if (!backfills || !fetchKeyHead || oneLane) return Promise.resolve(null);
+  return input.backfills !== undefined && input.fetchKeyHead !== undefined && !oneLane;
+}
+
+/**
+ * A backfill in lanes by key: the run's ranges are the rawIds up to the head split evenly
+ * (`planKeyBackfill`), or for a catch-up (`behind`, a tail that handed over) those between where
+ * the tail would have begun and the head its first answer showed; each round walks what the proofs
+ * leave (`pendingKeyTasks`), and a range under way near the end gives its upper half to an idle
+ * lane. A run a killed one left is taken over first. `null` when the stream needs no lanes.
+ */
+function backfillByKeyInLanes(
+  input: KeySyncInput,
+  behind: WalkResult['behind'] | null,
+): Promise<WalkResult | null> {
+  const { backfills, fetchKeyHead, spec } = input;
+  if (!backfills || !fetchKeyHead) return Promise.resolve(null);
   const key = streamKey(spec);
   const count = countOf(input);
   const width = input.rangeWidth ?? count * KEY_REQUESTS_PER_RANGE;
   const lanes = lanesOf(input.lanes, DEFAULT_LANES);
   const pending = (run: BackfillRun) =>
-    pendingKeyTasks(backfills, key, run.headRawId, laneWidth(input, run.headRawId, width));
+    pendingKeyTasks(backfills, run, laneWidth(input, run.headRawId - (run.floor ?? 0), width));
+  // The gaps a catch-up reads at or below a waiting head that ripened have settled (`gapFloor`),
+  // as they would for the walk it stands in for; a run taken over reads long after its head.
+  let plannedId: string | null = null;
   const dialect: RangeDialect<KeyRangeTask> = {
     name: 'key',
     async plan(id) {
+      plannedId = id;
+      if (behind) {
+        const { head, from } = behind;
+        const run = await backfills.startRun({ id, key, headRawId: head, totalPages: 0, floor: from });
+        return run && { run, tasks: await pending(run) };
+      }
       const minHead = (width / KEY_REQUESTS_PER_RANGE) * MIN_ANSWERS_FOR_LANES;
       const planned = await planKeyBackfill({ store: backfills, fetchKeyHead, spec, id, width, minHead });
       return planned && { run: planned.run, tasks: await pending(planned.run) };
@@ -93,23 +135,27 @@ function backfillByKeyInLanes(input: KeySyncInput): Promise<WalkResult | null> {
         batchBytes: () => laneBatchBytes(lane.active()),
         signal: lane.signal,
         logger: input.logger,
-        settle: { headAt: run.headAt, windowMs: input.settleMs ?? SETTLE_MS },
+        settle: {
+          headAt: run.headAt,
+          windowMs: input.settleMs ?? SETTLE_MS,
+          floor: behind && run.id === plannedId ? behind.gapFloor : null,
+        },
         now: input.now,
         onCommit: lane.onCommit,
       });
     },
   };
-  return backfillInLanes({ ...input, backfills, lanes }, dialect);
+  return backfillInLanes({ ...input, backfills, lanes, catchUp: behind !== null }, dialect);
 }
 
 /**
- * The width of the ranges a backfill plans: `width`, or narrower, so that a short list still has
- * a range for every lane from the start (rather than gaining its lanes split by split, one answer
- * apart), in whole answers and never under four of them.
+ * The width of the ranges a backfill plans over `span` rawIds: `width`, or narrower, so that a
+ * short list still has a range for every lane from the start (rather than gaining its lanes split
+ * by split, one answer apart), in whole answers and never under four of them.
  */
-function laneWidth(input: Pick<KeySyncInput, 'lanes' | 'count'>, head: number, width: number): number {
+function laneWidth(input: Pick<KeySyncInput, 'lanes' | 'count'>, span: number, width: number): number {
   const count = countOf(input);
-  const even = Math.ceil(head / lanesOf(input.lanes, DEFAULT_LANES)() / count) * count;
+  const even = Math.ceil(span / lanesOf(input.lanes, DEFAULT_LANES)() / count) * count;
   return Math.max(4 * count, Math.min(width, even));
 }
 

@@ -72,6 +72,11 @@ export interface LanesInput {
   lanes: number | (() => number);
   /** Checks before it gives up. Default 5. */
   maxRounds?: number | undefined;
+  /**
+   * The stream is synced already and its tail far behind the head: a run is planned all the same
+   * (a catch-up, proving the stretch above the settled mark), and its result is a tail's.
+   */
+  catchUp?: boolean | undefined;
 }
 
 /** Lanes of a backfill without a size to follow. */
@@ -89,10 +94,10 @@ export async function backfillInLanes<Task>(
   const key = streamKey(spec);
   const leaseMs = input.leaseMs ?? LEASE_MS.walk;
   const logger = input.logger ?? quietLogger;
-  // A stream with a watermark or a walk is past its first backfill: a tail pays one look, not two
-  // (a run in progress never leaves either behind).
-  if (await backfills.streamStarted(key)) return null;
+  // A run in progress (a first backfill, or a catch-up) is taken over; else a stream with a
+  // watermark or a walk is past its first backfill.
   const running = await backfills.runningRun(key);
+  if (!running && !input.catchUp && (await backfills.streamStarted(key))) return null;
   const session = await openStreamSession({
     store: input.store,
     spec,
@@ -104,7 +109,7 @@ export async function backfillInLanes<Task>(
   let planned: { run: BackfillRun; tasks: Task[] } | null = null;
   try {
     if (running) planned = { run: running, tasks: await dialect.pending(running, null) };
-    else if (session.state.watermark === null && session.state.walk === null)
+    else if (input.catchUp || (session.state.watermark === null && session.state.walk === null))
       planned = await dialect.plan(randomUUID());
   } catch (error) {
     await session.end({ error });
@@ -117,10 +122,11 @@ export async function backfillInLanes<Task>(
   const { run } = planned;
   const wanted = lanesOf(input.lanes, DEFAULT_LANES);
   logger.info(
-    { stream: key, backfill: run.id, head: run.headRawId, lanes: wanted() },
-    `backfill by ${dialect.name} in lanes`,
+    { stream: key, backfill: run.id, head: run.headRawId, floor: run.floor, lanes: wanted() },
+    run.floor === null ? `backfill by ${dialect.name} in lanes` : `catch-up by ${dialect.name} in lanes`,
   );
-  const result = emptyWalkResult(key, 'backfill', dialect.name, null);
+  const mode = run.floor === null ? 'backfill' : 'tail';
+  const result = emptyWalkResult(key, mode, dialect.name, session.state.watermark);
   try {
     let tasks = planned.tasks;
     for (let round = run.round; ; round++) {
@@ -177,7 +183,7 @@ export async function thenWalk(
   addCounts(counts, walked.counts);
   return {
     ...walked,
-    mode: 'backfill',
+    mode: lanes.mode,
     pages: lanes.pages + walked.pages,
     records: lanes.records + walked.records,
     counts,
@@ -237,7 +243,7 @@ async function walkRanges<Task>(args: {
       addCounts(result.counts, counts);
       input.onPage?.({
         key: result.key,
-        mode: 'backfill',
+        mode: result.mode,
         page: result.pages,
         pages: answers,
         // By key a list has no page count; by page number the run's, for the bar's ETA.

@@ -2,7 +2,7 @@ import { LEASE_MS, PAGE_SIZE } from '../../defaults.js';
 import { backfillOwner } from '../../domain/lease-owner.js';
 import type { TxPage } from '../../domain/model.js';
 import { isEmptyPage, pageRawIds } from '../../domain/page-links.js';
-import type { RawIdRange } from '../../domain/raw-id-ranges.js';
+import { mergeRanges, type RawIdRange } from '../../domain/raw-id-ranges.js';
 import type { StreamSpec } from '../../domain/stream-key.js';
 import { streamKey } from '../../domain/stream-key.js';
 import { MalformedResponseError } from '../../errors.js';
@@ -383,14 +383,13 @@ export async function checkBackfill(input: {
     leaseMs: input.leaseMs ?? LEASE_MS.worker,
     logger,
   });
-  const proven = await input.store.provenRanges(key);
-  const report = judgeCompleteness(proven, run.headRawId);
+  const report = judgeCompleteness(await runProofs(input.store, run), run.headRawId);
   if (report.complete) {
     try {
       // Fenced, and only while the proofs still reach the head (a crash may have taken one back).
       await input.syncStore.advanceWatermark(session.lease(), run.headRawId, {
         settle: settledByRun(run),
-        proven: true,
+        proven: { backfillId: run.id, floor: run.floor },
       });
     } catch (error) {
       await session.end({ error });
@@ -429,6 +428,19 @@ export async function checkBackfill(input: {
     'repairing gaps',
   );
   return { status: 'repair', gaps: report.gaps, tasks };
+}
+
+/**
+ * What a run's check counts as proven: every proof of the stream for a first backfill; for a
+ * catch-up, the rawIds up to its floor and its own proofs above, not older ones (a first
+ * backfill's proofs above the settled mark are of reads whose gaps may since have filled).
+ */
+export async function runProofs(
+  store: Pick<BackfillStore, 'provenRanges'>,
+  run: Pick<BackfillRun, 'id' | 'key' | 'floor'>,
+): Promise<RawIdRange[]> {
+  if (run.floor === null) return store.provenRanges(run.key);
+  return mergeRanges([{ lo: 0, hi: run.floor }, ...(await store.provenRanges(run.key, run.id))]);
 }
 
 /**

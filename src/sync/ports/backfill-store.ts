@@ -21,19 +21,30 @@ export interface BackfillRun {
   headAt: number;
   /** The lowest rawId missing from a page read before it could settle; `null` when none was. */
   openGap: number | null;
+  /**
+   * A catch-up of a stream far behind its head: the run proves `(floor, headRawId]`, the records
+   * up to `floor` (the stream's settled mark when it began) being stored already, and only its own
+   * proofs count. `null`: a first backfill, which proves the list from rawId 0 with any run's proofs.
+   */
+  floor: number | null;
 }
+
+/** A run as its planner records it: a first backfill unless it names a `floor`. */
+export type NewBackfillRun = Pick<BackfillRun, 'id' | 'key' | 'headRawId' | 'totalPages'> & {
+  floor?: number | null | undefined;
+};
 
 /** The persistence of the parallel backfill. Implemented in `src/db/stores/pg-backfill-store.ts`. */
 export interface BackfillStore extends RangePageWriter {
   /** Records a new run; `null` when the stream already has one running. */
-  startRun(run: Omit<BackfillRun, 'status' | 'round' | 'headAt' | 'openGap'>): Promise<BackfillRun | null>;
+  startRun(run: NewBackfillRun): Promise<BackfillRun | null>;
   getRun(id: string): Promise<BackfillRun | null>;
   /** Whether the stream has a watermark or a walk in progress, read without taking its lease. */
   streamStarted(key: string): Promise<boolean>;
   /** The stream's run in progress, if any. */
   runningRun(key: string): Promise<BackfillRun | null>;
-  /** Every range proven for the stream so far, by any run, merged. */
-  provenRanges(key: string): Promise<RawIdRange[]>;
+  /** Every range proven for the stream so far, by any run (or by the run `backfillId` alone), merged. */
+  provenRanges(key: string, backfillId?: string): Promise<RawIdRange[]>;
   /**
    * Stores the stream's proven ranges in their merged form (same proof, fewer rows), so what is
    * kept grows with the ranges still apart rather than with every batch ever committed. Returns

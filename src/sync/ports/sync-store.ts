@@ -74,6 +74,17 @@ export interface PageCommit {
   settle?: SettleState | undefined;
 }
 
+/**
+ * The proofs a watermark rests on. `floor: null`: every proof of the stream, from rawId 0 (a
+ * first backfill). A number: the run `backfillId`'s own proofs above it, the rawIds up to it
+ * counting as stored while the stream's settled mark (else its watermark) is still at least it (a
+ * catch-up, begun at that mark; a crash that took the mark back takes the floor with it).
+ */
+export interface ProofScope {
+  backfillId: string;
+  floor: number | null;
+}
+
 /** Counts of what a write did. `unchanged` rows were identical and not rewritten. */
 export interface WriteCounts {
   inserted: number;
@@ -125,14 +136,14 @@ export interface SyncStore {
   /**
    * Moves the stream's watermark up to `watermark` (never down), leaving its walk as it is; not a
    * page, so the run's page count is unchanged. Refuses a stale fence like `commitPage`. Options:
-   * `settle` stores the stream's settling state too; `proven` moves it only while the stream's
-   * proven ranges cover every rawId up to `watermark`, checked in the same statement (a proof read
-   * just before may have been taken back by a crash), else throws `CommitLostError`.
+   * `settle` stores the stream's settling state too; `proven` moves it only while the proofs it
+   * names cover every rawId up to `watermark`, checked in the same statement (a proof read just
+   * before may have been taken back by a crash), else throws `CommitLostError`.
    */
   advanceWatermark(
     lease: StreamLease,
     watermark: number,
-    options?: { settle?: SettleState | undefined; proven?: boolean | undefined },
+    options?: { settle?: SettleState | undefined; proven?: ProofScope | undefined },
   ): Promise<void>;
   /**
    * Ends the lease; records the outcome for `status`: a success time, or an error that counts in

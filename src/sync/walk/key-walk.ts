@@ -20,7 +20,7 @@ import { gapFloor, settleAfterWalk, tailStop } from '../settle.js';
 import { openStreamSession, type StreamSession } from '../stream-session.js';
 import { quietLogger, type SyncLogger } from '../sync-logger.js';
 import { addCounts } from '../write-counts.js';
-import { readKeyHead } from './key-head.js';
+import { type KeyHead, readKeyHead } from './key-head.js';
 import { createKeyWindow } from './key-window.js';
 import { emptyWalkResult, type PageEvent, type WalkResult } from './walk-types.js';
 
@@ -58,6 +58,13 @@ export interface KeyWalkInput {
    * reads only what arrived since. Default false: ascending from the settled mark.
    */
   headFirst?: boolean | undefined;
+  /**
+   * A tail begun at the head (`headFirst`) whose head answer shows more than this many answers'
+   * worth of rawIds above where it starts (each as wide as the head answer) commits nothing: it
+   * ends at once with `behind`, for its caller to read the stretch in lanes (`key-sync.ts`).
+   * Default: a tail reads any stretch itself.
+   */
+  handOverAnswers?: number | undefined;
   /** Most answers committed in one transaction (those that arrived while a commit ran). Default `COMMIT_SIZES.keyWalkAnswers`. */
   pagesPerCommit?: number | undefined;
   /** How often an empty answer that says more follow is asked again before the walk fails. Default `EMPTY_ANSWER_RETRY`. */
@@ -146,6 +153,10 @@ export async function walkByKey(input: KeyWalkInput): Promise<WalkResult> {
   try {
     for (;;) {
       const answer = await reader.next();
+      if ('head' in answer) {
+        run.result.behind = { head: answer.head, from, gapFloor: gapFloor(settling) };
+        break;
+      }
       for (const tx of answer.records) run.highest = Math.max(run.highest, tx.rawId);
       if (answer.walk === null) run.headAt = reader.headAt();
       pipeline.add(answer);
@@ -177,9 +188,13 @@ export function lanesOf(lanes: KeyWalkInput['lanes'], fallback = 1): () => numbe
   return () => fixed;
 }
 
-/** Logs what a walk that finished or was stopped did. */
+/** Logs what a walk that finished, was stopped or handed over did. */
 function logWalkEnd(result: WalkResult, logger: SyncLogger): WalkResult {
-  const { key: stream, mode, pages, records, watermark, finished } = result;
+  const { key: stream, mode, pages, records, watermark, finished, behind } = result;
+  if (behind !== undefined) {
+    logger.info({ stream, mode, dialect: 'key', ...behind }, 'walk hands over: the head is far');
+    return result;
+  }
   logger.info(
     { stream, mode, dialect: 'key', pages, records, watermark, finished },
     finished ? 'walk finished' : 'walk stopped',
@@ -273,6 +288,17 @@ function keyCommits(input: {
 }
 
 /**
+ * The head to hand over to: the newest rawId of a head answer that lies more than `answers` of its
+ * own widths past `from` (the stretch's density as the newest records show it; holes are fine).
+ */
+function handOver(read: KeyHead, from: number, answers: number | undefined): number | null {
+  if (read.join === null || answers === undefined) return null;
+  const newest = Math.max(...read.records.map((tx) => tx.rawId));
+  const width = newest - read.join + 1;
+  return (newest - from) / width > answers ? newest : null;
+}
+
+/**
  * Reads a stream's answers one after the other, each from the last rawId of the one before;
  * with `head`, the newest records first, and then ascending only up to where they begin.
  */
@@ -334,23 +360,17 @@ function createKeyReader(input: {
     headAt: () => headReadAt ?? readAt,
     /** Reads nothing more: the walk ends or failed. */
     close: () => window.close(),
-    async next(): Promise<KeyAnswer> {
+    /** The next answer; or, where a tail hands a far stretch over (`handOverAnswers`), the head it saw. */
+    async next(): Promise<KeyAnswer | { head: number }> {
       if (head !== null) {
         const { watermark } = head;
         head = null;
         index++;
-        const read = await readKeyHead({
-          fetchKeyPage,
-          screen,
-          spec,
-          count,
-          from: cursor,
-          watermark,
-          windowMs,
-          floor,
-          now,
-        });
+        const heading = { fetchKeyPage, screen, spec, count, from: cursor, watermark, windowMs, floor, now };
+        const read = await readKeyHead(heading);
         headReadAt = read.readAt;
+        const far = handOver(read, cursor, walkInput.handOverAnswers);
+        if (far !== null) return { head: far };
         if (read.openGap !== undefined) openGap = Math.min(openGap ?? read.openGap, read.openGap);
         join = read.join;
         if (join !== null) window.knowHead(join);

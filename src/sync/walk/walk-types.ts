@@ -88,6 +88,12 @@ export interface WalkResult {
   finished: boolean;
   /** How the list was read: by page number, or by key (the deployed dialect). Default `page`. */
   dialect?: 'page' | 'key' | undefined;
+  /**
+   * A tail by key that found its head far (`handOverAnswers`) and read nothing: the newest rawId
+   * its head answer showed, where the tail would have begun (its settled mark), and the rawId at
+   * or below which the gaps it would read have settled (`gapFloor`: a waiting head that ripened).
+   */
+  behind?: { head: number; from: number; gapFloor: number | null } | undefined;
 }
 
 /** A walk's result before it has read anything. */

@@ -1,0 +1,1 @@
+ALTER TABLE "backfill_runs" ADD COLUMN "floor_raw_id" bigint;
