@@ -3,12 +3,13 @@ import type { FlowJob } from 'bullmq';
 import { backfillOwner } from '../domain/lease-owner.js';
 import type { StreamSpec } from '../domain/stream-key.js';
 import { streamKey } from '../domain/stream-key.js';
-import { planKeyBackfill, taperKeyTasks } from '../sync/backfill/key-backfill.js';
+import { pendingKeyTasks, planKeyBackfill, taperKeyTasks } from '../sync/backfill/key-backfill.js';
 import type { RangeTask } from '../sync/backfill/parallel-backfill.js';
 import { planBackfill } from '../sync/backfill/parallel-backfill.js';
 import type { KeyRangeTask } from '../sync/key-source.js';
 import type { BackfillRun } from '../sync/ports/backfill-store.js';
 import { openStreamSession } from '../sync/stream-session.js';
+import type { WalkResult } from '../sync/walk/walk-types.js';
 import type { BackfillCheckJob, BackfillRangeJob } from './jobs.js';
 import { QUEUE_NAMES } from './jobs.js';
 import { DEFAULT_JOB_OPTIONS } from './queues.js';
@@ -150,6 +151,60 @@ async function reviveLostRound(
     revival: `${Date.now()}`,
   });
   return true;
+}
+
+/**
+ * A tail by key far behind its head, handed over by its walk (`behind`): a catch-up run from the
+ * stream's settled mark to that head, enqueued as range jobs as a first backfill by key is (the
+ * last ones narrower), the stream's lease held until its last check. `null` when another run is
+ * going: its jobs read the stream.
+ */
+export async function startCatchUp(
+  deps: Pick<
+    WorkerDeps,
+    'queues' | 'backfillStore' | 'syncStore' | 'keyCount' | 'pagesPerRange' | 'leaseMs' | 'logger'
+  >,
+  stream: StreamSpec,
+  behind: NonNullable<WalkResult['behind']>,
+): Promise<{ backfill: string; state: 'started'; ranges: number } | null> {
+  const id = randomUUID();
+  const session = await openStreamSession({
+    store: deps.syncStore,
+    spec: stream,
+    owner: backfillOwner(id),
+    leaseMs: deps.leaseMs,
+    logger: deps.logger,
+  });
+  try {
+    const { head, from, gapFloor } = behind;
+    const run = await deps.backfillStore.startRun({
+      id,
+      key: streamKey(stream),
+      headRawId: head,
+      totalPages: 0,
+      floor: from,
+      gapFloor,
+    });
+    if (!run) {
+      await session.end({ finished: true });
+      return null;
+    }
+    const width = keyRangeWidth(deps);
+    const tasks = taperKeyTasks(
+      await pendingKeyTasks(deps.backfillStore, run, width),
+      width,
+      deps.keyCount(),
+    );
+    await enqueueBackfillRound(deps, { stream, backfillId: run.id, round: 0, tasks });
+    deps.logger.info(
+      { stream: run.key, backfill: run.id, head, floor: from, ranges: tasks.length },
+      'catch-up by key as range jobs',
+    );
+    return { backfill: run.id, state: 'started', ranges: tasks.length };
+  } catch (error) {
+    await session.end({ error });
+    throw error;
+  }
 }
 
 /** A first backfill by key as range jobs, the last ones narrower (`taperKeyTasks`). */

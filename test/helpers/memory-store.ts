@@ -310,6 +310,7 @@ export class MemoryStore extends MemoryRecords implements SyncStore, BackfillSto
       headAt,
       openGap: null,
       floor: run.floor ?? null,
+      gapFloor: run.gapFloor ?? null,
       gaps: [],
       error: null,
     });

@@ -305,6 +305,7 @@ function proofConformance(c: ConformanceContext): void {
         headAt: c.at.getTime(),
         openGap: null,
         floor: null,
+        gapFloor: null,
       });
       assert.equal(await c.backfill.startRun({ id: 'b2', ...run }), null, 'one running run per stream');
       assert.ok(await c.backfill.startRun({ id: 'b3', ...run, key: 'txsByAccount/acc' }));
@@ -365,9 +366,11 @@ function proofConformance(c: ConformanceContext): void {
         headRawId: 50,
         totalPages: 0,
         floor: 20,
+        gapFloor: 30,
       });
-      assert.equal(run?.floor, 20);
-      assert.equal((await c.backfill.runningRun('txs'))?.floor, 20, 'the floor is stored with the run');
+      assert.deepEqual([run?.floor, run?.gapFloor], [20, 30]);
+      const running = await c.backfill.runningRun('txs');
+      assert.deepEqual([running?.floor, running?.gapFloor], [20, 30], 'the floors are stored with the run');
       const scope = { backfillId: 'c1', floor: 20 };
       await prove('c1', 21, 40);
       assert.deepEqual(await c.backfill.provenRanges('txs', 'c1'), [{ lo: 21, hi: 40 }]);

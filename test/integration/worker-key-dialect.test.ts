@@ -135,4 +135,53 @@ describe('workers on a service that speaks only the key dialect', () => {
     );
     assert.equal(backfillRuns[0]?.n, 0, 'no range jobs by key');
   });
+
+  it('catch up a tail far behind in range jobs across the workers, ending equal to the service', async () => {
+    await setup?.close();
+    setup = await setUp('worker-key-catch-up', {
+      records: 2000,
+      seed: 54,
+      paging: 'key',
+      arrivalsPerSecond: 0,
+      packageDelayMs: 0,
+      burnTargetDelayMs: 0,
+      faults: { latencyMs: 10 },
+    });
+    const current = setup;
+    await current.start().ready;
+    await current.start().ready;
+    const reach = async (head: number, what: string) =>
+      waitFor(
+        what,
+        async () => {
+          const { watermark } = await globalStream(current);
+          if (watermark !== null && watermark >= head) return true;
+          await current.queues.add('sync-stream', { stream: {} });
+          return false;
+        },
+        { timeoutMs: 90_000, everyMs: 500 },
+      );
+    await reach(current.sim.headRawId(), 'the first backfill to reach the head');
+    const first = await globalStream(current);
+    // Eighty answers of a hundred behind: more than a tail reads itself.
+    current.sim.addRecords(8000);
+    await reach(current.sim.headRawId(), 'the catch-up, then the tail, to reach the head');
+    await assertMirrorsTruth(current.db.database.db, current.sim);
+    const runs = await queryRows<{ status: string; floor: string | null; head: string }>(
+      current.db.database.db,
+      sql`SELECT status, floor_raw_id::text AS floor, head_raw_id::text AS head FROM backfill_runs ORDER BY created_at`,
+    );
+    assert.deepEqual(
+      runs.map((r) => [r.status, r.floor === null]),
+      [
+        ['done', true],
+        ['done', false],
+      ],
+      'a first backfill, then a catch-up',
+    );
+    const catchUp = runs[1]!;
+    assert.ok(Number(catchUp.floor) <= Number(first.watermark), 'from at most the watermark it found');
+    assert.ok(Number(catchUp.head) > Number(first.watermark) + 7000, 'to the head its tail saw');
+    assert.equal(current.sim.listRequests().pageRequests, 0, 'never a page number');
+  });
 });

@@ -25,6 +25,7 @@ export interface RunRow {
   created_at: unknown;
   open_gap: unknown;
   floor_raw_id: unknown;
+  gap_floor_raw_id: unknown;
 }
 
 /** A run as the port sees it. */
@@ -38,11 +39,12 @@ export const toRun = (row: RunRow): BackfillRun => ({
   headAt: toDate(row.created_at)?.getTime() ?? 0,
   openGap: toNumber(row.open_gap),
   floor: toNumber(row.floor_raw_id),
+  gapFloor: toNumber(row.gap_floor_raw_id),
 });
 
 /** The columns of a run as {@link toRun} reads them. */
 export const RUN_COLUMNS = sql.raw(
-  'id, stream_key, head_raw_id, total_pages, status, round, created_at, open_gap, floor_raw_id',
+  'id, stream_key, head_raw_id, total_pages, status, round, created_at, open_gap, floor_raw_id, gap_floor_raw_id',
 );
 
 export async function selectBackfillRun(db: Executor, id: string): Promise<BackfillRun | null> {

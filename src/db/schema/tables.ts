@@ -415,6 +415,12 @@ export const backfillRuns = pgTable(
      * backfill, from rawId 0.
      */
     floorRawId: bigint('floor_raw_id', { mode: 'number' }),
+    /**
+     * A catch-up's gaps at or below this rawId have settled already (a head waiting to settle that
+     * had ripened when it began, `sync/settle.ts` `gapFloor`): only gaps above it keep the
+     * stream's settled mark low. `null`: every gap its ranges read too soon counts.
+     */
+    gapFloorRawId: bigint('gap_floor_raw_id', { mode: 'number' }),
     createdAt: tstz('created_at').notNull(),
     finishedAt: tstz('finished_at'),
   },

@@ -9,15 +9,16 @@ import { headAssignments } from '../write/stream-heads.js';
 /** Inserts a running run; `null` when the stream already has one (the partial unique index). */
 export async function insertBackfillRun(
   db: Executor,
-  run: { id: string; key: string; headRawId: number; totalPages: number; floor: number | null; now: Date },
+  run: Pick<BackfillRun, 'id' | 'key' | 'headRawId' | 'totalPages' | 'floor' | 'gapFloor'> & { now: Date },
 ): Promise<BackfillRun | null> {
   // The head it starts from was just read on page 1: the stream's head as last seen.
   const rows = await queryRows<RunRow>(
     db,
     sql`with run as (
-          insert into backfill_runs (id, stream_key, head_raw_id, total_pages, floor_raw_id, status, round, created_at)
-          values (${run.id}, ${run.key}, ${run.headRawId}, ${run.totalPages}, ${run.floor}::bigint, 'running', 0,
-                  ${run.now.toISOString()})
+          insert into backfill_runs (id, stream_key, head_raw_id, total_pages, floor_raw_id, gap_floor_raw_id,
+                                     status, round, created_at)
+          values (${run.id}, ${run.key}, ${run.headRawId}, ${run.totalPages}, ${run.floor}::bigint,
+                  ${run.gapFloor}::bigint, 'running', 0, ${run.now.toISOString()})
           on conflict do nothing
           returning ${RUN_COLUMNS}
         ),

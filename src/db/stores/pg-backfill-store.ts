@@ -66,7 +66,13 @@ export function createBackfillStore(options: {
     logger: options.logger,
   });
   const store: BackfillStore = {
-    startRun: (run) => insertBackfillRun(database.db, { ...run, floor: run.floor ?? null, now: now() }),
+    startRun: (run) =>
+      insertBackfillRun(database.db, {
+        ...run,
+        floor: run.floor ?? null,
+        gapFloor: run.gapFloor ?? null,
+        now: now(),
+      }),
     getRun: (id) => selectBackfillRun(database.db, id),
     runningRun: (key) => selectRunningBackfill(database.db, key),
     streamStarted: (key) => selectStreamStarted(database.db, key),

@@ -14,6 +14,7 @@ import { type KeyWalkInput, lanesOf, walkByKey } from '../walk/key-walk.js';
 import type { WalkResult } from '../walk/walk-types.js';
 import { fetchKeyRange, KEY_REQUESTS_PER_RANGE, pendingKeyTasks, planKeyBackfill } from './key-backfill.js';
 import { backfillInLanes, DEFAULT_LANES, type RangeDialect, thenWalk } from './lanes.js';
+import { runSettling } from './parallel-backfill.js';
 
 /**
  * What {@link syncByKey} needs: the walk's, and what the backfill in lanes takes besides. `lanes`
@@ -99,16 +100,19 @@ function backfillByKeyInLanes(
   const lanes = lanesOf(input.lanes, DEFAULT_LANES);
   const pending = (run: BackfillRun) =>
     pendingKeyTasks(backfills, run, laneWidth(input, run.headRawId - (run.floor ?? 0), width));
-  // The gaps a catch-up reads at or below a waiting head that ripened have settled (`gapFloor`),
-  // as they would for the walk it stands in for; a run taken over reads long after its head.
-  let plannedId: string | null = null;
   const dialect: RangeDialect<KeyRangeTask> = {
     name: 'key',
     async plan(id) {
-      plannedId = id;
       if (behind) {
-        const { head, from } = behind;
-        const run = await backfills.startRun({ id, key, headRawId: head, totalPages: 0, floor: from });
+        const { head, from, gapFloor } = behind;
+        const run = await backfills.startRun({
+          id,
+          key,
+          headRawId: head,
+          totalPages: 0,
+          floor: from,
+          gapFloor,
+        });
         return run && { run, tasks: await pending(run) };
       }
       const minHead = (width / KEY_REQUESTS_PER_RANGE) * MIN_ANSWERS_FOR_LANES;
@@ -135,11 +139,7 @@ function backfillByKeyInLanes(
         batchBytes: () => laneBatchBytes(lane.active()),
         signal: lane.signal,
         logger: input.logger,
-        settle: {
-          headAt: run.headAt,
-          windowMs: input.settleMs ?? SETTLE_MS,
-          floor: behind && run.id === plannedId ? behind.gapFloor : null,
-        },
+        settle: runSettling(run, input.settleMs ?? SETTLE_MS),
         now: input.now,
         onCommit: lane.onCommit,
       });

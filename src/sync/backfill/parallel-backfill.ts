@@ -151,7 +151,7 @@ export interface FetchRangeInput {
    * The run's head time and the settling window: each page's gaps read before they could settle
    * lower the run's `openGap` (see `settle.ts`). Absent: every gap counts as open.
    */
-  settle?: { headAt: number; windowMs: number } | undefined;
+  settle?: { headAt: number; windowMs: number; floor?: number | null | undefined } | undefined;
   /** Clock, for the read times of pages. Default `Date.now`. */
   now?: (() => number) | undefined;
   /**
@@ -282,6 +282,7 @@ function pageGaps(input: Pick<FetchRangeInput, 'settle' | 'now'>): {
         headAt: input.settle?.headAt,
         windowMs: input.settle?.windowMs ?? Number.POSITIVE_INFINITY,
         bottom: atEnd,
+        floor: input.settle?.floor,
       });
       if (!alone && records.length > 0) above = records.reduce((low, r) => (r.rawId < low.rawId ? r : low));
       return gap;
@@ -428,6 +429,17 @@ export async function checkBackfill(input: {
     'repairing gaps',
   );
   return { status: 'repair', gaps: report.gaps, tasks };
+}
+
+/**
+ * How a run's ranges judge the gaps they read (`settle.ts`): against its head's time, gaps at or
+ * below a catch-up's `gapFloor` settled already (as for the walk it stands in for).
+ */
+export function runSettling(
+  run: Pick<BackfillRun, 'headAt' | 'gapFloor'>,
+  windowMs: number,
+): { headAt: number; windowMs: number; floor: number | null } {
+  return { headAt: run.headAt, windowMs, floor: run.gapFloor };
 }
 
 /**

@@ -27,11 +27,17 @@ export interface BackfillRun {
    * proofs count. `null`: a first backfill, which proves the list from rawId 0 with any run's proofs.
    */
   floor: number | null;
+  /**
+   * A catch-up's gaps at or below it have settled already (`gapFloor` in `settle.ts`: a waiting
+   * head that had ripened when it began); `null`: every gap read too soon counts.
+   */
+  gapFloor: number | null;
 }
 
 /** A run as its planner records it: a first backfill unless it names a `floor`. */
 export type NewBackfillRun = Pick<BackfillRun, 'id' | 'key' | 'headRawId' | 'totalPages'> & {
   floor?: number | null | undefined;
+  gapFloor?: number | null | undefined;
 };
 
 /** The persistence of the parallel backfill. Implemented in `src/db/stores/pg-backfill-store.ts`. */

@@ -2,14 +2,14 @@ import { SETTLE_MS } from '../../../defaults.js';
 import { parseJobPayload } from '../../../queue/jobs.js';
 import type { JobProcessor } from '../../../queue/worker-deps.js';
 import { fetchKeyRange } from '../../../sync/backfill/key-backfill.js';
-import { fetchRange } from '../../../sync/backfill/parallel-backfill.js';
+import { fetchRange, runSettling } from '../../../sync/backfill/parallel-backfill.js';
 
 /** Fetches one stretch of the list for a parallel backfill, storing what it proves. */
 export const backfillRange: JobProcessor = async (job, deps) => {
   const payload = parseJobPayload('backfill-range', job.data);
   // The run's head time: gaps its pages show before they could settle keep the stream's mark below them.
   const run = await deps.backfillStore.getRun(payload.backfillId);
-  const settle = run ? { headAt: run.headAt, windowMs: deps.settleMs ?? SETTLE_MS } : undefined;
+  const settle = run ? runSettling(run, deps.settleMs ?? SETTLE_MS) : undefined;
   if ('upTo' in payload) {
     const { stream, backfillId, after, upTo } = payload;
     const result = await fetchKeyRange({

@@ -1,9 +1,10 @@
 import { PAGE_SIZE, REREAD_LIMIT } from '../../../defaults.js';
 import { isGlobalList } from '../../../domain/stream-key.js';
 import { LeaseLostError } from '../../../errors.js';
-import { startBackfillIfNeeded } from '../../../queue/backfill-flow.js';
+import { startBackfillIfNeeded, startCatchUp } from '../../../queue/backfill-flow.js';
 import { parseJobPayload } from '../../../queue/jobs.js';
 import { type JobProcessor, plannedStart } from '../../../queue/worker-deps.js';
+import { CATCH_UP_ANSWERS } from '../../../sync/backfill/key-sync.js';
 import { supportsParallelBackfill } from '../../../sync/backfill/parallel-backfill.js';
 import { rereadPending } from '../../../sync/reread/reread-pending.js';
 import { listsAfterWalk } from '../../../sync/reread/reread-plan.js';
@@ -53,6 +54,8 @@ export const syncStream: JobProcessor = async (job, deps) => {
             fetchKeyHead: deps.fetchKeyHead,
             // The client's own count, so a range's last answer asks only up to its top.
             count: deps.keyCount(),
+            // Far behind, the stretch goes to range jobs across the workers (a catch-up run).
+            handOverAnswers: deps.parallelBackfill ? CATCH_UP_ANSWERS : undefined,
           })
         : await walkStream({
             ...common,
@@ -61,6 +64,10 @@ export const syncStream: JobProcessor = async (job, deps) => {
             maxConcurrency: deps.concurrency,
           });
     await deps.recordDialect?.(result.key, dialect);
+    if (result.behind !== undefined) {
+      const caughtUp = await startCatchUp(deps, stream, result.behind);
+      if (caughtUp) return caughtUp;
+    }
     if (result.finished && !deps.signal.aborted) await deps.indexes?.restore({ whenIdle: true });
     // Records not final yet are re-read right after the walk of the global list, which read the
     // head pages already; the scheduled re-read job picks up the rest.
