@@ -1,9 +1,11 @@
 /**
- * A first backfill in lanes, in one process, the same in both dialects: a run is planned (or one a
+ * A backfill in lanes, in one process, the same in both dialects: a run is planned (or one a
  * killed run left is taken over), its ranges are walked several at once, each lane reading and
  * committing with the proofs of what it read, and the check moves the watermark once the proofs
- * reach the run's head; a round that leaves gaps walks them again. What differs by dialect (how a
- * run is planned, what is left to walk, how one range is read) is the {@link RangeDialect}'s.
+ * reach the run's head; a round that leaves gaps walks them again. A first backfill's run covers
+ * the list from rawId 0; a catch-up's (by key, a tail far behind) the stretch above the settled
+ * mark. What differs by dialect (how a run is planned, what is left to walk, how one range is
+ * read) is the {@link RangeDialect}'s.
  */
 
 import { randomUUID } from 'node:crypto';
@@ -83,8 +85,8 @@ export interface LanesInput {
 export const DEFAULT_LANES = 2;
 
 /**
- * The first backfill in lanes: `null` when the stream needs none (synced before, or a list too
- * short for lanes); else what the lanes stored, `finished` once the check proved the run.
+ * A backfill in lanes: `null` when the stream needs none (synced before and not catching up, or a
+ * list too short for lanes); else what the lanes stored, `finished` once the check proved the run.
  */
 export async function backfillInLanes<Task>(
   input: LanesInput,
