@@ -49,9 +49,10 @@ function random(seed: number): () => number {
   return () => rng.next();
 }
 
-async function startServe(): Promise<CliRun> {
+/** `serve` with the webhook sink; `listening` resolves once it answers `/health`. */
+async function startServe(): Promise<CliRun & { listening: () => Promise<void> }> {
   const port = await freePort();
-  return runCli(['serve', '--http-port', String(port)], {
+  const run = runCli(['serve', '--http-port', String(port)], {
     DATABASE_URL: testDb.url,
     LOG_LEVEL: 'silent',
     LEDGER_WEBHOOK_URL: receiver.url,
@@ -60,6 +61,14 @@ async function startServe(): Promise<CliRun> {
     LEDGER_SINK_RETRY_MIN_MS: '20',
     LEDGER_SINK_RETRY_MAX_MS: '200',
   });
+  const listening = async () => {
+    await waitFor('serve to answer /health', async () => {
+      const answer = await fetch(`http://127.0.0.1:${port}/health`).catch(() => null);
+      await answer?.body?.cancel();
+      return answer !== null;
+    });
+  };
+  return { ...run, listening };
 }
 
 /** Writes records in small transactions (some changing earlier ones) until `stop` resolves; answers when done. */
@@ -144,7 +153,11 @@ describe('the webhook sink killed at random points', () => {
       lifeOf[index] = plans.length;
       return {};
     });
-    serve = await startServe();
+    const last = await startServe();
+    serve = last;
+    // Stopped below with SIGTERM, which must find it running, not still starting: the feed may be
+    // delivered whole before it is (the life before delivered the rest).
+    await last.listening();
     writing.done = true;
     await writer;
     const expected = await waitFor('the sink at the head', async () => {
