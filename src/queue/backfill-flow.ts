@@ -8,7 +8,7 @@ import type { RangeTask } from '../sync/backfill/parallel-backfill.js';
 import { planBackfill } from '../sync/backfill/parallel-backfill.js';
 import type { KeyRangeTask } from '../sync/key-source.js';
 import type { BackfillRun } from '../sync/ports/backfill-store.js';
-import { openStreamSession } from '../sync/stream-session.js';
+import { openStreamSession, type StreamSession } from '../sync/stream-session.js';
 import type { WalkResult } from '../sync/walk/walk-types.js';
 import type { BackfillCheckJob, BackfillRangeJob } from './jobs.js';
 import { QUEUE_NAMES } from './jobs.js';
@@ -82,6 +82,36 @@ export async function startBackfillIfNeeded(
     return { backfill: running.id, state: revived ? 'revived' : 'running', ranges: 0 };
   }
   if (await deps.backfillStore.streamStarted(streamKey(stream))) return null;
+  return startRunUnderLease(deps, stream, async (id, state) => {
+    // Synced by another runner since the look above: tail it instead.
+    if (state.watermark !== null || state.walk !== null) return null;
+    // Into an empty mirror, the read-side indexes are built when the check proves the backfill.
+    await deps.indexes?.defer();
+    return dialect === 'key'
+      ? planKeyJobs(deps, stream, id)
+      : planBackfill({
+          store: deps.backfillStore,
+          fetchPage: deps.fetchPage,
+          spec: stream,
+          id,
+          pagesPerRange: deps.pagesPerRange,
+        });
+  });
+}
+
+/**
+ * Takes the stream's lease for a new run (`backfillOwner`), plans the run and enqueues its first
+ * round. The lease stays held: the run's range commits renew it, and its last check releases it.
+ * `null`, the lease released, when `plan` gives no run; a failure releases it too.
+ */
+async function startRunUnderLease(
+  deps: Pick<WorkerDeps, 'queues' | 'syncStore' | 'leaseMs' | 'logger'>,
+  stream: StreamSpec,
+  plan: (
+    id: string,
+    state: StreamSession['state'],
+  ) => Promise<{ run: BackfillRun; tasks: ReadonlyArray<RangeTask | KeyRangeTask> } | null>,
+): Promise<{ backfill: string; state: 'started'; ranges: number } | null> {
   const id = randomUUID();
   const session = await openStreamSession({
     store: deps.syncStore,
@@ -91,28 +121,13 @@ export async function startBackfillIfNeeded(
     logger: deps.logger,
   });
   try {
-    // Synced by another runner since the look above: tail it instead.
-    const fresh = session.state.watermark === null && session.state.walk === null;
-    // Into an empty mirror, the read-side indexes are built when the check proves the backfill.
-    if (fresh) await deps.indexes?.defer();
-    const plan = !fresh
-      ? null
-      : dialect === 'key'
-        ? await planKeyJobs(deps, stream, id)
-        : await planBackfill({
-            store: deps.backfillStore,
-            fetchPage: deps.fetchPage,
-            spec: stream,
-            id,
-            pagesPerRange: deps.pagesPerRange,
-          });
-    if (!plan) {
+    const planned = await plan(id, session.state);
+    if (!planned) {
       await session.end({ finished: true });
       return null;
     }
-    // The lease stays held: the run's range commits renew it, and its last check releases it.
-    await enqueueBackfillRound(deps, { stream, backfillId: plan.run.id, round: 0, tasks: plan.tasks });
-    return { backfill: plan.run.id, state: 'started', ranges: plan.tasks.length };
+    await enqueueBackfillRound(deps, { stream, backfillId: planned.run.id, round: 0, tasks: planned.tasks });
+    return { backfill: planned.run.id, state: 'started', ranges: planned.tasks.length };
   } catch (error) {
     await session.end({ error });
     throw error;
@@ -167,15 +182,7 @@ export async function startCatchUp(
   stream: StreamSpec,
   behind: NonNullable<WalkResult['behind']>,
 ): Promise<{ backfill: string; state: 'started'; ranges: number } | null> {
-  const id = randomUUID();
-  const session = await openStreamSession({
-    store: deps.syncStore,
-    spec: stream,
-    owner: backfillOwner(id),
-    leaseMs: deps.leaseMs,
-    logger: deps.logger,
-  });
-  try {
+  return startRunUnderLease(deps, stream, async (id) => {
     const { head, from, gapFloor } = behind;
     const run = await deps.backfillStore.startRun({
       id,
@@ -185,26 +192,19 @@ export async function startCatchUp(
       floor: from,
       gapFloor,
     });
-    if (!run) {
-      await session.end({ finished: true });
-      return null;
-    }
+    if (!run) return null;
     const width = keyRangeWidth(deps);
     const tasks = taperKeyTasks(
       await pendingKeyTasks(deps.backfillStore, run, width),
       width,
       deps.keyCount(),
     );
-    await enqueueBackfillRound(deps, { stream, backfillId: run.id, round: 0, tasks });
     deps.logger.info(
       { stream: run.key, backfill: run.id, head, floor: from, ranges: tasks.length },
       'catch-up by key as range jobs',
     );
-    return { backfill: run.id, state: 'started', ranges: tasks.length };
-  } catch (error) {
-    await session.end({ error });
-    throw error;
-  }
+    return { run, tasks };
+  });
 }
 
 /** A first backfill by key as range jobs, the last ones narrower (`taperKeyTasks`). */

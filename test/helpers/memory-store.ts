@@ -377,15 +377,13 @@ export class MemoryStore extends MemoryRecords implements SyncStore, BackfillSto
 
   async provenRanges(key: string, backfillId?: string): Promise<RawIdRange[]> {
     const ranges = this.proven.get(key) ?? [];
-    return mergeRanges(
-      backfillId === undefined ? ranges : ranges.filter((r) => r.backfillId === backfillId),
-    ).map(({ lo, hi, loPage }) => (loPage === undefined ? { lo, hi } : { lo, hi, loPage }));
+    return withoutRun(
+      mergeRanges(backfillId === undefined ? ranges : ranges.filter((r) => r.backfillId === backfillId)),
+    );
   }
 
   async compactProvenRanges(key: string): Promise<number> {
-    const merged = mergeRanges(this.proven.get(key) ?? []).map(({ lo, hi, loPage }) =>
-      loPage === undefined ? { lo, hi } : { lo, hi, loPage },
-    );
+    const merged = withoutRun(mergeRanges(this.proven.get(key) ?? []));
     this.proven.set(key, merged);
     return merged.length;
   }
@@ -425,4 +423,9 @@ export class MemoryStore extends MemoryRecords implements SyncStore, BackfillSto
     }
     return row;
   }
+}
+
+/** Merged ranges as the port gives them: without the run that proved them. */
+function withoutRun(ranges: readonly RawIdRange[]): RawIdRange[] {
+  return ranges.map(({ lo, hi, loPage }) => (loPage === undefined ? { lo, hi } : { lo, hi, loPage }));
 }

@@ -34,6 +34,23 @@ async function provenRows(setup: Setup): Promise<number> {
   return rows[0]?.n ?? 0;
 }
 
+/**
+ * Waits until the global stream's watermark reaches `head`, asking for a stream job at each look
+ * (a killed job's lease expires meanwhile; a running backfill's jobs answer "running").
+ */
+async function reachHead(setup: Setup, head: number, what: string, everyMs = 1000): Promise<void> {
+  await waitFor(
+    what,
+    async () => {
+      const { watermark } = await globalStream(setup);
+      if (watermark !== null && watermark >= head) return true;
+      await setup.queues.add('sync-stream', { stream: {} });
+      return false;
+    },
+    { timeoutMs: 90_000, everyMs },
+  );
+}
+
 describe('workers on a service that speaks only the key dialect', () => {
   let setup: Setup | undefined;
   after(async () => {
@@ -63,16 +80,7 @@ describe('workers on a service that speaks only the key dialect', () => {
     await current.start().ready;
     current.sim.pauseArrivals();
     const head = current.sim.headRawId();
-    await waitFor(
-      'the backfill by key, then the tail, to reach the head',
-      async () => {
-        const { watermark } = await globalStream(current);
-        if (watermark !== null && watermark >= head) return true;
-        await current.queues.add('sync-stream', { stream: {} });
-        return false;
-      },
-      { timeoutMs: 90_000, everyMs: 1000 },
-    );
+    await reachHead(current, head, 'the backfill by key, then the tail, to reach the head');
     await assertMirrorsTruth(current.db.database.db, current.sim);
     const requests = current.sim.listRequests();
     assert.equal(requests.pageRequests, 0, 'never a page number');
@@ -116,16 +124,7 @@ describe('workers on a service that speaks only the key dialect', () => {
     current.sim.pauseArrivals();
     const head = current.sim.headRawId();
     // The killed job's lease expires; stream jobs are asked for until the watermark reaches the head.
-    await waitFor(
-      'the walk by key to reach the head',
-      async () => {
-        const { watermark } = await globalStream(current);
-        if (watermark !== null && watermark >= head) return true;
-        await current.queues.add('sync-stream', { stream: {} });
-        return false;
-      },
-      { timeoutMs: 90_000, everyMs: 1000 },
-    );
+    await reachHead(current, head, 'the walk by key to reach the head');
     await assertMirrorsTruth(current.db.database.db, current.sim);
     const requests = current.sim.listRequests();
     assert.equal(requests.pageRequests, 0, 'never a page number');
@@ -150,22 +149,11 @@ describe('workers on a service that speaks only the key dialect', () => {
     const current = setup;
     await current.start().ready;
     await current.start().ready;
-    const reach = async (head: number, what: string) =>
-      waitFor(
-        what,
-        async () => {
-          const { watermark } = await globalStream(current);
-          if (watermark !== null && watermark >= head) return true;
-          await current.queues.add('sync-stream', { stream: {} });
-          return false;
-        },
-        { timeoutMs: 90_000, everyMs: 500 },
-      );
-    await reach(current.sim.headRawId(), 'the first backfill to reach the head');
+    await reachHead(current, current.sim.headRawId(), 'the first backfill to reach the head', 500);
     const first = await globalStream(current);
     // Eighty answers of a hundred behind: more than a tail reads itself.
     current.sim.addRecords(8000);
-    await reach(current.sim.headRawId(), 'the catch-up, then the tail, to reach the head');
+    await reachHead(current, current.sim.headRawId(), 'the catch-up, then the tail, to reach the head', 500);
     await assertMirrorsTruth(current.db.database.db, current.sim);
     const runs = await queryRows<{ status: string; floor: string | null; head: string }>(
       current.db.database.db,
