@@ -179,7 +179,7 @@ export class MemoryStore extends MemoryRecords implements SyncStore, BackfillSto
         floor === null
           ? (this.proven.get(lease.key) ?? [])
           : [
-              ...(mark !== null && mark >= floor ? [{ lo: 0, hi: floor }] : []),
+              ...(floor >= 0 && mark !== null && mark >= floor ? [{ lo: 0, hi: floor }] : []),
               ...(this.proven.get(lease.key) ?? []).filter((r) => r.backfillId === backfillId),
             ];
       if ((provenPrefixEnd(proofs) ?? -1) < watermark)
@@ -189,7 +189,10 @@ export class MemoryStore extends MemoryRecords implements SyncStore, BackfillSto
           'watermark-write',
         );
     }
-    row.watermark = Math.max(row.watermark ?? watermark, watermark);
+    // A repair proved the whole list from rawId 0 itself: its head is the watermark, its walk over.
+    const repair = scope?.floor !== null && scope?.floor !== undefined && scope.floor < 0;
+    row.watermark = repair ? watermark : Math.max(row.watermark ?? watermark, watermark);
+    if (repair) row.walk = null;
     if (options.settle) row.settle = structuredClone(options.settle);
   }
 

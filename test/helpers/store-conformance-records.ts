@@ -5,6 +5,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { CommitLostError } from '../../src/errors.js';
+import { REPAIR_FLOOR } from '../../src/sync/ports/backfill-store.js';
 import { makeLedgerTx } from './ledger-tx.js';
 import type { ConformanceContext } from './store-conformance.js';
 
@@ -389,6 +390,35 @@ function proofConformance(c: ConformanceContext): void {
         CommitLostError,
       );
       assert.equal((await c.state('runner-a')).watermark, 50, 'nothing moved');
+    });
+
+    it("sets a repair's watermark on its own proofs from rawId 0, below a phantom one, and ends the walk", async () => {
+      const prove = (backfillId: string, lo: number, hi: number) =>
+        c.backfill.commitRangePages({
+          key: 'txs',
+          backfillId,
+          proven: [{ lo, hi }],
+          pages: [{ page: 1, records: records(Math.max(lo, 1), hi), rejected: [] }],
+        });
+      const a = await c.acquire('runner-a');
+      // A phantom record once moved the watermark to 90; a walk by key stands at 70.
+      await c.sync.commitPage(
+        c.page(a, records(1, 5), { walk: { mode: 'tail', cursor: 70 }, watermark: 90 }),
+      );
+      await prove('first', 0, 60);
+      await c.backfill.startRun({ id: 'r1', key: 'txs', headRawId: 60, totalPages: 0, floor: REPAIR_FLOOR });
+      const scope = { backfillId: 'r1', floor: REPAIR_FLOOR };
+      await prove('r1', 31, 60);
+      // The first backfill's proof of 0..30 is not the repair's.
+      await assert.rejects(c.sync.advanceWatermark(a, 60, { proven: scope }), CommitLostError);
+      assert.equal((await c.state('runner-a')).watermark, 90, 'nothing moved');
+      await prove('r1', 0, 30);
+      await c.sync.advanceWatermark(a, 60, { proven: scope, settle: { settled: 60, pending: null } });
+      const state = await c.state('runner-a');
+      assert.deepEqual([state.watermark, state.walk], [60, null], 'the run head, the walk over');
+      // Any other watermark still only moves up.
+      await c.sync.advanceWatermark(a, 40);
+      assert.equal((await c.state('runner-a')).watermark, 60);
     });
 
     it('stores range pages with the ranges they prove, and gives the ranges back merged', async () => {

@@ -88,7 +88,8 @@ describe('sync and status on the command line', () => {
   it('fails with exit 1 and the checkpoint intact while the service answers errors, then resumes', async () => {
     simulator.addRecords(400);
     simulator.settleAll();
-    const run = runCli(['sync', '--full'], env);
+    // One writer: `--full` is the walk, whose checkpoint is kept (with more, a repair in lanes).
+    const run = runCli(['sync', '--full'], { ...env, LEDGER_WRITERS: '1' });
     await waitFor(
       'the full walk to pass page 20',
       async () => ((await readNextPage(testDb.database)) ?? 0) >= 20,

@@ -85,3 +85,66 @@ for (const paging of ['key', 'page'] as const) {
     });
   });
 }
+
+/** The proofs a repair (`sync --full` in lanes) committed so far, and whether it is still running. */
+async function repairProgress(database: Database): Promise<{ proofs: number; running: boolean }> {
+  const [row] = await queryRows<{ proofs: number; running: boolean }>(
+    database.db,
+    sql`SELECT (SELECT count(*) FROM backfill_proven_ranges p JOIN backfill_runs r ON r.id = p.backfill_id
+                 WHERE r.floor_raw_id = -1)::int AS proofs,
+               EXISTS (SELECT 1 FROM backfill_runs WHERE floor_raw_id = -1 AND status = 'running') AS running`,
+  );
+  return row ?? { proofs: 0, running: false };
+}
+
+for (const paging of ['key', 'page'] as const) {
+  describe(`sync --full by ${paging} in lanes`, () => {
+    it('reads the list again as a repair; killed midway, the next sync ends it, equal to the service', async () => {
+      const sim = createSimulator({ records: 5000, seed: 58, paging, faults: { latencyMs: 20 } });
+      simulators.push(sim);
+      const { url } = await sim.listen();
+      const testDb = await createTestDatabase();
+      databases.push(testDb);
+      const env = {
+        LEDGER_BASE_URL: url,
+        DATABASE_URL: testDb.url,
+        LEDGER_REQUESTS_PER_SECOND: '0',
+        LEDGER_PAGING: paging,
+        LEDGER_PAGE_COUNT: '20',
+        LEDGER_WRITERS: '3',
+        LOG_LEVEL: 'warn',
+      };
+      const first = await runCli(['sync'], env).done;
+      assert.equal(first.code, 0, first.stderr.slice(-1000));
+      // Records the mirror lost (a row deleted by hand): the repair reads them again.
+      const db = testDb.database.db;
+      await db.execute(sql`DELETE FROM ledger_transactions WHERE raw_id IN (17, 2500, 4990)`);
+
+      const killed = runCli(['sync', '--full'], env);
+      await waitFor(
+        'the repair to commit a few proofs',
+        async () => ((await repairProgress(testDb.database)).proofs >= 3 ? true : undefined),
+        { timeoutMs: 60_000, everyMs: 5 },
+      );
+      killed.child.kill('SIGKILL');
+      assert.equal((await killed.done).signal, 'SIGKILL', 'killed midway');
+      assert.equal((await repairProgress(testDb.database)).running, true, 'the repair left running');
+
+      sim.addRecords(40);
+      sim.settleAll();
+      const again = await runCli(['sync'], env).done;
+      assert.equal(again.code, 0, again.stderr.slice(-1000));
+      const runs = await queryRows<{ status: string }>(
+        db,
+        sql`SELECT status FROM backfill_runs WHERE floor_raw_id = -1`,
+      );
+      assert.deepEqual(
+        runs.map((r) => r.status),
+        ['done'],
+        'one repair, ended by the next sync',
+      );
+      assert.equal(await storedWalk(testDb.database), null, 'no walk left in progress');
+      await assertMirrorsTruth(db, sim);
+    });
+  });
+}

@@ -11,6 +11,7 @@ import {
   taperKeyTasks,
 } from '../../src/sync/backfill/key-backfill.js';
 import { laneBatchBytes, syncByKey } from '../../src/sync/backfill/key-sync.js';
+import { REPAIR_FLOOR } from '../../src/sync/ports/backfill-store.js';
 import type { FetchKeyPage, FetchKeyText } from '../../src/sync/ports/fetches.js';
 import { LiveList, MemoryStore, storedIds } from './sync-fakes.js';
 
@@ -601,6 +602,65 @@ describe('a tail by key far behind its head', () => {
     );
     assert.equal([...store.runs.values()].filter((r) => r.floor !== null).length, 1);
     assert.equal((await store.getRun(running!.id))?.status, 'done');
+  });
+});
+
+describe('sync --full by key', () => {
+  it('reads the whole list again in lanes on its own proofs, and ends at the head it read', async () => {
+    const list = new LiveList({ count: 3000 });
+    const key = byKey(list);
+    const store = new MemoryStore();
+    await syncInRanges(store, key);
+    // A phantom record once moved the watermark past the head; a record changed in the service.
+    const stream = store.streams.get('txs')!;
+    stream.watermark = 5000;
+    list.records[1499] = { ...list.records[1499]!, status: 'packaged' };
+    list.add(200);
+    key.requests.length = 0;
+    const result = await syncInRanges(store, key, { full: true, lanes: () => 4 });
+    assert.equal(result.finished, true);
+    assert.equal(result.mode, 'backfill');
+    assert.deepEqual(
+      storedIds(store),
+      list.records.map((tx) => tx.rawId),
+    );
+    assert.equal(store.rows.get(1500)?.status, 'packaged', 'the changed record read again');
+    const repairs = [...store.runs.values()].filter((r) => r.floor === REPAIR_FLOOR);
+    assert.deepEqual(
+      repairs.map((r) => [r.headRawId, r.status]),
+      [[3200, 'done']],
+    );
+    assert.deepEqual([stream.watermark, stream.walk], [3200, null], 'the head it read, below the phantom');
+    // Every answer of the list once (32, a few more where ranges were split) and the tail after.
+    assert.ok(key.requests.length <= 40, `${key.requests.length} requests`);
+    assert.equal(
+      new Set(key.requests.slice(0, 4)).size,
+      4,
+      `four ranges at once: ${key.requests.slice(0, 4)}`,
+    );
+  });
+
+  it('is taken over by the next sync when it stops, which reads only what its proofs leave', async () => {
+    const list = new LiveList({ count: 3000 });
+    let failing = false;
+    const key = byKey(list, { fail: (cursor) => failing && cursor === 2000 });
+    const store = new MemoryStore();
+    await syncInRanges(store, key);
+    failing = true;
+    await assert.rejects(syncInRanges(store, key, { full: true }), /connection reset after rawId 2000/);
+    const running = await store.runningRun('txs');
+    assert.equal(running?.floor, REPAIR_FLOOR);
+    failing = false;
+    key.requests.length = 0;
+    // A sync without --full ends the repair the stopped one began.
+    const result = await syncInRanges(store, key);
+    assert.equal(result.finished, true);
+    assert.equal((await store.getRun(running!.id))?.status, 'done');
+    assert.ok(
+      key.requests.every((cursor) => cursor >= 2000),
+      `only unproven stretches: ${key.requests}`,
+    );
+    assert.equal([...store.runs.values()].filter((r) => r.floor === REPAIR_FLOOR).length, 1);
   });
 });
 

@@ -5,6 +5,7 @@ import { lastPageOf } from '../../src/domain/commit-pages.js';
 import { linkPages, pageRawIds } from '../../src/domain/page-links.js';
 import { MalformedResponseError } from '../../src/errors.js';
 import { syncByPage } from '../../src/sync/backfill/page-sync.js';
+import { REPAIR_FLOOR } from '../../src/sync/ports/backfill-store.js';
 import { walkStream } from '../../src/sync/walk/walk-stream.js';
 import { withSeed } from '../helpers/seed.js';
 import { LiveList, MemoryStore, makeTx, storedIds } from './sync-fakes.js';
@@ -351,6 +352,40 @@ describe('walkStream over a list that shifts while pages are fetched in parallel
     );
     assert.deepEqual(storedIds(store), range(1, 1500));
     assert.equal(result.watermark, 1500);
+  });
+
+  it('reads the whole list again in lanes with full, on its own proofs, and ends at the head it read', async () => {
+    const list = new LiveList({ count: 1500 });
+    const store = new MemoryStore();
+    const input = {
+      settleMs: 0,
+      store,
+      backfills: store,
+      fetchPage: list.fetchPage,
+      spec,
+      owner,
+      concurrency: 4,
+    };
+    const sync = (over: object = {}) => syncByPage({ ...input, lanes: 3, pagesPerRange: 8, ...over });
+    await sync();
+    // A phantom record once moved the watermark past the head; a record changed in the service.
+    const stream = store.streams.get('txs')!;
+    stream.watermark = 5000;
+    list.records[699] = { ...list.records[699]!, status: 'packaged' };
+    list.add(30);
+    list.served.length = 0;
+    const result = await sync({ full: true });
+    assert.deepEqual([result.finished, result.mode], [true, 'backfill']);
+    assert.deepEqual(storedIds(store), range(1, 1530));
+    assert.equal(store.rows.get(700)?.status, 'packaged', 'the changed record read again');
+    const repairs = [...store.runs.values()].filter((r) => r.floor === REPAIR_FLOOR);
+    assert.deepEqual(
+      repairs.map((r) => [r.headRawId, r.status]),
+      [[1530, 'done']],
+    );
+    assert.deepEqual([stream.watermark, stream.walk], [1530, null], 'the head it read, below the phantom');
+    // Every page once (153), page 1 for the run's head and the tail's pages after it.
+    assert.ok(list.served.length >= 153 && list.served.length <= 160, `${list.served.length} pages`);
   });
 
   it('stops a first backfill in lanes on its signal with what it read committed, and the next run ends it', async () => {

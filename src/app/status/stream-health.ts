@@ -80,7 +80,7 @@ function verifyVerdict(
 
 /**
  * Share of a backfill done: pages walked, or the rawIds a running parallel backfill has proven
- * (`proven`: the run's own proofs for a catch-up, of the stretch above its floor).
+ * (`proven`: the run's own proofs for a catch-up or a repair, of the stretch above its floor).
  */
 export function backfillProgress(
   stream: StatusStream,

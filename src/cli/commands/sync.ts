@@ -28,7 +28,7 @@ Options:
   --token-tag TAG         only records of this token
   --action ACTION         only records of this action (mint, transfer, burn, bundle, ...)
   --without-action ACTION leave out records of this action
-  --full                  walk every page again instead of stopping at the watermark
+  --full                  read the whole list again instead of stopping at the watermark
   --recheck-after-ms MS   re-read records not final yet last read longer than this
                           before the run begins (default: $${ENV.recheckAfterMs}, else 2000)
   --check-signatures      also recover each EVM sender's signature to its from address

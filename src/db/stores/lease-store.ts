@@ -32,11 +32,15 @@ export function createLeaseStore(input: { database: Database; now: () => Date })
 
     async advanceWatermark(lease, watermark, options = {}): Promise<void> {
       const { proven } = options;
+      // A repair proved the whole list from rawId 0 itself: its head is the watermark, and the
+      // walk it read around is over.
+      const repair = proven?.floor !== null && proven?.floor !== undefined && proven.floor < 0;
       const rows = await queryRows<{ key: string }>(
         database.db,
         sql`UPDATE sync_streams SET
-              watermark = greatest(watermark, ${watermark}::bigint),${settleAssignments(options.settle)}
-              backfilled_at = CASE WHEN watermark IS NULL THEN ${now().toISOString()}::timestamptz
+              watermark = ${repair ? sql`${watermark}::bigint` : sql`greatest(watermark, ${watermark}::bigint)`},${settleAssignments(options.settle)}
+              ${repair ? sql`walk = NULL,` : sql``}
+              backfilled_at = CASE WHEN watermark IS NULL OR ${repair}::boolean THEN ${now().toISOString()}::timestamptz
                                    ELSE backfilled_at END,
               updated_at = ${now().toISOString()}::timestamptz
             WHERE key = ${lease.key} AND lease_fence <= ${lease.fence}::bigint
@@ -201,7 +205,7 @@ function provenUpTo(key: string, upTo: number, scope: ProofScope) {
   // A catch-up's floor counts as proven while the stream's mark still stands at it: this statement
   // updates the stream's row, so `settled_raw_id` and `watermark` here are the row's before it.
   const floor =
-    scope.floor === null
+    scope.floor === null || scope.floor < 0
       ? sql``
       : sql`UNION ALL SELECT 0, ${scope.floor}::bigint
               WHERE coalesce(sync_streams.settled_raw_id, sync_streams.watermark) >= ${scope.floor}::bigint`;

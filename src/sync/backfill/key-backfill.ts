@@ -97,11 +97,14 @@ export async function planKeyBackfill(input: {
   width: number;
   /** A head below this is left to a plain walk (a few requests). Default 0. */
   minHead?: number | undefined;
+  /** A repair's (`REPAIR_FLOOR`, `sync --full`); default a first backfill's. */
+  floor?: number | null | undefined;
 }): Promise<{ run: BackfillRun; tasks: KeyRangeTask[] } | null> {
   const key = streamKey(input.spec);
   const head = await input.fetchKeyHead(input.spec);
   if (head === null || head < (input.minHead ?? 0)) return null;
-  const run = await input.store.startRun({ id: input.id, key, headRawId: head, totalPages: 0 });
+  const { floor } = input;
+  const run = await input.store.startRun({ id: input.id, key, headRawId: head, totalPages: 0, floor });
   if (!run) return null;
   return { run, tasks: await pendingKeyTasks(input.store, run, input.width) };
 }

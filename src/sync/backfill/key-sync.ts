@@ -2,13 +2,14 @@
  * A stream synced by key in one process: a first backfill of a long list walks its rawId ranges
  * in several lanes at once (`lanes.ts`, each range read by `key-backfill.ts`),
  * then the walk by key (`key-walk.ts`) reads what arrived meanwhile and keeps the stream current.
- * A short list or a stream synced before is the walk alone (`--full` included). A run killed in the
- * middle leaves its proofs: the next one walks only the stretches they do not cover.
+ * A stream synced before is the walk alone, but for a tail far behind its head (a catch-up) and
+ * `--full` (a repair), which are runs in the same lanes; a short list is the walk alone. A run
+ * killed in the middle leaves its proofs: the next one walks only the stretches they do not cover.
  */
 import { SETTLE_MS } from '../../defaults.js';
 import { streamKey } from '../../domain/stream-key.js';
 import type { KeyRangeTask } from '../key-source.js';
-import type { BackfillRun, BackfillStore } from '../ports/backfill-store.js';
+import { type BackfillRun, type BackfillStore, REPAIR_FLOOR } from '../ports/backfill-store.js';
 import type { FetchKeyText } from '../ports/fetches.js';
 import { type KeyWalkInput, lanesOf, walkByKey } from '../walk/key-walk.js';
 import type { WalkResult } from '../walk/walk-types.js';
@@ -46,7 +47,8 @@ export const CATCH_UP_ANSWERS = 50;
 /**
  * Syncs one stream by key: a first backfill of a long list (or one a killed run left) in lanes,
  * then the walk, which reads the rest; a tail far behind its head hands the stretch to lanes too
- * (a catch-up). Returns the walk's result with the lanes' work added.
+ * (a catch-up), and `full` reads the whole list again in them (a repair), unless the run just
+ * ended read it from its start. Returns the walk's result with the lanes' work added.
  */
 export async function syncByKey(input: KeySyncInput): Promise<WalkResult> {
   const canLanes = lanesApply(input);
@@ -65,6 +67,10 @@ export async function syncByKey(input: KeySyncInput): Promise<WalkResult> {
   // walked around.
   const lanes = canLanes ? await backfillByKeyInLanes(input, null) : null;
   return thenWalk(lanes, async (afterLanes) => {
+    if (canLanes && input.full === true && lanes?.mode !== 'backfill') {
+      const repaired = await backfillByKeyInLanes(input, 'repair');
+      if (repaired !== null) return thenWalk(repaired, (afterRepair) => walkAfter(afterRepair, false));
+    }
     const walked = await walkAfter(afterLanes, !afterLanes && input.full !== true);
     if (walked.behind === undefined) return walked;
     const caughtUp = await backfillByKeyInLanes(input, walked.behind);
@@ -83,14 +89,15 @@ function lanesApply(input: KeySyncInput): boolean {
 
 /**
  * A backfill in lanes by key: the run's ranges are the rawIds up to the head split evenly
- * (`planKeyBackfill`), or for a catch-up (`behind`, a tail that handed over) those between where
- * the tail would have begun and the head its first answer showed; each round walks what the proofs
- * leave (`pendingKeyTasks`), and a range under way near the end gives its upper half to an idle
- * lane. A run a killed one left is taken over first. `null` when the stream needs no lanes.
+ * (`planKeyBackfill`; a repair's too, its own proofs alone counting), or for a catch-up (`behind`,
+ * a tail that handed over) those between where the tail would have begun and the head its first
+ * answer showed; each round walks what the proofs leave (`pendingKeyTasks`), and a range under
+ * way near the end gives its upper half to an idle lane. A run a killed one left is taken over
+ * first. `null` when the stream needs no lanes.
  */
 function backfillByKeyInLanes(
   input: KeySyncInput,
-  behind: WalkResult['behind'] | null,
+  behind: NonNullable<WalkResult['behind']> | 'repair' | null,
 ): Promise<WalkResult | null> {
   const { backfills, fetchKeyHead, spec } = input;
   if (!backfills || !fetchKeyHead) return Promise.resolve(null);
@@ -103,7 +110,7 @@ function backfillByKeyInLanes(
   const dialect: RangeDialect<KeyRangeTask> = {
     name: 'key',
     async plan(id) {
-      if (behind) {
+      if (behind !== null && behind !== 'repair') {
         const { head, from, gapFloor } = behind;
         const run = await backfills.startRun({
           id,
@@ -116,7 +123,16 @@ function backfillByKeyInLanes(
         return run && { run, tasks: await pending(run) };
       }
       const minHead = (width / KEY_REQUESTS_PER_RANGE) * MIN_ANSWERS_FOR_LANES;
-      const planned = await planKeyBackfill({ store: backfills, fetchKeyHead, spec, id, width, minHead });
+      const floor = behind === 'repair' ? REPAIR_FLOOR : null;
+      const planned = await planKeyBackfill({
+        store: backfills,
+        fetchKeyHead,
+        spec,
+        id,
+        width,
+        minHead,
+        floor,
+      });
       return planned && { run: planned.run, tasks: await pending(planned.run) };
     },
     pending,
@@ -145,7 +161,7 @@ function backfillByKeyInLanes(
       });
     },
   };
-  return backfillInLanes({ ...input, backfills, lanes, catchUp: behind !== null }, dialect);
+  return backfillInLanes({ ...input, backfills, lanes, anew: behind !== null }, dialect);
 }
 
 /**

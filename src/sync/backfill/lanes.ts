@@ -4,8 +4,9 @@
  * committing with the proofs of what it read, and the check moves the watermark once the proofs
  * reach the run's head; a round that leaves gaps walks them again. A first backfill's run covers
  * the list from rawId 0; a catch-up's (by key, a tail far behind) the stretch above the settled
- * mark. What differs by dialect (how a run is planned, what is left to walk, how one range is
- * read) is the {@link RangeDialect}'s.
+ * mark; a repair's (`sync --full`) the whole list again, with its own proofs. What differs by
+ * dialect (how a run is planned, what is left to walk, how one range is read) is the
+ * {@link RangeDialect}'s.
  */
 
 import { randomUUID } from 'node:crypto';
@@ -13,7 +14,7 @@ import { anySignal } from '../../abort.js';
 import { LEASE_MS } from '../../defaults.js';
 import { type StreamSpec, streamKey } from '../../domain/stream-key.js';
 import { MalformedResponseError } from '../../errors.js';
-import type { BackfillRun, BackfillStore } from '../ports/backfill-store.js';
+import { type BackfillRun, type BackfillStore, runKind } from '../ports/backfill-store.js';
 import type { SyncStore, WriteCounts } from '../ports/sync-store.js';
 import { openStreamSession, type StreamSession } from '../stream-session.js';
 import { quietLogger, type SyncLogger } from '../sync-logger.js';
@@ -75,10 +76,11 @@ export interface LanesInput {
   /** Checks before it gives up. Default 5. */
   maxRounds?: number | undefined;
   /**
-   * The stream is synced already and its tail far behind the head: a run is planned all the same
-   * (a catch-up, proving the stretch above the settled mark), and its result is a tail's.
+   * The stream is synced already and a run is planned all the same: its tail is far behind the
+   * head (a catch-up, proving the stretch above the settled mark), or `sync --full` reads the
+   * list again (a repair). Default: a first backfill, planned only for a stream never synced.
    */
-  catchUp?: boolean | undefined;
+  anew?: boolean | undefined;
 }
 
 /** Lanes of a backfill without a size to follow. */
@@ -99,7 +101,7 @@ export async function backfillInLanes<Task>(
   // A run in progress (a first backfill, or a catch-up) is taken over; else a stream with a
   // watermark or a walk is past its first backfill.
   const running = await backfills.runningRun(key);
-  if (!running && !input.catchUp && (await backfills.streamStarted(key))) return null;
+  if (!running && !input.anew && (await backfills.streamStarted(key))) return null;
   const session = await openStreamSession({
     store: input.store,
     spec,
@@ -111,7 +113,7 @@ export async function backfillInLanes<Task>(
   let planned: { run: BackfillRun; tasks: Task[] } | null = null;
   try {
     if (running) planned = { run: running, tasks: await dialect.pending(running, null) };
-    else if (input.catchUp || (session.state.watermark === null && session.state.walk === null))
+    else if (input.anew || (session.state.watermark === null && session.state.walk === null))
       planned = await dialect.plan(randomUUID());
   } catch (error) {
     await session.end({ error });
@@ -123,11 +125,13 @@ export async function backfillInLanes<Task>(
   }
   const { run } = planned;
   const wanted = lanesOf(input.lanes, DEFAULT_LANES);
+  const kind = runKind(run);
   logger.info(
     { stream: key, backfill: run.id, head: run.headRawId, floor: run.floor, lanes: wanted() },
-    run.floor === null ? `backfill by ${dialect.name} in lanes` : `catch-up by ${dialect.name} in lanes`,
+    `${kind} by ${dialect.name} in lanes`,
   );
-  const mode = run.floor === null ? 'backfill' : 'tail';
+  // A catch-up stands in for a tail; a repair reads the list from its start, as a backfill does.
+  const mode = kind === 'catch-up' ? 'tail' : 'backfill';
   const result = emptyWalkResult(key, mode, dialect.name, session.state.watermark);
   try {
     let tasks = planned.tasks;

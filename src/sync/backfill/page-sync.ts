@@ -7,7 +7,7 @@
  * leave.
  */
 import { PAGES_PER_RANGE, SETTLE_MS } from '../../defaults.js';
-import type { BackfillStore } from '../ports/backfill-store.js';
+import { type BackfillStore, REPAIR_FLOOR } from '../ports/backfill-store.js';
 import { walkStream } from '../walk/walk-stream.js';
 import type { WalkResult, WalkStreamInput } from '../walk/walk-types.js';
 import { backfillInLanes, type RangeDialect, thenWalk } from './lanes.js';
@@ -39,20 +39,25 @@ const MIN_PAGES_SPLIT = 4;
 
 /**
  * Syncs one stream by page number: a first backfill of a long global list in lanes, then the
- * walk, which reads the rest. Returns the walk's result with the lanes' work added.
+ * walk, which reads the rest; `full` reads the whole list again in lanes (a repair), unless the
+ * run just ended read it from its start. Returns the walk's result with the lanes' work added.
  */
 export async function syncByPage(input: PageSyncInput): Promise<WalkResult> {
-  return thenWalk(await backfillByPageInLanes(input), (afterLanes) =>
-    walkStream({ ...input, full: !afterLanes && input.full }),
-  );
+  const lanes = await backfillByPageInLanes(input, false);
+  return thenWalk(lanes, async (afterLanes) => {
+    const repaired =
+      input.full === true && lanes?.mode !== 'backfill' ? await backfillByPageInLanes(input, true) : null;
+    if (repaired !== null) return thenWalk(repaired, () => walkStream({ ...input, full: false }));
+    return walkStream({ ...input, full: !afterLanes && input.full });
+  });
 }
 
 /**
- * The first backfill in lanes by page number: the run's pages split into ranges (`planBackfill`),
- * each read in ascending page order; a round that leaves gaps walks each from a page above it
- * down past it. `null` when the stream needs no backfill in lanes.
+ * The first backfill (or with `repair`, the repair) in lanes by page number: the run's pages split
+ * into ranges (`planBackfill`), each read in ascending page order; a round that leaves gaps walks
+ * each from a page above it down past it. `null` when the stream needs no backfill in lanes.
  */
-function backfillByPageInLanes(input: PageSyncInput): Promise<WalkResult | null> {
+function backfillByPageInLanes(input: PageSyncInput, repair: boolean): Promise<WalkResult | null> {
   const { backfills, spec } = input;
   if (!backfills || input.lanes === undefined || !supportsParallelBackfill(spec))
     return Promise.resolve(null);
@@ -67,6 +72,7 @@ function backfillByPageInLanes(input: PageSyncInput): Promise<WalkResult | null>
         id,
         pagesPerRange,
         minPages: MIN_PAGES_FOR_LANES,
+        floor: repair ? REPAIR_FLOOR : null,
       }),
     pending: async (run, check) => check?.tasks ?? pendingPageTasks(backfills, run, pagesPerRange),
     // Near the end, a range gives the upper half of its pages to an idle lane: the last ranges
@@ -95,5 +101,5 @@ function backfillByPageInLanes(input: PageSyncInput): Promise<WalkResult | null>
       });
     },
   };
-  return backfillInLanes({ ...input, backfills, lanes: input.lanes }, dialect);
+  return backfillInLanes({ ...input, backfills, lanes: input.lanes, anew: repair }, dialect);
 }

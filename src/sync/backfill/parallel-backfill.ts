@@ -65,6 +65,8 @@ export async function planBackfill(input: {
   pagesPerRange: number;
   /** A list of fewer pages is left to a walk (`null`, no run recorded). Default 0. */
   minPages?: number | undefined;
+  /** A repair's (`REPAIR_FLOOR`, `sync --full`); default a first backfill's. */
+  floor?: number | null | undefined;
 }): Promise<{ run: BackfillRun; tasks: RangeTask[] } | null> {
   const key = streamKey(input.spec);
   const first = await screenPages(input.fetchPage, quietLogger)(input.spec, 1);
@@ -72,7 +74,7 @@ export async function planBackfill(input: {
   const headRawId = ids.length > 0 ? Math.max(...ids) : 0;
   const totalPages = Math.max(1, first.totalPages);
   if (totalPages < (input.minPages ?? 0)) return null;
-  const run = await input.store.startRun({ id: input.id, key, headRawId, totalPages });
+  const run = await input.store.startRun({ id: input.id, key, headRawId, totalPages, floor: input.floor });
   if (!run) return null;
   return { run, tasks: await pendingPageTasks(input.store, run, input.pagesPerRange) };
 }
@@ -84,10 +86,10 @@ export async function planBackfill(input: {
  */
 export async function pendingPageTasks(
   store: Pick<BackfillStore, 'provenRanges' | 'storedAbove'>,
-  run: Pick<BackfillRun, 'key' | 'headRawId' | 'totalPages'>,
+  run: Pick<BackfillRun, 'id' | 'key' | 'floor' | 'headRawId' | 'totalPages'>,
   pagesPerRange: number,
 ): Promise<RangeTask[]> {
-  const earlier = await store.provenRanges(run.key);
+  const earlier = await runProofs(store, run);
   if (earlier.length > 0) {
     const report = judgeCompleteness(earlier, run.headRawId);
     return repairTasks({ store, report, head: run.headRawId });
@@ -445,14 +447,16 @@ export function runSettling(
 /**
  * What a run's check counts as proven: every proof of the stream for a first backfill; for a
  * catch-up, the rawIds up to its floor and its own proofs above, not older ones (a first
- * backfill's proofs above the settled mark are of reads whose gaps may since have filled).
+ * backfill's proofs above the settled mark are of reads whose gaps may since have filled); for a
+ * repair, its own proofs alone (it reads the whole list again).
  */
 export async function runProofs(
   store: Pick<BackfillStore, 'provenRanges'>,
   run: Pick<BackfillRun, 'id' | 'key' | 'floor'>,
 ): Promise<RawIdRange[]> {
   if (run.floor === null) return store.provenRanges(run.key);
-  return mergeRanges([{ lo: 0, hi: run.floor }, ...(await store.provenRanges(run.key, run.id))]);
+  const own = await store.provenRanges(run.key, run.id);
+  return run.floor < 0 ? own : mergeRanges([{ lo: 0, hi: run.floor }, ...own]);
 }
 
 /**

@@ -22,9 +22,11 @@ export interface BackfillRun {
   /** The lowest rawId missing from a page read before it could settle; `null` when none was. */
   openGap: number | null;
   /**
-   * A catch-up of a stream far behind its head: the run proves `(floor, headRawId]`, the records
-   * up to `floor` (the stream's settled mark when it began) being stored already, and only its own
-   * proofs count. `null`: a first backfill, which proves the list from rawId 0 with any run's proofs.
+   * What the run proves with its own proofs alone, the records up to `floor` being stored already:
+   * `(floor, headRawId]`. A number of at least 0: a catch-up of a stream far behind its head, from
+   * the stream's settled mark when it began. {@link REPAIR_FLOOR}: a repair (`sync --full`), the
+   * whole list again. `null`: a first backfill, which proves the list from rawId 0 with any run's
+   * proofs. See {@link runKind}.
    */
   floor: number | null;
   /**
@@ -32,6 +34,15 @@ export interface BackfillRun {
    * head that had ripened when it began); `null`: every gap read too soon counts.
    */
   gapFloor: number | null;
+}
+
+/** The floor of a repair: nothing below the list's first rawId counts as stored. */
+export const REPAIR_FLOOR = -1;
+
+/** What a run is, by its floor: a first backfill, a catch-up of a tail far behind, or a repair. */
+export function runKind(run: Pick<BackfillRun, 'floor'>): 'backfill' | 'catch-up' | 'repair' {
+  if (run.floor === null) return 'backfill';
+  return run.floor < 0 ? 'repair' : 'catch-up';
 }
 
 /** A run as its planner records it: a first backfill unless it names a `floor`. */

@@ -78,7 +78,10 @@ export interface PageCommit {
  * The proofs a watermark rests on. `floor: null`: every proof of the stream, from rawId 0 (a
  * first backfill). A number: the run `backfillId`'s own proofs above it, the rawIds up to it
  * counting as stored while the stream's settled mark (else its watermark) is still at least it (a
- * catch-up, begun at that mark; a crash that took the mark back takes the floor with it).
+ * catch-up, begun at that mark; a crash that took the mark back takes the floor with it). Below
+ * 0 (a repair, `REPAIR_FLOOR`): the run's own proofs from rawId 0, which set the watermark even
+ * below the stored one (a phantom record once moved it past the list's head) and end the walk in
+ * progress, whose stretch they cover.
  */
 export interface ProofScope {
   backfillId: string;
@@ -134,8 +137,8 @@ export interface SyncStore {
   /** Writes a page's records, rejected records and the checkpoint in one transaction; refuses a stale fence. */
   commitPage(commit: PageCommit): Promise<WriteCounts>;
   /**
-   * Moves the stream's watermark up to `watermark` (never down), leaving its walk as it is; not a
-   * page, so the run's page count is unchanged. Refuses a stale fence like `commitPage`. Options:
+   * Moves the stream's watermark up to `watermark` (never down, but for a repair's proofs, see
+   * {@link ProofScope}), leaving its walk as it is; not a page, so the run's page count is unchanged. Refuses a stale fence like `commitPage`. Options:
    * `settle` stores the stream's settling state too; `proven` moves it only while the proofs it
    * names cover every rawId up to `watermark`, checked in the same statement (a proof read just
    * before may have been taken back by a crash), else throws `CommitLostError`.
