@@ -263,9 +263,10 @@ function syncStream(
     return syncByKey({
       ...common,
       fetchKeyPage: stream.fetchKeyPage,
-      // The tail of the global list begins at its head: the same request re-reads the records
-      // waiting there for a status change, which the re-read after the walks then leaves alone.
-      headFirst: isGlobalList(spec),
+      // A tail begins at its head: the same request re-reads the records waiting there for a
+      // status change (of the global list: the re-read after the walks then leaves them alone),
+      // and a stretch far below it is read in lanes (a catch-up).
+      headFirst: true,
       fetchKeyHead: createFetchKeyHead(ctx.client, options.requestSignal),
       fetchKeyText: createFetchKeyText(ctx.client, options.requestSignal),
       lanes: keyLanes(ctx),

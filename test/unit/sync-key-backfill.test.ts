@@ -569,14 +569,39 @@ describe('a tail by key far behind its head', () => {
   });
 
   it('reads a stretch of fewer answers than a catch-up pays for in the walk, with no run', async () => {
-    const { list, store, tail } = await behind(3000);
+    const { list, key, store, tail } = await behind(1000);
     const result = await tail();
+    // The head answer, then one answer at a time from the settled mark up to it.
+    assert.ok(key.requests.length <= 11, `${key.requests.length} requests`);
     assert.equal(result.finished, true);
     assert.deepEqual(
       storedIds(store),
       list.records.map((tx) => tx.rawId),
     );
     assert.equal([...store.runs.values()].filter((r) => r.floor !== null).length, 0);
+  });
+
+  it("reads an account's list far behind its head the same way, in a run of its own stream", async () => {
+    const spec = { account: '0xaaa' };
+    const list = new LiveList({ count: 2000 });
+    const key = byKey(list);
+    const store = new MemoryStore();
+    await syncInRanges(store, key, { spec });
+    list.add(8000);
+    key.requests.length = 0;
+    const result = await syncInRanges(store, key, { spec, headFirst: true, lanes: () => 4 });
+    assert.deepEqual([result.finished, result.mode, result.watermark], [true, 'tail', 10_000]);
+    assert.deepEqual(
+      storedIds(store),
+      list.records.map((tx) => tx.rawId),
+    );
+    const runs = [...store.runs.values()].filter((r) => r.floor !== null);
+    assert.deepEqual(
+      runs.map((r) => [r.key, r.floor, r.headRawId, r.status]),
+      [[result.key, 2000, 10_000, 'done']],
+    );
+    assert.equal(key.requests[0], -1, 'the tail began at the head');
+    assert.equal(new Set(key.requests.slice(1, 5)).size, 4, 'four ranges at once');
   });
 
   it('takes over a catch-up a failure stopped: only what its proofs leave is read again', async () => {

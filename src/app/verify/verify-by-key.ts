@@ -8,10 +8,10 @@ import type { LedgerTx } from '../../domain/model.js';
 import { InvalidRecordError } from '../../errors.js';
 import { readKeyAfter } from '../../sync/key-source.js';
 import { keyWalkScreen } from '../../sync/raw-id-screen.js';
-import { createKeyWindow } from '../../sync/walk/key-window.js';
 import { countListByKey, type KeyCount, type KeySpan, type SpanComparison } from '../../verify/key-count.js';
 import type { AppContext } from '../context.js';
 import { createFetchKeyHead, createFetchKeyPage } from '../sync-adapters.js';
+import { createKeyWindow } from './key-window.js';
 
 /** RawIds named per kind (missing, not listed, differing); the totals are always counted. */
 const NAMED = 20;
@@ -19,7 +19,7 @@ const NAMED = 20;
 /**
  * A stream's list read by key from the bottom (the client's count a request, following a silent
  * cap from the last rawId; far from the head, in ranges at once as a walk reads them,
- * `src/sync/walk/key-window.ts`) and compared, answer by answer in order, with the table's
+ * `key-window.ts`) and compared, answer by answer in order, with the table's
  * records of the same rawId span up to `upTo` (the watermark; -1 compares nothing).
  */
 export async function countStreamByKey(input: {

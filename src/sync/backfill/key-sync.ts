@@ -10,21 +10,21 @@ import { SETTLE_MS } from '../../defaults.js';
 import { streamKey } from '../../domain/stream-key.js';
 import type { KeyRangeTask } from '../key-source.js';
 import { type BackfillRun, type BackfillStore, REPAIR_FLOOR } from '../ports/backfill-store.js';
-import type { FetchKeyText } from '../ports/fetches.js';
-import { type KeyWalkInput, lanesOf, walkByKey } from '../walk/key-walk.js';
+import type { FetchKeyHead, FetchKeyText } from '../ports/fetches.js';
+import { type KeyWalkInput, walkByKey } from '../walk/key-walk.js';
 import type { WalkResult } from '../walk/walk-types.js';
 import { fetchKeyRange, KEY_REQUESTS_PER_RANGE, pendingKeyTasks, planKeyBackfill } from './key-backfill.js';
-import { backfillInLanes, DEFAULT_LANES, type RangeDialect, thenWalk } from './lanes.js';
+import { backfillInLanes, DEFAULT_LANES, lanesOf, type RangeDialect, thenWalk } from './lanes.js';
 import { runSettling } from './parallel-backfill.js';
 
-/**
- * What {@link syncByKey} needs: the walk's, and what the backfill in lanes takes besides. `lanes`
- * are also the ranges a first backfill walks at once (default 2), and without `fetchKeyHead` a
- * first backfill is one walk.
- */
+/** What {@link syncByKey} needs: the walk's, and what a run in lanes takes besides. */
 export interface KeySyncInput extends KeyWalkInput {
   /** The proofs of a backfill in lanes; without it, a first backfill is one walk. */
   backfills?: BackfillStore | undefined;
+  /** Ranges a run walks at once: a number, or read as it goes (the client's in-flight size). Default 2. */
+  lanes?: number | (() => number) | undefined;
+  /** Reads the newest rawId (`order=desc&count=1`): a run's head. Without it, every stretch is walked. */
+  fetchKeyHead?: FetchKeyHead | undefined;
   /** Answers as text for a backfill store that parses them elsewhere (`fetchKeyRange`). Optional. */
   fetchKeyText?: FetchKeyText | undefined;
   /** RawIds a range. Default a hundred full answers' worth. */
@@ -38,11 +38,12 @@ const MIN_ANSWERS_FOR_LANES = 10;
 
 /**
  * A tail whose head is more than this many full answers above its settled mark reads the stretch
- * in lanes, as a first backfill does, each range committed with its proof as it comes: the walk
- * commits its answers in order, and one slow range holds back the commits of those above it.
- * Below it, the walk's own window is as quick and costs no run.
+ * in lanes, as a first backfill does, each range committed with its proof as it comes; the walk
+ * reads one answer at a time. Below it the walk is quick enough (200 ms away, sixteen answers in
+ * about three seconds) and costs no run: no head answer read again, no answer cut at a range's
+ * end, no check.
  */
-export const CATCH_UP_ANSWERS = 50;
+export const CATCH_UP_ANSWERS = 16;
 
 /**
  * Syncs one stream by key: a first backfill of a long list (or one a killed run left) in lanes,

@@ -18,7 +18,6 @@ import { type BackfillRun, type BackfillStore, runKind } from '../ports/backfill
 import type { SyncStore, WriteCounts } from '../ports/sync-store.js';
 import { openStreamSession, type StreamSession } from '../stream-session.js';
 import { quietLogger, type SyncLogger } from '../sync-logger.js';
-import { lanesOf } from '../walk/key-walk.js';
 import { emptyWalkResult, type PageEvent, type WalkResult } from '../walk/walk-types.js';
 import { addCounts, zeroCounts } from '../write-counts.js';
 import { type CheckOutcome, checkBackfill } from './parallel-backfill.js';
@@ -85,6 +84,13 @@ export interface LanesInput {
 
 /** Lanes of a backfill without a size to follow. */
 export const DEFAULT_LANES = 2;
+
+/** `lanes` read as the run goes (`fallback` when absent), at least one. */
+export function lanesOf(lanes: number | (() => number) | undefined, fallback = 1): () => number {
+  if (typeof lanes === 'function') return () => Math.max(1, lanes());
+  const fixed = Math.max(1, lanes ?? fallback);
+  return () => fixed;
+}
 
 /**
  * A backfill in lanes: `null` when the stream needs none (synced before and not catching up, or a

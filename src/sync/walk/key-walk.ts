@@ -12,8 +12,8 @@ import { isKeyCheckpoint, type KeyCheckpoint, type WalkCheckpoint } from '../../
 import type { LedgerTx, RejectedRecord } from '../../domain/model.js';
 import type { StreamSpec } from '../../domain/stream-key.js';
 import { type CommitPipeline, createCommitPipeline, recordBytes } from '../commit-pipeline.js';
-import { readKeyAfter } from '../key-source.js';
-import type { FetchKeyHead, FetchKeyPage } from '../ports/fetches.js';
+import { createKeySource, readKeyAfter } from '../key-source.js';
+import type { FetchKeyPage } from '../ports/fetches.js';
 import type { SettleState, SyncStore } from '../ports/sync-store.js';
 import { keyWalkScreen } from '../raw-id-screen.js';
 import { gapFloor, settleAfterWalk, tailStop } from '../settle.js';
@@ -21,7 +21,6 @@ import { openStreamSession, type StreamSession } from '../stream-session.js';
 import { quietLogger, type SyncLogger } from '../sync-logger.js';
 import { addCounts } from '../write-counts.js';
 import { type KeyHead, readKeyHead } from './key-head.js';
-import { createKeyWindow } from './key-window.js';
 import { emptyWalkResult, type PageEvent, type WalkResult } from './walk-types.js';
 
 /** What {@link walkByKey} needs. */
@@ -35,13 +34,6 @@ export interface KeyWalkInput {
   leaseMs?: number | undefined;
   /** Records asked per request (the server may answer fewer). Default: the fetch's own. */
   count?: number | undefined;
-  /**
-   * Requests in flight where the head is far (`key-window.ts`): a number, or a function read as
-   * the walk goes (the client's in-flight size). Default 1: one answer at a time.
-   */
-  lanes?: number | (() => number) | undefined;
-  /** Reads the newest rawId (`order=desc&count=1`): a walk far behind a head it does not know asks it once. */
-  fetchKeyHead?: FetchKeyHead | undefined;
   /** Start a new backfill from the bottom even when the stream is complete or mid-walk. */
   full?: boolean | undefined;
   /**
@@ -174,18 +166,9 @@ export async function walkByKey(input: KeyWalkInput): Promise<WalkResult> {
     await pipeline.settled().catch(() => {});
     await session.end({ error });
     throw error;
-  } finally {
-    reader.close();
   }
   await session.end({ finished: run.result.finished });
   return logWalkEnd(run.result, logger);
-}
-
-/** `lanes` read as the walk goes (`fallback` when absent), at least one. */
-export function lanesOf(lanes: KeyWalkInput['lanes'], fallback = 1): () => number {
-  if (typeof lanes === 'function') return () => Math.max(1, lanes());
-  const fixed = Math.max(1, lanes ?? fallback);
-  return () => fixed;
 }
 
 /** Logs what a walk that finished, was stopped or handed over did. */
@@ -335,11 +318,10 @@ function createKeyReader(input: {
     emptyDelayMs: walkInput.emptyPageDelayMs,
     signal: walkInput.signal,
   };
-  const { fetchKeyHead } = walkInput;
-  // The open top range: ascending from the cursor to the end of the list, in ranges at once where
-  // the head is far (`key-window.ts`).
-  const window = createKeyWindow({
-    from: input.from,
+  // The open top range: ascending from the cursor to the end of the list, one answer at a time (a
+  // stretch far below the head is a run's, read in lanes: `handOverAnswers`).
+  const source = createKeySource({
+    task: { after: input.from, upTo: Number.POSITIVE_INFINITY },
     read: async (after, upTo) => {
       const at = now();
       const served = await readKeyAfter(reading, after ?? 0, upTo);
@@ -347,8 +329,6 @@ function createKeyReader(input: {
       return { served, readAt: at };
     },
     settle: { windowMs, headAt: undefined, floor },
-    lanes: lanesOf(walkInput.lanes),
-    readHead: fetchKeyHead && (() => fetchKeyHead(spec)),
   });
   const checkpoint = (): KeyCheckpoint => ({
     mode,
@@ -358,8 +338,6 @@ function createKeyReader(input: {
   return {
     /** When the newest records were read: the head answer, else the last answer. */
     headAt: () => headReadAt ?? readAt,
-    /** Reads nothing more: the walk ends or failed. */
-    close: () => window.close(),
     /** The next answer; or, where a tail hands a far stretch over (`handOverAnswers`), the head it saw. */
     async next(): Promise<KeyAnswer | { head: number }> {
       if (head !== null) {
@@ -373,19 +351,17 @@ function createKeyReader(input: {
         if (far !== null) return { head: far };
         if (read.openGap !== undefined) openGap = Math.min(openGap ?? read.openGap, read.openGap);
         join = read.join;
-        if (join !== null) window.knowHead(join);
         const { records, rejected } = read;
         return { index, records, rejected, walk: read.reaches ? null : checkpoint(), openGap };
       }
-      const { step, ...at } = await window.next();
+      const step = await source.next();
       index++;
       if (step.openGap !== null) openGap = Math.min(openGap ?? step.openGap, step.openGap);
-      cursor = at.cursor;
-      const ends = at.ends || (join !== null && cursor >= join);
+      if (step.last !== null) cursor = step.last;
+      const ends = step.ends || (join !== null && cursor >= join);
       return {
         index,
-        // A range of the window reads no further than its top: what lies above is the next one's.
-        records: step.read.served.txs.filter((tx) => tx.rawId <= step.proven.hi),
+        records: step.read.served.txs,
         rejected: step.rejected,
         walk: ends ? null : checkpoint(),
         openGap,

@@ -41,18 +41,14 @@ export const syncStream: JobProcessor = async (job, deps) => {
       signal: deps.signal,
       logger: deps.logger,
     };
-    // By key, the tail of the global list begins at its head: the same request re-reads the
-    // records waiting there for a status change, which the re-read below then leaves alone.
+    // By key, a tail begins at its head: the same request re-reads the records waiting there for
+    // a status change (of the global list: the re-read below then leaves them alone).
     const result =
       dialect === 'key'
         ? await walkByKey({
             ...common,
             fetchKeyPage: deps.fetchKeyPage,
-            headFirst: isGlobalList(stream),
-            // A tail far behind reads the stretch to the head with the budget's requests in flight.
-            lanes: () => deps.inFlight?.() ?? deps.concurrency,
-            fetchKeyHead: deps.fetchKeyHead,
-            // The client's own count, so a range's last answer asks only up to its top.
+            headFirst: true,
             count: deps.keyCount(),
             // Far behind, the stretch goes to range jobs across the workers (a catch-up run).
             handOverAnswers: deps.parallelBackfill ? CATCH_UP_ANSWERS : undefined,

@@ -1,14 +1,14 @@
 /**
- * The open top range of a walk by key, read with as many requests in flight as the walk has
- * lanes. One cursor has one request in flight: 200 ms away that is five answers a second, a tenth
- * of the default budget, and a tail that fell far behind (a mirror stopped for a day) would catch
- * up at that pace. So once the walk knows where the head is (the head answer's lowest rawId, or
- * one request for the newest rawId after a few answers that all said more follow) and the stretch
- * up to it is long, the stretch is cut into closed ranges of a few answers each, read at once by
- * the source by key (`../key-source.ts`), and handed to the walk in order: each range begins
- * right after the top of the one below, so the walk's consecutive cursors still leave no room
- * for a missing record, and its commits and checkpoints stay in order. Above the head, the open
- * range again, one answer at a time.
+ * A list read by key from a cursor to its end, in order, with as many requests in flight as the
+ * reader has lanes: what `verify` compares answer by answer with the table. One cursor has one
+ * request in flight: 200 ms away that is five answers a second, a tenth of the default budget.
+ * So once the reader knows where the head is (one request for the newest rawId after a few
+ * answers that all said more follow) and the stretch up to it is long, the stretch is cut into
+ * closed ranges of a few answers each, read at once by the source by key
+ * (`src/sync/key-source.ts`), and handed on in order: each range begins right after the top of
+ * the one below, so consecutive answers still leave no room for a missing record. Above the head,
+ * the open range again, one answer at a time. (The sync engine reads a far stretch in a run's
+ * lanes instead, each range committed with its proof as it comes: `src/sync/backfill/`.)
  */
 import {
   createKeySource,
@@ -16,27 +16,27 @@ import {
   type KeySettling,
   type KeySource,
   type KeyStep,
-} from '../key-source.js';
+} from '../../sync/key-source.js';
 
-/** Answers that say more follow, one after the other, before the walk asks where the head is. */
+/** Answers that say more follow, one after the other, before the reader asks where the head is. */
 export const BEHIND_AFTER_ANSWERS = 3;
 /** Full answers a range of the window spans: short enough to end together, long enough to pay. */
 export const WINDOW_RANGE_ANSWERS = 8;
 
 /** What {@link createKeyWindow} needs. */
 export interface KeyWindowInput<R extends KeyRead> {
-  /** The cursor the walk starts from. */
+  /** The cursor the reader starts from. */
   from: number;
   /** The answer after a cursor, no more than the range needs up to `upTo` (the source's `read`). */
   read: (cursor: number | null, upTo: number) => Promise<R>;
   settle: KeySettling;
-  /** Ranges read at once now; below 2, the walk reads one answer at a time. */
+  /** Ranges read at once now; below 2, the reader reads one answer at a time. */
   lanes: () => number;
-  /** The newest rawId of the stream, asked once when the walk is behind and no head is known. */
+  /** The newest rawId of the stream, asked once when the reader is behind and no head is known. */
   readHead?: (() => Promise<number | null>) | undefined;
 }
 
-/** One answer for the walk, in order. */
+/** One answer, in order. */
 export interface WindowStep<R extends KeyRead> {
   step: KeyStep<R>;
   /** The checkpoint's cursor after it: every rawId up to it is read. */
@@ -53,11 +53,9 @@ interface WindowRange<R extends KeyRead> {
   wake: (() => void) | null;
 }
 
-/** The open top range of a walk by key, read in ranges at once where the head is far. */
+/** A list read by key in order from a cursor in ranges at once where the head is far. */
 export interface KeyWindow<R extends KeyRead> {
   next(): Promise<WindowStep<R>>;
-  /** Where the head begins (the lowest rawId of the head answer): the window may read up to it. */
-  knowHead(rawId: number): void;
   /** Starts no more reads; reads in flight end unheard. */
   close(): void;
 }
@@ -72,7 +70,7 @@ export function createKeyWindow<R extends KeyRead>(input: KeyWindowInput<R>): Ke
   let behind = 0;
   /** RawIds an answer that says more follow spans (one the service filled), as last measured. */
   let span = 1;
-  /** Ranges planned and not yet handed on, lowest first; the first is the walk's. */
+  /** Ranges planned and not yet handed on, lowest first; the first is the next to hand on. */
   const ranges: WindowRange<R>[] = [];
   /** Where the next range to plan begins, and where the window ends. */
   let planned = { from: cursor, upTo: cursor };
@@ -126,9 +124,6 @@ export function createKeyWindow<R extends KeyRead>(input: KeyWindowInput<R>): Ke
     start();
   };
   return {
-    knowHead(rawId) {
-      head = rawId;
-    },
     close() {
       closed = true;
     },
@@ -156,7 +151,7 @@ export function createKeyWindow<R extends KeyRead>(input: KeyWindowInput<R>): Ke
   };
 }
 
-/** Reads a range of the window to its end (or until the window closes), each answer kept for the walk. */
+/** Reads a range of the window to its end (or until the window closes), each answer kept until handed on. */
 async function readRange<R extends KeyRead>(range: WindowRange<R>, closed: () => boolean): Promise<void> {
   try {
     for (let ends = false; !ends && !closed(); ) {
