@@ -11,12 +11,14 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { sql } from 'drizzle-orm';
 import { READ_API_DATABASE } from '../../src/app/http-routes.js';
-import { matchReadPath } from '../../src/app/read-api/read-routes.js';
+import { COVERAGE_REUSE_MS } from '../../src/app/read-api/coverage-reads.js';
+import { createReadApi, matchReadPath } from '../../src/app/read-api/read-routes.js';
 import { READ_STATEMENT_TIMEOUT_MS, readAlone, readOnly } from '../../src/app/read-api/read-transaction.js';
 import { oneRecordAnswer } from '../../src/app/read-api/record-answers.js';
 import { openDatabase } from '../../src/db/connect.js';
 import { type Executor, queryRows } from '../../src/db/rows.js';
 import { migrateDatabase } from '../../src/db/schema/migrate-database.js';
+import { silentLogger } from '../../src/logger.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 
 let testDb: TestDatabase;
@@ -75,6 +77,44 @@ describe('the read API pool', () => {
     assert.equal(alone('/txs', 'page=2'), false);
     assert.equal(alone('/txs/0xab', ''), false);
     assert.equal(alone('/balances/0xab', ''), false);
+  });
+
+  it('reads the coverage of look-ups once for many answers at a time, on its read-only sessions', async () => {
+    await migrateDatabase(testDb.database);
+    const pool = testDb.database.bounded(READ_API_DATABASE);
+    // Look-ups read their record as a prepared statement: every `execute` is a coverage read.
+    let executed = 0;
+    const db = new Proxy(pool.db, {
+      get(target, prop, receiver) {
+        const value = Reflect.get(target, prop, receiver);
+        if (prop !== 'execute') return value;
+        return (...args: unknown[]) => {
+          executed++;
+          return (value as (...a: unknown[]) => unknown).apply(target, args);
+        };
+      },
+    });
+    try {
+      const api = createReadApi({ database: { ...pool, db }, logger: silentLogger(), token: undefined });
+      const lookUp = () =>
+        api({
+          method: 'GET',
+          path: `/tx/0x${'ab'.repeat(32)}`,
+          params: new URLSearchParams(),
+          authorization: undefined,
+        });
+      const replies = await Promise.all(Array.from({ length: 20 }, lookUp));
+      assert.ok(
+        replies.every((r) => r?.status === 503),
+        'the mirror is not backfilled: each says so',
+      );
+      assert.equal(executed, 1, 'one coverage read for twenty look-ups at once');
+      await new Promise((resolve) => setTimeout(resolve, COVERAGE_REUSE_MS + 10));
+      await lookUp();
+      assert.equal(executed, 2, 'read again once older than its reuse');
+    } finally {
+      await pool.close();
+    }
   });
 
   it('is the process pool itself on the embedded database, read in a transaction every time', async () => {

@@ -6,6 +6,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { sql } from 'drizzle-orm';
+import { COVERAGE_REUSE_MS } from '../../src/app/read-api/coverage-reads.js';
 import { READ_STATEMENT_TIMEOUT_MS } from '../../src/app/read-api/read-transaction.js';
 import type { HttpSurface } from '../../src/http/server.js';
 import { createSimulator, type Simulator } from '../../src/simulator/index.js';
@@ -13,6 +14,11 @@ import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 import { freePort } from '../helpers/free-port.js';
 import { fetchText, openTestSurface, parseSamples, sampleSum } from '../helpers/http-surface.js';
 import { runMain } from '../helpers/run-main.js';
+
+/** Waits until the read API reads the streams' coverage again rather than reuse its last read. */
+function coverageReadAgain(): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, COVERAGE_REUSE_MS + 10));
+}
 
 const TOKEN = 'read-api-test-token-0123456789';
 
@@ -166,6 +172,8 @@ describe('read API: truthful refusals and freshness', () => {
     const head = simulator.headRawId();
     const held = records.filter((r) => r.rawId <= head - 40).map((r) => r.rawId);
     await db.execute(sql`UPDATE sync_streams SET watermark = ${head - 40} WHERE key = 'txs'`);
+    // A list by key reads a coverage at most this old (`coverage-reads.ts`).
+    await coverageReadAgain();
     try {
       const answer = await get(surface.url, '/txs?count=3');
       assert.deepEqual(
@@ -183,6 +191,7 @@ describe('read API: truthful refusals and freshness', () => {
       assert.equal(page.json['totalPages'], Math.ceil(held.length / 10));
     } finally {
       await db.execute(sql`UPDATE sync_streams SET watermark = ${head} WHERE key = 'txs'`);
+      await coverageReadAgain();
     }
   });
 

@@ -12,6 +12,7 @@ import type { Logger } from '../../logger.js';
 import type { ReadObserver } from '../../metrics/index.js';
 import { listDialect } from '../../service-query/key-query.js';
 import { isAuthorized } from './access.js';
+import { type CoverageReader, sharedCoverageReads } from './coverage-reads.js';
 import { apiError, UNAVAILABLE } from './read-reply.js';
 import { readAlone, readOnly } from './read-transaction.js';
 import { listAnswer, oneRecordAnswer } from './record-answers.js';
@@ -47,8 +48,16 @@ function decode(segment: string): string | undefined {
   }
 }
 
-/** The route of a path, as the service's routes match it; undefined for a path it does not serve. */
-export function matchReadPath(path: string, params: URLSearchParams): ReadRoute | undefined {
+/**
+ * The route of a path, as the service's routes match it; undefined for a path it does not serve.
+ * `coverage` reads the coverage of the answers sent alone (look-ups, lists by key); default: each
+ * its own read.
+ */
+export function matchReadPath(
+  path: string,
+  params: URLSearchParams,
+  coverage?: CoverageReader,
+): ReadRoute | undefined {
   const parts = path.split('/').slice(1).map(decode);
   if (parts.some((p) => p === undefined || p === '')) return undefined;
   const [head, a, b] = parts as string[];
@@ -57,7 +66,7 @@ export function matchReadPath(path: string, params: URLSearchParams): ReadRoute 
   // A list by page number reads its length and its page in one snapshot; by key, alone.
   const list = (template: string, account: string | undefined): ReadRoute =>
     (listDialect('both', params) === 'key' ? alone : route)(template, (db, now) =>
-      listAnswer(db, { params, account, now }),
+      listAnswer(db, { params, account, now, coverage }),
     );
   switch (parts.length) {
     case 1:
@@ -74,11 +83,11 @@ export function matchReadPath(path: string, params: URLSearchParams): ReadRoute 
       if (head === 'txs' || head === 'txsByAccount') return list(`/${head}/{account}`, a!);
       if (head === 'tx' || head === 'txsByHash')
         return alone(`/${head}/{hash}`, (db, now) =>
-          oneRecordAnswer(db, { by: 'ledgerHash', hash: a!, now }),
+          oneRecordAnswer(db, { by: 'ledgerHash', hash: a!, now, coverage }),
         );
       if (head === 'minted' || head === 'mintedTxByChainTxHash')
         return alone(`/${head}/{hash}`, (db, now) =>
-          oneRecordAnswer(db, { by: 'mintChainHash', hash: a!, now }),
+          oneRecordAnswer(db, { by: 'mintChainHash', hash: a!, now, coverage }),
         );
       return undefined;
     case 3:
@@ -98,8 +107,11 @@ export function matchReadPath(path: string, params: URLSearchParams): ReadRoute 
  */
 export function createReadApi(sources: ReadApiSources): (request: ApiRequest) => Promise<Reply> | undefined {
   const now = sources.now ?? (() => new Date());
+  // Shared only where those answers' statements are sent alone (`readAlone`): elsewhere each reads
+  // in its own transaction.
+  const coverage = sources.database.readOnlySessions ? sharedCoverageReads() : undefined;
   return (request) => {
-    const matched = matchReadPath(request.path, request.params);
+    const matched = matchReadPath(request.path, request.params, coverage);
     if (matched === undefined) return undefined;
     const started = performance.now();
     return answerRoute(sources, request, matched, now).then((reply) => {

@@ -1,9 +1,9 @@
 /** The read API's record answers: the lists in both dialects and the single-record look-ups. */
 import { selectKeyPage, selectPage } from '../../db/queries/read-api/list-records.js';
-import { selectOneWithCoverage } from '../../db/queries/read-api/one-record.js';
+import { selectOne } from '../../db/queries/read-api/one-record.js';
 import { recordJson } from '../../db/queries/read-api/record-rows.js';
 import { selectStoredTokens } from '../../db/queries/read-api/reference-data.js';
-import { type StreamCoverage, selectStreamCoverage } from '../../db/queries/read-api/stream-coverage.js';
+import { selectStreamCoverage } from '../../db/queries/read-api/stream-coverage.js';
 import type { Executor } from '../../db/rows.js';
 import type { Reply } from '../../http/server.js';
 import { fitRecords, READ_MAX_BODY_BYTES } from './body-cap.js';
@@ -14,6 +14,7 @@ import {
   coveringKeys,
   freshnessHeaders,
 } from './coverage.js';
+import type { CoverageReader } from './coverage-reads.js';
 import { readListRequest } from './list-request.js';
 import { apiError, apiText, NO_REFERENCE, NOT_BACKFILLED } from './read-reply.js';
 
@@ -23,23 +24,35 @@ export interface Coverage {
   headers: Record<string, string>;
 }
 
-/** How the stream that answers `need` does, or null when none is backfilled. */
-export async function coverageOf(db: Executor, need: CoverageNeed, now: Date): Promise<Coverage | null> {
+/**
+ * How the stream that answers `need` does, or null when none is backfilled; read by `read` (by
+ * default now, in the caller's snapshot).
+ */
+export async function coverageOf(
+  db: Executor,
+  need: CoverageNeed,
+  now: Date,
+  read: CoverageReader = selectStreamCoverage,
+): Promise<Coverage | null> {
   const keys = coveringKeys(need);
-  return coverageAmong(keys, await selectStreamCoverage(db, keys), now);
-}
-
-/** How the stream of `keys` that answers does, among the `streams` stored; null when none is backfilled. */
-function coverageAmong(keys: readonly string[], streams: StreamCoverage[], now: Date): Coverage | null {
-  const stream = answeringStream(keys, streams);
+  const stream = answeringStream(keys, await read(db, keys));
   const upTo = stream === undefined ? null : completeUpTo(stream);
   return stream === undefined || upTo === null ? null : { upTo, headers: freshnessHeaders(stream, now) };
 }
 
-/** `/txs`, `/txs/{account}`, `/txsByAccount/{account}` in the dialect the parameters pick. */
+/**
+ * `/txs`, `/txs/{account}`, `/txsByAccount/{account}` in the dialect the parameters pick. A list
+ * by key reads its coverage with `coverage` (its statements need no common snapshot); a list by
+ * page number reads it with its length and its page, in one snapshot.
+ */
 export async function listAnswer(
   db: Executor,
-  input: { params: URLSearchParams; account: string | undefined; now: Date },
+  input: {
+    params: URLSearchParams;
+    account: string | undefined;
+    now: Date;
+    coverage?: CoverageReader | undefined;
+  },
 ): Promise<Reply> {
   const { params } = input;
   const tokenTag = params.get('tokenTag');
@@ -57,6 +70,7 @@ export async function listAnswer(
       withoutAction: request.filter.withoutAction,
     },
     input.now,
+    request.dialect === 'key' ? input.coverage : undefined,
   );
   if (coverage === null) return apiError(503, NOT_BACKFILLED);
   const { headers } = coverage;
@@ -75,14 +89,21 @@ export async function listAnswer(
   );
 }
 
-/** `/tx/{hash}` (`/txsByHash/…`) and `/minted/{hash}` (`/mintedTxByChainTxHash/…`): `{tx}` or not found. */
+/**
+ * `/tx/{hash}` (`/txsByHash/…`) and `/minted/{hash}` (`/mintedTxByChainTxHash/…`): `{tx}` or not
+ * found; the coverage read with `coverage` (default: now).
+ */
 export async function oneRecordAnswer(
   db: Executor,
-  input: { by: 'ledgerHash' | 'mintChainHash'; hash: string; now: Date },
+  input: {
+    by: 'ledgerHash' | 'mintChainHash';
+    hash: string;
+    now: Date;
+    coverage?: CoverageReader | undefined;
+  },
 ): Promise<Reply> {
-  const keys = coveringKeys({ globalOnly: true });
-  const { record, streams } = await selectOneWithCoverage(db, { by: input.by, hash: input.hash, keys });
-  const coverage = coverageAmong(keys, streams, input.now);
+  const coverage = await coverageOf(db, { globalOnly: true }, input.now, input.coverage);
+  const record = await selectOne(db, { by: input.by, hash: input.hash });
   if (record !== undefined) return apiText(`{"tx":${recordJson(record)}}`, coverage?.headers ?? {});
   // Not stored: the service has no such record only if the mirror holds the whole list.
   return coverage === null ? apiError(503, NOT_BACKFILLED) : apiError(404, 'err_not_found', coverage.headers);
