@@ -24,6 +24,7 @@ import { createSimulator, type Simulator } from '../../src/simulator/index.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 import { foldFeed } from '../helpers/feed.js';
 import { makeLedgerTx } from '../helpers/ledger-tx.js';
+import { waitFor } from '../helpers/wait-for.js';
 
 const RECHECK_AFTER_MS = 300;
 let testDb: TestDatabase | undefined;
@@ -202,6 +203,15 @@ describe('the change feed replayed from position 0', () => {
     }
     running = false;
     await reader;
+    // The surface stamps positions after the commits (on their notification): the replay reads on
+    // once every transaction has its position.
+    await waitFor('every transaction given its position', async () => {
+      const [row] = await queryRows<{ n: number }>(
+        database.db,
+        sql`SELECT count(*)::int AS n FROM ledger_feed_transactions WHERE last_position IS NULL`,
+      );
+      return row?.n === 0 ? true : undefined;
+    });
     const rest = await replay(base, position);
     const all = [...seen, ...rest];
     assert.ok(all.filter((e) => e.kind === 'stored').length >= 600, 'the new records, each stored once');
