@@ -294,6 +294,14 @@ function proofConformance(c: ConformanceContext): void {
   const records = (from: number, to: number) =>
     Array.from({ length: to - from + 1 }, (_, i) => makeLedgerTx({ rawId: to - i }));
   const run = { key: 'txs', headRawId: 30, totalPages: 3 };
+  /** A range proven by the run `backfillId`, its records stored. */
+  const prove = (backfillId: string, lo: number, hi: number) =>
+    c.backfill.commitRangePages({
+      key: 'txs',
+      backfillId,
+      proven: [{ lo, hi }],
+      pages: [{ page: 1, records: records(Math.max(lo, 1), hi), rejected: [] }],
+    });
 
   describe('backfill runs and proofs', () => {
     it('runs one backfill per stream at a time, and ends it with its check', async () => {
@@ -350,13 +358,6 @@ function proofConformance(c: ConformanceContext): void {
     });
 
     it("moves a catch-up's watermark on its own proofs above its floor, while the stream's mark reaches it", async () => {
-      const prove = (backfillId: string, lo: number, hi: number) =>
-        c.backfill.commitRangePages({
-          key: 'txs',
-          backfillId,
-          proven: [{ lo, hi }],
-          pages: [{ page: 1, records: records(Math.max(lo, 1), hi), rejected: [] }],
-        });
       const a = await c.acquire('runner-a');
       // A first backfill's proofs reach 50, but the stream has settled only up to 20.
       await prove('first', 0, 50);
@@ -393,13 +394,6 @@ function proofConformance(c: ConformanceContext): void {
     });
 
     it("sets a repair's watermark on its own proofs from rawId 0, below a phantom one, and ends the walk", async () => {
-      const prove = (backfillId: string, lo: number, hi: number) =>
-        c.backfill.commitRangePages({
-          key: 'txs',
-          backfillId,
-          proven: [{ lo, hi }],
-          pages: [{ page: 1, records: records(Math.max(lo, 1), hi), rejected: [] }],
-        });
       const a = await c.acquire('runner-a');
       // A phantom record once moved the watermark to 90; a walk by key stands at 70.
       await c.sync.commitPage(

@@ -9,6 +9,7 @@
  */
 import { type StreamCoverage, selectStreamCoverage } from '../../db/queries/read-api/stream-coverage.js';
 import type { Executor } from '../../db/rows.js';
+import { sharedRead } from '../shared-read.js';
 
 /** Reads the coverage of the streams of `keys` that exist. */
 export type CoverageReader = (db: Executor, keys: readonly string[]) => Promise<StreamCoverage[]>;
@@ -16,13 +17,13 @@ export type CoverageReader = (db: Executor, keys: readonly string[]) => Promise<
 /** How long one read of the coverage serves the answers after it: a few of a busy mirror's commits. */
 export const COVERAGE_REUSE_MS = 50;
 
-/** Sets of keys (an account's lists each have their own) kept before the settled ones are let go. */
+/** Sets of keys (an account's lists each have their own) kept before they are all let go. */
 const KEPT_READS = 1000;
 
 /**
- * A {@link CoverageReader} whose reads of the same keys are shared: callers while one runs get
- * its outcome, and so do callers within `reuseMs` after it settled (a failure too, so a burst
- * against a database that is down does not try it once per request).
+ * A {@link CoverageReader} of one database whose reads of the same keys are shared
+ * (`sharedRead`): callers while one runs get its outcome, and so do callers within `reuseMs`
+ * after it settled (a failure too).
  */
 export function sharedCoverageReads(
   options: {
@@ -32,23 +33,17 @@ export function sharedCoverageReads(
     select?: CoverageReader | undefined;
   } = {},
 ): CoverageReader {
-  const reuseMs = options.reuseMs ?? COVERAGE_REUSE_MS;
+  const reuse = { reuseMs: options.reuseMs ?? COVERAGE_REUSE_MS, now: options.now };
   const select = options.select ?? selectStreamCoverage;
-  const now = options.now ?? (() => performance.now());
-  const reads = new Map<string, { outcome: Promise<StreamCoverage[]>; settledAt: number | null }>();
-  const fresh = (read: { settledAt: number | null }) =>
-    read.settledAt === null || now() - read.settledAt < reuseMs;
+  const reads = new Map<string, () => Promise<StreamCoverage[]>>();
   return (db, keys) => {
     const id = keys.join('\n');
-    const last = reads.get(id);
-    if (last !== undefined && fresh(last)) return last.outcome;
-    if (reads.size >= KEPT_READS) for (const [key, read] of reads) if (!fresh(read)) reads.delete(key);
-    const read = { outcome: select(db, keys), settledAt: null as number | null };
-    const settle = () => {
-      read.settledAt = now();
-    };
-    read.outcome.then(settle, settle);
-    reads.set(id, read);
-    return read.outcome;
+    let read = reads.get(id);
+    if (read === undefined) {
+      if (reads.size >= KEPT_READS) reads.clear();
+      read = sharedRead(() => select(db, keys), reuse);
+      reads.set(id, read);
+    }
+    return read();
   };
 }
