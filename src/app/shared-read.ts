@@ -33,6 +33,47 @@ export function sharedRead<T>(
   };
 }
 
+/**
+ * Reads of one key each gathered into reads of many: at most `inFlight` run at once; a key asked
+ * while they all run waits, and every key waiting then goes in the next read (at most `most` of
+ * them). At low load a key is read alone at once; under load one statement answers many requests,
+ * where one each cost a round trip and a parse apiece. `readMany` answers its keys in order.
+ */
+export function batchedRead<K, V>(
+  readMany: (keys: K[]) => Promise<V[]>,
+  options: { inFlight: number; most: number },
+): (key: K) => Promise<V> {
+  const waiting: Array<{ key: K; resolve: (value: V) => void; reject: (error: unknown) => void }> = [];
+  let running = 0;
+  const drain = (): void => {
+    while (running < options.inFlight && waiting.length > 0) {
+      const batch = waiting.splice(0, options.most);
+      running++;
+      // Its place is free before its callers go on: a key they ask next may be read at once.
+      const settle = (deliver: () => void): void => {
+        running--;
+        deliver();
+        drain();
+      };
+      readMany(batch.map((w) => w.key)).then(
+        (values) =>
+          settle(() => {
+            for (const [i, w] of batch.entries()) w.resolve(values[i] as V);
+          }),
+        (error: unknown) =>
+          settle(() => {
+            for (const w of batch) w.reject(error);
+          }),
+      );
+    }
+  };
+  return (key) =>
+    new Promise<V>((resolve, reject) => {
+      waiting.push({ key, resolve, reject });
+      drain();
+    });
+}
+
 /** A read of the HTTP surface took longer than its deadline; the request is answered without it. */
 export class ReadDeadlineError extends LedgerIndexerError {
   readonly deadlineMs: number;

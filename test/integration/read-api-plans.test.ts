@@ -6,11 +6,13 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { type SQL, sql } from 'drizzle-orm';
+import { batchedLookUps, LOOK_UPS_IN_FLIGHT, lookUpsAlone } from '../../src/app/read-api/look-up-batches.js';
 import { readOnly } from '../../src/app/read-api/read-transaction.js';
 import { accountBalancesSql } from '../../src/db/queries/read-api/account-balances.js';
 import type { RecordFilter } from '../../src/db/queries/read-api/list-filter-sql.js';
 import { keyPageSql, pageSql } from '../../src/db/queries/read-api/list-records.js';
-import { byLedgerHashSql, mintByChainHashSql } from '../../src/db/queries/read-api/one-record.js';
+import { type LookUpBy, lookUpsSql } from '../../src/db/queries/read-api/one-record.js';
+import type { RecordRow } from '../../src/db/queries/read-api/record-rows.js';
 import { queryRows } from '../../src/db/rows.js';
 import { DatabaseError } from '../../src/errors.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
@@ -157,8 +159,8 @@ describe('read API: every filter on an index', () => {
   });
 
   it('the look-ups by ledger hash and by a mint source-chain hash', async () => {
-    assert.deepEqual(await seqScans(byLedgerHashSql(`0x${'AB'.repeat(16)}`)), []);
-    const mint = await planOf(mintByChainHashSql(`0x${'cd'.repeat(16)}`));
+    assert.deepEqual(await seqScans(lookUpsSql('ledgerHash', [`0x${'AB'.repeat(16)}`, 'another'])), []);
+    const mint = await planOf(lookUpsSql('mintChainHash', [`0x${'cd'.repeat(16)}`, 'another']));
     assert.deepEqual(mint, { seqScans: [], indexes: ['ledger_transactions_mint_chain_hash_idx'] });
   });
 
@@ -172,6 +174,59 @@ describe('read API: every filter on an index', () => {
     ])
       assert.ok(evm.indexes.includes(index), evm.indexes.join());
     assert.deepEqual(await seqScans(accountBalancesSql('arweave-account-7', RECORDS)), []);
+  });
+});
+
+describe('read API: look-ups gathered', () => {
+  it('answers each of many look-ups at once as it would alone, in a few statements', async () => {
+    const db = testDb.database.db;
+    // Mints with a source-chain hash: twenty transfers that have one become mints.
+    await db.execute(
+      sql`UPDATE ledger_transactions SET action = 'mint' WHERE raw_id % 4 = 1 AND raw_id < 80`,
+    );
+    const hashes = await queryRows<{ ledger: string; chain: string }>(
+      db,
+      sql`SELECT ledger_hash AS ledger, target_chain_tx_hash AS chain FROM ledger_transactions
+          WHERE raw_id % 4 = 1 AND raw_id < 200 ORDER BY raw_id`,
+    );
+    const asked: Array<[LookUpBy, string]> = [];
+    for (const [i, { ledger, chain }] of hashes.entries()) {
+      asked.push(['ledgerHash', i % 3 === 0 ? ledger.toUpperCase().replace('0X', '0x') : ledger]);
+      asked.push(['mintChainHash', i % 2 === 0 ? chain.toUpperCase().replace('0X', '0x') : chain]);
+      if (i % 10 === 0) asked.push(['ledgerHash', ledger], ['ledgerHash', `0x${'ab'.repeat(16)}${i}`]);
+    }
+    asked.push(['mintChainHash', 'not-a-0x-hash'], ['ledgerHash', 'a "quoted\\ {odd}, hash']);
+    const alone = lookUpsAlone(db);
+    const expected: Array<RecordRow | undefined> = [];
+    for (const [by, hash] of asked) expected.push(await alone(by, hash));
+    assert.equal(expected.filter((r) => r !== undefined).length, 50 + 20 + 5);
+
+    let statements = 0;
+    const counted = new Proxy(db, {
+      get(target, prop, receiver) {
+        const value = Reflect.get(target, prop, receiver);
+        if (prop !== '_') return value;
+        const session = new Proxy(value.session, {
+          get(s, p, r) {
+            const member = Reflect.get(s, p, r);
+            if (p !== 'prepareQuery') return member;
+            return (...args: unknown[]) => {
+              statements++;
+              return member.apply(s, args);
+            };
+          },
+        });
+        return { ...value, session };
+      },
+    });
+    const gathered = batchedLookUps(counted);
+    const answers = await Promise.all(asked.map(([by, hash]) => gathered(by, hash)));
+    assert.deepEqual(answers, expected);
+    // Each kind: the first look-ups go at once, one a statement in flight; the rest wait and go together.
+    assert.ok(
+      statements <= 2 * (LOOK_UPS_IN_FLIGHT + 1),
+      `${statements} statements for ${asked.length} look-ups`,
+    );
   });
 });
 

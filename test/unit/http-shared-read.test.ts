@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { ReadDeadlineError, sharedRead, withinDeadline } from '../../src/app/shared-read.js';
+import { batchedRead, ReadDeadlineError, sharedRead, withinDeadline } from '../../src/app/shared-read.js';
 import { connectFailure } from '../../src/db/pool.js';
 
 describe('sharedRead', () => {
@@ -62,5 +62,52 @@ describe('connectFailure', () => {
       syscall: 'connect',
     });
     assert.equal(connectFailure(refused, 1, 2000).message, 'cannot connect (ECONNREFUSED)');
+  });
+});
+
+describe('batchedRead', () => {
+  /** A read of many that doubles each key, a tick late, remembering each read's keys. */
+  function doubling(fail?: (keys: number[]) => boolean) {
+    const reads: number[][] = [];
+    const readMany = async (keys: number[]) => {
+      reads.push(keys);
+      await new Promise((resolve) => setTimeout(resolve, 2));
+      if (fail?.(keys)) throw new Error(`failed ${keys.join()}`);
+      return keys.map((key) => key * 2);
+    };
+    return { reads, readMany };
+  }
+
+  it('reads a key alone at once, and the keys asked while the reads run together, in order', async () => {
+    const { reads, readMany } = doubling();
+    const read = batchedRead(readMany, { inFlight: 2, most: 100 });
+    assert.equal(await read(7), 14);
+    const keys = Array.from({ length: 30 }, (_, i) => i);
+    assert.deepEqual(
+      await Promise.all(keys.map((key) => read(key))),
+      keys.map((key) => key * 2),
+    );
+    assert.deepEqual(reads, [[7], [0], [1], keys.slice(2)]);
+  });
+
+  it('reads at most `most` keys at once', async () => {
+    const { reads, readMany } = doubling();
+    const read = batchedRead(readMany, { inFlight: 1, most: 10 });
+    await Promise.all(Array.from({ length: 25 }, (_, i) => read(i)));
+    assert.deepEqual(
+      reads.map((keys) => keys.length),
+      [1, 10, 10, 4],
+    );
+  });
+
+  it('fails the keys of a failed read only, and goes on reading', async () => {
+    const { readMany } = doubling((keys) => keys.includes(3));
+    const read = batchedRead(readMany, { inFlight: 1, most: 100 });
+    const outcomes = await Promise.allSettled([1, 2, 3, 4].map((key) => read(key)));
+    assert.deepEqual(
+      outcomes.map((o) => o.status),
+      ['fulfilled', 'rejected', 'rejected', 'rejected'],
+    );
+    assert.equal(await read(5), 10);
   });
 });

@@ -13,6 +13,7 @@ import type { ReadObserver } from '../../metrics/index.js';
 import { listDialect } from '../../service-query/key-query.js';
 import { isAuthorized } from './access.js';
 import { type CoverageReader, sharedCoverageReads } from './coverage-reads.js';
+import { batchedLookUps, type LookUpReader } from './look-up-batches.js';
 import { apiError, UNAVAILABLE } from './read-reply.js';
 import { readAlone, readOnly } from './read-transaction.js';
 import { listAnswer, oneRecordAnswer } from './record-answers.js';
@@ -48,16 +49,22 @@ function decode(segment: string): string | undefined {
   }
 }
 
+/** Reads shared by the answers sent alone (look-ups, lists by key) on a pool of read-only sessions. */
+export interface SharedReads {
+  coverage: CoverageReader;
+  lookUp: LookUpReader;
+}
+
 /**
  * The route of a path, as the service's routes match it; undefined for a path it does not serve.
- * `coverage` reads the coverage of the answers sent alone (look-ups, lists by key); default: each
- * its own read.
+ * `shared`: the reads of the answers sent alone; default: each answer its own reads.
  */
 export function matchReadPath(
   path: string,
   params: URLSearchParams,
-  coverage?: CoverageReader,
+  shared?: SharedReads,
 ): ReadRoute | undefined {
+  const { coverage, lookUp } = shared ?? {};
   const parts = path.split('/').slice(1).map(decode);
   if (parts.some((p) => p === undefined || p === '')) return undefined;
   const [head, a, b] = parts as string[];
@@ -83,11 +90,11 @@ export function matchReadPath(
       if (head === 'txs' || head === 'txsByAccount') return list(`/${head}/{account}`, a!);
       if (head === 'tx' || head === 'txsByHash')
         return alone(`/${head}/{hash}`, (db, now) =>
-          oneRecordAnswer(db, { by: 'ledgerHash', hash: a!, now, coverage }),
+          oneRecordAnswer(db, { by: 'ledgerHash', hash: a!, now, coverage, lookUp }),
         );
       if (head === 'minted' || head === 'mintedTxByChainTxHash')
         return alone(`/${head}/{hash}`, (db, now) =>
-          oneRecordAnswer(db, { by: 'mintChainHash', hash: a!, now, coverage }),
+          oneRecordAnswer(db, { by: 'mintChainHash', hash: a!, now, coverage, lookUp }),
         );
       return undefined;
     case 3:
@@ -109,9 +116,12 @@ export function createReadApi(sources: ReadApiSources): (request: ApiRequest) =>
   const now = sources.now ?? (() => new Date());
   // Shared only where those answers' statements are sent alone (`readAlone`): elsewhere each reads
   // in its own transaction.
-  const coverage = sources.database.readOnlySessions ? sharedCoverageReads() : undefined;
+  const { database } = sources;
+  const shared = database.readOnlySessions
+    ? { coverage: sharedCoverageReads(), lookUp: batchedLookUps(database.db) }
+    : undefined;
   return (request) => {
-    const matched = matchReadPath(request.path, request.params, coverage);
+    const matched = matchReadPath(request.path, request.params, shared);
     if (matched === undefined) return undefined;
     const started = performance.now();
     return answerRoute(sources, request, matched, now).then((reply) => {

@@ -1,6 +1,5 @@
 /** The read API's record answers: the lists in both dialects and the single-record look-ups. */
 import { selectKeyPage, selectPage } from '../../db/queries/read-api/list-records.js';
-import { selectOne } from '../../db/queries/read-api/one-record.js';
 import { recordJson } from '../../db/queries/read-api/record-rows.js';
 import { selectStoredTokens } from '../../db/queries/read-api/reference-data.js';
 import { selectStreamCoverage } from '../../db/queries/read-api/stream-coverage.js';
@@ -16,6 +15,7 @@ import {
 } from './coverage.js';
 import type { CoverageReader } from './coverage-reads.js';
 import { readListRequest } from './list-request.js';
+import { type LookUpReader, lookUpsAlone } from './look-up-batches.js';
 import { apiError, apiText, NO_REFERENCE, NOT_BACKFILLED } from './read-reply.js';
 
 /** How a backfilled stream answers: up to which rawId, and the freshness headers. */
@@ -91,7 +91,8 @@ export async function listAnswer(
 
 /**
  * `/tx/{hash}` (`/txsByHash/…`) and `/minted/{hash}` (`/mintedTxByChainTxHash/…`): `{tx}` or not
- * found; the coverage read with `coverage` (default: now).
+ * found; the coverage read with `coverage` (default: now), the record with `lookUp` (default:
+ * alone, in `db`).
  */
 export async function oneRecordAnswer(
   db: Executor,
@@ -100,10 +101,11 @@ export async function oneRecordAnswer(
     hash: string;
     now: Date;
     coverage?: CoverageReader | undefined;
+    lookUp?: LookUpReader | undefined;
   },
 ): Promise<Reply> {
   const coverage = await coverageOf(db, { globalOnly: true }, input.now, input.coverage);
-  const record = await selectOne(db, { by: input.by, hash: input.hash });
+  const record = await (input.lookUp ?? lookUpsAlone(db))(input.by, input.hash);
   if (record !== undefined) return apiText(`{"tx":${recordJson(record)}}`, coverage?.headers ?? {});
   // Not stored: the service has no such record only if the mirror holds the whole list.
   return coverage === null ? apiError(503, NOT_BACKFILLED) : apiError(404, 'err_not_found', coverage.headers);
