@@ -10,7 +10,7 @@ import { syncByKey } from '../sync/backfill/key-sync.js';
 import { syncByPage } from '../sync/backfill/page-sync.js';
 import type { BackfillStore } from '../sync/ports/backfill-store.js';
 import type { FetchKeyPage, FetchPage } from '../sync/ports/fetches.js';
-import type { DeferredIndexes } from '../sync/ports/read-indexes.js';
+import { type DeferredIndexes, indexesPayToDefer } from '../sync/ports/read-indexes.js';
 import type { SyncStore } from '../sync/ports/sync-store.js';
 import { type RereadResult, rereadPending } from '../sync/reread/reread-pending.js';
 import { listsAfterWalk } from '../sync/reread/reread-plan.js';
@@ -282,19 +282,6 @@ function syncStream(
     // A first backfill of the global list: a range a page in flight, as many as the walk's window.
     lanes: (ctx.config.writers ?? 2) > 1 ? pagesInFlight : undefined,
   });
-}
-
-/**
- * Records a second past which a first backfill is bound by its writes rather than its requests:
- * below it (a budget of 50 requests a second by key, or any budget by page number) index upkeep
- * costs the walk nothing, and building the indexes at its end would only add to its time.
- */
-export const DEFER_INDEXES_ABOVE_ROWS_PER_SECOND = 5_000;
-
-/** Whether a first backfill under this request budget (0: none) builds its indexes at its end. */
-export function indexesPayToDefer(requestsPerSecond: number | undefined, recordsPerRequest: number): boolean {
-  if (requestsPerSecond === undefined || requestsPerSecond <= 0) return true;
-  return requestsPerSecond * recordsPerRequest > DEFER_INDEXES_ABOVE_ROWS_PER_SECOND;
 }
 
 /** Refreshes the tokens from `/info` when due: how many it stored, `null` when not due. */

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { FlowJob } from 'bullmq';
+import { PAGE_SIZE } from '../defaults.js';
 import { backfillOwner } from '../domain/lease-owner.js';
 import type { StreamSpec } from '../domain/stream-key.js';
 import { streamKey } from '../domain/stream-key.js';
@@ -8,6 +9,7 @@ import type { RangeTask } from '../sync/backfill/parallel-backfill.js';
 import { planBackfill } from '../sync/backfill/parallel-backfill.js';
 import type { KeyRangeTask } from '../sync/key-source.js';
 import type { BackfillRun } from '../sync/ports/backfill-store.js';
+import { indexesPayToDefer } from '../sync/ports/read-indexes.js';
 import { openStreamSession, type StreamSession } from '../sync/stream-session.js';
 import type { WalkResult } from '../sync/walk/walk-types.js';
 import type { BackfillCheckJob, BackfillRangeJob } from './jobs.js';
@@ -86,7 +88,7 @@ export async function startBackfillIfNeeded(
     // Synced by another runner since the look above: tail it instead.
     if (state.watermark !== null || state.walk !== null) return null;
     // Into an empty mirror, the read-side indexes are built when the check proves the backfill.
-    await deps.indexes?.defer();
+    await deferIndexes(deps, dialect);
     return dialect === 'key'
       ? planKeyJobs(deps, stream, id)
       : planBackfill({
@@ -230,4 +232,16 @@ async function planKeyJobs(
  */
 export function keyRangeWidth(deps: Pick<WorkerDeps, 'keyCount' | 'pagesPerRange'>): number {
   return deps.keyCount() * deps.pagesPerRange;
+}
+
+/**
+ * Defers the read-side indexes before a first backfill into an empty mirror, where its writes, not
+ * the request budget, bound it (`indexesPayToDefer`).
+ */
+export async function deferIndexes(
+  deps: Pick<WorkerDeps, 'indexes' | 'requestsPerSecond' | 'keyCount'>,
+  dialect: 'key' | 'page',
+): Promise<void> {
+  const perRequest = dialect === 'key' ? deps.keyCount() : PAGE_SIZE;
+  if (indexesPayToDefer(deps.requestsPerSecond, perRequest)) await deps.indexes?.defer();
 }

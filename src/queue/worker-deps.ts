@@ -18,6 +18,11 @@ export interface WorkerDeps {
   backfillStore: BackfillStore;
   /** Defers the read-side indexes of a first backfill; without it they are kept up throughout. */
   indexes?: DeferredIndexes | undefined;
+  /**
+   * The request budget of all workers together (0: none): a first backfill it bounds keeps its
+   * indexes up (`indexesPayToDefer`). Default none.
+   */
+  requestsPerSecond?: number | undefined;
   /** Pages of the service; every request, retries included, takes from the budget shared by all workers. */
   fetchPage: FetchPage;
   /** The stream's records after a cursor, by key (the deployed dialect). */

@@ -43,6 +43,7 @@ export function createWorkerDeps(input: {
   return {
     syncStore: app.store,
     indexes: app.indexes,
+    requestsPerSecond: app.config.requestsPerSecond,
     backfillStore: app.backfills,
     fetchPage: createFetchPage(app.client, requestSignal),
     fetchKeyPage: createFetchKeyPage(app.client, requestSignal),

@@ -1,7 +1,7 @@
 import { PAGE_SIZE, REREAD_LIMIT } from '../../../defaults.js';
 import { isGlobalList } from '../../../domain/stream-key.js';
 import { LeaseLostError } from '../../../errors.js';
-import { startBackfillIfNeeded, startCatchUp } from '../../../queue/backfill-flow.js';
+import { deferIndexes, startBackfillIfNeeded, startCatchUp } from '../../../queue/backfill-flow.js';
 import { parseJobPayload } from '../../../queue/jobs.js';
 import { type JobProcessor, plannedStart } from '../../../queue/worker-deps.js';
 import { CATCH_UP_ANSWERS } from '../../../sync/backfill/key-sync.js';
@@ -31,7 +31,7 @@ export const syncStream: JobProcessor = async (job, deps) => {
       if (backfill) return backfill;
     }
     // A first walk into an empty mirror (`--sequential-backfill`) builds the read-side indexes at its end.
-    await deps.indexes?.defer();
+    await deferIndexes(deps, dialect);
     const common = {
       store: deps.syncStore,
       spec: stream,
