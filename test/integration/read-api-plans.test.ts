@@ -195,7 +195,9 @@ describe('read API: look-ups gathered', () => {
       asked.push(['mintChainHash', i % 2 === 0 ? chain.toUpperCase().replace('0X', '0x') : chain]);
       if (i % 10 === 0) asked.push(['ledgerHash', ledger], ['ledgerHash', `0x${'ab'.repeat(16)}${i}`]);
     }
+    // An odd hash, and one PostgreSQL text cannot hold: neither fails the look-ups gathered with it.
     asked.push(['mintChainHash', 'not-a-0x-hash'], ['ledgerHash', 'a "quoted\\ {odd}, hash']);
+    asked.push(['ledgerHash', `0x${'ab'.repeat(16)}\u0000`], ['mintChainHash', '\u0000']);
     const alone = lookUpsAlone(db);
     const expected: Array<RecordRow | undefined> = [];
     for (const [by, hash] of asked) expected.push(await alone(by, hash));

@@ -17,9 +17,14 @@ export async function selectLookUps(
   by: LookUpBy,
   hashes: readonly string[],
 ): Promise<Array<RecordRow | undefined>> {
-  const rows = await queryRowsPrepared<RecordRow & { look_up: number }>(db, lookUpsSql(by, hashes));
   const found: Array<RecordRow | undefined> = hashes.map(() => undefined);
-  for (const { look_up, ...record } of rows) found[look_up - 1] = record;
+  // PostgreSQL text holds no NUL: such a hash names no stored record, and sent with the others it
+  // would fail the statement for every look-up gathered with it.
+  const asked = [...hashes.keys()].filter((i) => !hashes[i]!.includes('\u0000'));
+  if (asked.length === 0) return found;
+  const sent = asked.map((i) => hashes[i]!);
+  const rows = await queryRowsPrepared<RecordRow & { look_up: number }>(db, lookUpsSql(by, sent));
+  for (const { look_up, ...record } of rows) found[asked[look_up - 1]!] = record;
   return found;
 }
 
