@@ -282,14 +282,39 @@ describe('a tail by page number that reads below its watermark only when a head 
 });
 
 describe('the settling state a proven parallel backfill leaves', () => {
+  const never = { settle: { settled: null, pending: null }, watermark: null };
+
   it('settles the whole list when no range read a gap too soon, else stays below the lowest such gap', () => {
-    assert.deepEqual(settledByRun({ headRawId: 500, headAt: 7, openGap: null }), {
+    assert.deepEqual(settledByRun({ headRawId: 500, headAt: 7, openGap: null }, never, WINDOW), {
       settled: 500,
       pending: null,
     });
-    assert.deepEqual(settledByRun({ headRawId: 500, headAt: 7, openGap: 480 }), {
+    assert.deepEqual(settledByRun({ headRawId: 500, headAt: 7, openGap: 480 }, never, WINDOW), {
       settled: 479,
       pending: { rawId: 500, at: 7 },
     });
+  });
+
+  it('keeps the heads still waiting: a catch-up adds its own after them rather than replace them', () => {
+    const stored = { settle: { settled: 100, pending: { rawId: 300, at: 1_000 } }, watermark: 300 };
+    const run = (headAt: number, openGap: number | null) => ({ headRawId: 600, headAt, openGap });
+    // Read before the waiting head is a window old, with a gap below it that may still fill.
+    assert.deepEqual(settledByRun(run(1_000 + WINDOW - 1, 250), stored, WINDOW), {
+      settled: 249,
+      pending: { rawId: 300, at: 1_000 },
+      later: [{ rawId: 600, at: 1_000 + WINDOW - 1 }],
+    });
+    // Read once it is a window old: everything at or below it settles.
+    assert.deepEqual(settledByRun(run(1_000 + WINDOW, 250), stored, WINDOW), {
+      settled: 300,
+      pending: { rawId: 600, at: 1_000 + WINDOW },
+    });
+    // The lowest gap above the waiting head: what the run read below it settles.
+    assert.deepEqual(settledByRun(run(1_500, 350), stored, WINDOW), {
+      settled: 349,
+      pending: { rawId: 600, at: 1_500 },
+    });
+    // No gap that may fill: the whole stretch settles, whatever waited.
+    assert.deepEqual(settledByRun(run(1_500, null), stored, WINDOW), { settled: 600, pending: null });
   });
 });

@@ -74,6 +74,8 @@ export interface LanesInput {
   lanes: number | (() => number);
   /** Checks before it gives up. Default 5. */
   maxRounds?: number | undefined;
+  /** The settling window the check settles the run's stretch by, ms. Default `SETTLE_MS`. */
+  settleMs?: number | undefined;
   /**
    * The stream is synced already and a run is planned all the same: its tail is far behind the
    * head (a catch-up, proving the stretch above the settled mark), or `sync --full` reads the
@@ -154,6 +156,7 @@ export async function backfillInLanes<Task>(
         leaseMs,
         maxRounds: input.maxRounds,
         pageRepairs: dialect.name === 'page',
+        settleMs: input.settleMs,
         logger,
       });
       if (outcome.status === 'done') {

@@ -1,4 +1,4 @@
-import { LEASE_MS, PAGE_SIZE } from '../../defaults.js';
+import { LEASE_MS, PAGE_SIZE, SETTLE_MS } from '../../defaults.js';
 import { backfillOwner } from '../../domain/lease-owner.js';
 import type { TxPage } from '../../domain/model.js';
 import { isEmptyPage, pageRawIds } from '../../domain/page-links.js';
@@ -20,7 +20,7 @@ import type { BackfillRun, BackfillStore } from '../ports/backfill-store.js';
 import type { FetchPage } from '../ports/fetches.js';
 import type { SettleState, SyncStore, WriteCounts } from '../ports/sync-store.js';
 import { screenPages } from '../raw-id-screen.js';
-import { openGapLow, type SettleMark, settleMarks } from '../settle.js';
+import { openGapLow, type SettleMark, settleAfterWalk, settleMarks } from '../settle.js';
 import { openStreamSession } from '../stream-session.js';
 import { quietLogger, type SyncLogger } from '../sync-logger.js';
 import { addCounts, zeroCounts } from '../write-counts.js';
@@ -367,6 +367,8 @@ export async function checkBackfill(input: {
   pageSize?: number;
   /** Who holds the stream's lease for the run. Default: the run's own owner ({@link backfillOwner}). */
   owner?: string | undefined;
+  /** The settling window, ms (see `settle.ts`). Default `SETTLE_MS`. */
+  settleMs?: number | undefined;
   /**
    * Plan the repair walks by page number (default); `false` leaves `tasks` empty: a backfill by
    * key walks each gap from just below it (`keyRepairTasks`).
@@ -391,7 +393,7 @@ export async function checkBackfill(input: {
     try {
       // Fenced, and only while the proofs still reach the head (a crash may have taken one back).
       await input.syncStore.advanceWatermark(session.lease(), run.headRawId, {
-        settle: settledByRun(run),
+        settle: settledByRun(run, session.state, input.settleMs ?? SETTLE_MS),
         proven: { backfillId: run.id, floor: run.floor },
       });
     } catch (error) {
@@ -460,13 +462,28 @@ export async function runProofs(
 }
 
 /**
- * The settling state a proven run leaves: everything below the lowest gap its ranges read before
- * it could settle (the whole list when none did), and its head waiting to settle when one did.
+ * The settling state a proven run leaves, from the stream's as stored (`settleAfterWalk`, as for
+ * a walk that read from its settled mark when the run read its head): everything below the lowest
+ * gap its ranges read before it could settle (the whole stretch when none did), a waiting head a
+ * window old by then settled too; the heads still waiting keep waiting, and the run's head waits
+ * after them while a gap may fill below it. A catch-up that replaced them with its own head made a
+ * stream synced more often than the window never settle: each run found its tail far behind again
+ * and read the whole unsettled stretch once more.
  */
-export function settledByRun(run: Pick<BackfillRun, 'headRawId' | 'headAt' | 'openGap'>): SettleState {
-  if (run.openGap === null) return { settled: run.headRawId, pending: null };
-  return {
-    settled: Math.min(run.headRawId, run.openGap - 1),
-    pending: run.openGap > run.headRawId ? null : { rawId: run.headRawId, at: run.headAt },
-  };
+export function settledByRun(
+  run: Pick<BackfillRun, 'headRawId' | 'headAt' | 'openGap'>,
+  stored: { settle: SettleState; watermark: number | null },
+  windowMs: number,
+): SettleState {
+  return settleAfterWalk({
+    state: { ...stored.settle, watermark: stored.watermark },
+    mode: stored.watermark === null ? 'backfill' : 'tail',
+    settledBelow: run.openGap === null ? Number.POSITIVE_INFINITY : run.openGap - 1,
+    fromPageOne: true,
+    startedAt: run.headAt,
+    windowMs,
+    watermark: run.headRawId,
+    headAt: run.headAt,
+    now: run.headAt,
+  });
 }

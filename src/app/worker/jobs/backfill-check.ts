@@ -19,6 +19,7 @@ export const backfillCheck: JobProcessor = async (job, deps) => {
     backfillId,
     round,
     leaseMs: deps.leaseMs,
+    settleMs: deps.settleMs,
     logger: deps.logger,
     pageRepairs: !byKey,
   });
