@@ -46,22 +46,26 @@ async function sync(url: string, database: Database, env: Record<string, string>
 
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+/** 1,500 records, then arrivals of which a tenth show 1.5 s late, final at first sight (no re-read schedules to wait on). */
+function lateArrivals(seed: number, arrivalsPerSecond: number) {
+  return createSimulator({
+    records: 1500,
+    seed,
+    arrivalsPerSecond,
+    lateRate: 0.1,
+    lateMs: 1500,
+    packageDelayMs: 0,
+    burnTargetDelayMs: 0,
+  });
+}
+
 for (const paging of ['page', 'key'] as const) {
   describe(`records that become visible after records with higher rawIds, read ${paging === 'key' ? 'by key' : 'by page number'}`, () => {
     it('are all fetched by later runs: none is lost below a watermark', async () => {
-      const sim = createSimulator({
-        records: 1500,
-        seed: 91,
-        // By page number a request reads ten records: a hundred arrivals a second add ten pages a
-        // second, more than a test process starved by the files beside it reads (a first backfill
-        // chased its head for twelve minutes in a clean-clone CI on a loaded machine).
-        arrivalsPerSecond: paging === 'page' ? 40 : 100,
-        lateRate: 0.1,
-        lateMs: 1500,
-        // Records are final at first sight: the end state does not wait on re-read schedules.
-        packageDelayMs: 0,
-        burnTargetDelayMs: 0,
-      });
+      // By page number a request reads ten records: a hundred arrivals a second add ten pages a
+      // second, more than a test process starved by the files beside it reads (a first backfill
+      // chased its head for twelve minutes in a clean-clone CI on a loaded machine).
+      const sim = lateArrivals(91, paging === 'page' ? 40 : 100);
       const { url } = await sim.listen();
       const t = await createTestDatabase();
       databases.push(t);
@@ -87,15 +91,7 @@ for (const paging of ['page', 'key'] as const) {
 
 describe('a tail far behind by key, then synced more often than the settling window', () => {
   it("settles the catch-up's stretch: the runs after it read only what may still fill and what is new", async () => {
-    const sim = createSimulator({
-      records: 1500,
-      seed: 92,
-      arrivalsPerSecond: 100,
-      lateRate: 0.1,
-      lateMs: 1500,
-      packageDelayMs: 0,
-      burnTargetDelayMs: 0,
-    });
+    const sim = lateArrivals(92, 100);
     const { url } = await sim.listen();
     const t = await createTestDatabase();
     databases.push(t);

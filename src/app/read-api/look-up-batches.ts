@@ -25,10 +25,9 @@ export const LOOK_UPS_A_STATEMENT = 100;
 /** A {@link LookUpReader} of `db` whose look-ups of one kind asked meanwhile go in one statement. */
 export function batchedLookUps(db: Executor): LookUpReader {
   const options = { inFlight: LOOK_UPS_IN_FLIGHT, most: LOOK_UPS_A_STATEMENT };
-  const readers = {
-    ledgerHash: batchedRead((hashes: string[]) => selectLookUps(db, 'ledgerHash', hashes), options),
-    mintChainHash: batchedRead((hashes: string[]) => selectLookUps(db, 'mintChainHash', hashes), options),
-  };
+  const gathered = (by: LookUpBy) =>
+    batchedRead((hashes: string[]) => selectLookUps(db, by, hashes), options);
+  const readers = { ledgerHash: gathered('ledgerHash'), mintChainHash: gathered('mintChainHash') };
   return (by, hash) => readers[by](hash);
 }
 
