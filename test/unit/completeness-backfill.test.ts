@@ -5,6 +5,7 @@ import {
   fetchRange,
   planBackfill,
   type RangeTask,
+  rangeStarts,
 } from '../../src/sync/backfill/parallel-backfill.js';
 import { LiveList, MemoryStore, storedIds } from './sync-fakes.js';
 
@@ -59,6 +60,35 @@ describe('parallel backfill', () => {
       [],
     );
     assert.equal(rows.streams.get('txs')?.watermark, 300);
+  });
+
+  it('ranges read at once while records arrive each read on past where the next one began: no gap for the check', async () => {
+    /** Plans a run over a list of 300 records and reads its ranges at once, a record arriving after every request. */
+    const readAtOnce = async (shareStarts: boolean) => {
+      const list = new LiveList({ count: 300 });
+      const store = new MemoryStore();
+      const plan = await planBackfill({
+        store,
+        fetchPage: list.fetchPage,
+        spec: {},
+        id: 'r',
+        pagesPerRange: 5,
+      });
+      assert.ok(plan);
+      list.afterServe = () => list.add(1);
+      const starts = shareStarts ? rangeStarts() : undefined;
+      await Promise.all(
+        plan.tasks.map((task) =>
+          fetchRange({ store, fetchPage: list.fetchPage, spec: {}, backfillId: 'r', task, starts }),
+        ),
+      );
+      return checkBackfill({ store, syncStore: store, spec: {}, backfillId: 'r', round: 0 });
+    };
+    // Pages drift a record a request: a range that stops at its last page leaves the records
+    // that drifted onto it after the next range read its first page to neither.
+    const alone = await readAtOnce(false);
+    assert.equal(alone.status, 'repair');
+    assert.deepEqual(await readAtOnce(true), { status: 'done', watermark: 300 });
   });
 
   it('a run whose gaps cannot be closed fails after its rounds and never moves the watermark', async () => {

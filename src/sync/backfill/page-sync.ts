@@ -16,6 +16,7 @@ import {
   pendingPageTasks,
   planBackfill,
   type RangeTask,
+  rangeStarts,
   supportsParallelBackfill,
 } from './parallel-backfill.js';
 
@@ -62,6 +63,7 @@ function backfillByPageInLanes(input: PageSyncInput, repair: boolean): Promise<W
   if (!backfills || input.lanes === undefined || !supportsParallelBackfill(spec))
     return Promise.resolve(null);
   const pagesPerRange = input.pagesPerRange ?? PAGES_PER_RANGE;
+  const starts = rangeStarts();
   const dialect: RangeDialect<RangeTask> = {
     name: 'page',
     plan: (id) =>
@@ -98,6 +100,7 @@ function backfillByPageInLanes(input: PageSyncInput, repair: boolean): Promise<W
         now: input.now,
         onCommit: lane.onCommit,
         split: lane.split,
+        starts,
       });
     },
   };
