@@ -1,5 +1,5 @@
 import type { Logger } from '../logger.js';
-import type { BackfillStore } from '../sync/ports/backfill-store.js';
+import type { BackfillStore, RangeStarts } from '../sync/ports/backfill-store.js';
 import type {
   FetchByHash,
   FetchKeyHead,
@@ -53,6 +53,8 @@ export interface WorkerDeps {
   settleMs?: number | undefined;
   /** This process, as shown in stream leases: `host:pid:random`. */
   owner: string;
+  /** Where the range jobs of run `backfillId` by page number began (in Redis). Absent: unshared. */
+  rangeStarts?: ((backfillId: string) => RangeStarts) | undefined;
   /** Pages per backfill range job. Default 20. */
   pagesPerRange: number;
   /** Backfill the global list with parallel range jobs (else one stream walk). Default true. */

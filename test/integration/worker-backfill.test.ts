@@ -16,6 +16,13 @@ describe('workers backfill in parallel', () => {
     await Promise.all([setup.start(), setup.start(), setup.start()].map((w) => w.ready));
     await syncToTruth(setup, 40_000);
     assert.ok((await provenCount(setup.db)) > 0);
+    // The range jobs shared where they began (`RangeStarts`), one entry per range that began a page.
+    const [run] = await queryRows<{ id: string }>(setup.db.database.db, sql`SELECT id FROM backfill_runs`);
+    assert.ok(run);
+    assert.ok(
+      (await setup.redis.hlen(`${setup.prefix}:range-starts:${run.id}`)) > 0,
+      'range starts shared in Redis',
+    );
     // The read-side indexes were dropped for the backfill and built once it was proven.
     const logs = setup.workers.map((w) => w.log()).join('');
     assert.match(logs, /read-side indexes deferred to the end of the first backfill/);

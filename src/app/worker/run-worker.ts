@@ -119,6 +119,7 @@ async function runJobs(input: {
     signal: jobSignal.signal,
     requestSignal: requestSignal.signal,
     tuning: options.tuning,
+    redis: connection,
   });
   const running = startWorkers({
     deps,

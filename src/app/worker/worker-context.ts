@@ -1,6 +1,8 @@
+import type { Redis } from 'ioredis';
 import { LEASE_MS, PAGES_PER_RANGE, REFERENCE_REFRESH_MS } from '../../defaults.js';
 import { leaseOwnerName } from '../../domain/lease-owner.js';
 import type { LedgerQueues } from '../../queue/queues.js';
+import { redisRangeStarts } from '../../queue/range-starts.js';
 import type { SharedRequestBudget } from '../../queue/shared-request-budget.js';
 import type { WorkerDeps } from '../../queue/worker-deps.js';
 import type { AppContext } from '../context.js';
@@ -37,8 +39,10 @@ export function createWorkerDeps(input: {
   /** Abandons the requests in flight, their retries and budget waits (a shutdown that cannot wait). */
   requestSignal?: AbortSignal | undefined;
   tuning?: WorkerTuning | undefined;
+  /** The workers' Redis: where the range jobs share where they began. */
+  redis?: Redis | undefined;
 }): WorkerDeps {
-  const { app, budget, signal, requestSignal } = input;
+  const { app, budget, signal, requestSignal, redis } = input;
   const tuning = input.tuning ?? {};
   return {
     syncStore: app.store,
@@ -68,6 +72,7 @@ export function createWorkerDeps(input: {
     inFlight: (records) => app.client.inFlight(records),
     settleMs: app.config.settleMs,
     owner: leaseOwnerName('worker'),
+    rangeStarts: redis === undefined ? undefined : (id) => redisRangeStarts(redis, input.queues.prefix, id),
     pagesPerRange: tuning.pagesPerRange ?? PAGES_PER_RANGE,
     parallelBackfill: tuning.parallelBackfill ?? true,
     leaseMs: tuning.leaseMs ?? LEASE_MS.worker,

@@ -16,7 +16,7 @@ import {
   repairStartPage,
   splitPages,
 } from '../../verify/completeness.js';
-import type { BackfillRun, BackfillStore } from '../ports/backfill-store.js';
+import type { BackfillRun, BackfillStore, RangeStarts } from '../ports/backfill-store.js';
 import type { FetchPage } from '../ports/fetches.js';
 import type { SettleState, SyncStore, WriteCounts } from '../ports/sync-store.js';
 import { screenPages } from '../raw-id-screen.js';
@@ -165,34 +165,19 @@ export interface FetchRangeInput {
   /**
    * The first pages read by the run's ranges in this process (`sync`'s lanes): a range ends at
    * its last page only once it has read past the first page of the range planned after it.
-   * Absent (a range job), a range ends at its last page, and the check repairs what drifted.
+   * Absent, a range ends at its last page, and the check repairs what drifted.
    */
   starts?: RangeStarts | undefined;
-}
-
-/**
- * The highest rawId each range of a run read on its first page, by that page. Page numbers drift
- * while records arrive: the records on page `p` when a range begins there are older than those on
- * `p` when the range before ends at `p - 1`, and what lies between is read by neither, a gap for
- * the check to walk again. A range that knows where the next one began reads on until it passes
- * below it. A next range that has not begun yet will read its first page later, and so newer
- * records: the two overlap without waiting for each other.
- */
-export interface RangeStarts {
-  /** Records the first page of a range beginning at `page`. */
-  began(page: number, rawIds: readonly number[]): void;
-  /** The highest rawId read on page `page` by a range beginning there, if one has. */
-  topAt(page: number): number | undefined;
 }
 
 /** A run's {@link RangeStarts}, kept in memory. */
 export function rangeStarts(): RangeStarts {
   const tops = new Map<number, number>();
   return {
-    began(page, rawIds) {
+    began: async (page, rawIds) => {
       if (rawIds.length > 0 && !tops.has(page)) tops.set(page, Math.max(...rawIds));
     },
-    topAt: (page) => tops.get(page),
+    topAt: async (page) => tops.get(page),
   };
 }
 
@@ -275,9 +260,9 @@ async function fetchScreenedRange(input: FetchRangeInput): Promise<RangeResult> 
     const low = rawIds.length > 0 ? Math.min(...rawIds) : null;
     if (low !== null) result.lowest = result.lowest === null ? low : Math.min(result.lowest, low);
     const atEnd = rawIds.length === 0 || page >= served.totalPages;
-    if (page === task.fromPage && splittable) input.starts?.began(page, rawIds);
+    if (page === task.fromPage && splittable) await input.starts?.began(page, rawIds);
     const pastGap = task.stopBelowRawId !== null && low !== null && low < task.stopBelowRawId;
-    const pastRange = toPage !== null && page >= toPage && !shortOfNext(input.starts, toPage, low);
+    const pastRange = toPage !== null && page >= toPage && !(await shortOfNext(input.starts, toPage, low));
     finished = atEnd || pastGap || pastRange;
     lastPage = page;
     const openGap = gaps.of(served, readAt, atEnd);
@@ -300,9 +285,14 @@ async function fetchScreenedRange(input: FetchRangeInput): Promise<RangeResult> 
  * Whether a range that has read its last page (`toPage`, lowest rawId `low`) has yet to reach the
  * first page of the range beginning after it: pages drifted meanwhile (see {@link RangeStarts}).
  */
-function shortOfNext(starts: RangeStarts | undefined, toPage: number, low: number | null): boolean {
-  const next = starts?.topAt(toPage + 1);
-  return next !== undefined && low !== null && low > next;
+async function shortOfNext(
+  starts: RangeStarts | undefined,
+  toPage: number,
+  low: number | null,
+): Promise<boolean> {
+  if (starts === undefined || low === null) return false;
+  const next = await starts.topAt(toPage + 1);
+  return next !== undefined && low > next;
 }
 
 /**

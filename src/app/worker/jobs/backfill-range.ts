@@ -41,6 +41,8 @@ export const backfillRange: JobProcessor = async (job, deps) => {
     signal: deps.signal,
     logger: deps.logger,
     settle,
+    // A range reads on past where the next one began, in whichever worker (see `RangeStarts`).
+    starts: deps.rangeStarts?.(backfillId),
   });
   return { pages: result.pages, records: result.records, inserted: result.counts.inserted };
 };
