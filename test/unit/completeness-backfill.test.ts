@@ -75,7 +75,11 @@ describe('parallel backfill', () => {
         pagesPerRange: 5,
       });
       assert.ok(plan);
-      list.afterServe = () => list.add(1);
+      // A record arrives every third request: the pages drift slower than a range reads them.
+      let requests = 0;
+      list.afterServe = () => {
+        if (++requests % 3 === 0) list.add(1);
+      };
       const starts = shareStarts ? rangeStarts() : undefined;
       await Promise.all(
         plan.tasks.map((task) =>
@@ -84,11 +88,41 @@ describe('parallel backfill', () => {
       );
       return checkBackfill({ store, syncStore: store, spec: {}, backfillId: 'r', round: 0 });
     };
-    // Pages drift a record a request: a range that stops at its last page leaves the records
+    // Pages drift while the ranges read: a range that stops at its last page leaves the records
     // that drifted onto it after the next range read its first page to neither.
     const alone = await readAtOnce(false);
     assert.equal(alone.status, 'repair');
     assert.deepEqual(await readAtOnce(true), { status: 'done', watermark: 300 });
+  });
+
+  it('a range whose pages drift faster than it reads them reads on at most as many pages again, and leaves the rest to the check', async () => {
+    const list = new LiveList({ count: 300 });
+    const store = new MemoryStore();
+    const plan = await planBackfill({
+      store,
+      fetchPage: list.fetchPage,
+      spec: {},
+      id: 's',
+      pagesPerRange: 5,
+    });
+    assert.ok(plan);
+    // Three records a request, for the first 2,000 requests: a range chasing the next one's
+    // first page would read until then.
+    list.afterServe = () => {
+      if (list.served.length <= 2000) list.add(3);
+    };
+    const starts = rangeStarts();
+    await Promise.all(
+      plan.tasks.map((task) =>
+        fetchRange({ store, fetchPage: list.fetchPage, spec: {}, backfillId: 's', task, starts }),
+      ),
+    );
+    // Each closed range reads its five pages and five more at most; the open last one runs on to
+    // the end of the list, which grows by the pages the others let pass.
+    const closed = plan.tasks.filter((task) => task.toPage !== null).length;
+    assert.ok(list.served.length < 1 + closed * 10 + 200, `${list.served.length} pages`);
+    const outcome = await checkBackfill({ store, syncStore: store, spec: {}, backfillId: 's', round: 0 });
+    assert.equal(outcome.status, 'repair');
   });
 
   it('a run whose gaps cannot be closed fails after its rounds and never moves the watermark', async () => {

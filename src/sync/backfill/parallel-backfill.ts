@@ -262,7 +262,12 @@ async function fetchScreenedRange(input: FetchRangeInput): Promise<RangeResult> 
     const atEnd = rawIds.length === 0 || page >= served.totalPages;
     if (page === task.fromPage && splittable) await input.starts?.began(page, rawIds);
     const pastGap = task.stopBelowRawId !== null && low !== null && low < task.stopBelowRawId;
-    const pastRange = toPage !== null && page >= toPage && !(await shortOfNext(input.starts, toPage, low));
+    // Read on past the last page at most as many pages again as the range had: a lane that reads
+    // slower than arrivals push the pages down never reaches the next range, and leaves the
+    // space between to the check rather than chase it.
+    const readingOn = toPage !== null && page >= toPage && page < 2 * toPage - startPage + 1;
+    const pastRange =
+      toPage !== null && page >= toPage && !(readingOn && (await shortOfNext(input.starts, toPage, low)));
     finished = atEnd || pastGap || pastRange;
     lastPage = page;
     const openGap = gaps.of(served, readAt, atEnd);
@@ -292,7 +297,8 @@ async function shortOfNext(
 ): Promise<boolean> {
   if (starts === undefined || low === null) return false;
   const next = await starts.topAt(toPage + 1);
-  return next !== undefined && low > next;
+  // Touching rawIds join in the proofs (`mergeRanges`): no page more for those.
+  return next !== undefined && low > next + 1;
 }
 
 /**

@@ -128,8 +128,8 @@ export interface RangePageWriter {
  * The highest rawId each range of a run read on its first page, by that page. Page numbers drift
  * while records arrive: the records on page `p` when a range begins there are older than those on
  * `p` when the range before ends at `p - 1`, and what lies between is read by neither, a gap for
- * the check to walk again. A range that knows where the next one began reads on until it passes
- * below it. A next range that has not begun yet will read its first page later, and so newer
+ * the check to walk again. A range that knows where the next one began reads on until its records
+ * reach that range's (overlap or touch it). A next range that has not begun yet will read its first page later, and so newer
  * records: the two overlap without waiting for each other. Kept in memory by `sync`'s lanes
  * (`rangeStarts`), in Redis by the workers' range jobs; a start not known in time only leaves a
  * gap for the check, as before.
