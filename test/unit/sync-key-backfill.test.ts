@@ -785,11 +785,11 @@ describe('the answers lanes hold', () => {
       assert.equal(storedIds(store).length, 6000);
       return Math.max(...sizes);
     };
-    // Two lanes: a share of 8 MiB, six answers or more. Sixteen: 1 MiB each, one answer (two
+    // Two lanes: a share of 4 MiB, three answers or more. Sixteen: 512 KiB each, one answer (two
     // while fewer lanes run, at the start and the end).
-    assert.equal(laneBatchBytes(2), 8 * 1024 * 1024);
+    assert.equal(laneBatchBytes(2), 4 * 1024 * 1024);
     const few = await answersPerCommit(2);
-    assert.ok(few >= 6, `${few} answers in one commit at 2 lanes`);
+    assert.ok(few >= 3, `${few} answers in one commit at 2 lanes`);
     const many = await answersPerCommit(16);
     assert.ok(many <= 2, `${many} answers in one commit at 16 lanes`);
   });

@@ -185,10 +185,13 @@ function countOf(input: Pick<KeySyncInput, 'count'>): number {
  * The answers' text all lanes hold at most, their batches filling and committing together: what
  * they hold stays flat however many lanes the budget and the distance call for. Each lane holds
  * two batches (one committing while the next fills), so a lane's batch is full at its share of
- * half of it: at 3 lanes past the sixteen answers a commit takes anyway, at 26 lanes (a budget of
- * 100 a second 200 ms away) about six answers of a hundred records.
+ * half of it: at 3 lanes (nearby) past the sixteen answers a commit takes anyway, at 26 lanes (a
+ * budget of 100 a second 200 ms away) about three answers of a hundred records. Far away a commit
+ * costs the run no time (the lanes wait on the service), and each answer held costs memory twice
+ * over (its text, then its encoding): 32 MiB took 289-298 MB at 100 a second, 16 MiB 259-268 MB
+ * in the same time (bench/NOTES.md).
  */
-export const LANES_HELD_BYTES = 32 * 1024 * 1024;
+export const LANES_HELD_BYTES = 16 * 1024 * 1024;
 
 /** The most bytes of answers in one lane's batch while `lanes` lanes walk: see {@link LANES_HELD_BYTES}. */
 export function laneBatchBytes(lanes: number): number {
