@@ -7,6 +7,7 @@ import {
   type RangeTask,
   rangeStarts,
 } from '../../src/sync/backfill/parallel-backfill.js';
+import { oneEveryThirdRequest, readRangesAtOnce } from './ranges-at-once.js';
 import { LiveList, MemoryStore, storedIds } from './sync-fakes.js';
 
 /** Runs tasks last-first, the worst order for a list that grows while it is read. */
@@ -63,65 +64,34 @@ describe('parallel backfill', () => {
   });
 
   it('ranges read at once while records arrive each read on past where the next one began: no gap for the check', async () => {
-    /** Plans a run over a list of 300 records and reads its ranges at once, a record arriving after every request. */
-    const readAtOnce = async (shareStarts: boolean) => {
-      const list = new LiveList({ count: 300 });
-      const store = new MemoryStore();
-      const plan = await planBackfill({
-        store,
-        fetchPage: list.fetchPage,
-        spec: {},
-        id: 'r',
-        pagesPerRange: 5,
-      });
-      assert.ok(plan);
-      // A record arrives every third request: the pages drift slower than a range reads them.
-      let requests = 0;
-      list.afterServe = () => {
-        if (++requests % 3 === 0) list.add(1);
-      };
-      const starts = shareStarts ? rangeStarts() : undefined;
-      await Promise.all(
-        plan.tasks.map((task) =>
-          fetchRange({ store, fetchPage: list.fetchPage, spec: {}, backfillId: 'r', task, starts }),
-        ),
-      );
-      return checkBackfill({ store, syncStore: store, spec: {}, backfillId: 'r', round: 0 });
-    };
     // Pages drift while the ranges read: a range that stops at its last page leaves the records
     // that drifted onto it after the next range read its first page to neither.
-    const alone = await readAtOnce(false);
-    assert.equal(alone.status, 'repair');
-    assert.deepEqual(await readAtOnce(true), { status: 'done', watermark: 300 });
+    const alone = await readRangesAtOnce({ id: 'r', arrive: oneEveryThirdRequest() });
+    assert.equal(alone.outcome.status, 'repair');
+    const shared = rangeStarts();
+    const together = await readRangesAtOnce({
+      id: 'r',
+      arrive: oneEveryThirdRequest(),
+      startsOf: () => shared,
+    });
+    assert.deepEqual(together.outcome, { status: 'done', watermark: 300 });
   });
 
   it('a range whose pages drift faster than it reads them reads on at most as many pages again, and leaves the rest to the check', async () => {
-    const list = new LiveList({ count: 300 });
-    const store = new MemoryStore();
-    const plan = await planBackfill({
-      store,
-      fetchPage: list.fetchPage,
-      spec: {},
-      id: 's',
-      pagesPerRange: 5,
-    });
-    assert.ok(plan);
-    // Three records a request, for the first 2,000 requests: a range chasing the next one's
-    // first page would read until then.
-    list.afterServe = () => {
-      if (list.served.length <= 2000) list.add(3);
-    };
     const starts = rangeStarts();
-    await Promise.all(
-      plan.tasks.map((task) =>
-        fetchRange({ store, fetchPage: list.fetchPage, spec: {}, backfillId: 's', task, starts }),
-      ),
-    );
+    const { list, tasks, outcome } = await readRangesAtOnce({
+      id: 's',
+      // Three records a request, for the first 2,000 requests: a range chasing the next one's
+      // first page would read until then.
+      arrive: (grown) => {
+        if (grown.served.length <= 2000) grown.add(3);
+      },
+      startsOf: () => starts,
+    });
     // Each closed range reads its five pages and five more at most; the open last one runs on to
     // the end of the list, which grows by the pages the others let pass.
-    const closed = plan.tasks.filter((task) => task.toPage !== null).length;
+    const closed = tasks.filter((task) => task.toPage !== null).length;
     assert.ok(list.served.length < 1 + closed * 10 + 200, `${list.served.length} pages`);
-    const outcome = await checkBackfill({ store, syncStore: store, spec: {}, backfillId: 's', round: 0 });
     assert.equal(outcome.status, 'repair');
   });
 

@@ -163,9 +163,10 @@ export interface FetchRangeInput {
    */
   split?: ((at: { cursor: number; upTo: number; open: boolean }) => number | null) | undefined;
   /**
-   * The first pages read by the run's ranges in this process (`sync`'s lanes): a range ends at
-   * its last page only once it has read past the first page of the range planned after it.
-   * Absent, a range ends at its last page, and the check repairs what drifted.
+   * The first pages read by the run's ranges (in memory for `sync`'s lanes, in Redis for the
+   * workers' range jobs): a range reads on past its last page until it reaches the first page of
+   * the range planned after it. Absent, a range ends at its last page, and the check repairs what
+   * drifted.
    */
   starts?: RangeStarts | undefined;
 }
@@ -265,9 +266,10 @@ async function fetchScreenedRange(input: FetchRangeInput): Promise<RangeResult> 
     // Read on past the last page at most as many pages again as the range had: a lane that reads
     // slower than arrivals push the pages down never reaches the next range, and leaves the
     // space between to the check rather than chase it.
-    const readingOn = toPage !== null && page >= toPage && page < 2 * toPage - startPage + 1;
     const pastRange =
-      toPage !== null && page >= toPage && !(readingOn && (await shortOfNext(input.starts, toPage, low)));
+      toPage !== null &&
+      page >= toPage &&
+      !(page < 2 * toPage - startPage + 1 && (await shortOfNext(input.starts, toPage, low)));
     finished = atEnd || pastGap || pastRange;
     lastPage = page;
     const openGap = gaps.of(served, readAt, atEnd);
