@@ -353,9 +353,20 @@ describe('sync by key, the deployed dialect', () => {
 
   it('asks for the tokens and the dialect at once on a first run: one wait for both answers', async () => {
     const { sim, url, database } = await setup({ records: 50, seed: 7, paging: 'key' });
-    // Every answer 100 ms away.
-    const proxy = await startHttpServer(async (request) => {
+    // Every answer 100 ms away; the first held until a second request arrives (at most 3 s): a
+    // command that waits for one answer before asking the other sends its second after that.
+    let secondArrived = (): void => {};
+    const second = new Promise<void>((resolve) => {
+      secondArrived = resolve;
+    });
+    let firstAnsweredAt = Number.POSITIVE_INFINITY;
+    const proxy = await startHttpServer(async (request, index) => {
+      if (index === 1) secondArrived();
       await new Promise((resolve) => setTimeout(resolve, 100));
+      if (index === 0) {
+        await Promise.race([second, new Promise((resolve) => setTimeout(resolve, 3000))]);
+        firstAnsweredAt = performance.now();
+      }
       return forward(url, request);
     });
     try {
@@ -367,7 +378,7 @@ describe('sync by key, the deployed dialect', () => {
         'the first two requests: /info and the probe',
       );
       assert.ok(
-        Math.abs((proxy.requests[1]?.at ?? 0) - (proxy.requests[0]?.at ?? 0)) < 80,
+        (proxy.requests[1]?.at ?? Number.POSITIVE_INFINITY) < firstAnsweredAt,
         'the second sent before the first was answered',
       );
       await assertMirrorsTruth(database.db, sim);
