@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { after, describe, it } from 'node:test';
 import { sql } from 'drizzle-orm';
 import pg from 'pg';
@@ -176,6 +177,48 @@ describe('read-side indexes during a first backfill', () => {
     assert.deepEqual(sorted([...a, ...b]), sorted(DEFERRABLE_INDEXES));
     assert.deepEqual(await deferredNames(database), []);
     for (const name of DEFERRABLE_INDEXES) assert.ok((await indexes(database)).has(name));
+  });
+
+  it('are redefined while deferred by a migration that changes them: the build makes the new ones', async () => {
+    const { url, database } = await setup(400);
+    const migrated = await indexes(database);
+    await stoppedBackfill(url, database);
+    // A deferral before migration 0027: the account indexes without the rawId.
+    const redefined = [
+      'ledger_transactions_from_idx',
+      'ledger_transactions_to_idx',
+      'ledger_transactions_from_lower_idx',
+      'ledger_transactions_to_lower_idx',
+    ];
+    await database.db.execute(
+      sql`UPDATE deferred_indexes SET definition = replace(definition, ', raw_id)', ')')
+          WHERE name IN (${sql.join(
+            redefined.map((name) => sql`${name}`),
+            sql`, `,
+          )})`,
+    );
+    const kept = async () =>
+      new Map(
+        (
+          await queryRows<{ name: string; definition: string }>(
+            database.db,
+            sql`SELECT name, definition FROM deferred_indexes`,
+          )
+        ).map((r) => [r.name, r.definition]),
+      );
+    assert.ok(!(await kept()).get('ledger_transactions_from_idx')?.includes('raw_id'), 'the old definition');
+    const migration = readFileSync(
+      new URL('../../migrations/0027_account_indexes_by_raw_id.sql', import.meta.url),
+      'utf8',
+    );
+    for (const statement of migration.split('--> statement-breakpoint'))
+      await database.db.execute(sql.raw(statement));
+    const redefinedNow = await kept();
+    for (const name of redefined)
+      assert.equal(redefinedNow.get(name), migrated.get(name), `${name} kept as migrated`);
+    assert.deepEqual(await deferredNames(database), sorted(DEFERRABLE_INDEXES), 'still deferred, none built');
+    assert.equal((await sync(url, database)).streams[0]?.finished, true);
+    assert.deepEqual(await indexes(database), migrated, 'built as the migrations define them');
   });
 
   it('are built by the migrate command after a backfill that was stopped', async () => {

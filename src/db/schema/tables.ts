@@ -87,8 +87,8 @@ export const ledgerTransactions = pgTable(
   (t) => [
     uniqueIndex('ledger_transactions_ledger_hash_key').on(t.ledgerHash),
     index('ledger_transactions_token_time_idx').on(t.tokenTag, t.ledgerTime),
-    index('ledger_transactions_from_idx').on(t.fromAccount),
-    index('ledger_transactions_to_idx').on(t.toAccount),
+    index('ledger_transactions_from_idx').on(t.fromAccount, t.rawId),
+    index('ledger_transactions_to_idx').on(t.toAccount, t.rawId),
     index('ledger_transactions_action_time_idx').on(t.action, t.ledgerTime),
     index('ledger_transactions_time_idx').on(t.ledgerTime),
     index('ledger_transactions_non_final_idx').on(t.rawId).where(sql`${t.status} <> 'packaged'`),
@@ -99,9 +99,11 @@ export const ledgerTransactions = pgTable(
     // is exact (each record counted once, when first stored) and reads only that hour's entries.
     index('ledger_transactions_first_seen_idx').on(t.firstSeenAt),
     // The read API's account filters and balances: EVM accounts match in any case, so they are
-    // looked up by `lower(…)` (other ids then checked exactly on the rows found).
-    index('ledger_transactions_from_lower_idx').on(sql`lower(${t.fromAccount})`),
-    index('ledger_transactions_to_lower_idx').on(sql`lower(${t.toAccount})`),
+    // looked up by `lower(…)` (other ids exactly, by the indexes above). Both kinds hold the
+    // rawId after the account: an account's list is read from them in rawId order, only as far
+    // as its page goes.
+    index('ledger_transactions_from_lower_idx').on(sql`lower(${t.fromAccount})`, t.rawId),
+    index('ledger_transactions_to_lower_idx').on(sql`lower(${t.toAccount})`, t.rawId),
     index('ledger_transactions_fee_recipient_lower_idx').on(sql`lower(${t.feeRecipient})`),
     // The read API's `/minted/{chainTxHash}`: a mint by its source-chain hash.
     index('ledger_transactions_mint_chain_hash_idx').on(t.targetChainTxHash).where(sql`${t.action} = 'mint'`),

@@ -5,7 +5,7 @@
  */
 import { type SQL, sql } from 'drizzle-orm';
 import { type Executor, queryRows } from '../../rows.js';
-import { accountMatch } from './list-filter-sql.js';
+import { accountMatch, accountMatchByLowerCase } from './list-filter-sql.js';
 
 /** Each token tag the account's movements touch, with its balance (an exact integer string). */
 export async function selectAccountBalances(
@@ -22,7 +22,7 @@ export function accountBalancesSql(account: string, upTo: number): SQL {
   const bound = sql`t.raw_id <= ${upTo}`;
   const from = sql`${accountMatch(sql.raw('t.from_account'), account)} AND ${bound}`;
   const to = sql`${accountMatch(sql.raw('t.to_account'), account)} AND ${bound}`;
-  const feeTo = sql`${accountMatch(sql.raw('t.fee_recipient'), account)} AND ${bound}`;
+  const feeTo = sql`${accountMatchByLowerCase(sql.raw('t.fee_recipient'), account)} AND ${bound}`;
   const itemFrom = sql`${accountMatch(sql.raw('b.from_account'), account)} AND ${bound}`;
   const itemTo = sql`${accountMatch(sql.raw('b.to_account'), account)} AND ${bound}`;
   return sql`SELECT d.token_tag, sum(d.delta)::text AS balance FROM (

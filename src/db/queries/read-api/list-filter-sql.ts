@@ -1,6 +1,6 @@
 /**
  * The read API's list filters as SQL over `ledger_transactions t`, each served by an index: the
- * account by `lower(from_account)`/`lower(to_account)`, tags by `token_tag`, the action by
+ * account by its columns (`lower(…)` for an EVM address), tags by `token_tag`, the action by
  * `action`, the time range by `ledger_time`. Values travel as parameters only.
  */
 import { type SQL, sql } from 'drizzle-orm';
@@ -25,23 +25,41 @@ export interface RecordFilter {
 const EVM_ACCOUNT = /^0x[0-9a-fA-F]{40}$/;
 
 /**
- * `column` names `account`, as the service matches accounts: EVM addresses in any case, other
- * ids exactly. Found through the `lower(column)` index either way.
+ * `column` names `account`, as the service matches accounts: an EVM address in any case, through
+ * the column's `lower(…)` index; another id exactly, through the column's own index. One
+ * condition either way, whose statistics the planner reads right.
  */
 export function accountMatch(column: SQL, account: string): SQL {
+  return EVM_ACCOUNT.test(account)
+    ? sql`lower(${column}) = ${account.toLowerCase()}`
+    : sql`${column} = ${account}`;
+}
+
+/**
+ * As {@link accountMatch}, for a column with only a `lower(…)` index (the fee recipient): an id
+ * other than an EVM address is found through it, then checked exactly.
+ */
+export function accountMatchByLowerCase(column: SQL, account: string): SQL {
   const lower = account.toLowerCase();
   return EVM_ACCOUNT.test(account)
     ? sql`lower(${column}) = ${lower}`
     : sql`(lower(${column}) = ${lower} AND ${column} = ${account})`;
 }
 
+/** `account` as the sender and as the receiver of a record of `ledger_transactions t`, each in parentheses. */
+export function accountSides(account: string): { sender: SQL; receiver: SQL } {
+  return {
+    sender: sql`(${accountMatch(sql.raw('t.from_account'), account)})`,
+    receiver: sql`(${accountMatch(sql.raw('t.to_account'), account)})`,
+  };
+}
+
 /** The WHERE condition of `filter` (`true` when it filters nothing). */
 export function filterSql(filter: RecordFilter): SQL {
   const parts: SQL[] = [];
   if (filter.account !== undefined) {
-    const from = accountMatch(sql.raw('t.from_account'), filter.account);
-    const to = accountMatch(sql.raw('t.to_account'), filter.account);
-    parts.push(sql`(${from} OR ${to})`);
+    const { sender, receiver } = accountSides(filter.account);
+    parts.push(sql`(${sender} OR ${receiver})`);
   }
   if (filter.tags !== undefined) {
     parts.push(

@@ -1,7 +1,7 @@
 /** The read API's two list reads: by key (cursor, order, count) and by page number (10 a page). */
 import { type SQL, sql } from 'drizzle-orm';
 import { type Executor, queryRows } from '../../rows.js';
-import { filterSql, type RecordFilter } from './list-filter-sql.js';
+import { accountSides, filterSql, type RecordFilter } from './list-filter-sql.js';
 import { RECORD_SELECT, type RecordRow } from './record-rows.js';
 
 /** Records a page of the page dialect holds. */
@@ -23,9 +23,34 @@ export function keyPageSql(filter: RecordFilter, window: KeyWindow): SQL {
       : asc
         ? sql`t.raw_id > ${window.cursor}`
         : sql`t.raw_id < ${window.cursor}`;
-  return sql`SELECT ${RECORD_SELECT} FROM ledger_transactions t
-      WHERE ${filterSql(filter)} AND ${after}
-      ORDER BY t.raw_id ${sql.raw(asc ? 'ASC' : 'DESC')} LIMIT ${window.count + 1}::int`;
+  return recordsInOrder(filter, { after, order: window.order, limit: window.count + 1, offset: 0 });
+}
+
+/**
+ * The records of `filter` past `after` in rawId order, `offset` of them skipped and `limit` kept.
+ * An account's list is two walks in rawId order, each of one account index (the account, then
+ * `raw_id`): its records as sender, then as receiver and not sender, each cut at what the answer
+ * can hold, merged. One condition with OR would read every record of the account, by bitmaps,
+ * and sort them: 25 ms for an account of 870 records among 1,000,000, where the walks take 0.5.
+ */
+function recordsInOrder(
+  filter: RecordFilter,
+  window: { after: SQL; order: 'asc' | 'desc'; limit: number; offset: number },
+): SQL {
+  const { after, limit, offset } = window;
+  const order = sql.raw(window.order === 'asc' ? 'ASC' : 'DESC');
+  const cut = offset === 0 ? sql`LIMIT ${limit}::int` : sql`LIMIT ${limit}::int OFFSET ${offset}::bigint`;
+  if (filter.account === undefined) {
+    return sql`SELECT ${RECORD_SELECT} FROM ledger_transactions t
+      WHERE ${filterSql(filter)} AND ${after} ORDER BY t.raw_id ${order} ${cut}`;
+  }
+  const { sender, receiver } = accountSides(filter.account);
+  const rest = filterSql({ ...filter, account: undefined });
+  const walk = (side: SQL) => sql`(SELECT t.* FROM ledger_transactions t
+      WHERE ${side} AND ${rest} AND ${after} ORDER BY t.raw_id ${order} LIMIT ${limit + offset}::int)`;
+  return sql`SELECT ${RECORD_SELECT} FROM
+      (${walk(sender)} UNION ALL ${walk(sql`${receiver} AND NOT ${sender}`)}) t
+      ORDER BY t.raw_id ${order} ${cut}`;
 }
 
 /** Up to `count` records after (asc) or before (desc) rawId `cursor` (exclusive), and whether more follow. */
@@ -45,8 +70,7 @@ export function pageSql(filter: RecordFilter, page: number): { count: SQL; rows:
   const offset = (page - 1) * PAGE_SIZE;
   return {
     count: sql`SELECT count(*)::text AS n FROM ledger_transactions t WHERE ${where}`,
-    rows: sql`SELECT ${RECORD_SELECT} FROM ledger_transactions t WHERE ${where}
-        ORDER BY t.raw_id DESC LIMIT ${PAGE_SIZE}::int OFFSET ${offset}::bigint`,
+    rows: recordsInOrder(filter, { after: sql`true`, order: 'desc', limit: PAGE_SIZE, offset }),
   };
 }
 
