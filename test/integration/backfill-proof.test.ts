@@ -205,7 +205,7 @@ describe('a range commit in PostgreSQL', () => {
       { lo: 100, hi: 100, loPage: 9 },
     ]);
   });
-  it("takes a backfill's records for new, and looks them up once a batch was stored in part", async () => {
+  it("takes a backfill's records for new unless a batch's rawIds meet stored ones, told by a probe, not a failed copy", async () => {
     const store = createBackfillStore({ database: t.database });
     const commit = (backfillId: string, rawIds: number[]) =>
       statementsOf(() =>
@@ -225,8 +225,8 @@ describe('a range commit in PostgreSQL', () => {
     const fresh = await commit('b2', [500, 501, 502]);
     assert.deepEqual(writesOf(fresh.sent), ['copy'], 'new records: copied in');
     assert.equal(fresh.result.inserted, 3);
-    // 502 is stored (and its status moves on): the copy assuming new fails on it, and the batch
-    // is written again by the statement that looks its records up.
+    // 502 is stored (and its status moves on): the probe finds it, and the batch is written by
+    // the statement that looks its records up, with no copy that fails on it first.
     const again = await statementsOf(() =>
       store.commitRangePages({
         key: 'txs',
@@ -237,14 +237,33 @@ describe('a range commit in PostgreSQL', () => {
         ],
       }),
     );
-    assert.deepEqual(writesOf(again.sent), ['copy', 'statement']);
+    assert.deepEqual(writesOf(again.sent), ['statement']);
     assert.deepEqual(
       { inserted: again.result.inserted, updated: again.result.updated },
       { inserted: 1, updated: 1 },
     );
-    // The next batches look their records up from the start: one statement each.
+    // The next batch meets none: copied in again.
     const next = await commit('b2', [504, 505]);
-    assert.deepEqual(writesOf(next.sent), ['statement']);
+    assert.deepEqual(writesOf(next.sent), ['copy']);
+    // A new rawId whose ledger hash is stored already (a hash twice): the probe finds nothing, the
+    // copy fails on the hash's unique index, and the statement written again sets it aside.
+    const [{ hash }] = (await queryRows<{ hash: string }>(
+      t.database.db,
+      sql`select ledger_hash as hash from ledger_transactions where raw_id = 500`,
+    )) as [{ hash: string }];
+    const twice = await statementsOf(() =>
+      store.commitRangePages({
+        key: 'txs',
+        backfillId: 'b2',
+        proven: [{ lo: 510, hi: 510 }],
+        pages: [{ page: 3, records: [makeLedgerTx({ rawId: 510, ledgerHash: hash })], rejected: [] }],
+      }),
+    );
+    assert.deepEqual(writesOf(twice.sent), ['copy', 'statement']);
+    assert.deepEqual(
+      { inserted: twice.result.inserted, rejected: twice.result.rejected },
+      { inserted: 0, rejected: 1 },
+    );
     const rows = await queryRows<{ n: number; history: number }>(
       t.database.db,
       sql`select (select count(*)::int from ledger_transactions where raw_id >= 500) as n,

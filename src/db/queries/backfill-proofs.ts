@@ -101,6 +101,15 @@ export async function countStoredAbove(db: Executor, rawId: number): Promise<num
   return toNumber(rows[0]?.n) ?? 0;
 }
 
+/** Whether any record with a rawId from `lo` to `hi` is stored: one probe of the primary key. */
+export async function anyStoredBetween(db: Executor, lo: number, hi: number): Promise<boolean> {
+  const rows = await queryRows<{ stored: boolean }>(
+    db,
+    sql`select exists (select 1 from ledger_transactions where raw_id between ${lo} and ${hi}) as stored`,
+  );
+  return rows[0]?.stored === true;
+}
+
 /** Places where consecutive stored rawIds (up to `upTo`) are more than one apart. */
 export async function selectRawIdHoles(db: Executor, upTo: number, limit: number): Promise<RawIdRange[]> {
   const rows = await queryRows<{ lo: unknown; hi: unknown }>(

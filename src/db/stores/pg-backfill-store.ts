@@ -7,6 +7,7 @@ import type { BackfillStore, RangePage } from '../../sync/ports/backfill-store.j
 import type { Database } from '../connect.js';
 import { nameOperations } from '../database-errors.js';
 import {
+  anyStoredBetween,
   countStoredAbove,
   selectBackfillRun,
   selectProvenRanges,
@@ -24,9 +25,6 @@ import { DEFAULT_REREAD_POLICY, type RereadPolicy } from '../write/reread-queue.
 import { withRetries } from '../write/write-retries.js';
 import { type TransactionWriteResult, writeTransactions } from '../write/write-transactions.js';
 import { compactProvenRanges, insertBackfillRun, updateBackfillCheck } from './backfill-runs.js';
-
-/** Batches written the full way after one found stored in part. */
-const FULL_WAYS_AFTER_STORED = 16;
 
 /**
  * The parallel backfill's store on PostgreSQL/PGlite. A range's pages go through the same
@@ -132,7 +130,6 @@ function createRangeCommits(deps: {
   logger: Logger | undefined;
 }): BackfillStore['commitRangePages'] {
   const { database, policy, now, copyEncoder } = deps;
-  const writeAssumingNew = createAssumeNewWrites();
   return async (input) => {
     const encoded = copyEncoder ? heldEncodings(input.pages) : null;
     const at = now();
@@ -169,7 +166,8 @@ function createRangeCommits(deps: {
       const batch = prepare();
       return writeRange(database, { ...rest(batch.rejected), prepared: batch, assumeNew });
     };
-    const written = await withRetries('range-write', () => writeAssumingNew(write), deps.logger);
+    const span = rawIdSpan(input.pages);
+    const written = await withRetries('range-write', () => writeProbed(database, span, write), deps.logger);
     const context = { stream: input.key, pages: `${input.pages[0]?.page}-${input.pages.at(-1)?.page}` };
     if (prepared === undefined) warnMismatches(deps.logger, context, mergedMismatches(copies ?? []));
     else warnIntegrityMismatches(deps.logger, context, prepared.records);
@@ -284,23 +282,37 @@ function lowestOpenGap(pages: readonly RangePage[]): number | null {
 }
 
 /**
- * A backfill mostly writes records stored nowhere yet: its statements first skip looking them
- * up. A batch found stored in part after all (a range walked again, a stream's walk ahead of it)
- * is written again the full way, and so are the next few batches, from the start.
+ * A backfill mostly writes records stored nowhere yet: its statements then skip looking them up
+ * (a COPY that takes them for new). A batch whose rawIds meet stored records (a catch-up's first
+ * ranges, below the stream's watermark; a repair; the pages a range by page number reads past its
+ * last) is written the full way. One probe of the primary key a batch tells which, where a COPY
+ * that met a stored record failed on the unique index, was rolled back and left an error in the
+ * server's log each time. A record stored between the probe and the copy still fails it: the
+ * batch is then written again the full way.
  */
-function createAssumeNewWrites(): <T>(write: (assumeNew: boolean) => Promise<T>) => Promise<T> {
-  let fullWaysLeft = 0;
-  return async (write) => {
-    if (fullWaysLeft > 0) {
-      fullWaysLeft--;
-      return write(false);
+async function writeProbed<T>(
+  database: Database,
+  span: { lo: number; hi: number } | null,
+  write: (assumeNew: boolean) => Promise<T>,
+): Promise<T> {
+  if (span !== null && (await anyStoredBetween(database.db, span.lo, span.hi))) return write(false);
+  try {
+    return await write(true);
+  } catch (error) {
+    if (!(error instanceof DatabaseError) || error.sqlstate !== UNIQUE_VIOLATION) throw error;
+    return write(false);
+  }
+}
+
+/** The lowest and highest rawId of a commit's pages; `null` when they hold none. */
+function rawIdSpan(pages: readonly RangePage[]): { lo: number; hi: number } | null {
+  let lo = Number.POSITIVE_INFINITY;
+  let hi = Number.NEGATIVE_INFINITY;
+  for (const page of pages) {
+    for (const rawId of rawIdsOf(page.records)) {
+      if (rawId < lo) lo = rawId;
+      if (rawId > hi) hi = rawId;
     }
-    try {
-      return await write(true);
-    } catch (error) {
-      if (!(error instanceof DatabaseError) || error.sqlstate !== UNIQUE_VIOLATION) throw error;
-      fullWaysLeft = FULL_WAYS_AFTER_STORED;
-      return write(false);
-    }
-  };
+  }
+  return lo > hi ? null : { lo, hi };
 }
