@@ -8,7 +8,8 @@ import type { Logger } from '../logger.js';
 export interface Reply {
   status: number;
   contentType: string;
-  body: string;
+  /** The body's text, or its bytes (an answer written straight into them). */
+  body: string | Buffer;
   /** Further response headers (lower-case names). */
   headers?: Record<string, string> | undefined;
 }

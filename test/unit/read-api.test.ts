@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { checkBindable, isAuthorized, isLoopback } from '../../src/app/read-api/access.js';
-import { fitRecords } from '../../src/app/read-api/body-cap.js';
+import { fitRecords, joinedBytes } from '../../src/app/read-api/body-cap.js';
 import {
   answeringStream,
   completeUpTo,
@@ -150,6 +150,15 @@ describe('read API body cap', () => {
     assert.deepEqual(fitRecords(['aaaa', 'bbbb'], 10), { texts: ['aaaa', 'bbbb'], cut: false });
     assert.deepEqual(fitRecords(['a'.repeat(50), 'b'], 10), { texts: ['a'.repeat(50)], cut: true });
     assert.deepEqual(fitRecords([], 10), { texts: [], cut: false });
+  });
+
+  it("writes a list's body as the UTF-8 bytes of its texts joined", () => {
+    const texts = ['{"a":"plain"}', '{"b":"é ✓ 𝄞 \\u0000"}', '{"c":""}'];
+    const bytes = joinedBytes('{"txs":[', texts, '],"hasNextPage":true}');
+    const text = `{"txs":[${texts.join(',')}],"hasNextPage":true}`;
+    assert.ok(bytes.equals(Buffer.from(text, 'utf8')));
+    assert.equal(joinedBytes('[', [], ']').toString(), '[]');
+    assert.equal(joinedBytes('[', ['1'], ']').toString(), '[1]');
   });
 });
 

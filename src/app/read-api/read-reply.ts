@@ -8,8 +8,8 @@ export function apiJson(status: number, value: unknown, headers?: Record<string,
   return { status, contentType: JSON_TYPE, body: JSON.stringify(value), ...(headers ? { headers } : {}) };
 }
 
-/** An answer whose JSON text is already written (records rendered from rows). */
-export function apiText(body: string, headers: Record<string, string>): Reply {
+/** An answer whose JSON is already written (records rendered from rows), as text or bytes. */
+export function apiText(body: string | Buffer, headers: Record<string, string>): Reply {
   return { status: 200, contentType: JSON_TYPE, body, headers };
 }
 

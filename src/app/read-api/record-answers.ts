@@ -5,7 +5,7 @@ import { selectStoredTokens } from '../../db/queries/read-api/reference-data.js'
 import { selectStreamCoverage } from '../../db/queries/read-api/stream-coverage.js';
 import type { Executor } from '../../db/rows.js';
 import type { Reply } from '../../http/server.js';
-import { fitRecords, READ_MAX_BODY_BYTES } from './body-cap.js';
+import { fitRecords, joinedBytes, READ_MAX_BODY_BYTES } from './body-cap.js';
 import {
   answeringStream,
   type CoverageNeed,
@@ -79,14 +79,12 @@ export async function listAnswer(
     const { rows, hasNextPage } = await selectKeyPage(db, filter, request.query);
     const fitted = fitRecords(rows.map(recordJson), READ_MAX_BODY_BYTES);
     const more = hasNextPage || fitted.cut;
-    return apiText(`{"txs":[${fitted.texts.join(',')}],"hasNextPage":${more}}`, headers);
+    return apiText(joinedBytes('{"txs":[', fitted.texts, `],"hasNextPage":${more}}`), headers);
   }
   const { rows, totalPages } = await selectPage(db, filter, request.page);
   const head = request.accid === undefined ? '{' : `{"accid":${JSON.stringify(request.accid)},`;
-  return apiText(
-    `${head}"currentPage":${request.page},"totalPages":${totalPages},"txs":[${rows.map(recordJson).join(',')}]}`,
-    headers,
-  );
+  const start = `${head}"currentPage":${request.page},"totalPages":${totalPages},"txs":[`;
+  return apiText(joinedBytes(start, rows.map(recordJson), ']}'), headers);
 }
 
 /**
