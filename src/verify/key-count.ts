@@ -120,6 +120,8 @@ export async function countListByKey(
   };
   let requests = 0;
   let unsettled: string | null = null;
+  // Keyless records the answer before counted after its last record at or below its top.
+  let trailing: ReadonlySet<string> = new Set();
   for (;;) {
     options.signal?.throwIfAborted();
     let listed: ListedAnswer | null;
@@ -139,7 +141,9 @@ export async function countListByKey(
       .map((r) => r.rawId)
       .filter((id): id is number => id !== undefined && Number.isSafeInteger(id) && inSpan(id));
     const ids = [...records.map((tx) => tx.rawId), ...rejectedRawIds];
-    countUnkeyable(tally, listed, upTo);
+    const counted = { ...listed, rejected: withoutBoundaryRepeats(listed, trailing) };
+    countUnkeyable(tally, counted, upTo);
+    trailing = keylessAfterTop(listed);
     const below = ids.filter((id) => id <= upTo);
     tally.atOrBelow += below.length;
     tally.above += ids.length - below.length;
@@ -230,4 +234,50 @@ function countUnkeyable(tally: KeyTally, listed: ListedAnswer, upTo: number): vo
     before = listed.proven.lo - 1;
     place(undefined);
   }
+}
+
+/** Whether a set-aside record has no readable rawId. */
+const isKeyless = (r: RejectedRecord): boolean => r.rawId === undefined || !Number.isSafeInteger(r.rawId);
+
+/**
+ * The raw texts of the keyless records `listed` serves between its last record at or below its
+ * top and its first above it: a range whose top falls between two records reads on to the first
+ * record above it and counts the keyless records before that one (in this answer, or in one
+ * before it), and the range above, asked after the top, lists those of them whose place is above
+ * the top again, first. Empty when no record above the top was served (the range ended on a
+ * record at its top: what follows is the range above's).
+ */
+function keylessAfterTop(listed: ListedAnswer): ReadonlySet<string> {
+  const { served, proven } = listed;
+  if (!served.rejected.some(isKeyless)) return new Set();
+  const slots = pageSlots(served);
+  const firstAbove = slots.findIndex((id) => id !== null && id > proven.hi);
+  if (firstAbove < 0) return new Set();
+  let lastAtOrBelow = -1;
+  slots.forEach((id, i) => {
+    if (id !== null && id <= proven.hi) lastAtOrBelow = i;
+  });
+  return new Set(
+    served.rejected
+      .filter((r) => isKeyless(r) && r.index !== undefined && r.index > lastAtOrBelow && r.index < firstAbove)
+      .map((r) => r.raw),
+  );
+}
+
+/**
+ * `listed`'s counted set-aside records without the keyless ones it lists before its first record
+ * with a rawId that the answer before counted already (`trailing`, from {@link keylessAfterTop}):
+ * a keyless record at the meeting of two ranges is counted once. Within a range the source drops
+ * such repeats itself, and `trailing` meets nothing.
+ */
+function withoutBoundaryRepeats(
+  listed: ListedAnswer,
+  trailing: ReadonlySet<string>,
+): readonly RejectedRecord[] {
+  if (trailing.size === 0) return listed.rejected;
+  const first = pageSlots(listed.served).findIndex((id) => id !== null);
+  return listed.rejected.filter(
+    (r) =>
+      !isKeyless(r) || !trailing.has(r.raw) || (first >= 0 && (r.index === undefined || r.index > first)),
+  );
 }

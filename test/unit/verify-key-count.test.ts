@@ -153,6 +153,56 @@ describe('countListByKey', () => {
     assert.equal(count.listed, count.stored + count.withoutRawId + count.missing.count - count.extra);
   });
 
+  it('counts once a record without a readable rawId where two ranges read at once meet in a hole', async () => {
+    // The lower range ends at 11, a hole: it reads on to 13, the first record above, and counts
+    // 12 (unreadable) before it. The range above, asked after 11, lists 12 first again.
+    const ids = [...range(1, 10), ...range(12, 20)];
+    const unreadable = new Set([12]);
+    const fetchKeyPage: FetchKeyPage = async (_spec, { cursor, count }) => {
+      const after = ids.filter((id) => id > cursor);
+      const served = after.slice(0, count ?? 100);
+      const txs: LedgerTx[] = [];
+      const rejected: TxKeyPage['rejected'] = [];
+      served.forEach((id, index) => {
+        if (unreadable.has(id)) rejected.push({ reason: 'rawId missing', raw: `{"n":${id}}`, index });
+        else txs.push({ rawId: id } as LedgerTx);
+      });
+      return { txs, rejected, hasNextPage: after.length > served.length };
+    };
+    const reading = { fetchKeyPage, screen: passAll, spec: {}, count: 100, emptyDelayMs: 1 };
+    const sources = [
+      { after: 0, upTo: 11 },
+      { after: 11, upTo: Number.POSITIVE_INFINITY },
+    ].map((task) =>
+      createKeySource({
+        task,
+        read: async (after, upTo) => ({ served: await readKeyAfter(reading, after ?? 0, upTo), readAt: 0 }),
+        settle: { windowMs: 0, headAt: undefined },
+      }),
+    );
+    const stored = ids.filter((id) => !unreadable.has(id));
+    const list = fakeList({ ids, stored });
+    let ended = false;
+    const ports: KeyCountPorts = {
+      async next() {
+        while (sources.length > 0 && ended) {
+          sources.shift();
+          ended = false;
+        }
+        const source = sources[0];
+        if (source === undefined) return null;
+        const step = await source.next();
+        ended = step.ends;
+        return { proven: step.proven, served: step.read.served, rejected: step.rejected };
+      },
+      compareSpan: (span) => list.compareSpan(span),
+    };
+    const { count } = await countListByKey(ports, { upTo: 20 });
+    assert.equal(count.withoutRawId, 1, 'the unreadable record, once');
+    assert.equal((count.listed ?? 0) + (count.above ?? 0), ids.length);
+    assert.deepEqual(count.missing, { count: 0, rawIds: [] });
+  });
+
   it('a table holding records beyond the end of the list: they are not listed', async () => {
     const list = fakeList({ ids: range(1, 50), stored: range(1, 60) });
     const { count } = await countListByKey(list, { upTo: 60 });
