@@ -32,7 +32,7 @@ const ARRIVALS_PER_SECOND = 20;
  */
 const TIMING = {
   full: { packageDelayMs: 3_000, burnTargetDelayMs: 10_000, windowMs: 30_000 },
-  quick: { packageDelayMs: 1_000, burnTargetDelayMs: 3_000, windowMs: 4_000 },
+  quick: { packageDelayMs: 500, burnTargetDelayMs: 1_500, windowMs: 2_000 },
 } as const;
 type Timing = (typeof TIMING)[keyof typeof TIMING];
 /** Intervals the indexer gets, once the last change happened at the service, to show it. */
