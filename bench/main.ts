@@ -73,7 +73,7 @@ async function main(argv: string[]): Promise<number> {
     process.stderr.write(`bench: PostgreSQL at DATABASE_URL is not reachable\n`);
     return 1;
   }
-  if (options.runner === 'dist') log('building the CLI');
+  if (options.runner === 'dist') log('bundling the CLI unless dist/cli is newer than the sources');
   const runner = prepareIndexerRunner(root, options.runner);
   log(`indexer runs from ${runner.kind}`);
   const tmpDir = mkdtempSync(join(tmpdir(), 'ledger-bench-'));

@@ -4,7 +4,7 @@
 // A folder or file is taken relative to the repository, or to test/. Before any test starts, what
 // the chosen files need from the machine is checked (test/preflight.mjs): a run missing PostgreSQL,
 // Redis, NATS, their server programs or Chromium stops at once with one line naming it.
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import { preflight, testNeeds } from './preflight.mjs';
@@ -45,6 +45,14 @@ if (files.length === 0) {
 const missing = await preflight(testNeeds(files, { root }));
 if (missing !== null) {
   console.error(missing);
+  process.exit(1);
+}
+
+// The tests start the command as installed, the bundle in dist/cli (test/helpers/command-entry.ts):
+// bundled here from the sources as they stand, so no test runs an older build.
+const bundled = spawnSync('npm', ['run', '--silent', 'bundle'], { cwd: root, stdio: 'inherit' });
+if (bundled.status !== 0) {
+  console.error('npm run bundle failed: the tests run the bundled command');
   process.exit(1);
 }
 

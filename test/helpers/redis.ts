@@ -8,9 +8,9 @@ import { queryRows } from '../../src/db/rows.js';
 import { createRedisConnection } from '../../src/queue/connection.js';
 import { createLedgerQueues, type LedgerQueues } from '../../src/queue/queues.js';
 import { createSimulator, type Simulator } from '../../src/simulator/index.js';
+import { COMMAND_ENTRY } from './command-entry.js';
 import { createTestDatabase, type TestDatabase } from './database.js';
 import { freePort } from './free-port.js';
-import { SOURCE_ENTRY } from './source-entry.js';
 import { waitFor } from './wait-for.js';
 
 /** The shared Redis of the test run. */
@@ -103,14 +103,18 @@ const repoRoot = new URL('../..', import.meta.url).pathname;
 export function spawnWorker(input: {
   env: Record<string, string>;
   args?: string[];
-  /** How node runs the command: the sources through tsx unless given. */
+  /** How node runs the command: the bundled command unless given. */
   entry?: string[];
 }): WorkerProcess {
-  const child = spawn(process.execPath, [...(input.entry ?? SOURCE_ENTRY), 'worker', ...(input.args ?? [])], {
-    cwd: repoRoot,
-    env: { ...process.env, LOG_LEVEL: 'info', ...input.env },
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
+  const child = spawn(
+    process.execPath,
+    [...(input.entry ?? COMMAND_ENTRY), 'worker', ...(input.args ?? [])],
+    {
+      cwd: repoRoot,
+      env: { ...process.env, LOG_LEVEL: 'info', ...input.env },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    },
+  );
   let log = '';
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
     child.once('exit', (code, signal) => resolve({ code, signal }));

@@ -1,9 +1,9 @@
 /**
  * The command as installed: `npm run build` bundles src/cli/bin.ts and workers/main.ts into
- * dist/cli (package.json's `bin`, the image's entry point). The other tests run the sources
- * through tsx; these build the bundle afresh into a folder of their own and run real jobs with
- * it, so a dependency that breaks when bundled (a file it loads beside itself, a native addon,
- * a CommonJS global) fails here rather than on a user's machine.
+ * dist/cli (package.json's `bin`, the image's entry point). The other tests run dist/cli as
+ * `test/run.mjs` bundled it; these build the bundle afresh into a folder of their own and run
+ * real jobs with it, so a dependency that breaks when bundled (a file it loads beside itself, a
+ * native addon, a CommonJS global) fails here rather than on a user's machine.
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';

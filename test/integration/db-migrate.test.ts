@@ -11,6 +11,7 @@ import { openDatabase } from '../../src/db/connect.js';
 import { queryRows } from '../../src/db/rows.js';
 import { migrateDatabase } from '../../src/db/schema/migrate-database.js';
 import { packageRoot } from '../../src/paths.js';
+import { COMMAND_ENTRY } from '../helpers/command-entry.js';
 import { adminUrl, dropDatabase, urlFor } from '../helpers/database.js';
 
 const EXPECTED_TABLES = [
@@ -28,7 +29,7 @@ function runMigrate(
   env: Record<string, string>,
 ): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/bin.ts', 'migrate'], {
+    const child = spawn(process.execPath, [...COMMAND_ENTRY, 'migrate'], {
       cwd: packageRoot,
       env: { ...process.env, LOG_LEVEL: 'silent', ...env },
     });

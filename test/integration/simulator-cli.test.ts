@@ -3,12 +3,13 @@ import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { COMMAND_ENTRY } from '../helpers/command-entry.js';
 import { waitFor } from '../helpers/wait-for.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 
 function run(args: string[]) {
-  return spawn(process.execPath, ['--import', 'tsx', 'src/cli/bin.ts', 'simulate', ...args], {
+  return spawn(process.execPath, [...COMMAND_ENTRY, 'simulate', ...args], {
     cwd: root,
     stdio: ['ignore', 'pipe', 'pipe'],
   });

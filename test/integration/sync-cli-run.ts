@@ -6,7 +6,7 @@ import { sql } from 'drizzle-orm';
 import type { Database } from '../../src/db/connect.js';
 import { queryRows } from '../../src/db/rows.js';
 import { packageRoot } from '../../src/paths.js';
-import { SOURCE_ENTRY } from '../helpers/source-entry.js';
+import { COMMAND_ENTRY } from '../helpers/command-entry.js';
 
 export interface CliRun {
   child: ChildProcess;
@@ -18,10 +18,10 @@ export interface CliRun {
 }
 
 /**
- * Spawns `node <entry> <args>` (the sources through tsx unless `entry` says otherwise) with
+ * Spawns `node <entry> <args>` (the bundled command unless `entry` says otherwise) with
  * `env` on top of a clean environment.
  */
-export function runCli(args: string[], env: Record<string, string>, entry: string[] = SOURCE_ENTRY): CliRun {
+export function runCli(args: string[], env: Record<string, string>, entry: string[] = COMMAND_ENTRY): CliRun {
   const child = spawn(process.execPath, [...entry, ...args], {
     cwd: packageRoot,
     env: cliEnv(env),
@@ -46,7 +46,13 @@ export interface UncollectedCliRun {
 export function runCliUncollected(args: string[], env: Record<string, string>): UncollectedCliRun {
   const parent = spawn(
     'sh',
-    ['-c', '"$0" "$@" >/dev/null 2>&1 & echo $!; exec sleep 600', process.execPath, ...SOURCE_ENTRY, ...args],
+    [
+      '-c',
+      '"$0" "$@" >/dev/null 2>&1 & echo $!; exec sleep 600',
+      process.execPath,
+      ...COMMAND_ENTRY,
+      ...args,
+    ],
     {
       cwd: packageRoot,
       env: cliEnv(env),
