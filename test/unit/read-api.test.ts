@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { checkBindable, isAuthorized, isLoopback } from '../../src/app/read-api/access.js';
-import { fitRecords, joinedBytes } from '../../src/app/read-api/body-cap.js';
+import { listBody } from '../../src/app/read-api/body-cap.js';
 import {
   answeringStream,
   completeUpTo,
@@ -146,19 +146,22 @@ describe('read API access', () => {
 
 describe('read API body cap', () => {
   it('cuts a key answer short past the byte cap, keeping at least one record', () => {
-    assert.deepEqual(fitRecords(['aaaa', 'bbbb', 'cccc'], 10), { texts: ['aaaa', 'bbbb'], cut: true });
-    assert.deepEqual(fitRecords(['aaaa', 'bbbb'], 10), { texts: ['aaaa', 'bbbb'], cut: false });
-    assert.deepEqual(fitRecords(['a'.repeat(50), 'b'], 10), { texts: ['a'.repeat(50)], cut: true });
-    assert.deepEqual(fitRecords([], 10), { texts: [], cut: false });
+    const body = (texts: string[], maxBytes: number) =>
+      listBody('[', texts, (cut) => `]${cut}`, maxBytes).toString();
+    assert.equal(body(['aaaa', 'bbbb', 'cccc'], 10), '[aaaa,bbbb]true');
+    assert.equal(body(['aaaa', 'bbbb'], 10), '[aaaa,bbbb]false');
+    assert.equal(body(['a'.repeat(50), 'b'], 10), `[${'a'.repeat(50)}]true`);
+    assert.equal(body(['é', 'éé', 'x'], 8), '[é,éé]true');
+    assert.equal(body([], 10), '[]false');
   });
 
   it("writes a list's body as the UTF-8 bytes of its texts joined", () => {
     const texts = ['{"a":"plain"}', '{"b":"é ✓ 𝄞 \\u0000"}', '{"c":""}'];
-    const bytes = joinedBytes('{"txs":[', texts, '],"hasNextPage":true}');
+    const bytes = listBody('{"txs":[', texts, () => '],"hasNextPage":true}');
     const text = `{"txs":[${texts.join(',')}],"hasNextPage":true}`;
     assert.ok(bytes.equals(Buffer.from(text, 'utf8')));
-    assert.equal(joinedBytes('[', [], ']').toString(), '[]');
-    assert.equal(joinedBytes('[', ['1'], ']').toString(), '[1]');
+    assert.equal(listBody('[', [], () => ']').toString(), '[]');
+    assert.equal(listBody('[', ['1'], () => ']').toString(), '[1]');
   });
 });
 

@@ -7,31 +7,34 @@
 /** The most bytes of records one key answer holds (at least one record is always served). */
 export const READ_MAX_BODY_BYTES = 8 * 1024 * 1024;
 
-/** The leading records whose texts fit in `maxBytes` (the first always), and whether any was left out. */
-export function fitRecords(texts: readonly string[], maxBytes: number): { texts: string[]; cut: boolean } {
-  let bytes = 0;
-  for (let i = 0; i < texts.length; i++) {
-    bytes += Buffer.byteLength(texts[i]!) + 1;
-    if (bytes > maxBytes && i > 0) return { texts: texts.slice(0, i), cut: true };
-  }
-  return { texts: [...texts], cut: false };
-}
-
 /**
- * `head`, the texts comma-separated, then `tail`, as UTF-8 bytes written straight into one
- * buffer: a list's body of about 100 kB never becomes one string, which the process would
- * allocate on its heap, then encode on the socket's write.
+ * `head`, the leading texts that fit in `maxBytes` comma-separated (the first always), then
+ * `tail(cut)` (`cut`: some were left out), as UTF-8 bytes written straight into one buffer: a
+ * list's body of about 100 kB never becomes one string, which the process would allocate on its
+ * heap, then encode on the socket's write. Each text's length is counted once, for the cap and
+ * the buffer both.
  */
-export function joinedBytes(head: string, texts: readonly string[], tail: string): Buffer {
-  const lengths = texts.map((text) => Buffer.byteLength(text));
-  let size = Buffer.byteLength(head) + Buffer.byteLength(tail) + Math.max(0, texts.length - 1);
-  for (const length of lengths) size += length;
-  const body = Buffer.allocUnsafe(size);
+export function listBody(
+  head: string,
+  texts: readonly string[],
+  tail: (cut: boolean) => string,
+  maxBytes = Number.POSITIVE_INFINITY,
+): Buffer {
+  const lengths: number[] = [];
+  let bytes = 0;
+  for (const text of texts) {
+    const length = Buffer.byteLength(text);
+    if (lengths.length > 0 && bytes + length + 1 > maxBytes) break;
+    bytes += length + 1;
+    lengths.push(length);
+  }
+  const end = tail(lengths.length < texts.length);
+  const body = Buffer.allocUnsafe(Buffer.byteLength(head) + Math.max(0, bytes - 1) + Buffer.byteLength(end));
   let at = body.write(head, 0);
-  for (let i = 0; i < texts.length; i++) {
+  for (let i = 0; i < lengths.length; i++) {
     if (i > 0) at = body.writeUInt8(0x2c, at);
     at += body.write(texts[i]!, at, lengths[i]!);
   }
-  body.write(tail, at);
+  body.write(end, at);
   return body;
 }

@@ -5,7 +5,7 @@ import { selectStoredTokens } from '../../db/queries/read-api/reference-data.js'
 import { selectStreamCoverage } from '../../db/queries/read-api/stream-coverage.js';
 import type { Executor } from '../../db/rows.js';
 import type { Reply } from '../../http/server.js';
-import { fitRecords, joinedBytes, READ_MAX_BODY_BYTES } from './body-cap.js';
+import { listBody, READ_MAX_BODY_BYTES } from './body-cap.js';
 import {
   answeringStream,
   type CoverageNeed,
@@ -77,14 +77,16 @@ export async function listAnswer(
   const filter = { ...request.filter, upTo: coverage.upTo };
   if (request.dialect === 'key') {
     const { rows, hasNextPage } = await selectKeyPage(db, filter, request.query);
-    const fitted = fitRecords(rows.map(recordJson), READ_MAX_BODY_BYTES);
-    const more = hasNextPage || fitted.cut;
-    return apiText(joinedBytes('{"txs":[', fitted.texts, `],"hasNextPage":${more}}`), headers);
+    const tail = (cut: boolean) => `],"hasNextPage":${hasNextPage || cut}}`;
+    return apiText(listBody('{"txs":[', rows.map(recordJson), tail, READ_MAX_BODY_BYTES), headers);
   }
   const { rows, totalPages } = await selectPage(db, filter, request.page);
   const head = request.accid === undefined ? '{' : `{"accid":${JSON.stringify(request.accid)},`;
   const start = `${head}"currentPage":${request.page},"totalPages":${totalPages},"txs":[`;
-  return apiText(joinedBytes(start, rows.map(recordJson), ']}'), headers);
+  return apiText(
+    listBody(start, rows.map(recordJson), () => ']}'),
+    headers,
+  );
 }
 
 /**
