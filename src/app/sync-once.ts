@@ -284,7 +284,6 @@ function syncStream(
   });
 }
 
-/** Refreshes the tokens from `/info` when due: how many it stored, `null` when not due. */
 /** The token list when this run refreshes it (`null`: not due); saved by {@link saveTokens}. */
 async function readTokens(ctx: SyncContext, options: SyncOptions): Promise<LedgerToken[] | null> {
   if (!ctx.saveTokens || !(await tokensDue(ctx, options.refreshTokens))) return null;
