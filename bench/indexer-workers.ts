@@ -14,14 +14,22 @@ export interface WorkerFleet {
   stop(): Promise<ProcessResult[]>;
 }
 
+/**
+ * Fails unless the CLI has the commands a fleet runs. Each is asked once (`--help`, a process of
+ * its own, cached): a timed run asks before its clock starts.
+ */
+function assertFleetCommands(setup: IndexerSetup): void {
+  for (const name of ['worker', 'schedule']) {
+    if (!setup.runner.hasCommand(name)) throw new Error(`the ${name} command has not landed`);
+  }
+}
+
 /** Starts `count` worker processes and registers the schedule (`schedule --every <every>`). */
 export async function startWorkerFleet(
   setup: IndexerSetup,
   input: { count: number; every: string; database: ScenarioDatabase; baseUrl: string; redisUrl: string },
 ): Promise<WorkerFleet> {
-  for (const name of ['worker', 'schedule']) {
-    if (!setup.runner.hasCommand(name)) throw new Error(`the ${name} command has not landed`);
-  }
+  assertFleetCommands(setup);
   const env = indexerEnv(setup, {
     databaseUrl: input.database.url,
     baseUrl: input.baseUrl,
@@ -75,6 +83,7 @@ export async function runIndexerWorkers(
     redisUrl: string;
   },
 ): Promise<ThroughputRun> {
+  assertFleetCommands(setup);
   const before = listPagesServed(await input.simulator.stats());
   const listsBefore = await input.simulator.listRequests();
   const started = performance.now();
