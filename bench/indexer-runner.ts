@@ -61,9 +61,11 @@ export function firstLineFlags(file: string): string[] {
 function isFresh(bin: string, root: string): boolean {
   if (!existsSync(bin)) return false;
   const built = statSync(bin).mtimeMs;
-  const newer = (path: string): boolean =>
-    statSync(path).isDirectory()
+  const newer = (path: string): boolean => {
+    const stat = statSync(path);
+    return stat.isDirectory()
       ? readdirSync(path).some((name) => newer(join(path, name)))
-      : statSync(path).mtimeMs > built;
+      : stat.mtimeMs > built;
+  };
   return !['src', 'workers', 'package.json'].some((path) => newer(join(root, path)));
 }

@@ -9,11 +9,11 @@
  * again by {@link readKeyAfter}.
  */
 import { EMPTY_ANSWER_RETRY } from '../defaults.js';
+import { keyedPlaces, keylessOnce } from '../domain/keyless-repeats.js';
 import type { RejectedRecord, TxKeyPage } from '../domain/model.js';
 import type { RawIdRange } from '../domain/raw-id-ranges.js';
 import { type StreamSpec, streamKey } from '../domain/stream-key.js';
 import { MalformedResponseError } from '../errors.js';
-import { keyedPlaces, keylessOnce } from './keyless-repeats.js';
 import type { FetchKeyPage } from './ports/fetches.js';
 import type { RawIdScreen } from './raw-id-screen.js';
 import { openGapLow, type SettleMark, settleMarks } from './settle.js';

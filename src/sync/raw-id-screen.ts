@@ -19,9 +19,10 @@
  * rawId the service does not vouch for cannot key a record, and a walk treats such a record as it
  * treats one served without a rawId.
  */
+
+import { txPositions } from '../domain/keyless-repeats.js';
 import type { LedgerTx, RejectedRecord } from '../domain/model.js';
 import { type StreamSpec, streamKey } from '../domain/stream-key.js';
-import { txPositions } from './keyless-repeats.js';
 import type { FetchKeyPage, FetchPage } from './ports/fetches.js';
 import type { SyncLogger } from './sync-logger.js';
 

@@ -9,6 +9,7 @@
  * its table comparisons as functions.
  */
 
+import { withoutRepeatedKeyless } from '../domain/keyless-repeats.js';
 import type { LedgerTx, RejectedRecord, TxKeyPage } from '../domain/model.js';
 import { pageSlots } from '../domain/page-links.js';
 import type { RawIdRange } from '../domain/raw-id-ranges.js';
@@ -141,7 +142,9 @@ export async function countListByKey(
       .map((r) => r.rawId)
       .filter((id): id is number => id !== undefined && Number.isSafeInteger(id) && inSpan(id));
     const ids = [...records.map((tx) => tx.rawId), ...rejectedRawIds];
-    const counted = { ...listed, rejected: withoutBoundaryRepeats(listed, trailing) };
+    // A keyless record at the meeting of two ranges is counted once (within a range the source
+    // drops such repeats itself, and `trailing` meets nothing).
+    const counted = { ...listed, rejected: withoutRepeatedKeyless(listed.served, trailing, listed.rejected) };
     countUnkeyable(tally, counted, upTo);
     trailing = keylessAfterTop(listed);
     const below = ids.filter((id) => id <= upTo);
@@ -261,23 +264,5 @@ function keylessAfterTop(listed: ListedAnswer): ReadonlySet<string> {
     served.rejected
       .filter((r) => isKeyless(r) && r.index !== undefined && r.index > lastAtOrBelow && r.index < firstAbove)
       .map((r) => r.raw),
-  );
-}
-
-/**
- * `listed`'s counted set-aside records without the keyless ones it lists before its first record
- * with a rawId that the answer before counted already (`trailing`, from {@link keylessAfterTop}):
- * a keyless record at the meeting of two ranges is counted once. Within a range the source drops
- * such repeats itself, and `trailing` meets nothing.
- */
-function withoutBoundaryRepeats(
-  listed: ListedAnswer,
-  trailing: ReadonlySet<string>,
-): readonly RejectedRecord[] {
-  if (trailing.size === 0) return listed.rejected;
-  const first = pageSlots(listed.served).findIndex((id) => id !== null);
-  return listed.rejected.filter(
-    (r) =>
-      !isKeyless(r) || !trailing.has(r.raw) || (first >= 0 && (r.index === undefined || r.index > first)),
   );
 }

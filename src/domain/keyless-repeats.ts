@@ -3,7 +3,7 @@
  * asked from the last rawId read, so a keyless record listed after it is listed again at the
  * start of the next answer: it is one record, and is set aside once.
  */
-import type { RejectedRecord } from '../domain/model.js';
+import type { RejectedRecord } from './model.js';
 
 /** An answer as placing needs it: its records' rawIds and what it set aside. */
 type KeyedAnswer = { txs: ReadonlyArray<{ rawId: number }>; rejected: readonly RejectedRecord[] };
@@ -64,10 +64,11 @@ function trailingKeyless(answer: KeyedAnswer): ReadonlySet<string> {
 
 /**
  * `rejected` (the answer's set-aside records, or some of them), without the keyless ones the
- * answer lists before its first record with a rawId that the previous answer listed after its
- * last (`before`, from {@link trailingKeyless}).
+ * answer lists before its first record with a rawId whose raw texts are in `before` (what the
+ * answer before listed after its last record, {@link trailingKeyless}; or, where two ranges meet,
+ * what the range below counted past its top).
  */
-function withoutRepeatedKeyless(
+export function withoutRepeatedKeyless(
   answer: KeyedAnswer,
   before: ReadonlySet<string>,
   rejected: readonly RejectedRecord[],
