@@ -230,31 +230,6 @@ describe('a first sync by key in lanes', () => {
     assert.ok(key.requests.length <= 34, `${key.requests.length} requests`);
   });
 
-  it('gives an idle lane the upper answer of a range with two answers left', async () => {
-    // Ranges of four answers for two lanes: the first two end together, and the last, of three
-    // answers, gives its upper part away after its first, so its end is not read one by one.
-    const list = new LiveList({ count: 1100 });
-    const key = byKey(list);
-    const store = new MemoryStore();
-    const { fetchKeyPage, seen } = inFlightSeen(key.fetchKeyPage);
-    const cursors: number[] = [];
-    const watched: FetchKeyPage = (s, q) => {
-      cursors.push(q.cursor);
-      return fetchKeyPage(s, q);
-    };
-    const result = await syncInRanges(store, key, { fetchKeyPage: watched, rangeWidth: 400 });
-    assert.equal(result.finished, true);
-    assert.deepEqual(
-      storedIds(store),
-      list.records.map((tx) => tx.rawId),
-    );
-    // The answers after 900 and after 1000 were under way at once, in two lanes.
-    const at = (cursor: number) => seen[cursors.indexOf(cursor)] ?? 0;
-    assert.equal(Math.max(at(900), at(1000)), 2, `in flight: ${JSON.stringify(seen)} at ${cursors}`);
-    // Split on a whole answer: no request more than one a hundred records, and the tail's one.
-    assert.equal(key.requests.length, 12);
-  });
-
   it('adds lanes as the size it reads grows, and lets lanes go as it shrinks', async () => {
     const list = new LiveList({ count: 6000 });
     const key = byKey(list);

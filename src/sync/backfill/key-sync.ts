@@ -137,11 +137,9 @@ function backfillByKeyInLanes(
       return planned && { run: planned.run, tasks: await pending(planned.run) };
     },
     pending,
-    // Cut a whole number of answers above the cursor (without holes, its last answer ends there);
-    // down to two answers left, so the last ranges of a run end in one answer's time, not in
-    // two or three read one after the other while the budget waits (200 ms away, each is 0.2 s).
+    // Cut a whole number of answers above the cursor (without holes, its last answer ends there).
     split: ({ cursor, upTo }) => {
-      if (upTo - cursor < 2 * count) return null;
+      if (upTo - cursor < 4 * count) return null;
       const cut = cursor + count * Math.floor((upTo - cursor) / (2 * count));
       return { cut, rest: { after: cut, upTo } };
     },
