@@ -108,15 +108,23 @@ describe('the ranges of a backfill by key', () => {
     const head = 100_050;
     const tasks = taperKeyTasks(keyRepairTasks([{ lo: 0, hi: head }], 1600), 1600, 100);
     // Contiguous, ascending, from the bottom of the list to the head, cursors on whole answers.
-    assert.deepEqual(tasks[0], { after: null, upTo: 1600 });
+    assert.equal(tasks[0]?.after, null);
     assert.equal(tasks.at(-1)?.upTo, head);
     for (let i = 1; i < tasks.length; i++) {
       assert.equal(tasks[i]?.after, tasks[i - 1]?.upTo);
       assert.equal((tasks[i]?.after ?? 0) % 100, 0);
     }
     const widths = tasks.map((t) => t.upTo - (t.after ?? -1));
+    // The sixteen jobs a fleet takes first, one to sixteen sixteenths of a range wide, so its
+    // lanes end them one after another; then the rest of the ninth range, and whole ranges.
+    assert.deepEqual(
+      tasks.slice(0, 16).map((t) => t.upTo - (t.after ?? 0)),
+      Array.from({ length: 16 }, (_, i) => 100 * (i + 1)),
+    );
+    assert.deepEqual(tasks[16], { after: 13_600, upTo: 9 * 1600 });
     // Whole ranges below the top sixteen widths' worth, narrowing above to one answer at the top.
-    assert.ok(tasks.filter((t) => t.upTo <= head - 16 * 1600).every((t) => t.upTo - (t.after ?? -1) >= 1600));
+    const whole = tasks.slice(17).filter((t) => t.upTo <= head - 16 * 1600);
+    assert.ok(whole.length > 20 && whole.every((t) => t.upTo - (t.after ?? -1) >= 1600));
     // Each about a sixteenth of the rawIds above it (whole answers, so up to one more), one answer at the top.
     tasks.forEach((t, i) => {
       const above = head - t.upTo;

@@ -75,7 +75,32 @@ export function taperKeyTasks(tasks: readonly KeyRangeTask[], width: number, flo
     }
     fromTop += upTo - bottom;
   }
-  return tapered.reverse();
+  return staggerFirstJobs(tapered.reverse(), width, floor);
+}
+
+/**
+ * The first {@link FLEET_LANES} jobs, those a fleet takes at once, one to sixteen sixteenths of
+ * `width` wide, in place of the first whole ranges: its lanes then end them one after another.
+ * A lane that ends a job waits for the job's last commit, idle; jobs of one width all end within
+ * a second or two, the commits then contend for the cores and the budget goes unspent meanwhile,
+ * and every wave after ends as one again.
+ */
+function staggerFirstJobs(tasks: KeyRangeTask[], width: number, floor: number): KeyRangeTask[] {
+  // Whole ranges enough to hold every width once: sixteen widths' worth, halved.
+  const replaced = Math.ceil((FLEET_LANES + 1) / 2);
+  if (tasks.length < replaced || tasks.slice(0, replaced).some((t) => t.upTo - (t.after ?? -1) < width))
+    return tasks;
+  const end = tasks[replaced - 1]!.upTo;
+  const staggered: KeyRangeTask[] = [];
+  let after = tasks[0]!.after;
+  for (let lane = 1; lane <= FLEET_LANES; lane++) {
+    const top = (after ?? 0) + Math.max(floor, Math.round((width * lane) / FLEET_LANES / floor) * floor);
+    if (top >= end) break;
+    staggered.push({ after, upTo: top });
+    after = top;
+  }
+  staggered.push({ after, upTo: end });
+  return [...staggered, ...tasks.slice(replaced)];
 }
 
 /** The range walks that cover `gaps`, each at most `width` rawIds wide. */
