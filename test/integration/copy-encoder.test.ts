@@ -39,9 +39,11 @@ async function simulator(records: number) {
   return { sim, url };
 }
 
-function encoder(): CopyEncoder {
+/** An encoder of one thread, ready to read. */
+async function encoder(): Promise<CopyEncoder> {
   const made = createCopyEncoder({ threads: 1 });
   encoders.push(made);
+  assert.equal(await made.ready(), true);
   return made;
 }
 
@@ -80,7 +82,7 @@ describe('records encoded for a COPY on another thread', () => {
       answers.some((a) => a.records.some((tx) => tx.action === 'bundle')),
       'the answers hold a bundle',
     );
-    const threaded = encoder();
+    const threaded = await encoder();
     const made = await Promise.all(answers.map((a) => threaded.read(a.text, a.window, OPTIONS)));
     for (const [i, answer] of answers.entries()) {
       const here = encodeForCopy(answer.records, OPTIONS);
@@ -98,7 +100,7 @@ describe('records encoded for a COPY on another thread', () => {
     const { url } = await simulator(400);
     const text = await (await fetch(`${url}/txs?cursor=100&order=asc&count=100`)).text();
     const answer = parseTxKeyPage(text, url);
-    const threaded = encoder();
+    const threaded = await encoder();
     const read = await threaded.read(text, { after: 150, upTo: 180 }, OPTIONS);
     assert.ok(read !== null);
     assert.equal(read.hasNextPage, answer.hasNextPage);
@@ -127,11 +129,29 @@ describe('records encoded for a COPY on another thread', () => {
     const { url } = await simulator(300);
     const answer = JSON.parse(await (await fetch(`${url}/txs?cursor=0&order=asc&count=20`)).text());
     answer.txs[3].amount = 12.5; // an amount must be a decimal string
-    const read = await encoder().read(JSON.stringify(answer), { after: null, upTo: 300 }, OPTIONS);
+    const read = await (await encoder()).read(JSON.stringify(answer), { after: null, upTo: 300 }, OPTIONS);
     assert.ok(read !== null);
     assert.equal(read.rejected, 1);
     assert.equal(read.encoding, null);
     assert.equal(read.rawIds.length, 19);
+  });
+
+  it('reads nothing until its thread is ready: the first reads are missing at once, not held up by its start', async () => {
+    const { url } = await simulator(200);
+    const text = await (await fetch(`${url}/txs?cursor=0&order=asc&count=100`)).text();
+    const starting = createCopyEncoder({ threads: 1 });
+    encoders.push(starting);
+    const window = { after: null, upTo: 1000 };
+    // The first read starts the thread and is read by the walk itself.
+    assert.equal(await starting.read(text, window, OPTIONS), null);
+    assert.equal(await starting.ready(), true);
+    const read = await starting.read(text, window, OPTIONS);
+    assert.equal(read?.rawIds.length, parseTxKeyPage(text, url).txs.length);
+    assert.ok(read?.encoding !== null && read?.encoding !== undefined);
+    // None to start, or closed: never ready.
+    assert.equal(await createCopyEncoder({ threads: 0 }).ready(), false);
+    await starting.close();
+    assert.equal(await starting.ready(), false);
   });
 
   it('encodes nothing once closed: what is owed resolves to missing', async () => {
@@ -148,7 +168,7 @@ describe('records encoded for a COPY on another thread', () => {
 
   it('writes a range read ahead over records stored already the full way, its answers parsed on the main thread', async () => {
     const { sim, url } = await simulator(1_000);
-    const copyEncoder = counting(encoder());
+    const copyEncoder = counting(await encoder());
     const { t, ctx } = await keyContext(url, copyEncoder.encoder);
     try {
       const store = ctx.backfills;
@@ -193,7 +213,7 @@ describe('records encoded for a COPY on another thread', () => {
         ].map((query) => queryRows(database.db, query)),
       );
     const ended = [];
-    for (const copyEncoder of [counting(encoder()), null]) {
+    for (const copyEncoder of [counting(await encoder()), null]) {
       const { t, ctx } = await keyContext(url, copyEncoder?.encoder ?? null);
       try {
         const result = await syncOnce(ctx, {});
@@ -222,6 +242,7 @@ function counting(inner: CopyEncoder): { encoder: CopyEncoder; made: number; mis
       else counted.missed++;
       return read;
     },
+    ready: () => inner.ready(),
     close: () => inner.close(),
   };
   return counted;

@@ -8,11 +8,13 @@ import { parseTxKeyPage } from '../../client/page.js';
 import { encodeForCopy } from '../../db/write/copy-encoding.js';
 import { loadFastKeccak } from '../../domain/keccak.js';
 import type { TxKeyPage } from '../../domain/model.js';
-import type { CopyEncodeReply, CopyEncodeRequest } from './copy-encoder.js';
+import type { CopyEncodeReply, CopyEncodeRequest, CopyEncoderMessage } from './copy-encoder.js';
 
 const port = parentPort;
 if (port === null) throw new Error('copy-encoder-thread runs as a worker thread only');
 const ready = loadFastKeccak();
+// Told once it can read: until then the walks read their answers themselves.
+void ready.then(() => port.postMessage({ ready: true } satisfies CopyEncoderMessage));
 port.on('message', (request: CopyEncodeRequest) => {
   void ready.then(() => {
     let reply: CopyEncodeReply;

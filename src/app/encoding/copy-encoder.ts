@@ -38,6 +38,9 @@ export interface CopyEncodeReply {
   error?: string;
 }
 
+/** What a thread sends: a reply, or word that it is ready to read (sent once, first). */
+export type CopyEncoderMessage = CopyEncodeReply | { ready: true };
+
 /** Threads by default: one fewer than the cores, at most two (the main thread needs a core too). */
 export function defaultEncoderThreads(): number {
   return Math.max(0, Math.min(2, availableParallelism() - 1));
@@ -47,11 +50,16 @@ export function defaultEncoderThreads(): number {
 interface EncoderThread {
   worker: Worker;
   waiting: Map<number, (reply: CopyEncodeReply | null) => void>;
+  /** It has loaded what it reads with: answers sent now are not held up by its start. */
+  ready: boolean;
 }
 
 /**
  * Creates an encoder with `threads` threads (default {@link defaultEncoderThreads}), started on
- * the first batch. With none, or once a thread has failed, every encoding is missing.
+ * the first read, which they are sent once they are ready (the reads before are missing: a
+ * thread's start takes a few hundred milliseconds on a busy machine, and every lane of a walk
+ * waited that long on its first answer). With none, or once a thread has failed, every encoding
+ * is missing.
  */
 export function createCopyEncoder(
   options: { threads?: number; logger?: Logger | undefined } = {},
@@ -60,11 +68,16 @@ export function createCopyEncoder(
   let threads: EncoderThread[] | null = null;
   let broken = count <= 0;
   let nextId = 0;
+  let readied: (ready: boolean) => void = () => undefined;
+  const readiness = new Promise<boolean>((resolve) => {
+    readied = resolve;
+  });
 
   const fail = (reason: unknown): void => {
     if (!broken)
       options.logger?.warn({ err: reason }, 'COPY encoding threads failed: encoding on the main thread');
     broken = true;
+    readied(false);
     for (const thread of threads ?? []) {
       for (const resolve of thread.waiting.values()) resolve(null);
       thread.waiting.clear();
@@ -75,20 +88,28 @@ export function createCopyEncoder(
   const start = (): EncoderThread[] => {
     const entry = threadStart();
     return Array.from({ length: count }, () =>
-      startThread(entry, { logger: options.logger, broken: () => broken, fail }),
+      startThread(entry, { logger: options.logger, broken: () => broken, fail, ready: () => readied(true) }),
     );
   };
 
-  /** Sends a request to its thread (started on the first); null when none runs or it failed. */
-  const send = (request: CopyEncodeRequest): Promise<CopyEncodeReply | null> => {
-    if (broken) return Promise.resolve(null);
+  /** Starts the threads unless they run; false when none can. */
+  const started = (): boolean => {
+    if (broken) return false;
     try {
       threads ??= start();
+      return true;
     } catch (error) {
       fail(error);
-      return Promise.resolve(null);
+      return false;
     }
-    const thread = threads[request.id % threads.length]!;
+  };
+
+  /** Sends a request to a ready thread (started on the first); null when none is ready, runs, or it failed. */
+  const send = (request: CopyEncodeRequest): Promise<CopyEncodeReply | null> => {
+    if (!started()) return Promise.resolve(null);
+    const ready = (threads ?? []).filter((t) => t.ready);
+    const thread = ready[request.id % Math.max(1, ready.length)];
+    if (thread === undefined) return Promise.resolve(null);
     return new Promise((resolve) => {
       if (thread.waiting.size === 0) thread.worker.ref();
       thread.waiting.set(request.id, resolve);
@@ -103,9 +124,11 @@ export function createCopyEncoder(
       if (reply?.read === undefined) return null;
       return { ...reply.read, encoding: reply.encoding };
     },
+    ready: () => (started() ? readiness : Promise.resolve(false)),
     async close() {
       const running = threads ?? [];
       broken = true;
+      readied(false);
       for (const thread of running) {
         for (const resolve of thread.waiting.values()) resolve(null);
         thread.waiting.clear();
@@ -118,13 +141,24 @@ export function createCopyEncoder(
 /** Starts one thread, its replies handed to the requests that wait for them. */
 function startThread(
   entry: { code: string | URL; eval: boolean },
-  hooks: { logger: Logger | undefined; broken: () => boolean; fail: (reason: unknown) => void },
+  hooks: {
+    logger: Logger | undefined;
+    broken: () => boolean;
+    fail: (reason: unknown) => void;
+    ready: () => void;
+  },
 ): EncoderThread {
   const worker = new Worker(entry.code, { eval: entry.eval });
   // Held open only while an encoding is owed: an idle thread never keeps the process alive.
   worker.unref();
-  const thread: EncoderThread = { worker, waiting: new Map() };
-  worker.on('message', (reply: CopyEncodeReply) => {
+  const thread: EncoderThread = { worker, waiting: new Map(), ready: false };
+  worker.on('message', (message: CopyEncoderMessage) => {
+    if ('ready' in message) {
+      thread.ready = true;
+      hooks.ready();
+      return;
+    }
+    const reply = message;
     const resolve = thread.waiting.get(reply.id);
     thread.waiting.delete(reply.id);
     if (thread.waiting.size === 0) worker.unref();

@@ -83,10 +83,13 @@ export interface AnswerRead {
 export interface CopyEncoder {
   /**
    * Parses an answer's text elsewhere and encodes its records in `window`: what a walk needs of
-   * the answer, without parsing it itself. `null` when the text is not a key answer (or no
-   * thread runs).
+   * the answer, without parsing it itself. `null` when the text is not a key answer, or no thread
+   * runs, or none is ready yet: the first read starts them, and the walk reads its answers itself
+   * while they load rather than wait for them.
    */
   read(text: string, window: AnswerWindow, options: CopyEncodeOptions): Promise<AnswerRead | null>;
+  /** Starts the threads if they are not; resolves once one is ready to read (`false`: none will be). */
+  ready(): Promise<boolean>;
   /** Ends the work; encodings still awaited resolve to null. */
   close(): Promise<void>;
 }
