@@ -49,8 +49,7 @@ export function createRangeCommitter(input: {
   let before = input.previous;
   const pipeline = createCommitPipeline<QueuedPage>({
     maxPages: input.maxPages,
-    // Page records are parsed here (a range by page number is never read ahead).
-    sizeOf: (queued) => (Array.isArray(queued.page.records) ? recordBytes(queued.page.records) : 0),
+    sizeOf: (queued) => recordBytes(queued.page.records),
     lingerMs: input.lingerMs,
     now: input.now,
     commit: async (pages) => {

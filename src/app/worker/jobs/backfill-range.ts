@@ -15,7 +15,6 @@ export const backfillRange: JobProcessor = async (job, deps) => {
     const result = await fetchKeyRange({
       store: deps.backfillStore,
       fetchKeyPage: deps.fetchKeyPage,
-      fetchKeyText: deps.fetchKeyText,
       spec: stream,
       backfillId,
       task: { after, upTo },
