@@ -8,6 +8,7 @@ import { migrateDatabase } from '../db/schema/migrate-database.js';
 import { createBackfillStore } from '../db/stores/pg-backfill-store.js';
 import { createPgStore, type PgStoreOptions } from '../db/stores/pg-sync-store.js';
 import { tokensListedAt, upsertTokens } from '../db/stores/tokens.js';
+import type { CopyEncoder } from '../db/write/copy-encoding.js';
 import { loadFastKeccak } from '../domain/keccak.js';
 import type { LedgerToken } from '../domain/model.js';
 import type { Logger } from '../logger.js';
@@ -16,6 +17,7 @@ import type { Metrics, WriteObserver } from '../metrics/index.js';
 import type { BackfillStore } from '../sync/ports/backfill-store.js';
 import type { DeferredIndexes } from '../sync/ports/read-indexes.js';
 import type { SyncStore } from '../sync/ports/sync-store.js';
+import { createCopyEncoder, defaultEncoderThreads } from './encoding/copy-encoder.js';
 import { observeBackfillStore, observeSyncStore } from './instrumented-store.js';
 import { createListDialects, type ListDialects } from './list-dialect.js';
 import { createMirroredService, type MirroredService } from './mirrored-service.js';
@@ -66,6 +68,11 @@ export interface CreateContextOptions {
   budget?: RequestBudget | undefined;
   /** Where the client's requests and the store's writes are counted. Default: nowhere. */
   metrics?: Pick<Metrics, 'client' | 'writes'> | undefined;
+  /**
+   * Encodes walks by key for their COPY off the main thread; closed with the context. Default:
+   * threads (`createCopyEncoder`) on PostgreSQL; `null`: on the main thread.
+   */
+  copyEncoder?: CopyEncoder | null | undefined;
 }
 
 /**
@@ -106,11 +113,21 @@ export async function createContext(options: CreateContextOptions): Promise<AppC
   const pgStore = createPgStore({ database, logger, reread, checkSignatures: config.checkSignatures });
   const writes = options.metrics?.writes;
   const store = writes === undefined ? pgStore : observeSyncStore(pgStore, writes);
+  // Threads start with the first walk by key that copies its records in, if any does.
+  // A machine of one core encodes each commit's records on its one thread, when it writes them.
+  const copyEncoder = !database.withCopyConnection
+    ? undefined
+    : options.copyEncoder === undefined
+      ? defaultEncoderThreads() > 0
+        ? createCopyEncoder({ logger })
+        : undefined
+      : (options.copyEncoder ?? undefined);
   const backfillStore = createBackfillStore({
     database,
     checkSignatures: config.checkSignatures,
     reread,
     logger,
+    copyEncoder,
   });
   const backfills = writes === undefined ? backfillStore : observeBackfillStore(backfillStore, writes);
   return {
@@ -135,6 +152,7 @@ export async function createContext(options: CreateContextOptions): Promise<AppC
     tokensListedAt: () => tokensListedAt(database),
     dialects: createListDialects({ client, db: database.db, paging: config.ledgerPaging }),
     async close() {
+      await copyEncoder?.close();
       await client.close();
       if (!options.database) await database.close();
     },

@@ -1,6 +1,12 @@
 import { isNotFound } from '../client/http.js';
 import type { LedgerClient } from '../client/ledger-client.js';
-import type { FetchByHash, FetchKeyHead, FetchKeyPage, FetchPage } from '../sync/ports/fetches.js';
+import type {
+  FetchByHash,
+  FetchKeyHead,
+  FetchKeyPage,
+  FetchKeyText,
+  FetchPage,
+} from '../sync/ports/fetches.js';
 import { keyHeadReader } from '../sync/raw-id-screen.js';
 
 /**
@@ -37,6 +43,28 @@ export function createFetchKeyPage(client: LedgerClient, signal?: AbortSignal): 
       },
       call,
     );
+}
+
+/**
+ * The sync engine's `FetchKeyText` over a client: {@link createFetchKeyPage}'s answers ascending,
+ * kept as text, for every list but an account's (`undefined` for those).
+ */
+export function createFetchKeyText(client: LedgerClient, signal?: AbortSignal): FetchKeyText {
+  const call = { signal };
+  return (spec, { cursor, count }) =>
+    spec.account === undefined
+      ? client.txsTextByKey(
+          {
+            cursor,
+            order: 'asc',
+            count,
+            tokenTag: spec.tokenTag,
+            action: spec.action,
+            withoutAction: spec.withoutAction,
+          },
+          call,
+        )
+      : undefined;
 }
 
 /**

@@ -22,6 +22,7 @@ import {
   createFetchByHash,
   createFetchKeyHead,
   createFetchKeyPage,
+  createFetchKeyText,
   createFetchPage,
 } from './sync-adapters.js';
 
@@ -267,6 +268,7 @@ function syncStream(
       // and a stretch far below it is read in lanes (a catch-up).
       headFirst: true,
       fetchKeyHead: createFetchKeyHead(ctx.client, options.requestSignal),
+      fetchKeyText: createFetchKeyText(ctx.client, options.requestSignal),
       lanes: keyLanes(ctx),
       count: ctx.client.keyCount(),
       rangeWidth: ctx.client.keyCount() * KEY_REQUESTS_PER_RANGE,

@@ -1,10 +1,12 @@
 import type { AccountListForm, PagingMode } from '../config.js';
+import type { KeyAnswerText } from '../domain/model.js';
 import { HttpError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { createAccountLists } from './account-lists.js';
 import { fillPath, type PathTemplates, queryString } from './api-paths.js';
 import type { ListDialect, TxKeyAnswer, TxKeyPage, TxKeyQuery } from './api-types.js';
 import type { CallOptions } from './call-options.js';
+import { guessKeyAnswer } from './key-answer-guess.js';
 import type { ClientGets } from './ledger-calls.js';
 import { keyPageQuery } from './list-query.js';
 import { parseListDialect, parseTxKeyPage } from './page.js';
@@ -15,6 +17,12 @@ export const MIN_KEY_COUNT = 10;
 /** Key-paging lists: the global one and the accounts', with the count the service accepts. */
 export interface KeyLister {
   txsByKey(query: TxKeyQuery, call?: CallOptions): Promise<TxKeyPage>;
+  /**
+   * {@link KeyLister.txsByKey} of a list other than an account's, kept as text for a reader that
+   * parses it elsewhere, with a guess of what it holds (`guessKeyAnswer`). Nothing is checked
+   * here: an answer cut short, read as text, is the reader's to ask again.
+   */
+  txsTextByKey(query: Omit<TxKeyQuery, 'account'>, call?: CallOptions): Promise<KeyAnswerText>;
   /** The count asked when a query names none: the configured one, or less once the service refused it. */
   keyCount(): number;
 }
@@ -85,8 +93,18 @@ export function createKeyLister(options: KeyListerOptions): KeyLister {
       if (query.account === '') throw new TypeError('account must be a non-empty string');
       return withAcceptedCount(query, (count) => ask(query, count, call));
     },
+    txsTextByKey(query, call) {
+      return withAcceptedCount(query, (count) =>
+        gets.getPage('txsByKey', fillPath(paths.txsByKey) + keyPageQuery(query, count), keyAnswerText, call),
+      );
+    },
     keyCount: () => Math.min(pageCount, ceiling ?? pageCount),
   };
+}
+
+/** An answer's text with its guess, not parsed: the parse elsewhere decides what it holds. */
+function keyAnswerText(text: string, url: string): Omit<KeyAnswerText, 'count'> {
+  return { text, guess: guessKeyAnswer(text), parse: () => parseTxKeyPage(text, url) };
 }
 
 /** A refusal that may be the count's: the service's limit on `count` is not documented. */

@@ -1,4 +1,4 @@
-import type { LedgerTx, TxListFilter, TxPage } from '../domain/model.js';
+import type { KeyAnswerText, LedgerTx, TxListFilter, TxPage } from '../domain/model.js';
 import { type Logger, silentLogger } from '../logger.js';
 import { fillPath, type ToolName } from './api-paths.js';
 import type {
@@ -80,6 +80,11 @@ export interface LedgerClient {
    * `hasNextPage` is true: go on from its last `rawId`.
    */
   txsByKey(query: TxKeyQuery, options?: CallOptions): Promise<TxKeyPage>;
+  /**
+   * {@link LedgerClient.txsByKey} of a list other than an account's, as text and a guess of its
+   * last rawId and `hasNextPage`, for a reader that parses it on another thread.
+   */
+  txsTextByKey(query: Omit<TxKeyQuery, 'account'>, options?: CallOptions): Promise<KeyAnswerText>;
   /** The count a key request asks when its query names none. */
   keyCount(): number;
   /**
@@ -160,6 +165,7 @@ export function createLedgerClient(options: LedgerClientOptions): LedgerClient {
         signal: call?.signal,
       }),
     txsByKey: (query, call) => keys.txsByKey(query, call),
+    txsTextByKey: (query, call) => keys.txsTextByKey(query, call),
     keyCount: () => keys.keyCount(),
     inFlight: (records) => inFlight.size(records),
     txsAfter: async (query, call) => {

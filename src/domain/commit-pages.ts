@@ -14,3 +14,21 @@ export interface CommittedPage {
 export function lastPageOf(commit: { pages: ReadonlyArray<Pick<CommittedPage, 'page'>> }): number {
   return commit.pages.at(-1)?.page ?? 1;
 }
+
+/**
+ * An answer's records as the store read them itself (`readAhead`), passed back to it by value
+ * with their commit: their rawIds for the walk, and the store's reading of them, which the walk
+ * does not open.
+ */
+export interface HeldRecords {
+  readonly held: true;
+  /** Ascending. */
+  readonly rawIds: readonly number[];
+  /** What the store made of the answer (PostgreSQL: the records' encoding and the answer). */
+  readonly reading: unknown;
+}
+
+/** Whether a page's records are held by the store (`readAhead`) rather than parsed by the walk. */
+export function isHeld(records: readonly LedgerTx[] | HeldRecords): records is HeldRecords {
+  return !Array.isArray(records);
+}

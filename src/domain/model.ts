@@ -84,8 +84,29 @@ export interface TxKeyPage {
   rejected: RejectedRecord[];
   /** More records follow the last one served. */
   hasNextPage: boolean;
-  /** The answer's JSON as received, when the fetch keeps it: its length sizes the batches that hold it. */
+  /** The answer's JSON as received, when the fetch keeps it (it can cross threads cheaply). */
   text?: string | undefined;
+}
+
+/** What a key answer's text says of a walk's next step, read without parsing it (`guessKeyAnswer`). */
+export interface KeyAnswerGuess {
+  /** The rawId of the answer's last record; `null`: the answer lists none. */
+  last: number | null;
+  hasNextPage: boolean;
+}
+
+/**
+ * A key answer kept as text, for a reader that parses it on another thread, with a guess of what
+ * it says of the walk's next step; the parse decides.
+ */
+export interface KeyAnswerText {
+  text: string;
+  /** `null`: the text is not in the shape a guess reads; the walk waits for its parse. */
+  guess: KeyAnswerGuess | null;
+  /** The answer parsed here, as a fetch that parses would have answered it; throws as that fetch would. */
+  parse(): TxKeyPage;
+  /** The `count` sent (after any halving the service asked for). */
+  count: number;
 }
 
 /** List filters shared by `/txs` and `/txsByAccount/{account}`. */

@@ -1,6 +1,12 @@
 import type { Logger } from '../logger.js';
 import type { BackfillStore, RangeStarts } from '../sync/ports/backfill-store.js';
-import type { FetchByHash, FetchKeyHead, FetchKeyPage, FetchPage } from '../sync/ports/fetches.js';
+import type {
+  FetchByHash,
+  FetchKeyHead,
+  FetchKeyPage,
+  FetchKeyText,
+  FetchPage,
+} from '../sync/ports/fetches.js';
 import type { DeferredIndexes } from '../sync/ports/read-indexes.js';
 import type { SyncStore } from '../sync/ports/sync-store.js';
 import type { LedgerQueues } from './queues.js';
@@ -21,6 +27,8 @@ export interface WorkerDeps {
   fetchPage: FetchPage;
   /** The stream's records after a cursor, by key (the deployed dialect). */
   fetchKeyPage: FetchKeyPage;
+  /** The same answers kept as text, for a range job whose store parses them on its thread. Optional. */
+  fetchKeyText?: FetchKeyText | undefined;
   /** The stream's newest rawId, by key: what a parallel backfill by key splits below. */
   fetchKeyHead: FetchKeyHead;
   /** How the service's lists are read: `LEDGER_PAGING`, or what the service answered when asked once. */

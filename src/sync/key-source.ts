@@ -4,8 +4,9 @@
  * range walks of a backfill read closed ranges; the walk by key reads the open top range (no
  * top). Each answer is judged here, in one place for both: the span it proves, whether the range
  * ends with it, the records it set aside that are the range's (each once), and the lowest gap it
- * leaves that may still fill in (`settle.ts`). How an answer is fetched is the caller's; an empty
- * answer that says more follow is asked again by {@link readKeyAfter}.
+ * leaves that may still fill in (`settle.ts`). How an answer is fetched is the caller's (a plain
+ * fetch, or one read ahead on the store's thread); an empty answer that says more follow is asked
+ * again by {@link readKeyAfter}.
  */
 import { EMPTY_ANSWER_RETRY } from '../defaults.js';
 import { keyedPlaces, keylessOnce } from '../domain/keyless-repeats.js';

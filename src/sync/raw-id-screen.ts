@@ -50,6 +50,12 @@ export interface RawIdScreen {
     answer: A,
     read: { after: number | null; order: 'asc' | 'desc' },
   ): Promise<A>;
+  /**
+   * Whether rawIds served ascending after `after` pass without a head read and without a record
+   * set aside: an answer read elsewhere (on the encoding thread) that does not is read again
+   * here, through {@link RawIdScreen.screen}.
+   */
+  passes(rawIds: readonly number[], after: number | null): boolean;
 }
 
 /** The reason a record above the service's head is set aside with. */
@@ -74,6 +80,16 @@ export function createRawIdScreen(input: {
   let lastHead: number | null = null;
   const ceiling = (after: number | null) => Math.max(real, after ?? -1) + RAW_ID_JUMP;
   return {
+    passes(rawIds, after) {
+      let limit = after === null && real < 0 ? Math.min(...rawIds) + RAW_ID_JUMP : ceiling(after);
+      const last = rawIds.at(-1) ?? -1;
+      for (const rawId of rawIds) {
+        if (rawId > limit || rawId > last) return false;
+        limit = Math.max(limit, rawId + RAW_ID_JUMP);
+      }
+      if (last > real) real = last;
+      return true;
+    },
     async screen(answer, read) {
       const entries = keyedEntries(answer);
       if (entries.length === 0) return answer;

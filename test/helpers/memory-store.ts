@@ -9,8 +9,8 @@
 
 import type { RereadPolicy } from '../../src/db/write/reread-queue.js';
 import { asPageCheckpoint } from '../../src/domain/checkpoints.js';
-import { lastPageOf } from '../../src/domain/commit-pages.js';
-import type { LedgerTx } from '../../src/domain/model.js';
+import { isHeld, lastPageOf } from '../../src/domain/commit-pages.js';
+import type { KeyAnswerText, LedgerTx } from '../../src/domain/model.js';
 import { mergeRanges, provenPrefixEnd, type RawIdRange } from '../../src/domain/raw-id-ranges.js';
 import type { StreamSpec } from '../../src/domain/stream-key.js';
 import { normaliseSpec, streamKey } from '../../src/domain/stream-key.js';
@@ -20,6 +20,7 @@ import type {
   BackfillStore,
   NewBackfillRun,
   RangePage,
+  ReadAhead,
 } from '../../src/sync/ports/backfill-store.js';
 import type {
   ClaimedRecord,
@@ -348,7 +349,11 @@ export class MemoryStore extends MemoryRecords implements SyncStore, BackfillSto
       if (run && page.openGap !== undefined && page.openGap !== null)
         run.openGap = Math.min(run.openGap ?? page.openGap, page.openGap);
     }
-    const records = input.pages.map((page) => page.records);
+    // This store reads nothing ahead: every page's records are the walk's.
+    const records = input.pages.map((page) => {
+      if (isHeld(page.records)) throw new Error('the memory store reads nothing ahead');
+      return page.records;
+    });
     const pageOf = new Map<number, number>();
     input.pages.forEach((page, i) => {
       for (const tx of records[i]!) pageOf.set(tx.rawId, page.page);
@@ -384,6 +389,14 @@ export class MemoryStore extends MemoryRecords implements SyncStore, BackfillSto
     const merged = withoutRun(mergeRanges(this.proven.get(key) ?? []));
     this.proven.set(key, merged);
     return merged.length;
+  }
+
+  /** Reads nothing ahead: the walk parses every answer. */
+  async readAhead(
+    _answer: KeyAnswerText,
+    _window: { after: number | null; upTo: number },
+  ): Promise<ReadAhead | null> {
+    return null;
   }
 
   async storedAbove(rawId: number): Promise<number> {

@@ -35,6 +35,7 @@ class BatchingStore implements BackfillStore {
   provenRanges = (key: string) => this.rows.provenRanges(key);
   compactProvenRanges = (key: string) => this.rows.compactProvenRanges(key);
   storedAbove = (rawId: number) => this.rows.storedAbove(rawId);
+  readAhead = async () => null;
   recordCheck = (input: Parameters<BackfillStore['recordCheck']>[0]) => this.rows.recordCheck(input);
   async commitRangePages(input: {
     key: string;

@@ -100,4 +100,12 @@ describe('the rawId screen', () => {
     assert.equal(amended?.rawId, undefined);
     assert.match(amended?.reason ?? '', /bad fee; rawId 1000000000000001 lies beyond/);
   });
+
+  it('tells a read made elsewhere whether its rawIds pass without a head read', () => {
+    const { screen } = screenWithHead(25_000);
+    assert.equal(screen.passes(range(1, 100), null), true);
+    assert.equal(screen.passes([101, PHANTOM, 102], 100), false);
+    assert.equal(screen.passes([101, 102, PHANTOM], 100), false);
+    assert.equal(screen.passes([101, 5_000, 102], 100), false);
+  });
 });

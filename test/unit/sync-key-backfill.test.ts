@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { TxKeyPage } from '../../src/domain/model.js';
+import { guessKeyAnswer } from '../../src/client/key-answer-guess.js';
+import { type HeldRecords, isHeld } from '../../src/domain/commit-pages.js';
+import type { KeyAnswerText, LedgerTx, TxKeyPage } from '../../src/domain/model.js';
 import { mergeRanges } from '../../src/domain/raw-id-ranges.js';
 import {
   fetchKeyRange,
@@ -10,7 +12,7 @@ import {
 } from '../../src/sync/backfill/key-backfill.js';
 import { laneBatchBytes, syncByKey } from '../../src/sync/backfill/key-sync.js';
 import { REPAIR_FLOOR } from '../../src/sync/ports/backfill-store.js';
-import type { FetchKeyPage } from '../../src/sync/ports/fetches.js';
+import type { FetchKeyPage, FetchKeyText } from '../../src/sync/ports/fetches.js';
 import { LiveList, MemoryStore, storedIds } from './sync-fakes.js';
 
 const spec = {};
@@ -451,6 +453,83 @@ describe('a first sync by key in lanes', () => {
   });
 });
 
+/**
+ * A store that parses the answers itself (`readAhead`), as the PostgreSQL store does on its
+ * thread: it holds each answer's records in the window and commits them by their handle.
+ * `refuse(cursor)` sends an answer back to the walk to parse.
+ */
+class ReadingStore extends MemoryStore {
+  readonly readsAhead: Array<number | null> = [];
+  constructor(private readonly refuse: (after: number | null) => boolean = () => false) {
+    super();
+  }
+  override readAhead = async (answer: KeyAnswerText, window: { after: number | null; upTo: number }) => {
+    this.readsAhead.push(window.after);
+    if (this.refuse(window.after)) return null;
+    let parsed: TxKeyPage;
+    try {
+      parsed = answer.parse();
+    } catch {
+      return null;
+    }
+    const { txs, hasNextPage } = parsed;
+    const kept = txs.filter(
+      (tx) => (window.after === null || tx.rawId > window.after) && tx.rawId <= window.upTo,
+    );
+    const records: HeldRecords = { held: true, rawIds: kept.map((tx) => tx.rawId), reading: kept };
+    return {
+      hasNextPage,
+      rawIds: txs.map((tx) => tx.rawId),
+      timestamps: txs.map((tx) => tx.timestamp),
+      records,
+    };
+  };
+  override commitRangePages(input: Parameters<MemoryStore['commitRangePages']>[0]) {
+    const pages = input.pages.map((page) => ({
+      ...page,
+      records: isHeld(page.records) ? (page.records.reading as LedgerTx[]) : page.records,
+    }));
+    return super.commitRangePages({ ...input, pages });
+  }
+}
+
+/** `byKey`'s answers as text in the service's compact shape; `mislead(cursor)` adds a rawId the parse does not read. */
+function asText(
+  list: LiveList,
+  options: {
+    cap: number;
+    mislead?: (cursor: number) => number | undefined;
+    spaced?: boolean;
+    /** Cut this answer's text in half, as a connection lost mid-answer would. */
+    cut?: (cursor: number) => boolean;
+  },
+) {
+  const requests: number[] = [];
+  const fetchKeyText: FetchKeyText = async (_spec, { cursor, count }) => {
+    await new Promise((resolve) => setImmediate(resolve));
+    requests.push(cursor);
+    const after = list.records.filter((tx) => tx.rawId > cursor).sort((a, b) => a.rawId - b.rawId);
+    const served = after.slice(0, Math.min(count ?? 100, options.cap));
+    // rawId first, as the service writes it.
+    const txs = served.map((tx) => Object.assign({ rawId: tx.rawId }, structuredClone(tx)));
+    const decoy = options.mislead?.(cursor);
+    // A record's nested object opening with a rawId of its own: the text's guess reads that one.
+    if (decoy !== undefined && txs.length > 0) Object.assign(txs.at(-1)!, { express: { rawId: decoy } });
+    const body = { txs, hasNextPage: after.length > served.length };
+    const whole = options.spaced ? JSON.stringify(body, null, 1) : JSON.stringify(body);
+    const text = options.cut?.(cursor) ? whole.slice(0, whole.length / 2) : whole;
+    const guess = guessKeyAnswer(text);
+    assert.equal(guess === null, options.spaced === true || text !== whole);
+    return {
+      text,
+      guess,
+      count: count ?? 100,
+      parse: (): TxKeyPage => ({ ...(JSON.parse(text) as Omit<TxKeyPage, 'rejected'>), rejected: [], text }),
+    };
+  };
+  return { fetchKeyText, requests };
+}
+
 describe('a tail by key far behind its head', () => {
   /** A mirror of 2,000 records synced in lanes, then `arrive` more at the head. */
   async function behind(arrive: number, options: { fail?: (cursor: number) => boolean } = {}) {
@@ -618,22 +697,99 @@ describe('sync --full by key', () => {
   });
 });
 
+describe('a range walk whose store parses the answers', () => {
+  const task = { after: 299, upTo: 599 };
+  const run = async (store: ReadingStore, list: LiveList, text: ReturnType<typeof asText>) => {
+    await store.startRun({ id: 'r', key: 'txs', headRawId: 1200, totalPages: 0 });
+    const parsed = byKey(list, { cap: 40 });
+    const result = await fetchKeyRange({
+      store,
+      fetchKeyPage: parsed.fetchKeyPage,
+      fetchKeyText: text.fetchKeyText,
+      spec,
+      backfillId: 'r',
+      task,
+      count: 100,
+    });
+    assert.deepEqual(
+      storedIds(store),
+      list.records.map((tx) => tx.rawId).filter((id) => id > task.after && id <= task.upTo),
+    );
+    assert.deepEqual(mergeRanges(await store.provenRanges('txs')), [{ lo: 300, hi: 599 }]);
+    return { result, parsedRequests: parsed.requests };
+  };
+
+  it('asks for each next answer by the rawId its text names last: one request an answer', async () => {
+    const list = new LiveList({ count: 400, step: () => 3 });
+    const store = new ReadingStore();
+    const text = asText(list, { cap: 40 });
+    const { result, parsedRequests } = await run(store, list, text);
+    assert.equal(result.pages, 3);
+    assert.deepEqual(text.requests, [299, 418, 538]);
+    assert.deepEqual(store.readsAhead, [299, 418, 538]);
+    assert.deepEqual(parsedRequests, []);
+  });
+
+  it('drops unread the answer asked after a wrong guess and asks from the rawId the parse read', async () => {
+    const list = new LiveList({ count: 400, step: () => 3 });
+    const store = new ReadingStore();
+    const text = asText(list, { cap: 40, mislead: (cursor) => (cursor === 299 ? 450 : undefined) });
+    const { result } = await run(store, list, text);
+    assert.equal(result.pages, 3);
+    // 450 was asked on the guess and never read; the walk went on from 418.
+    assert.deepEqual(text.requests, [299, 450, 418, 538]);
+    assert.deepEqual(store.readsAhead, [299, 418, 538]);
+  });
+
+  it('waits for the parse of an answer whose text gives no guess, and reads it all the same', async () => {
+    const list = new LiveList({ count: 400, step: () => 3 });
+    const store = new ReadingStore();
+    const text = asText(list, { cap: 40, spaced: true });
+    const { result, parsedRequests } = await run(store, list, text);
+    assert.equal(result.pages, 3);
+    assert.deepEqual(text.requests, [299, 418, 538]);
+    assert.deepEqual(store.readsAhead, [299, 418, 538]);
+    assert.deepEqual(parsedRequests, []);
+  });
+
+  it('asks again, the way every answer is read, for an answer whose text was cut short', async () => {
+    const list = new LiveList({ count: 400, step: () => 3 });
+    const store = new ReadingStore();
+    const text = asText(list, { cap: 40, cut: (cursor) => cursor === 418 });
+    const { result, parsedRequests } = await run(store, list, text);
+    assert.equal(result.pages, 3);
+    assert.deepEqual(text.requests, [299, 418, 538]);
+    // The cut answer was asked again by the fetch that parses, which retries and reports.
+    assert.deepEqual(parsedRequests, [418]);
+  });
+
+  it('parses itself an answer the store sends back, without asking for it again', async () => {
+    const list = new LiveList({ count: 400, step: () => 3 });
+    const store = new ReadingStore((after) => after === 418);
+    const text = asText(list, { cap: 40 });
+    const { result, parsedRequests } = await run(store, list, text);
+    assert.equal(result.pages, 3);
+    assert.deepEqual(text.requests, [299, 418, 538]);
+    assert.deepEqual(parsedRequests, []);
+  });
+});
+
 describe('the answers lanes hold', () => {
   it('commits fewer answers at a time as lanes are added, so what they hold together stays flat', async () => {
     const answersPerCommit = async (lanes: number) => {
       const list = new LiveList({ count: 6000 });
       // About 1.2 MB of text an answer of a hundred records.
       for (const tx of list.records) tx.data = JSON.stringify({ memo: 'x'.repeat(12_000) });
-      // Commits slower than answers come: the answers wait, up to what a lane may hold.
-      const store = new MemoryStore();
+      // Answers the store reads ahead commit in full batches only.
+      const store = new ReadingStore();
       const sizes: number[] = [];
       const commit = store.commitRangePages.bind(store);
-      store.commitRangePages = async (input) => {
+      store.commitRangePages = (input) => {
         sizes.push(input.pages.length);
-        await new Promise((resolve) => setTimeout(resolve, 150));
         return commit(input);
       };
-      await syncInRanges(store, byKey(list), { lanes: () => lanes });
+      const text = asText(list, { cap: 100 });
+      await syncInRanges(store, byKey(list), { fetchKeyText: text.fetchKeyText, lanes: () => lanes });
       assert.equal(storedIds(store).length, 6000);
       return Math.max(...sizes);
     };

@@ -7,7 +7,7 @@ import type { RawIdScreen } from '../../src/sync/raw-id-screen.js';
 import { countListByKey, type KeyCountPorts, type KeySpan } from '../../src/verify/key-count.js';
 
 /** A screen that sets nothing aside: these lists vouch for every rawId. */
-const passAll: RawIdScreen = { screen: async (answer) => answer };
+const passAll: RawIdScreen = { screen: async (answer) => answer, passes: () => true };
 
 const range = (lo: number, hi: number): number[] => Array.from({ length: hi - lo + 1 }, (_, i) => lo + i);
 

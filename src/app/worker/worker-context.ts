@@ -11,6 +11,7 @@ import {
   createFetchByHash,
   createFetchKeyHead,
   createFetchKeyPage,
+  createFetchKeyText,
   createFetchPage,
 } from '../sync-adapters.js';
 
@@ -50,6 +51,7 @@ export function createWorkerDeps(input: {
     backfillStore: app.backfills,
     fetchPage: createFetchPage(app.client, requestSignal),
     fetchKeyPage: createFetchKeyPage(app.client, requestSignal),
+    fetchKeyText: createFetchKeyText(app.client, requestSignal),
     fetchKeyHead: createFetchKeyHead(app.client, requestSignal),
     listDialect: () => app.dialects.resolve(requestSignal),
     forgetDialect: (error) => app.dialects.forgetOn(error),

@@ -1,5 +1,6 @@
+import { type HeldRecords, isHeld } from '../../domain/commit-pages.js';
 import { backfillOwner } from '../../domain/lease-owner.js';
-import type { RejectedRecord } from '../../domain/model.js';
+import type { KeyAnswerText, LedgerTx, RejectedRecord } from '../../domain/model.js';
 import { DatabaseError } from '../../errors.js';
 import type { Logger } from '../../logger.js';
 import type { BackfillStore, RangePage } from '../../sync/ports/backfill-store.js';
@@ -14,9 +15,10 @@ import {
   selectStreamStarted,
 } from '../queries/backfill-proofs.js';
 import { UNIQUE_VIOLATION } from '../sqlstate.js';
-import { warnIntegrityMismatches } from '../write/integrity-log.js';
+import { type CopyEncoder, type CopyEncoding, copyable } from '../write/copy-encoding.js';
+import { warnIntegrityMismatches, warnMismatches } from '../write/integrity-log.js';
 import { type PreparedBatch, prepareBatch } from '../write/prepare-batch.js';
-import { copyRangeWrite } from '../write/range-copy.js';
+import { copyEncodedRangeWrite, copyRangeWrite } from '../write/range-copy.js';
 import { buildRangeWrite, type RangeWriteInput } from '../write/range-write-sql.js';
 import { type RejectedRow, toPagedRejectedRows } from '../write/rejected-rows.js';
 import { DEFAULT_REREAD_POLICY, type RereadPolicy } from '../write/reread-queue.js';
@@ -37,15 +39,28 @@ export function createBackfillStore(options: {
   /** When the records a range stores are first re-read: the mirror's policy, as its walks use. */
   reread?: Partial<RereadPolicy> | undefined;
   logger?: Logger | undefined;
+  /**
+   * Encodes walks by key for their COPY off the main thread (PostgreSQL only; closed by its
+   * owner). Default: encoded on the main thread.
+   */
+  copyEncoder?: CopyEncoder | undefined;
 }): BackfillStore {
   const { database } = options;
   const now = options.now ?? (() => new Date());
   const policy: RereadPolicy = { ...DEFAULT_REREAD_POLICY, ...options.reread };
+  const encodeOptions = () => ({
+    now: now(),
+    burnWindowMs: policy.burnWindowMs,
+    checkSignatures: options.checkSignatures === true,
+  });
+  // Encodings made elsewhere are copied in: PostgreSQL only.
+  const copyEncoder = database.withCopyConnection ? options.copyEncoder : undefined;
   const commitRangePages = createRangeCommits({
     database,
     policy,
     now,
     checkSignatures: options.checkSignatures === true,
+    copyEncoder,
     logger: options.logger,
   });
   const store: BackfillStore = {
@@ -60,6 +75,14 @@ export function createBackfillStore(options: {
     runningRun: (key) => selectRunningBackfill(database.db, key),
     streamStarted: (key) => selectStreamStarted(database.db, key),
     commitRangePages,
+    async readAhead(answer, window) {
+      if (!copyEncoder) return null;
+      const read = await copyEncoder.read(answer.text, window, encodeOptions());
+      if (read === null || read.rejected > 0 || read.encoding === null) return null;
+      const reading: HeldAnswer = { encoding: read.encoding, answer };
+      const records: HeldRecords = { held: true, rawIds: read.encoding.rawIds, reading };
+      return { hasNextPage: read.hasNextPage, rawIds: read.rawIds, timestamps: read.timestamps, records };
+    },
     provenRanges: (key, backfillId) => selectProvenRanges(database.db, key, backfillId),
     compactProvenRanges: (key) => database.db.transaction((tx) => compactProvenRanges(tx, key, now())),
     storedAbove: (rawId) => countStoredAbove(database.db, rawId),
@@ -79,29 +102,51 @@ export function createBackfillStore(options: {
   });
 }
 
+/** What this store keeps of an answer it read ahead (`HeldRecords.reading`): the encoding, and the answer. */
+interface HeldAnswer {
+  encoding: CopyEncoding;
+  answer: KeyAnswerText;
+}
+
+/** The reading of records this store read ahead; throws for records another store read. */
+function heldAnswer(records: HeldRecords): HeldAnswer {
+  const reading = records.reading as Partial<HeldAnswer> | null | undefined;
+  if (reading?.encoding === undefined || reading.answer === undefined)
+    throw new Error('records read ahead by another store');
+  return reading as HeldAnswer;
+}
+
 /**
- * A range's commit: its records encoded, copied in when they are all new (`writeProbed`), else
- * written the full way; with the rest of the range's write in the same transaction.
+ * A range's commit: its records copied in from the encodings the thread made of its answers when
+ * every page has one and they can be (`copyable`), else encoded here and written the full way;
+ * with the rest of the range's write in the same transaction.
  */
 function createRangeCommits(deps: {
   database: Database;
   policy: RereadPolicy;
   now: () => Date;
   checkSignatures: boolean;
+  copyEncoder: CopyEncoder | undefined;
   logger: Logger | undefined;
 }): BackfillStore['commitRangePages'] {
-  const { database, policy, now } = deps;
+  const { database, policy, now, copyEncoder } = deps;
   return async (input) => {
+    const encoded = copyEncoder ? heldEncodings(input.pages) : null;
     const at = now();
-    const prepared = prepareBatch(
-      input.pages.flatMap((page) => page.records),
-      {
+    // Encoded on the main thread only when the commit takes the full way.
+    let prepared: PreparedBatch | undefined;
+    const prepare = (): PreparedBatch => {
+      if (prepared !== undefined) return prepared;
+      const records = input.pages.map((page) => heldOrParsed(page.records));
+      prepared = prepareBatch(records.flat(), {
         now: at,
         burnWindowMs: policy.burnWindowMs,
-        pages: input.pages.flatMap((page) => page.records.map(() => page.page)),
+        pages: input.pages.flatMap((page, i) => records[i]!.map(() => page.page)),
         checkSignatures: deps.checkSignatures,
-      },
-    );
+      });
+      return prepared;
+    };
+    const copies = encoded !== null && copyable(encoded) ? encoded : null;
     // Records, rejected records, proof and lease in one transaction, committed asynchronously,
     // since losing the last commits in a crash only leaves a gap for the check to repair.
     const rest = (refused: readonly RejectedRecord[]) => ({
@@ -116,13 +161,18 @@ function createRangeCommits(deps: {
         openGap: lowestOpenGap(input.pages),
       },
     });
-    const write = (assumeNew: boolean): Promise<TransactionWriteResult> =>
-      writeRange(database, { ...rest(prepared.rejected), prepared, assumeNew });
+    const write = (assumeNew: boolean): Promise<TransactionWriteResult> => {
+      if (assumeNew && copies !== null) return copyEncoded(database, { ...rest([]), encodings: copies });
+      const batch = prepare();
+      return writeRange(database, { ...rest(batch.rejected), prepared: batch, assumeNew });
+    };
     const span = rawIdSpan(input.pages);
     const written = await withRetries('range-write', () => writeProbed(database, span, write), deps.logger);
     const context = { stream: input.key, pages: `${input.pages[0]?.page}-${input.pages.at(-1)?.page}` };
-    warnIntegrityMismatches(deps.logger, context, prepared.records);
-    const early = input.pages.reduce((n, page) => n + page.rejected.length, 0) + prepared.rejected.length;
+    if (prepared === undefined) warnMismatches(deps.logger, context, mergedMismatches(copies ?? []));
+    else warnIntegrityMismatches(deps.logger, context, prepared.records);
+    const early =
+      input.pages.reduce((n, page) => n + page.rejected.length, 0) + (prepared?.rejected.length ?? 0);
     return {
       inserted: written.inserted,
       updated: written.updated,
@@ -131,6 +181,29 @@ function createRangeCommits(deps: {
       conflicts: written.conflicts,
     };
   };
+}
+
+/** The encodings of a commit's pages, held with their answers; `null` when a page was parsed by the walk. */
+function heldEncodings(pages: readonly RangePage[]): CopyEncoding[] | null {
+  const encodings: CopyEncoding[] = [];
+  for (const page of pages) {
+    if (!isHeld(page.records)) return null;
+    encodings.push(heldAnswer(page.records).encoding);
+  }
+  return encodings;
+}
+
+/**
+ * A page's records as objects: parsed by the walk, or, held with their answer, parsed here from
+ * it (a commit that takes the full way: records stored already, or a hash twice).
+ */
+function heldOrParsed(records: LedgerTx[] | HeldRecords): LedgerTx[] {
+  if (!isHeld(records)) return records;
+  const { answer } = heldAnswer(records);
+  const wanted = new Set(records.rawIds);
+  const found = answer.parse().txs.filter((tx) => wanted.has(tx.rawId));
+  if (found.length !== wanted.size) throw new Error('an answer read ahead no longer holds its records');
+  return found;
 }
 
 /**
@@ -157,6 +230,29 @@ function writeRange(
   });
 }
 
+/** A range's records encoded beforehand, copied in on a connection that can (PostgreSQL's). */
+function copyEncoded(
+  database: Database,
+  input: Parameters<typeof copyEncodedRangeWrite>[1],
+): Promise<TransactionWriteResult> {
+  const { withCopyConnection } = database;
+  if (!withCopyConnection) throw new Error('copied range write on a database without COPY');
+  return withCopyConnection((connection) => copyEncodedRangeWrite(connection, input));
+}
+
+/** The rawIds of a page's records. */
+function rawIdsOf(records: LedgerTx[] | HeldRecords): readonly number[] {
+  return isHeld(records) ? records.rawIds : records.map((tx) => tx.rawId);
+}
+
+/** The failed checks of several encodings. */
+function mergedMismatches(encodings: readonly CopyEncoding[]): { hash: number[]; signature: number[] } {
+  return {
+    hash: encodings.flatMap((e) => e.mismatches.hash),
+    signature: encodings.flatMap((e) => e.mismatches.signature),
+  };
+}
+
 /**
  * The records a range's pages set aside, each with the page that served it: those rejected while
  * reading a page with it, those refused while encoding with the page of their rawId (the last
@@ -166,7 +262,7 @@ function rejectedWithPages(pages: readonly RangePage[], refused: readonly Reject
   // Built only for the rare commit that refused a record, not for every commit's records.
   const pageOf = new Map<number, number>();
   if (refused.length > 0)
-    for (const page of pages) for (const tx of page.records) pageOf.set(tx.rawId, page.page);
+    for (const page of pages) for (const rawId of rawIdsOf(page.records)) pageOf.set(rawId, page.page);
   const lastPage = pages.at(-1)?.page ?? null;
   return toPagedRejectedRows([
     ...pages.flatMap((page) => page.rejected.map((record) => ({ record, page: page.page }))),
@@ -213,7 +309,7 @@ function rawIdSpan(pages: readonly RangePage[]): { lo: number; hi: number } | nu
   let lo = Number.POSITIVE_INFINITY;
   let hi = Number.NEGATIVE_INFINITY;
   for (const page of pages) {
-    for (const { rawId } of page.records) {
+    for (const rawId of rawIdsOf(page.records)) {
       if (rawId < lo) lo = rawId;
       if (rawId > hi) hi = rawId;
     }

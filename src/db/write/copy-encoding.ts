@@ -2,11 +2,21 @@
  * A range's records encoded for its COPY as far as the records alone allow: each record's line up
  * to its token tag, its bundle items' lines, and what the commit needs besides (rawIds, hashes,
  * tags, why a record waits for a re-read, failed checks). The commit adds to each line what only
- * it knows: the tag as stored (`matchedTags`) and its own time. Pure.
+ * it knows: the tag as stored (`matchedTags`) and its own time. So the encoding can be made before
+ * the commit, and elsewhere (`copy-encoder.ts`: another thread). Pure.
  */
+import type { LedgerTx } from '../../domain/model.js';
+import { InvalidRecordError } from '../../errors.js';
 import { BUNDLE_ITEM_COLUMNS, RECORD_COLUMNS } from '../schema/transaction-columns.js';
 import { type CopyColumns, copyText, copyValue } from './copy-text.js';
-import type { BundleItemRow, EncodedTransaction, PendingReason, TransactionRow } from './encode.js';
+import {
+  type BundleItemRow,
+  type EncodedTransaction,
+  type EncodeOptions,
+  encodeTransaction,
+  type PendingReason,
+  type TransactionRow,
+} from './encode.js';
 import { integrityMismatches } from './integrity-log.js';
 
 type RecordName = keyof TransactionRow;
@@ -48,6 +58,42 @@ export interface CopyEncoding {
   items: Uint8Array;
 }
 
+/** The options an encoding made elsewhere is made with: plain values only (they are copied there). */
+export type CopyEncodeOptions = Omit<EncodeOptions, 'knownTags'>;
+
+/** The rawIds of an answer a range walk keeps: above `after` (all when `null`) and up to `upTo`. */
+export interface AnswerWindow {
+  after: number | null;
+  upTo: number;
+}
+
+/** An answer by key parsed and encoded elsewhere (`CopyEncoder.read`). */
+export interface AnswerRead {
+  hasNextPage: boolean;
+  /** Every record the answer served, in order, and their timestamps. */
+  rawIds: number[];
+  timestamps: number[];
+  /** How many records the parse set aside. */
+  rejected: number;
+  /** The encoding of the records in the window, in order; `null` when one cannot be encoded. */
+  encoding: CopyEncoding | null;
+}
+
+/** Encodings made elsewhere (another thread), by the array of records they were asked for. */
+export interface CopyEncoder {
+  /**
+   * Parses an answer's text elsewhere and encodes its records in `window`: what a walk needs of
+   * the answer, without parsing it itself. `null` when the text is not a key answer, or no thread
+   * runs, or none is ready yet: the first read starts them, and the walk reads its answers itself
+   * while they load rather than wait for them.
+   */
+  read(text: string, window: AnswerWindow, options: CopyEncodeOptions): Promise<AnswerRead | null>;
+  /** Starts the threads if they are not; resolves once one is ready to read (`false`: none will be). */
+  ready(): Promise<boolean>;
+  /** Ends the work; encodings still awaited resolve to null. */
+  close(): Promise<void>;
+}
+
 /** The encoding of records already encoded into rows. */
 export function copyEncoding(records: readonly EncodedTransaction[]): CopyEncoding {
   const items = records.flatMap((r) => r.items);
@@ -60,6 +106,44 @@ export function copyEncoding(records: readonly EncodedTransaction[]): CopyEncodi
     lines: copyText(records, LINE_COPY, (r, i) => r.row[LINE_NAMES[i] as RecordName]),
     items: copyText(items, ITEM_COPY, (item, i) => item[ITEM_NAMES[i] as ItemName]),
   };
+}
+
+/**
+ * Encodes `records` for a COPY; `null` when one cannot be encoded (the commit then takes the
+ * full way, which sets it aside with the reason).
+ */
+export function encodeForCopy(records: readonly LedgerTx[], options: CopyEncodeOptions): CopyEncoding | null {
+  const encoded: EncodedTransaction[] = [];
+  for (const tx of records) {
+    try {
+      encoded.push(encodeTransaction(tx, options));
+    } catch (error) {
+      if (error instanceof InvalidRecordError) return null;
+      throw error;
+    }
+  }
+  return copyEncoding(encoded);
+}
+
+/**
+ * Whether encodings can be copied in as one commit: rawIds strictly ascending throughout (one
+ * sighting each, as a walk by key reads them) and no ledger hash twice. Anything else takes the
+ * full way, which keeps one version of each and sets clashes aside.
+ */
+export function copyable(encodings: readonly CopyEncoding[]): boolean {
+  let last = Number.NEGATIVE_INFINITY;
+  const hashes = new Set<string>();
+  for (const encoding of encodings) {
+    for (const rawId of encoding.rawIds) {
+      if (!(rawId > last)) return false;
+      last = rawId;
+    }
+    for (const hash of encoding.ledgerHashes) {
+      if (hashes.has(hash)) return false;
+      hashes.add(hash);
+    }
+  }
+  return true;
 }
 
 /**

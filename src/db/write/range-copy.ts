@@ -35,18 +35,33 @@ export interface RangeCopyInput extends Omit<CopiedRangeRestInput, 'pending'> {
   records: readonly ServedRecord[];
 }
 
+/** Input of {@link copyEncodedRangeWrite}: the records encoded for the copy, and the rest. */
+export interface EncodedRangeCopyInput extends Omit<CopiedRangeRestInput, 'pending'> {
+  /** Together {@link copyable}: rawIds ascending, each once, no hash twice. */
+  encodings: readonly CopyEncoding[];
+}
+
 /**
  * Writes a range's records, all taken to be new, and the rest of its write in one transaction
  * (see the module's comment), on a connection of `Database.withCopyConnection`, which discards
  * it when this fails. Throws the database's error, a unique violation among them, with nothing
  * written.
  */
-export async function copyRangeWrite(
+export function copyRangeWrite(
   connection: CopyConnection,
   input: RangeCopyInput,
 ): Promise<TransactionWriteResult> {
   const { records, ...rest } = input;
-  const encodings = [copyEncoding([...records].sort((a, b) => a.row.raw_id - b.row.raw_id))];
+  const sorted = [...records].sort((a, b) => a.row.raw_id - b.row.raw_id);
+  return copyEncodedRangeWrite(connection, { ...rest, encodings: [copyEncoding(sorted)] });
+}
+
+/** {@link copyRangeWrite} of records encoded beforehand (`copy-encoding.ts`). */
+export async function copyEncodedRangeWrite(
+  connection: CopyConnection,
+  input: EncodedRangeCopyInput,
+): Promise<TransactionWriteResult> {
+  const { encodings, ...rest } = input;
   const now = input.now.toISOString();
   const { db } = connection;
   await db.execute(sql.raw('BEGIN; SET LOCAL synchronous_commit = off'));

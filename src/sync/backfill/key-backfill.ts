@@ -9,21 +9,24 @@
  */
 
 import { COMMIT_SIZES } from '../../defaults.js';
-import type { LedgerTx } from '../../domain/model.js';
+import { type HeldRecords, isHeld } from '../../domain/commit-pages.js';
+import type { KeyAnswerText, LedgerTx, TxKeyPage } from '../../domain/model.js';
 import { chunkRange, findGaps, type RawIdRange } from '../../domain/raw-id-ranges.js';
 import type { StreamSpec } from '../../domain/stream-key.js';
 import { streamKey } from '../../domain/stream-key.js';
 import { createCommitPipeline, recordBytes } from '../commit-pipeline.js';
 import {
+  countUpTo,
   createKeySource,
   type KeyRangeTask,
   type KeyRead,
   type KeySettling,
+  movesOn,
   readKeyAfter,
 } from '../key-source.js';
-import type { BackfillRun, BackfillStore, RangePage } from '../ports/backfill-store.js';
-import type { FetchKeyHead, FetchKeyPage } from '../ports/fetches.js';
-import { keyWalkScreen } from '../raw-id-screen.js';
+import type { BackfillRun, BackfillStore, RangePage, ReadAhead } from '../ports/backfill-store.js';
+import type { FetchKeyHead, FetchKeyPage, FetchKeyText } from '../ports/fetches.js';
+import { keyWalkScreen, type RawIdScreen } from '../raw-id-screen.js';
 import { quietLogger, type SyncLogger } from '../sync-logger.js';
 import { addCounts, zeroCounts } from '../write-counts.js';
 import { type RangeResult, runProofs } from './parallel-backfill.js';
@@ -145,6 +148,11 @@ export async function pendingKeyTasks(
 export interface FetchKeyRangeInput {
   store: BackfillStore;
   fetchKeyPage: FetchKeyPage;
+  /**
+   * Answers as text, for a store that parses them on another thread (`readAhead`): the walk then
+   * asks for each next answer while the store parses this one. Optional.
+   */
+  fetchKeyText?: FetchKeyText | undefined;
   spec: StreamSpec;
   backfillId: string;
   task: KeyRangeTask;
@@ -206,21 +214,11 @@ export async function fetchKeyRange(input: FetchKeyRangeInput): Promise<RangeRes
   const logger = input.logger ?? quietLogger;
   const now = input.now ?? Date.now;
   const result: RangeResult = { pages: 0, records: 0, counts: zeroCounts(), lowest: null };
-  const reading = {
-    fetchKeyPage: input.fetchKeyPage,
-    screen: keyWalkScreen({ fetchKeyPage: input.fetchKeyPage, spec, logger }),
-    spec,
-    count: input.count,
-    signal: input.signal,
-  };
+  const screen = keyWalkScreen({ fetchKeyPage: input.fetchKeyPage, spec, logger });
+  const reader = createAnswerReader(input, screen, now);
   const source = createKeySource({
     task: input.task,
-    read: async (cursor, upTo): Promise<RangeAnswer> => {
-      const readAt = now();
-      const served = await readKeyAfter(reading, cursor ?? 0, upTo);
-      const records = served.txs.filter((tx) => (cursor === null || tx.rawId > cursor) && tx.rawId <= upTo);
-      return { readAt, served, records, bytes: served.text?.length ?? recordBytes(records) };
-    },
+    read: reader.read,
     settle: input.settle ?? { headAt: undefined, windowMs: Number.POSITIVE_INFINITY },
   });
   // Its top comes down when the range gives its upper part away (`split`).
@@ -240,7 +238,7 @@ export async function fetchKeyRange(input: FetchKeyRangeInput): Promise<RangeRes
         proven,
       });
       addCounts(result.counts, counts);
-      const records = answers.reduce((n, a) => n + a.page.records.length, 0);
+      const records = answers.reduce((n, a) => n + countOf(a.page.records), 0);
       await input.onCommit?.({ answers: answers.length, records, counts });
       const last = answers[answers.length - 1]!;
       if (last.resume.after !== null && last.resume.after < task.upTo) await input.onProgress?.(last.resume);
@@ -252,8 +250,9 @@ export async function fetchKeyRange(input: FetchKeyRangeInput): Promise<RangeRes
       const { read, proven, ends, last, rejected, openGap } = await source.next();
       const { records, bytes } = read;
       result.pages++;
-      result.records += records.length;
-      for (const { rawId } of records) result.lowest = Math.min(result.lowest ?? rawId, rawId);
+      result.records += countOf(records);
+      for (const rawId of isHeld(records) ? records.rawIds : records.map((tx) => tx.rawId))
+        result.lowest = Math.min(result.lowest ?? rawId, rawId);
       pipeline.add({
         page: { page: index, records, rejected, openGap },
         proven,
@@ -267,7 +266,9 @@ export async function fetchKeyRange(input: FetchKeyRangeInput): Promise<RangeRes
       }
       if (pipeline.full()) await pipeline.submit();
       // Else committed as soon as the running commit ends; a failure is thrown by the next submit.
-      else pipeline.submit().catch(() => {});
+      // Answers the store parsed come at its thread's pace, slower than commits end: committed so,
+      // they would go one or two a transaction, and PostgreSQL pays for each (docs/performance.md).
+      else if (!isHeld(records)) pipeline.submit().catch(() => {});
     }
   } catch (error) {
     // Keep what was read, so a retry resumes after it; the read's error is the one to report.
@@ -286,7 +287,85 @@ export async function fetchKeyRange(input: FetchKeyRangeInput): Promise<RangeRes
 
 /** One answer of a range walk: what it served, and its records in the range after the cursor. */
 interface RangeAnswer extends KeyRead {
-  records: LedgerTx[];
+  /** Parsed here, or held by the store that parsed them (`readAhead`). */
+  records: LedgerTx[] | HeldRecords;
   /** About how many bytes it holds: its text, else its records'. */
   bytes: number;
+}
+
+/** How many records a page holds. */
+function countOf(records: LedgerTx[] | HeldRecords): number {
+  return isHeld(records) ? records.rawIds.length : records.length;
+}
+
+/**
+ * Reads a range walk's answers, one after another. With a store that parses answers on another
+ * thread (`readAhead`) and a fetch that keeps their text, each answer is parsed there, and the
+ * next one is asked for meanwhile, after the rawId its text names last (`KeyAnswerText.guess`);
+ * the parse decides, and an answer asked after a wrong guess is dropped unread. An answer the
+ * store cannot take (a record set aside, one that cannot be encoded, text it cannot parse) is
+ * parsed here, as is every answer otherwise, and its commit takes the full way.
+ */
+function createAnswerReader(
+  input: FetchKeyRangeInput,
+  screen: RawIdScreen,
+  now: () => number,
+): { read(cursor: number | null, upTo: number): Promise<RangeAnswer> } {
+  const { store, spec, count } = input;
+  const reading = {
+    fetchKeyPage: input.fetchKeyPage,
+    screen,
+    spec,
+    count,
+    signal: input.signal,
+  };
+  // The next answer, asked while the one before it was parsed, and when.
+  let asked: { cursor: number; at: number; answer: Promise<KeyAnswerText> | undefined } | null = null;
+  const ask = (cursor: number, upTo: number) => {
+    const at = now();
+    const answer = input.fetchKeyText?.(spec, { cursor, count: countUpTo(count, cursor, upTo) });
+    // Dropped unread after a wrong guess: its failure is nobody's.
+    answer?.catch(() => undefined);
+    return { cursor, at, answer };
+  };
+  const parsedHere = async (
+    cursor: number | null,
+    upTo: number,
+    text?: KeyAnswerText,
+  ): Promise<TxKeyPage> => {
+    let parsed: TxKeyPage | undefined;
+    try {
+      parsed = text?.parse();
+    } catch {
+      // Read again the way every answer is read: its failures are retried, then reported.
+    }
+    const served = parsed && (await screen.screen(parsed, { after: cursor, order: 'asc' }));
+    if (served !== undefined && movesOn(served, cursor ?? 0)) return served;
+    return readKeyAfter(reading, cursor ?? 0, upTo);
+  };
+  return {
+    async read(cursor, upTo) {
+      const from = cursor ?? 0;
+      const next = asked?.cursor === from ? asked : ask(from, upTo);
+      asked = null;
+      const answer = await next.answer;
+      let read: ReadAhead | null = null;
+      if (answer !== undefined) {
+        // The next answer is asked for while the store parses this one, when its text says one follows.
+        const last = answer.guess?.hasNextPage ? answer.guess.last : null;
+        if (last !== null && last > from && last < upTo) asked = ask(last, upTo);
+        read = await store.readAhead(answer, { after: cursor, upTo });
+      }
+      // An answer the screen would change is read here, where records can be set aside.
+      if (read !== null && screen.passes(read.rawIds, cursor)) {
+        const txs = read.rawIds.map((rawId, i) => ({ rawId, timestamp: read.timestamps[i] ?? 0 }));
+        const served = { txs, rejected: [], hasNextPage: read.hasNextPage };
+        if (movesOn(served, from))
+          return { readAt: next.at, served, records: read.records, bytes: answer?.text.length ?? 0 };
+      }
+      const served = await parsedHere(cursor, upTo, answer);
+      const records = served.txs.filter((tx) => (cursor === null || tx.rawId > cursor) && tx.rawId <= upTo);
+      return { readAt: next.at, served, records, bytes: served.text?.length ?? recordBytes(records) };
+    },
+  };
 }

@@ -10,7 +10,7 @@ import { SETTLE_MS } from '../../defaults.js';
 import { streamKey } from '../../domain/stream-key.js';
 import type { KeyRangeTask } from '../key-source.js';
 import { type BackfillRun, type BackfillStore, REPAIR_FLOOR } from '../ports/backfill-store.js';
-import type { FetchKeyHead } from '../ports/fetches.js';
+import type { FetchKeyHead, FetchKeyText } from '../ports/fetches.js';
 import { type KeyWalkInput, walkByKey } from '../walk/key-walk.js';
 import type { WalkResult } from '../walk/walk-types.js';
 import { fetchKeyRange, KEY_REQUESTS_PER_RANGE, pendingKeyTasks, planKeyBackfill } from './key-backfill.js';
@@ -25,6 +25,8 @@ export interface KeySyncInput extends KeyWalkInput {
   lanes?: number | (() => number) | undefined;
   /** Reads the newest rawId (`order=desc&count=1`): a run's head. Without it, every stretch is walked. */
   fetchKeyHead?: FetchKeyHead | undefined;
+  /** Answers as text for a backfill store that parses them elsewhere (`fetchKeyRange`). Optional. */
+  fetchKeyText?: FetchKeyText | undefined;
   /** RawIds a range. Default a hundred full answers' worth. */
   rangeWidth?: number | undefined;
   /** Checks of a backfill in lanes before it gives up. Default 5. */
@@ -145,6 +147,7 @@ function backfillByKeyInLanes(
       await fetchKeyRange({
         store: backfills,
         fetchKeyPage: input.fetchKeyPage,
+        fetchKeyText: input.fetchKeyText,
         spec,
         backfillId: run.id,
         task,

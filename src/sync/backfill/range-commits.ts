@@ -49,7 +49,8 @@ export function createRangeCommitter(input: {
   let before = input.previous;
   const pipeline = createCommitPipeline<QueuedPage>({
     maxPages: input.maxPages,
-    sizeOf: (queued) => recordBytes(queued.page.records),
+    // Page records are parsed here (a range by page number is never read ahead).
+    sizeOf: (queued) => (Array.isArray(queued.page.records) ? recordBytes(queued.page.records) : 0),
     lingerMs: input.lingerMs,
     now: input.now,
     commit: async (pages) => {

@@ -3,7 +3,8 @@
  * range's pages with their proofs. Implemented in `src/db/stores/pg-backfill-store.ts`.
  */
 
-import type { LedgerTx, RejectedRecord } from '../../domain/model.js';
+import type { HeldRecords } from '../../domain/commit-pages.js';
+import type { KeyAnswerText, LedgerTx, RejectedRecord } from '../../domain/model.js';
 import type { RawIdRange } from '../../domain/raw-id-ranges.js';
 import type { WriteCounts } from './sync-store.js';
 
@@ -82,10 +83,20 @@ export interface BackfillStore extends RangePageWriter {
   }): Promise<void>;
 }
 
+/** What `readAhead` tells a walk by key of an answer. */
+export interface ReadAhead {
+  hasNextPage: boolean;
+  /** Every record the answer served, in order, and their timestamps. */
+  rawIds: number[];
+  timestamps: number[];
+  /** The records of the window, held for their commit. */
+  records: HeldRecords;
+}
+
 /** One fetched page of a range task, waiting to be committed. */
 export interface RangePage {
   page: number;
-  records: LedgerTx[];
+  records: LedgerTx[] | HeldRecords;
   rejected: RejectedRecord[];
   /** The lowest rawId missing from the page that may still fill in (see `settle.ts`); absent: none. */
   openGap?: number | null | undefined;
@@ -103,6 +114,14 @@ export interface RangePageWriter {
     pages: RangePage[];
     proven: RawIdRange[];
   }): Promise<WriteCounts>;
+  /**
+   * Parses an answer by key and encodes its records in the window (above `after`, up to `upTo`)
+   * elsewhere, so the walk need not parse it: what the walk needs of it, and its records held
+   * for their commit. `null` when the walk is to parse the answer itself: the store does not
+   * read ahead, or the answer's text could not be parsed there, or it set a record aside, or one
+   * cannot be encoded.
+   */
+  readAhead(answer: KeyAnswerText, window: { after: number | null; upTo: number }): Promise<ReadAhead | null>;
 }
 
 /**

@@ -3,7 +3,7 @@
  * and single records by hash. Implemented over the client (`src/app/sync-adapters.ts`); tests
  * implement them with arrays.
  */
-import type { LedgerTx, TxKeyPage, TxPage } from '../../domain/model.js';
+import type { KeyAnswerText, LedgerTx, TxKeyPage, TxPage } from '../../domain/model.js';
 import type { StreamSpec } from '../../domain/stream-key.js';
 
 /** Fetches one page of a stream. Implemented over the client. */
@@ -19,6 +19,15 @@ export type FetchKeyPage = (
   spec: StreamSpec,
   query: { cursor: number; count?: number | undefined; order?: 'asc' | 'desc' | undefined },
 ) => Promise<TxKeyPage>;
+
+/**
+ * {@link FetchKeyPage} ascending, the answer kept as text for a store that parses it on another
+ * thread (`BackfillStore.readAhead`). `undefined` for a stream it cannot read so (an account's).
+ */
+export type FetchKeyText = (
+  spec: StreamSpec,
+  query: { cursor: number; count?: number | undefined },
+) => Promise<KeyAnswerText> | undefined;
 
 /** Fetches one record by its ledger hash; `null` when the service does not know it. */
 export type FetchByHash = (ledgerHash: string) => Promise<LedgerTx | null>;

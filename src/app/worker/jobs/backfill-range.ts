@@ -15,6 +15,7 @@ export const backfillRange: JobProcessor = async (job, deps) => {
     const result = await fetchKeyRange({
       store: deps.backfillStore,
       fetchKeyPage: deps.fetchKeyPage,
+      fetchKeyText: deps.fetchKeyText,
       spec: stream,
       backfillId,
       task: { after, upTo },

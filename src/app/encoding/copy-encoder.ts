@@ -1,0 +1,189 @@
+/**
+ * Answers by key read and encoded for a COPY on other threads (`copy-encoder-thread.ts`) while
+ * the main thread reads the next answers and writes the last ones. A backfill by key is bound by
+ * the one thread that parses, encodes and writes (docs/performance.md): the parse, the encoding,
+ * the hash check, the bundle items and the COPY lines are most of its work, and are the records'
+ * alone. An answer goes as its text (a string crosses threads for a copy of its bytes, where the
+ * records' objects would cost about what parsing them does), so the main thread never parses it.
+ * An encoding that is missing or failed only sends the commit the full way, which parses and
+ * encodes on the main thread.
+ */
+import { existsSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
+import { fileURLToPath } from 'node:url';
+import { Worker } from 'node:worker_threads';
+import type {
+  AnswerRead,
+  AnswerWindow,
+  CopyEncodeOptions,
+  CopyEncoder,
+  CopyEncoding,
+} from '../../db/write/copy-encoding.js';
+import type { Logger } from '../../logger.js';
+
+/** An answer sent to a thread to read (`CopyEncoder.read`): its JSON, and the window to encode. */
+export interface CopyEncodeRequest {
+  id: number;
+  options: CopyEncodeOptions;
+  text: string;
+  window: AnswerWindow;
+}
+
+/** A thread's answer: the encoding, or null (a record it cannot encode, or `error`). */
+export interface CopyEncodeReply {
+  id: number;
+  encoding: CopyEncoding | null;
+  /** What the walk needs of the answer (absent: it could not be parsed). */
+  read?: Omit<AnswerRead, 'encoding'>;
+  error?: string;
+}
+
+/** What a thread sends: a reply, or word that it is ready to read (sent once, first). */
+export type CopyEncoderMessage = CopyEncodeReply | { ready: true };
+
+/** Threads by default: one fewer than the cores, at most two (the main thread needs a core too). */
+export function defaultEncoderThreads(): number {
+  return Math.max(0, Math.min(2, availableParallelism() - 1));
+}
+
+/** One thread and the encodings it owes. */
+interface EncoderThread {
+  worker: Worker;
+  waiting: Map<number, (reply: CopyEncodeReply | null) => void>;
+  /** It has loaded what it reads with: answers sent now are not held up by its start. */
+  ready: boolean;
+}
+
+/**
+ * Creates an encoder with `threads` threads (default {@link defaultEncoderThreads}), started on
+ * the first read, which they are sent once they are ready (the reads before are missing: a
+ * thread's start takes a few hundred milliseconds on a busy machine, and every lane of a walk
+ * waited that long on its first answer). With none, or once a thread has failed, every encoding
+ * is missing.
+ */
+export function createCopyEncoder(
+  options: { threads?: number; logger?: Logger | undefined } = {},
+): CopyEncoder {
+  const count = options.threads ?? defaultEncoderThreads();
+  let threads: EncoderThread[] | null = null;
+  let broken = count <= 0;
+  let nextId = 0;
+  let readied: (ready: boolean) => void = () => undefined;
+  const readiness = new Promise<boolean>((resolve) => {
+    readied = resolve;
+  });
+
+  const fail = (reason: unknown): void => {
+    if (!broken)
+      options.logger?.warn({ err: reason }, 'COPY encoding threads failed: encoding on the main thread');
+    broken = true;
+    readied(false);
+    for (const thread of threads ?? []) {
+      for (const resolve of thread.waiting.values()) resolve(null);
+      thread.waiting.clear();
+      void thread.worker.terminate();
+    }
+  };
+
+  const start = (): EncoderThread[] => {
+    const entry = threadStart();
+    return Array.from({ length: count }, () =>
+      startThread(entry, { logger: options.logger, broken: () => broken, fail, ready: () => readied(true) }),
+    );
+  };
+
+  /** Starts the threads unless they run; false when none can. */
+  const started = (): boolean => {
+    if (broken) return false;
+    try {
+      threads ??= start();
+      return true;
+    } catch (error) {
+      fail(error);
+      return false;
+    }
+  };
+
+  /** Sends a request to a ready thread (started on the first); null when none is ready, runs, or it failed. */
+  const send = (request: CopyEncodeRequest): Promise<CopyEncodeReply | null> => {
+    if (!started()) return Promise.resolve(null);
+    const ready = (threads ?? []).filter((t) => t.ready);
+    const thread = ready[request.id % Math.max(1, ready.length)];
+    if (thread === undefined) return Promise.resolve(null);
+    return new Promise((resolve) => {
+      if (thread.waiting.size === 0) thread.worker.ref();
+      thread.waiting.set(request.id, resolve);
+      thread.worker.postMessage(request);
+    });
+  };
+
+  return {
+    async read(text, window, encodeOptions) {
+      const id = nextId++;
+      const reply = await send({ id, options: encodeOptions, text, window });
+      if (reply?.read === undefined) return null;
+      return { ...reply.read, encoding: reply.encoding };
+    },
+    ready: () => (started() ? readiness : Promise.resolve(false)),
+    async close() {
+      const running = threads ?? [];
+      broken = true;
+      readied(false);
+      for (const thread of running) {
+        for (const resolve of thread.waiting.values()) resolve(null);
+        thread.waiting.clear();
+      }
+      await Promise.all(running.map((thread) => thread.worker.terminate()));
+    },
+  };
+}
+
+/** Starts one thread, its replies handed to the requests that wait for them. */
+function startThread(
+  entry: { code: string | URL; eval: boolean },
+  hooks: {
+    logger: Logger | undefined;
+    broken: () => boolean;
+    fail: (reason: unknown) => void;
+    ready: () => void;
+  },
+): EncoderThread {
+  const worker = new Worker(entry.code, { eval: entry.eval });
+  // Held open only while an encoding is owed: an idle thread never keeps the process alive.
+  worker.unref();
+  const thread: EncoderThread = { worker, waiting: new Map(), ready: false };
+  worker.on('message', (message: CopyEncoderMessage) => {
+    if ('ready' in message) {
+      thread.ready = true;
+      hooks.ready();
+      return;
+    }
+    const reply = message;
+    const resolve = thread.waiting.get(reply.id);
+    thread.waiting.delete(reply.id);
+    if (thread.waiting.size === 0) worker.unref();
+    if (reply.error !== undefined) hooks.logger?.warn({ error: reply.error }, 'COPY encoding failed');
+    resolve?.(reply);
+  });
+  worker.on('error', hooks.fail);
+  worker.on('exit', (code) => {
+    if (!hooks.broken()) hooks.fail(new Error(`COPY encoding thread exited with ${code}`));
+  });
+  return thread;
+}
+
+/**
+ * How to start the thread: its module next to this one once compiled, or beside the chunks of the
+ * bundled command (`dist/cli/chunks/…` → `dist/cli/`); else the source, through tsx's loader
+ * (registered in the thread before the module loads: a worker's `--import` does not reach it).
+ */
+function threadStart(): { code: string | URL; eval: boolean } {
+  for (const candidate of ['./copy-encoder-thread.js', '../copy-encoder-thread.js']) {
+    const url = new URL(candidate, import.meta.url);
+    if (existsSync(fileURLToPath(url))) return { code: url, eval: false };
+  }
+  const source = new URL('./copy-encoder-thread.ts', import.meta.url);
+  if (!existsSync(fileURLToPath(source))) throw new Error('copy-encoder-thread module not found');
+  const code = `import('tsx/esm/api').then((tsx) => { tsx.register(); return import(${JSON.stringify(source.href)}); })`;
+  return { code, eval: true };
+}
