@@ -139,11 +139,12 @@ describe('records encoded for a COPY on another thread', () => {
   it('reads nothing until its thread is ready: the first reads are missing at once, not held up by its start', async () => {
     const { url } = await simulator(200);
     const text = await (await fetch(`${url}/txs?cursor=0&order=asc&count=100`)).text();
-    const starting = createCopyEncoder({ threads: 1 });
+    const starting = createCopyEncoder({ threads: 1, threadsFrom: 0 });
     encoders.push(starting);
     const window = { after: null, upTo: 1000 };
     // The first read starts the thread and is read by the walk itself.
     assert.equal(await starting.read(text, window, OPTIONS), null);
+    assert.equal(starting.started, true);
     assert.equal(await starting.ready(), true);
     const read = await starting.read(text, window, OPTIONS);
     assert.equal(read?.rawIds.length, parseTxKeyPage(text, url).txs.length);
@@ -152,6 +153,27 @@ describe('records encoded for a COPY on another thread', () => {
     assert.equal(await createCopyEncoder({ threads: 0 }).ready(), false);
     await starting.close();
     assert.equal(await starting.ready(), false);
+  });
+
+  it('starts its thread only once answers come fast enough: a walk reading a few a second parses them itself', async () => {
+    const { url } = await simulator(200);
+    const text = await (await fetch(`${url}/txs?cursor=0&order=asc&count=100`)).text();
+    let clock = 0;
+    const encoder = createCopyEncoder({ threads: 1, threadsFrom: 5, now: () => clock });
+    encoders.push(encoder);
+    const window = { after: null, upTo: 1000 };
+    // Four a second, for three seconds: never five within a second.
+    for (let i = 0; i < 12; i++, clock += 250) assert.equal(await encoder.read(text, window, OPTIONS), null);
+    assert.equal(encoder.started, false);
+    // A pause, then five within a second: the fifth starts the thread, and is read by the walk
+    // itself as the thread loads.
+    clock += 1000;
+    for (let i = 0; i < 4; i++, clock += 100) assert.equal(await encoder.read(text, window, OPTIONS), null);
+    assert.equal(encoder.started, false);
+    assert.equal(await encoder.read(text, window, OPTIONS), null);
+    assert.equal(encoder.started, true);
+    assert.equal(await encoder.ready(), true);
+    assert.ok((await encoder.read(text, window, OPTIONS))?.encoding);
   });
 
   it('encodes nothing once closed: what is owed resolves to missing', async () => {
@@ -243,6 +265,9 @@ function counting(inner: CopyEncoder): { encoder: CopyEncoder; made: number; mis
       return read;
     },
     ready: () => inner.ready(),
+    get started() {
+      return inner.started;
+    },
     close: () => inner.close(),
   };
   return counted;

@@ -55,16 +55,35 @@ interface EncoderThread {
 }
 
 /**
- * Creates an encoder with `threads` threads (default {@link defaultEncoderThreads}), started on
- * the first read, which they are sent once they are ready (the reads before are missing: a
- * thread's start takes a few hundred milliseconds on a busy machine, and every lane of a walk
- * waited that long on its first answer). With none, or once a thread has failed, every encoding
- * is missing.
+ * Answers a second from which the threads start: slower, the main thread parses them with time to
+ * spare. 200 ms away, `sync` at 50 or 100 requests a second starts them (at 100 they keep its
+ * lanes' requests going); four workers sharing a budget of 50 read about 12 each, and threads of
+ * their own only took the two cores the four processes share (docs/performance.md).
+ */
+export const THREADS_FROM_ANSWERS = 30;
+
+/**
+ * Creates an encoder with `threads` threads (default {@link defaultEncoderThreads}), started once
+ * reads come at `threadsFrom` a second (default {@link THREADS_FROM_ANSWERS}; 0: on the first
+ * read), and sent reads once they are ready. The reads before are missing, read by the walk
+ * itself: a thread's start takes a few hundred milliseconds on a busy machine, and every lane of a
+ * walk waited that long on its first answer. With none, or once a thread has failed, every
+ * encoding is missing.
  */
 export function createCopyEncoder(
-  options: { threads?: number; logger?: Logger | undefined } = {},
+  options: {
+    threads?: number;
+    threadsFrom?: number | undefined;
+    logger?: Logger | undefined;
+    /** Clock of the read rate, ms. Default `performance.now`. */
+    now?: (() => number) | undefined;
+  } = {},
 ): CopyEncoder {
   const count = options.threads ?? defaultEncoderThreads();
+  const threadsFrom = options.threadsFrom ?? THREADS_FROM_ANSWERS;
+  const now = options.now ?? (() => performance.now());
+  // The times of the last `threadsFrom` reads before the threads start.
+  const readTimes: number[] = [];
   let threads: EncoderThread[] | null = null;
   let broken = count <= 0;
   let nextId = 0;
@@ -104,8 +123,18 @@ export function createCopyEncoder(
     }
   };
 
-  /** Sends a request to a ready thread (started on the first); null when none is ready, runs, or it failed. */
+  /** Whether reads come fast enough for the threads (counting this one). */
+  const wanted = (): boolean => {
+    if (threadsFrom <= 0) return true;
+    const at = now();
+    readTimes.push(at);
+    if (readTimes.length > threadsFrom) readTimes.shift();
+    return readTimes.length >= threadsFrom && at - readTimes[0]! < 1000;
+  };
+
+  /** Sends a request to a ready thread; null when none is ready, runs, or it failed. */
   const send = (request: CopyEncodeRequest): Promise<CopyEncodeReply | null> => {
+    if (threads === null && !broken && !wanted()) return Promise.resolve(null);
     if (!started()) return Promise.resolve(null);
     const ready = (threads ?? []).filter((t) => t.ready);
     const thread = ready[request.id % Math.max(1, ready.length)];
@@ -125,6 +154,9 @@ export function createCopyEncoder(
       return { ...reply.read, encoding: reply.encoding };
     },
     ready: () => (started() ? readiness : Promise.resolve(false)),
+    get started() {
+      return threads !== null;
+    },
     async close() {
       const running = threads ?? [];
       broken = true;

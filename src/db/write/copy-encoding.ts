@@ -84,12 +84,14 @@ export interface CopyEncoder {
   /**
    * Parses an answer's text elsewhere and encodes its records in `window`: what a walk needs of
    * the answer, without parsing it itself. `null` when the text is not a key answer, or no thread
-   * runs, or none is ready yet: the first read starts them, and the walk reads its answers itself
-   * while they load rather than wait for them.
+   * runs, or none is ready yet: reads coming fast enough start them, and the walk reads its answers
+   * itself meanwhile rather than wait for them.
    */
   read(text: string, window: AnswerWindow, options: CopyEncodeOptions): Promise<AnswerRead | null>;
   /** Starts the threads if they are not; resolves once one is ready to read (`false`: none will be). */
   ready(): Promise<boolean>;
+  /** Whether the threads were started (by {@link CopyEncoder.ready}, or reads coming fast enough). */
+  readonly started: boolean;
   /** Ends the work; encodings still awaited resolve to null. */
   close(): Promise<void>;
 }
