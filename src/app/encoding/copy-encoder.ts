@@ -50,8 +50,6 @@ export function defaultEncoderThreads(): number {
 interface EncoderThread {
   worker: Worker;
   waiting: Map<number, (reply: CopyEncodeReply | null) => void>;
-  /** It has loaded what it reads with: answers sent now are not held up by its start. */
-  ready: boolean;
 }
 
 /**
@@ -85,6 +83,8 @@ export function createCopyEncoder(
   // The times of the last `threadsFrom` reads before the threads start.
   const readTimes: number[] = [];
   let threads: EncoderThread[] | null = null;
+  // Those that have loaded what they read with: answers sent to them are not held up by a start.
+  const ready: EncoderThread[] = [];
   let broken = count <= 0;
   let nextId = 0;
   let readied: (ready: boolean) => void = () => undefined;
@@ -107,7 +107,15 @@ export function createCopyEncoder(
   const start = (): EncoderThread[] => {
     const entry = threadStart();
     return Array.from({ length: count }, () =>
-      startThread(entry, { logger: options.logger, broken: () => broken, fail, ready: () => readied(true) }),
+      startThread(entry, {
+        logger: options.logger,
+        broken: () => broken,
+        fail,
+        ready: (thread) => {
+          ready.push(thread);
+          readied(true);
+        },
+      }),
     );
   };
 
@@ -135,10 +143,8 @@ export function createCopyEncoder(
   /** Sends a request to a ready thread; null when none is ready, runs, or it failed. */
   const send = (request: CopyEncodeRequest): Promise<CopyEncodeReply | null> => {
     if (threads === null && !broken && !wanted()) return Promise.resolve(null);
-    if (!started()) return Promise.resolve(null);
-    const ready = (threads ?? []).filter((t) => t.ready);
-    const thread = ready[request.id % Math.max(1, ready.length)];
-    if (thread === undefined) return Promise.resolve(null);
+    if (!started() || ready.length === 0) return Promise.resolve(null);
+    const thread = ready[request.id % ready.length]!;
     return new Promise((resolve) => {
       if (thread.waiting.size === 0) thread.worker.ref();
       thread.waiting.set(request.id, resolve);
@@ -177,17 +183,16 @@ function startThread(
     logger: Logger | undefined;
     broken: () => boolean;
     fail: (reason: unknown) => void;
-    ready: () => void;
+    ready: (thread: EncoderThread) => void;
   },
 ): EncoderThread {
   const worker = new Worker(entry.code, { eval: entry.eval });
   // Held open only while an encoding is owed: an idle thread never keeps the process alive.
   worker.unref();
-  const thread: EncoderThread = { worker, waiting: new Map(), ready: false };
+  const thread: EncoderThread = { worker, waiting: new Map() };
   worker.on('message', (message: CopyEncoderMessage) => {
     if ('ready' in message) {
-      thread.ready = true;
-      hooks.ready();
+      hooks.ready(thread);
       return;
     }
     const reply = message;
