@@ -78,10 +78,7 @@ export function createCopyEncoder(
   } = {},
 ): CopyEncoder {
   const count = options.threads ?? defaultEncoderThreads();
-  const threadsFrom = options.threadsFrom ?? THREADS_FROM_ANSWERS;
-  const now = options.now ?? (() => performance.now());
-  // The times of the last `threadsFrom` reads before the threads start.
-  const readTimes: number[] = [];
+  const wanted = fastEnough(options.threadsFrom ?? THREADS_FROM_ANSWERS, options.now);
   let threads: EncoderThread[] | null = null;
   // Those that have loaded what they read with: answers sent to them are not held up by a start.
   const ready: EncoderThread[] = [];
@@ -131,15 +128,6 @@ export function createCopyEncoder(
     }
   };
 
-  /** Whether reads come fast enough for the threads (counting this one). */
-  const wanted = (): boolean => {
-    if (threadsFrom <= 0) return true;
-    const at = now();
-    readTimes.push(at);
-    if (readTimes.length > threadsFrom) readTimes.shift();
-    return readTimes.length >= threadsFrom && at - readTimes[0]! < 1000;
-  };
-
   /** Sends a request to a ready thread; null when none is ready, runs, or it failed. */
   const send = (request: CopyEncodeRequest): Promise<CopyEncodeReply | null> => {
     if (threads === null && !broken && !wanted()) return Promise.resolve(null);
@@ -173,6 +161,19 @@ export function createCopyEncoder(
       }
       await Promise.all(running.map((thread) => thread.worker.terminate()));
     },
+  };
+}
+
+/** Counts a read, and tells whether `perSecond` came within the last second (0: always). */
+function fastEnough(perSecond: number, now: () => number = () => performance.now()): () => boolean {
+  // The times of the last `perSecond` reads.
+  const times: number[] = [];
+  return () => {
+    if (perSecond <= 0) return true;
+    const at = now();
+    times.push(at);
+    if (times.length > perSecond) times.shift();
+    return times.length >= perSecond && at - times[0]! < 1000;
   };
 }
 
