@@ -15,6 +15,7 @@ import type { RawIdRange } from '../domain/raw-id-ranges.js';
 import { type StreamSpec, streamKey } from '../domain/stream-key.js';
 import { MalformedResponseError } from '../errors.js';
 import type { FetchKeyPage } from './ports/fetches.js';
+import { edgeWatch, type RangeEdges } from './range-edges.js';
 import type { RawIdScreen } from './raw-id-screen.js';
 import { openGapLow, type SettleMark, settleMarks } from './settle.js';
 import { delay } from './sync-logger.js';
@@ -49,6 +50,11 @@ export interface KeyStep<R extends KeyRead> {
   rejected: RejectedRecord[];
   /** The lowest rawId up to the top it leaves missing that may still fill in; `null`: none. */
   openGap: number | null;
+  /**
+   * How many records the range set aside (with this answer or before) that the range across one
+   * of its edges set aside too (`range-edges.ts`): the run counts them once.
+   */
+  repeats: number;
 }
 
 /** What the settling judgement of a source needs (see `settle.ts`). */
@@ -78,8 +84,11 @@ export function createKeySource<R extends KeyRead>(input: {
   task: KeyRangeTask;
   read: (cursor: number | null, upTo: number) => Promise<R>;
   settle: KeySettling;
+  /** The keyless records where the run's ranges meet; absent: not followed. */
+  edges?: RangeEdges | undefined;
 }): KeySource<R> {
   const task = { ...input.task };
+  const edges = edgeWatch(input.edges, task.after);
   let cursor = task.after;
   // The highest record read so far: the lower neighbour of a gap before the next answer's first.
   let below: SettleMark | null = task.after === null ? null : { rawId: task.after, timestamp: 0 };
@@ -98,19 +107,33 @@ export function createKeySource<R extends KeyRead>(input: {
       const last = marks.length > 0 ? Math.max(...marks.map((m) => m.rawId)) : null;
       const ends = !served.hasNextPage || (last !== null && last >= task.upTo);
       const top = ends ? task.upTo : Math.min(last ?? task.upTo, task.upTo);
+      const rejected = setAside(served, rejectedUpTo(served, task.upTo));
+      const from = cursor;
       const step: KeyStep<R> = {
         read,
         proven: { lo: cursor === null ? 0 : cursor + 1, hi: top },
         ends,
         last,
-        rejected: setAside(served, rejectedUpTo(served, task.upTo)),
+        rejected,
         openGap: gapOf(input.settle, marks, below, read.readAt, top),
+        repeats: await edges.step(rejected, () => placesIn(served, from, task.upTo), ends ? task.upTo : null),
       };
       below = marks.find((m) => m.rawId === last) ?? below;
       if (last !== null) cursor = last;
       return step;
     },
   };
+}
+
+/** The places in an answer of its first and last records with a rawId after `cursor` up to `upTo`. */
+function placesIn(
+  served: ServedKeys,
+  cursor: number | null,
+  upTo: number,
+): { first: number; last: number } | undefined {
+  const places = keyedPlaces(served).filter((p) => (cursor === null || p.rawId > cursor) && p.rawId <= upTo);
+  const first = places[0];
+  return first === undefined ? undefined : { first: first.position, last: places.at(-1)!.position };
 }
 
 /** What {@link readKeyAfter} needs. */

@@ -409,6 +409,58 @@ describe('a first sync by key in lanes', () => {
     });
   }
 
+  it('sets a record without a rawId aside once where the range below reads past its top', async () => {
+    // A hole at the boundary of 1000: the first range's last answer reads past it, listing the
+    // record between rawIds 995 and 1005; its own rawId (1002) puts it in the second range too.
+    const list = new LiveList({ count: 2500 });
+    list.records.splice(995, 9);
+    const key = byKey(list);
+    const store = new MemoryStore();
+    const fetchKeyPage: FetchKeyPage = async (s, q) => {
+      const page = await key.fetchKeyPage(s, q);
+      const at = page.txs.findIndex((tx) => tx.rawId > 1002);
+      if (q.order !== 'desc' && q.cursor < 1002 && at >= 0)
+        page.rejected.push({ reason: 'no rawId', raw: '{"ledgerHash":"0xk"}', index: at });
+      return page;
+    };
+    const result = await syncInRanges(store, key, { fetchKeyPage });
+    assert.ok(
+      key.requests.some((c) => c < 995 && c >= 900),
+      'an answer of the first range was asked from below the hole',
+    );
+    assert.ok(key.requests.includes(1000), 'the second range was asked from its bottom');
+    assert.equal(result.counts.rejected, 1);
+    // One row, seen by both ranges' answers.
+    assert.deepEqual(
+      store.rejected.map((r) => r.raw),
+      ['{"ledgerHash":"0xk"}'],
+    );
+  });
+
+  it('sets a record without a rawId aside once where the walk after the lanes begins', async () => {
+    // The head was 2500 when the run began; the top range's last answer reads past it through a
+    // hole, listing the record (its own rawId 2502), which the walk, asked from 2500, lists first.
+    const list = new LiveList({ count: 2600 });
+    list.records.splice(2495, 9);
+    const key = byKey(list);
+    const store = new MemoryStore();
+    const fetchKeyPage: FetchKeyPage = async (s, q) => {
+      const page = await key.fetchKeyPage(s, q);
+      const at = page.txs.findIndex((tx) => tx.rawId > 2502);
+      if (q.order !== 'desc' && q.cursor < 2502 && at >= 0)
+        page.rejected.push({ reason: 'no rawId', raw: '{"ledgerHash":"0xk"}', index: at });
+      return page;
+    };
+    const result = await syncInRanges(store, key, { fetchKeyPage, fetchKeyHead: async () => 2500 });
+    assert.ok(key.requests.includes(2500), 'the walk was asked from the head of the run');
+    assert.equal(result.counts.rejected, 1);
+    assert.deepEqual(
+      store.rejected.map((r) => r.raw),
+      ['{"ledgerHash":"0xk"}'],
+    );
+    assert.equal(storedIds(store).length, list.records.length);
+  });
+
   it('leaves a short list to the walk: no head request, no run', async () => {
     const list = new LiveList({ count: 300 });
     const key = byKey(list);

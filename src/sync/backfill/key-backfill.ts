@@ -26,6 +26,7 @@ import {
 } from '../key-source.js';
 import type { BackfillRun, BackfillStore, RangePage, ReadAhead } from '../ports/backfill-store.js';
 import type { FetchKeyHead, FetchKeyPage, FetchKeyText } from '../ports/fetches.js';
+import type { RangeEdges } from '../range-edges.js';
 import { keyWalkScreen, type RawIdScreen } from '../raw-id-screen.js';
 import { quietLogger, type SyncLogger } from '../sync-logger.js';
 import { addCounts, zeroCounts } from '../write-counts.js';
@@ -189,6 +190,8 @@ export interface FetchKeyRangeInput {
    * Absent: every gap counts as open.
    */
   settle?: KeySettling | undefined;
+  /** The keyless records where the run's ranges meet (`range-edges.ts`); absent: not followed. */
+  edges?: RangeEdges | undefined;
   now?: (() => number) | undefined;
 }
 
@@ -201,6 +204,8 @@ interface KeyRangeAnswer {
   resume: KeyRangeTask;
   /** About how many bytes it holds (a batch is full by bytes too). */
   bytes: number;
+  /** Records set aside that the range across an edge counted already (`KeyStep.repeats`). */
+  repeats: number;
 }
 
 /**
@@ -220,6 +225,7 @@ export async function fetchKeyRange(input: FetchKeyRangeInput): Promise<RangeRes
     task: input.task,
     read: reader.read,
     settle: input.settle ?? { headAt: undefined, windowMs: Number.POSITIVE_INFINITY },
+    edges: input.edges,
   });
   // Its top comes down when the range gives its upper part away (`split`).
   const { task } = source;
@@ -237,6 +243,8 @@ export async function fetchKeyRange(input: FetchKeyRangeInput): Promise<RangeRes
         pages: answers.map((a) => a.page),
         proven,
       });
+      // Stored by both ranges (one row, seen twice), counted once.
+      counts.rejected -= answers.reduce((n, a) => n + a.repeats, 0);
       addCounts(result.counts, counts);
       const records = answers.reduce((n, a) => n + countOf(a.page.records), 0);
       await input.onCommit?.({ answers: answers.length, records, counts });
@@ -247,7 +255,7 @@ export async function fetchKeyRange(input: FetchKeyRangeInput): Promise<RangeRes
   try {
     for (let index = 1; ; index++) {
       input.signal?.throwIfAborted();
-      const { read, proven, ends, last, rejected, openGap } = await source.next();
+      const { read, proven, ends, last, rejected, openGap, repeats } = await source.next();
       const { records, bytes } = read;
       result.pages++;
       result.records += countOf(records);
@@ -258,6 +266,7 @@ export async function fetchKeyRange(input: FetchKeyRangeInput): Promise<RangeRes
         proven,
         resume: { after: proven.hi, upTo: task.upTo },
         bytes,
+        repeats,
       });
       if (ends) break;
       if (last !== null) {

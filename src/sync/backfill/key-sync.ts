@@ -11,6 +11,7 @@ import { streamKey } from '../../domain/stream-key.js';
 import type { KeyRangeTask } from '../key-source.js';
 import { type BackfillRun, type BackfillStore, REPAIR_FLOOR } from '../ports/backfill-store.js';
 import type { FetchKeyHead, FetchKeyText } from '../ports/fetches.js';
+import { rangeEdges } from '../range-edges.js';
 import { type KeyWalkInput, walkByKey } from '../walk/key-walk.js';
 import type { WalkResult } from '../walk/walk-types.js';
 import { fetchKeyRange, KEY_REQUESTS_PER_RANGE, pendingKeyTasks, planKeyBackfill } from './key-backfill.js';
@@ -51,7 +52,9 @@ export const CATCH_UP_ANSWERS = 16;
  * (a catch-up), and `full` reads the whole list again in them (a repair), unless the run just
  * ended read it from its start. Returns the walk's result with the lanes' work added.
  */
-export async function syncByKey(input: KeySyncInput): Promise<WalkResult> {
+export async function syncByKey(options: KeySyncInput): Promise<WalkResult> {
+  // Where the lanes' ranges meet, and the walk after them on top of their head.
+  const input = { ...options, edges: options.edges ?? rangeEdges() };
   const canLanes = lanesApply(input);
   // Right after the lanes, within their settling window: the tail reads what arrived since their
   // head, and the next run reads their unsettled span again; not a full walk, which would read
@@ -157,6 +160,7 @@ function backfillByKeyInLanes(
         signal: lane.signal,
         logger: input.logger,
         settle: runSettling(run, input.settleMs ?? SETTLE_MS),
+        edges: input.edges,
         now: input.now,
         onCommit: lane.onCommit,
       });

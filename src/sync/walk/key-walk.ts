@@ -15,6 +15,7 @@ import { type CommitPipeline, createCommitPipeline, recordBytes } from '../commi
 import { createKeySource, readKeyAfter } from '../key-source.js';
 import type { FetchKeyPage } from '../ports/fetches.js';
 import type { SettleState, SyncStore } from '../ports/sync-store.js';
+import type { RangeEdges } from '../range-edges.js';
 import { keyWalkScreen } from '../raw-id-screen.js';
 import { gapFloor, settleAfterWalk, tailStop } from '../settle.js';
 import { openStreamSession, type StreamSession } from '../stream-session.js';
@@ -65,6 +66,8 @@ export interface KeyWalkInput {
   emptyPageDelayMs?: number | undefined;
   /** Once aborted, the walk stops after the answer in flight, its records committed. */
   signal?: AbortSignal | undefined;
+  /** The keyless records where the ranges of a run in lanes meet, the walk after them on top (`range-edges.ts`). */
+  edges?: RangeEdges | undefined;
   /** Called after each commit (progress bars, metrics): `page` counts requests, `totalPages` is 0. */
   onPage?: ((event: PageEvent) => void) | undefined;
   logger?: SyncLogger | undefined;
@@ -81,6 +84,8 @@ interface KeyAnswer {
   walk: KeyCheckpoint | null;
   /** The lowest rawId missing from what the walk read so far that may still fill in. */
   openGap: number | undefined;
+  /** Records set aside that a range below counted already (`KeyStep.repeats`). */
+  repeats: number;
 }
 
 /**
@@ -250,6 +255,8 @@ function keyCommits(input: {
         durable: ends,
         settle: ends ? input.finish(last.openGap) : undefined,
       });
+      // Stored by the range below too (one row, seen twice), counted once.
+      counts.rejected -= answers.reduce((n, a) => n + a.repeats, 0);
       run.committedCursor = last.walk?.cursor ?? null;
       const { result } = run;
       if (ends) result.watermark = run.highest;
@@ -329,6 +336,7 @@ function createKeyReader(input: {
       return { served, readAt: at };
     },
     settle: { windowMs, headAt: undefined, floor },
+    edges: walkInput.edges,
   });
   const checkpoint = (): KeyCheckpoint => ({
     mode,
@@ -352,7 +360,7 @@ function createKeyReader(input: {
         if (read.openGap !== undefined) openGap = Math.min(openGap ?? read.openGap, read.openGap);
         join = read.join;
         const { records, rejected } = read;
-        return { index, records, rejected, walk: read.reaches ? null : checkpoint(), openGap };
+        return { index, records, rejected, walk: read.reaches ? null : checkpoint(), openGap, repeats: 0 };
       }
       const step = await source.next();
       index++;
@@ -365,6 +373,7 @@ function createKeyReader(input: {
         rejected: step.rejected,
         walk: ends ? null : checkpoint(),
         openGap,
+        repeats: step.repeats,
       };
     },
   };
