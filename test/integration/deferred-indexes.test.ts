@@ -150,7 +150,7 @@ describe('read-side indexes during a first backfill', () => {
     assert.deepEqual(await indexes(database), before);
   });
 
-  it('stay in place when a reader holds the table: the deferral gives up rather than wait', async () => {
+  it('stay in place when a reader holds the table: the deferral gives up rather than queue behind it', async () => {
     const { testDb, database } = await setup(10);
     const before = await indexes(database);
     const reader = new pg.Client({ connectionString: testDb.url });
@@ -164,6 +164,25 @@ describe('read-side indexes during a first backfill', () => {
     }
     assert.deepEqual(await indexes(database), before);
     assert.deepEqual(await deferredNames(database), []);
+  });
+
+  it('are dropped once a statement that read and then wrote the table ends: asked again, not deadlocked', async () => {
+    const { testDb, database } = await setup(10);
+    // A statement that reads the table and then writes it, as the token refresh's retag does.
+    const other = new pg.Client({ connectionString: testDb.url });
+    await other.connect();
+    try {
+      await other.query('BEGIN');
+      await other.query('SELECT count(*) FROM ledger_transactions');
+      const deferring = createDeferredIndexes({ database }).defer();
+      await new Promise((resolve) => setTimeout(resolve, 250));
+      await other.query('UPDATE ledger_transactions SET updated_at = now() WHERE false');
+      await other.query('COMMIT');
+      assert.deepEqual(sorted(await deferring), sorted(DEFERRABLE_INDEXES));
+    } finally {
+      await other.end();
+    }
+    assert.deepEqual(await deferredNames(database), sorted(DEFERRABLE_INDEXES));
   });
 
   it('wait for the backfill while it is under way, unless a reader asks for them', async () => {

@@ -29,8 +29,14 @@ export const DEFERRABLE_INDEXES = [
   'ledger_bundle_items_to_lower_idx',
 ] as const;
 
-/** SQLSTATE of a lock not granted within `lock_timeout`. */
-const LOCK_NOT_AVAILABLE = '55P03';
+/** SQLSTATEs of a lock not granted at once, and of a deadlock: the tables were busy. */
+const TABLES_BUSY = new Set(['55P03', '40P01']);
+
+/**
+ * How often, and how far apart, a deferral asks for the tables before it gives up: another
+ * process's start (the token refresh's statements, a status read) holds them for milliseconds.
+ */
+const DEFER_TRIES = { tries: 10, delayMs: 100 };
 
 /** Key of the advisory lock that keeps two processes from deferring at once. */
 const DEFER_LOCK_KEY = 7_311_905_021;
@@ -76,14 +82,19 @@ export function createDeferredIndexes(input: {
 async function deferIndexes(database: Database, logger: Logger | undefined): Promise<string[]> {
   // One cheap look first: every scheduled walk asks, and only a first one goes further.
   if (!(await deferrable(database.db))) return [];
-  let dropped: string[];
-  try {
-    dropped = await dropDeferrable(database);
-  } catch (error) {
-    const failure = toDatabaseError(error);
-    if (!(failure instanceof DatabaseError) || failure.sqlstate !== LOCK_NOT_AVAILABLE) throw failure;
-    logger?.warn('tables busy: read-side indexes kept up during the backfill');
-    return [];
+  let dropped: string[] | null = null;
+  for (let attempt = 1; dropped === null; attempt++) {
+    try {
+      dropped = await dropDeferrable(database);
+    } catch (error) {
+      const failure = toDatabaseError(error);
+      if (!(failure instanceof DatabaseError) || !TABLES_BUSY.has(failure.sqlstate ?? '')) throw failure;
+      if (attempt >= DEFER_TRIES.tries) {
+        logger?.warn('tables busy: read-side indexes kept up during the backfill');
+        return [];
+      }
+      await new Promise((resolve) => setTimeout(resolve, DEFER_TRIES.delayMs));
+    }
   }
   if (dropped.length > 0)
     logger?.info({ indexes: dropped.length }, 'read-side indexes deferred to the end of the first backfill');
@@ -96,10 +107,13 @@ function dropDeferrable(database: Database): Promise<string[]> {
     // One process at a time.
     await tx.execute(sql`SELECT pg_advisory_xact_lock(${DEFER_LOCK_KEY})`);
     // Writers wait here rather than store a record between the look and the drops. The tables
-    // must be free now: a deferral never queues (nor queues writers) behind anyone, it gives up.
+    // must be free now: a deferral never queues (nor queues writers) behind anyone, it asks again
+    // a little later. The drops' own lock is taken here, at once: a weaker one, raised by the
+    // drops, deadlocked with a statement that read a table and then wrote it (the token
+    // refresh's retag), and the backfill kept every index up.
     await tx.execute(sql`SET LOCAL lock_timeout = '1s'`);
     await tx.execute(
-      sql`LOCK TABLE ledger_transactions, ledger_bundle_items IN SHARE ROW EXCLUSIVE MODE NOWAIT`,
+      sql`LOCK TABLE ledger_transactions, ledger_bundle_items IN ACCESS EXCLUSIVE MODE NOWAIT`,
     );
     if (!(await deferrable(tx))) return [];
     const present = await queryRows<{ name: string; definition: string }>(
