@@ -286,6 +286,57 @@ function settingReaders(
   return { raw, name, int, multiple, url, bool };
 }
 
+/** Variables of ours that are no setting: read by `docker-compose.yml` itself (docs/configuration.md). */
+const COMPOSE_VARIABLES: ReadonlySet<string> = new Set(['LEDGER_ACCOUNTS', 'LEDGER_INDEXER_TAG']);
+
+/** Settings renamed: the old name, and the one to use. */
+const RENAMED: Readonly<Record<string, string>> = { LEDGER_RETRY_AFTER_CAP_MS: ENV.maxRetryWaitMs };
+
+/**
+ * One line for each `LEDGER_…` variable in `env` that is no setting (a typo, an old name, a
+ * setting given our prefix), naming the one meant when it is clear: otherwise it is ignored
+ * without a word, and `LEDGER_DATABASE_URL` silently sends the mirror to the embedded database.
+ */
+export function unknownSettings(env: Record<string, string | undefined>): string[] {
+  const known = new Set<string>(Object.values(ENV));
+  return Object.keys(env)
+    .filter((name) => name.startsWith('LEDGER_') && !known.has(name) && !COMPOSE_VARIABLES.has(name))
+    .sort()
+    .map((name) => {
+      const meant = RENAMED[name] ?? closestSetting(name, known);
+      return `${name} is not a setting and is ignored${meant === undefined ? '' : ` (did you mean ${meant}?)`}`;
+    });
+}
+
+/** The setting `name` most likely stands for: the same without our prefix, else one or two letters apart. */
+function closestSetting(name: string, known: ReadonlySet<string>): string | undefined {
+  const bare = name.slice('LEDGER_'.length);
+  if (known.has(bare)) return bare;
+  let best: { name: string; distance: number } | undefined;
+  for (const candidate of known) {
+    const distance = editDistance(name, candidate);
+    if (distance <= 2 && (best === undefined || distance < best.distance))
+      best = { name: candidate, distance };
+  }
+  return best?.name;
+}
+
+/** Levenshtein distance of two short strings. */
+function editDistance(a: string, b: string): number {
+  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const current = [i];
+    for (let j = 1; j <= b.length; j++)
+      current[j] = Math.min(
+        previous[j]! + 1,
+        current[j - 1]! + 1,
+        previous[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1),
+      );
+    previous = current;
+  }
+  return previous[b.length]!;
+}
+
 /**
  * Parses and validates the configuration from `env`, with `overrides` (from command-line flags)
  * taking precedence. Throws {@link ConfigError} naming the first bad setting.

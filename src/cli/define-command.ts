@@ -1,5 +1,5 @@
 import type { ParseArgsConfig } from 'node:util';
-import { type Config, loadConfig } from '../config.js';
+import { type Config, loadConfig, unknownSettings } from '../config.js';
 import { ConfigError, UsageError } from '../errors.js';
 import { createLogger, type Logger } from '../logger.js';
 import { type Command, type CommandIo, parseFlags } from './command.js';
@@ -68,7 +68,12 @@ export function defineCommand<T extends Options>(spec: CommandSpec<T>): Command 
         values,
         io,
         config(overrides) {
-          config ??= loadConfig(io.env, overrides);
+          if (config === undefined) {
+            // Before a bad setting ends the command: the two may be one typo.
+            for (const line of unknownSettings(io.env))
+              io.stderr.write(`ledger-indexer ${spec.name}: ${line}\n`);
+            config = loadConfig(io.env, overrides);
+          }
           return config;
         },
         logger(level, name) {

@@ -60,6 +60,22 @@ describe('sync and status on the command line', () => {
     assert.match(setting.stderr, /LEDGER_CONCURRENCY/);
   });
 
+  it('says which variable of ours is no setting, and the one meant', async () => {
+    // Without the line, the mirror would go to the embedded database without a word.
+    const { code, stderr } = await runCli(['sync'], {
+      DATABASE_URL: testDb.url,
+      LEDGER_BASE_URL_TYPO: 'x',
+      LEDGER_CONCURENCY: '8',
+    }).done;
+    assert.equal(code, 2);
+    const lines = stderr.trim().split('\n');
+    assert.deepEqual(lines.slice(0, 2), [
+      'ledger-indexer sync: LEDGER_BASE_URL_TYPO is not a setting and is ignored',
+      'ledger-indexer sync: LEDGER_CONCURENCY is not a setting and is ignored (did you mean LEDGER_CONCURRENCY?)',
+    ]);
+    assert.match(lines[2]!, /--base-url.*LEDGER_BASE_URL/);
+  });
+
   it('exits 1 with one clear line when the service is down', async () => {
     const port = await freePort();
     const { code, stderr } = await runCli(['sync', '--base-url', `http://127.0.0.1:${port}`], env).done;

@@ -9,6 +9,7 @@ import {
   loadConfig,
   parseAccounts,
   redactUrl,
+  unknownSettings,
 } from '../../src/config.js';
 import { ConfigError } from '../../src/errors.js';
 
@@ -208,6 +209,30 @@ describe('loadConfig', () => {
   it('names the flag, not the variable, when the flag was wrong', () => {
     assert.throws(() => loadConfig({}, { ledgerBaseUrl: 'nope' }), /^ConfigError: --base-url:|--base-url/);
     assert.equal(flagName('requestTimeoutMs'), '--request-timeout-ms');
+  });
+});
+
+describe('unknownSettings', () => {
+  it('names each variable of ours that is no setting, with the one meant when it is clear', () => {
+    assert.deepEqual(
+      unknownSettings({
+        LEDGER_DATABASE_URL: 'postgres://h/db',
+        LEDGER_CONCURENCY: '8',
+        LEDGER_RETRY_AFTER_CAP_MS: '1000',
+        LEDGER_SOMETHING_ELSE: 'x',
+        LEDGER_CONCURRENCY: '8',
+        DATABASE_URL: 'postgres://h/db',
+        LEDGER_ACCOUNTS: '--global',
+        PATH: '/bin',
+      }),
+      [
+        'LEDGER_CONCURENCY is not a setting and is ignored (did you mean LEDGER_CONCURRENCY?)',
+        'LEDGER_DATABASE_URL is not a setting and is ignored (did you mean DATABASE_URL?)',
+        'LEDGER_RETRY_AFTER_CAP_MS is not a setting and is ignored (did you mean LEDGER_MAX_RETRY_WAIT_MS?)',
+        'LEDGER_SOMETHING_ELSE is not a setting and is ignored',
+      ],
+    );
+    assert.deepEqual(unknownSettings(Object.fromEntries(Object.values(ENV).map((name) => [name, '1']))), []);
   });
 });
 
