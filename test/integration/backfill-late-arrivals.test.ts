@@ -11,7 +11,8 @@ import { createLedgerClient } from '../../src/client/ledger-client.js';
 import { createBackfillStore } from '../../src/db/stores/pg-backfill-store.js';
 import { createPgStore } from '../../src/db/stores/pg-sync-store.js';
 import { createSimulator } from '../../src/simulator/index.js';
-import { checkBackfill, fetchRange, planBackfill } from '../../src/sync/backfill/parallel-backfill.js';
+import { fetchRange, pageRepairTasks, planBackfill } from '../../src/sync/backfill/page-range.js';
+import { checkBackfill } from '../../src/sync/backfill/run-check.js';
 import { walkStream } from '../../src/sync/walk/walk-stream.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 import { assertMirrorsTruth } from './sync-truth.js';
@@ -53,7 +54,7 @@ describe('a parallel backfill of a service that shows records late', () => {
         await fetchRange({ store, fetchPage, spec: {}, backfillId: 'late', task, settle });
       let outcome = await checkBackfill({ store, syncStore, spec: {}, backfillId: 'late', round: 0 });
       for (let round = 1; outcome.status === 'repair'; round++) {
-        for (const task of outcome.tasks)
+        for (const task of await pageRepairTasks(store, outcome))
           await fetchRange({ store, fetchPage, spec: {}, backfillId: 'late', task, settle });
         outcome = await checkBackfill({ store, syncStore, spec: {}, backfillId: 'late', round });
       }

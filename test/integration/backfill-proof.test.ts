@@ -11,7 +11,8 @@ import { recomputeLedgerHash, signedMessage } from '../../src/domain/integrity.j
 import { backfillOwner } from '../../src/domain/lease-owner.js';
 import type { LedgerTx } from '../../src/domain/model.js';
 import { createSimulator, type Simulator } from '../../src/simulator/index.js';
-import { checkBackfill, fetchRange, planBackfill } from '../../src/sync/backfill/parallel-backfill.js';
+import { fetchRange, pageRepairTasks, planBackfill } from '../../src/sync/backfill/page-range.js';
+import { checkBackfill } from '../../src/sync/backfill/run-check.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 import { testAccount } from '../helpers/evm-signer.js';
 import { makeLedgerTx } from '../helpers/ledger-tx.js';
@@ -373,7 +374,7 @@ describe('a range job retried after its last commit was lost in a crash', () => 
     await fetchRange({ store, fetchPage, spec: {}, backfillId: 'b3', task: resume, pagesPerCommit: 2 });
     let outcome = await checkBackfill({ store, syncStore, spec: {}, backfillId: 'b3', round: 0 });
     for (let round = 1; outcome.status === 'repair'; round++) {
-      for (const repair of outcome.tasks)
+      for (const repair of await pageRepairTasks(store, outcome))
         await fetchRange({ store, fetchPage, spec: {}, backfillId: 'b3', task: repair });
       outcome = await checkBackfill({ store, syncStore, spec: {}, backfillId: 'b3', round });
     }

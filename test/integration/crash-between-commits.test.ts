@@ -27,7 +27,8 @@ import { createPgStore } from '../../src/db/stores/pg-sync-store.js';
 import { DatabaseError } from '../../src/errors.js';
 import { silentLogger } from '../../src/logger.js';
 import { createSimulator, type Simulator } from '../../src/simulator/index.js';
-import { checkBackfill, fetchRange, planBackfill } from '../../src/sync/backfill/parallel-backfill.js';
+import { fetchRange, pageRepairTasks, planBackfill } from '../../src/sync/backfill/page-range.js';
+import { checkBackfill } from '../../src/sync/backfill/run-check.js';
 import { type PrivatePostgres, startPrivatePostgres } from '../helpers/private-postgres.js';
 import { waitFor } from '../helpers/wait-for.js';
 import { assertMirrorsTruth } from './sync-truth.js';
@@ -353,7 +354,7 @@ describe('a database crash between two commits of a range job', () => {
             checkBackfill({ store: nextStore, syncStore: nextSync, spec: {}, backfillId: 'crash', round });
           let outcome = await check(0);
           for (let round = 1; outcome.status === 'repair' && round < 6; round++) {
-            for (const repair of outcome.tasks)
+            for (const repair of await pageRepairTasks(nextStore, outcome))
               await fetchRange({ store: nextStore, fetchPage, spec: {}, backfillId: 'crash', task: repair });
             outcome = await check(round);
           }

@@ -1,12 +1,13 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import {
-  checkBackfill,
   fetchRange,
+  pageRepairTasks,
   planBackfill,
   type RangeTask,
   rangeStarts,
-} from '../../src/sync/backfill/parallel-backfill.js';
+} from '../../src/sync/backfill/page-range.js';
+import { checkBackfill } from '../../src/sync/backfill/run-check.js';
 import { oneEveryThirdRequest, readRangesAtOnce } from './ranges-at-once.js';
 import { LiveList, MemoryStore, storedIds } from './sync-fakes.js';
 
@@ -51,7 +52,7 @@ describe('parallel backfill', () => {
       assert.equal(outcome.status, 'repair');
       if (outcome.status !== 'repair') return;
       assert.ok(outcome.gaps.length > 0);
-      await runTasks(store, list, 'b1', outcome.tasks);
+      await runTasks(store, list, 'b1', await pageRepairTasks(store, outcome));
       round++;
     }
     assert.ok(round >= 1 && round <= 2, `repaired in ${round} round(s)`);

@@ -2,11 +2,12 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { mergeRanges, type RawIdRange } from '../../src/domain/raw-id-ranges.js';
 import {
-  checkBackfill,
   fetchRange,
+  pageRepairTasks,
   planBackfill,
   type RangeTask,
-} from '../../src/sync/backfill/parallel-backfill.js';
+} from '../../src/sync/backfill/page-range.js';
+import { checkBackfill } from '../../src/sync/backfill/run-check.js';
 import type { BackfillStore, RangePage } from '../../src/sync/ports/backfill-store.js';
 import { LiveList, MemoryStore, storedIds } from './sync-fakes.js';
 
@@ -81,7 +82,7 @@ async function checkUntilDone(store: BatchingStore, list: LiveList, rows: Memory
     if (outcome.status === 'done') return round;
     assert.equal(outcome.status, 'repair');
     if (outcome.status !== 'repair') throw new Error('unreachable');
-    for (const task of [...outcome.tasks].reverse()) {
+    for (const task of [...(await pageRepairTasks(store, outcome))].reverse()) {
       await fetchRange({ store, fetchPage: list.fetchPage, spec: {}, backfillId: id, task });
     }
   }

@@ -3,13 +3,8 @@
  * that `RangeStarts` answers, for the tests of the ranges in one process and in Redis.
  */
 import assert from 'node:assert/strict';
-import {
-  type CheckOutcome,
-  checkBackfill,
-  fetchRange,
-  planBackfill,
-  type RangeTask,
-} from '../../src/sync/backfill/parallel-backfill.js';
+import { fetchRange, planBackfill, type RangeTask } from '../../src/sync/backfill/page-range.js';
+import { type CheckOutcome, checkBackfill } from '../../src/sync/backfill/run-check.js';
 import type { RangeStarts } from '../../src/sync/ports/backfill-store.js';
 import { MemoryStore } from '../helpers/memory-store.js';
 import { LiveList } from './sync-fakes.js';

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { settledByRun } from '../../src/sync/backfill/parallel-backfill.js';
+import { settledByRun } from '../../src/sync/backfill/run-check.js';
 import type { SettleState } from '../../src/sync/ports/sync-store.js';
 import {
   createSettleTracker,

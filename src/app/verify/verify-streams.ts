@@ -16,7 +16,7 @@ import {
 } from '../../db/queries/list-counts.js';
 import { pageRawIds, pageSlots } from '../../domain/page-links.js';
 import type { StreamSpec } from '../../domain/stream-key.js';
-import { supportsParallelBackfill } from '../../sync/backfill/parallel-backfill.js';
+import { supportsParallelBackfill } from '../../sync/backfill/page-range.js';
 import type { FetchPage } from '../../sync/ports/fetches.js';
 import { screenPages } from '../../sync/raw-id-screen.js';
 import { judgeStream, type StreamCompleteness } from '../../verify/completeness-report.js';

@@ -30,7 +30,7 @@ import type { RangeEdges } from '../range-edges.js';
 import { keyWalkScreen, type RawIdScreen } from '../raw-id-screen.js';
 import { quietLogger, type SyncLogger } from '../sync-logger.js';
 import { addCounts, zeroCounts } from '../write-counts.js';
-import { type RangeResult, runProofs } from './parallel-backfill.js';
+import { type RangeResult, runProofs } from './run-check.js';
 
 /**
  * Requests of a full count in one range by default: 10,000 rawIds a range at a hundred a request.

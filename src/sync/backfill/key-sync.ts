@@ -16,7 +16,7 @@ import { type KeyWalkInput, walkByKey } from '../walk/key-walk.js';
 import type { WalkResult } from '../walk/walk-types.js';
 import { fetchKeyRange, KEY_REQUESTS_PER_RANGE, pendingKeyTasks, planKeyBackfill } from './key-backfill.js';
 import { backfillInLanes, DEFAULT_LANES, lanesOf, type RangeDialect, thenWalk } from './lanes.js';
-import { runSettling } from './parallel-backfill.js';
+import { runSettling } from './run-check.js';
 
 /** What {@link syncByKey} needs: the walk's, and what a run in lanes takes besides. */
 export interface KeySyncInput extends KeyWalkInput {

@@ -20,7 +20,7 @@ import { openStreamSession, type StreamSession } from '../stream-session.js';
 import { quietLogger, type SyncLogger } from '../sync-logger.js';
 import { emptyWalkResult, type PageEvent, type WalkResult } from '../walk/walk-types.js';
 import { addCounts, zeroCounts } from '../write-counts.js';
-import { type CheckOutcome, checkBackfill } from './parallel-backfill.js';
+import { type CheckOutcome, checkBackfill } from './run-check.js';
 
 /** What a lane hands the dialect's walk of one range. */
 export interface LaneContext {
@@ -155,7 +155,6 @@ export async function backfillInLanes<Task>(
         owner,
         leaseMs,
         maxRounds: input.maxRounds,
-        pageRepairs: dialect.name === 'page',
         settleMs: input.settleMs,
         logger,
       });

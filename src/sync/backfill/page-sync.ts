@@ -1,6 +1,6 @@
 /**
  * A stream synced by page number in one process: a first backfill of the global list walks its
- * pages in ranges, several lanes at once (`lanes.ts`, each range read by `parallel-backfill.ts`,
+ * pages in ranges, several lanes at once (`lanes.ts`, each range read by `page-range.ts`,
  * as the workers' range jobs are), then the walk (`walk-stream.ts`) reads what arrived meanwhile
  * and keeps the stream current. A filtered list, a short one or a stream synced before is the
  * walk alone. A run killed in the middle leaves its proofs: the next one walks only the gaps they
@@ -13,12 +13,13 @@ import type { WalkResult, WalkStreamInput } from '../walk/walk-types.js';
 import { backfillInLanes, type RangeDialect, thenWalk } from './lanes.js';
 import {
   fetchRange,
+  pageRepairTasks,
   pendingPageTasks,
   planBackfill,
   type RangeTask,
   rangeStarts,
   supportsParallelBackfill,
-} from './parallel-backfill.js';
+} from './page-range.js';
 
 /** What {@link syncByPage} needs: the walk's, and the proofs of a backfill in lanes. */
 export interface PageSyncInput extends WalkStreamInput {
@@ -76,7 +77,8 @@ function backfillByPageInLanes(input: PageSyncInput, repair: boolean): Promise<W
         minPages: MIN_PAGES_FOR_LANES,
         floor: repair ? REPAIR_FLOOR : null,
       }),
-    pending: async (run, check) => check?.tasks ?? pendingPageTasks(backfills, run, pagesPerRange),
+    pending: async (run, check) =>
+      check ? pageRepairTasks(backfills, check) : pendingPageTasks(backfills, run, pagesPerRange),
     // Near the end, a range gives the upper half of its pages to an idle lane: the last ranges
     // would otherwise be read one page at a time each, the budget left unspent (bench/NOTES.md).
     split: ({ cursor, upTo, open }) => {

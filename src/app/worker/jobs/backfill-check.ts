@@ -2,7 +2,8 @@ import { enqueueBackfillRound, keyRangeWidth } from '../../../queue/backfill-flo
 import { parseJobPayload } from '../../../queue/jobs.js';
 import type { JobProcessor } from '../../../queue/worker-deps.js';
 import { keyRepairTasks } from '../../../sync/backfill/key-backfill.js';
-import { checkBackfill } from '../../../sync/backfill/parallel-backfill.js';
+import { pageRepairTasks } from '../../../sync/backfill/page-range.js';
+import { checkBackfill } from '../../../sync/backfill/run-check.js';
 
 /**
  * Judges a parallel backfill once its range jobs are done: finishes it (the watermark moves to
@@ -21,10 +22,11 @@ export const backfillCheck: JobProcessor = async (job, deps) => {
     leaseMs: deps.leaseMs,
     settleMs: deps.settleMs,
     logger: deps.logger,
-    pageRepairs: !byKey,
   });
   if (outcome.status === 'repair') {
-    const tasks = byKey ? keyRepairTasks(outcome.gaps, keyRangeWidth(deps)) : outcome.tasks;
+    const tasks = byKey
+      ? keyRepairTasks(outcome.gaps, keyRangeWidth(deps))
+      : await pageRepairTasks(deps.backfillStore, outcome);
     await enqueueBackfillRound(deps, { stream, backfillId, round: round + 1, tasks });
     return { status: 'repair', gaps: outcome.gaps.length };
   }

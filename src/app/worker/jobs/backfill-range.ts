@@ -2,7 +2,8 @@ import { SETTLE_MS } from '../../../defaults.js';
 import { parseJobPayload } from '../../../queue/jobs.js';
 import type { JobProcessor } from '../../../queue/worker-deps.js';
 import { fetchKeyRange } from '../../../sync/backfill/key-backfill.js';
-import { fetchRange, runSettling } from '../../../sync/backfill/parallel-backfill.js';
+import { fetchRange } from '../../../sync/backfill/page-range.js';
+import { runSettling } from '../../../sync/backfill/run-check.js';
 
 /** Fetches one stretch of the list for a parallel backfill, storing what it proves. */
 export const backfillRange: JobProcessor = async (job, deps) => {

@@ -5,7 +5,7 @@ import { deferIndexes, startBackfillIfNeeded, startCatchUp } from '../../../queu
 import { parseJobPayload } from '../../../queue/jobs.js';
 import { type JobProcessor, plannedStart } from '../../../queue/worker-deps.js';
 import { CATCH_UP_ANSWERS } from '../../../sync/backfill/key-sync.js';
-import { supportsParallelBackfill } from '../../../sync/backfill/parallel-backfill.js';
+import { supportsParallelBackfill } from '../../../sync/backfill/page-range.js';
 import { rereadPending } from '../../../sync/reread/reread-pending.js';
 import { listsAfterWalk } from '../../../sync/reread/reread-plan.js';
 import { walkByKey } from '../../../sync/walk/key-walk.js';

@@ -1,8 +1,13 @@
-import { LEASE_MS, PAGE_SIZE, SETTLE_MS } from '../../defaults.js';
-import { backfillOwner } from '../../domain/lease-owner.js';
+/**
+ * A range by page number: a run of pages read in ascending page order (newest records first),
+ * the proof that neighbouring pages overlap or join. How a run by page number is planned (page 1
+ * for the head and the count, split into ranges of pages), how one range is read and committed,
+ * and how a gap is walked again (from the page the record above it was last seen on, found by
+ * probing at doubling distances). The run's check is `run-check.ts`, shared with the ranges by key.
+ */
+import { PAGE_SIZE } from '../../defaults.js';
 import type { TxPage } from '../../domain/model.js';
 import { isEmptyPage, pageRawIds } from '../../domain/page-links.js';
-import { mergeRanges, type RawIdRange } from '../../domain/raw-id-ranges.js';
 import type { StreamSpec } from '../../domain/stream-key.js';
 import { streamKey } from '../../domain/stream-key.js';
 import { MalformedResponseError } from '../../errors.js';
@@ -18,14 +23,13 @@ import {
 } from '../../verify/completeness.js';
 import type { BackfillRun, BackfillStore, RangeStarts } from '../ports/backfill-store.js';
 import type { FetchPage } from '../ports/fetches.js';
-import type { SettleState, SyncStore, WriteCounts } from '../ports/sync-store.js';
+import type { WriteCounts } from '../ports/sync-store.js';
 import { screenPages } from '../raw-id-screen.js';
-import { openGapLow, type SettleMark, settleAfterWalk, settleMarks } from '../settle.js';
-import { openStreamSession } from '../stream-session.js';
+import { openGapLow, type SettleMark, settleMarks } from '../settle.js';
 import { quietLogger, type SyncLogger } from '../sync-logger.js';
 import { addCounts, zeroCounts } from '../write-counts.js';
 import { createRangeCommitter, RANGE_COMMIT_DEFAULTS } from './range-commits.js';
-import { seekPage } from './range-seek.js';
+import { type RangeResult, runProofs } from './run-check.js';
 
 /** A stretch of the list for one job: pages `fromPage..toPage`, or down past `stopBelowRawId`. */
 export interface RangeTask {
@@ -92,7 +96,7 @@ export async function pendingPageTasks(
   const earlier = await runProofs(store, run);
   if (earlier.length > 0) {
     const report = judgeCompleteness(earlier, run.headRawId);
-    return repairTasks({ store, report, head: run.headRawId });
+    return pageRepairTasks(store, { report, head: run.headRawId });
   }
   return splitPages(run.totalPages, pagesPerRange).map((range: PageRange, i, all) => ({
     fromPage: range.from,
@@ -102,32 +106,23 @@ export async function pendingPageTasks(
   }));
 }
 
-/** One repair walk per gap: from where the record above it was last seen, down past it. */
-async function repairTasks(input: {
-  store: Pick<BackfillStore, 'storedAbove'>;
-  report: CompletenessReport;
-  head: number;
-  pageSize?: number | undefined;
-}): Promise<RangeTask[]> {
+/**
+ * One repair walk by page number per gap a check left (`CheckOutcome`'s `report` and `head`):
+ * from where the record above it was last seen, down past it.
+ */
+export async function pageRepairTasks(
+  store: Pick<BackfillStore, 'storedAbove'>,
+  check: { report: CompletenessReport; head: number },
+  pageSize = PAGE_SIZE,
+): Promise<RangeTask[]> {
   const tasks: RangeTask[] = [];
-  for (const gap of input.report.gaps) {
-    let fromPage = repairStartFor(gap, input.report.proven, 0);
-    if (fromPage === 0) {
-      fromPage = repairStartPage(await input.store.storedAbove(gap.hi), input.pageSize ?? PAGE_SIZE);
-    }
-    const seekRawId = gap.hi < input.head ? gap.hi + 1 : null;
+  for (const gap of check.report.gaps) {
+    let fromPage = repairStartFor(gap, check.report.proven, 0);
+    if (fromPage === 0) fromPage = repairStartPage(await store.storedAbove(gap.hi), pageSize);
+    const seekRawId = gap.hi < check.head ? gap.hi + 1 : null;
     tasks.push({ fromPage, toPage: null, stopBelowRawId: gap.lo, seekRawId });
   }
   return tasks;
-}
-
-/** What one range task fetched. */
-export interface RangeResult {
-  pages: number;
-  records: number;
-  counts: WriteCounts;
-  /** The lowest rawId seen, `null` when none. */
-  lowest: number | null;
 }
 
 /** What {@link fetchRange} needs: the ports, the run, the task and how to commit. */
@@ -380,150 +375,28 @@ async function rangeStartPage(input: FetchRangeInput, result: RangeResult): Prom
   return seekPage({ from: task.fromPage, target: task.seekRawId, fetch: fetchAlone });
 }
 
-/** What a completeness check decided. */
-export type CheckOutcome =
-  | { status: 'done'; watermark: number }
-  | { status: 'repair'; gaps: RawIdRange[]; tasks: RangeTask[] }
-  | { status: 'failed'; gaps: RawIdRange[] };
-
 /**
- * Checks a run once its ranges are fetched. It first renews the stream lease the backfill holds, in
- * a stream session (`LeaseLostError` when another runner took it meanwhile: try again later). Complete: moves the
- * stream's watermark to the run's head through that fenced lease, so it only ever moves past
- * proven ranges, compacts the stream's proof and releases the lease. Otherwise plans one repair
- * walk per gap, starting on a page that still lies above the gap and walking down until past it,
- * and keeps the lease; after `maxRounds` checks the run fails with its gaps recorded and
- * releases it.
+ * The last page at or after `from` that still holds a record at or above `target`, found by
+ * probing at doubling distances and then halving. Every probe is stored like any page. Pages only
+ * shift later while this runs, so a page found to hold such a record stays a safe start.
  */
-export async function checkBackfill(input: {
-  store: BackfillStore;
-  syncStore: SyncStore;
-  spec: StreamSpec;
-  backfillId: string;
-  round: number;
-  /** Lease length, extended by the range commits once a third of it has passed. Default 60000 ms. */
-  leaseMs?: number | undefined;
-  maxRounds?: number | undefined;
-  pageSize?: number;
-  /** Who holds the stream's lease for the run. Default: the run's own owner ({@link backfillOwner}). */
-  owner?: string | undefined;
-  /** The settling window, ms (see `settle.ts`). Default `SETTLE_MS`. */
-  settleMs?: number | undefined;
-  /**
-   * Plan the repair walks by page number (default); `false` leaves `tasks` empty: a backfill by
-   * key walks each gap from just below it (`keyRepairTasks`).
-   */
-  pageRepairs?: boolean | undefined;
-  logger?: SyncLogger | undefined;
-}): Promise<CheckOutcome> {
-  const logger = input.logger ?? quietLogger;
-  const key = streamKey(input.spec);
-  const run = await input.store.getRun(input.backfillId);
-  if (!run) throw new Error(`backfill ${input.backfillId} not found`);
-  if (run.status === 'done') return { status: 'done', watermark: run.headRawId };
-  const session = await openStreamSession({
-    store: input.syncStore,
-    spec: input.spec,
-    owner: input.owner ?? backfillOwner(run.id),
-    leaseMs: input.leaseMs ?? LEASE_MS.worker,
-    logger,
-  });
-  const report = judgeCompleteness(await runProofs(input.store, run), run.headRawId);
-  if (report.complete) {
-    try {
-      // Fenced, and only while the proofs still reach the head (a crash may have taken one back).
-      await input.syncStore.advanceWatermark(session.lease(), run.headRawId, {
-        settle: settledByRun(run, session.state, input.settleMs ?? SETTLE_MS),
-        proven: { backfillId: run.id, floor: run.floor },
-      });
-    } catch (error) {
-      await session.end({ error });
-      throw error;
-    }
-    await session.end({ finished: true });
-    // Before the run is marked done, so a check that dies here compacts on its retry.
-    const ranges = await input.store.compactProvenRanges(key);
-    await input.store.recordCheck({ id: run.id, round: input.round, gaps: [], status: 'done' });
-    logger.info(
-      { stream: key, backfill: run.id, round: input.round, watermark: run.headRawId, ranges },
-      'backfill proven complete',
-    );
-    return { status: 'done', watermark: run.headRawId };
+export async function seekPage(input: {
+  from: number;
+  target: number;
+  fetch: (page: number) => Promise<number[]>;
+}): Promise<number> {
+  const reaches = (ids: number[]): boolean => ids.length > 0 && Math.max(...ids) >= input.target;
+  let good = input.from;
+  let bad: number | null = null;
+  for (let step = 1; bad === null; step *= 2) {
+    const probe = good + step;
+    if (reaches(await input.fetch(probe))) good = probe;
+    else bad = probe;
   }
-  if (input.round >= (input.maxRounds ?? 5)) {
-    const error = `${report.gaps.length} gap(s) still unproven after ${input.round} checks`;
-    await input.store.recordCheck({
-      id: run.id,
-      round: input.round,
-      gaps: report.gaps,
-      status: 'failed',
-      error,
-    });
-    await session.end({ error });
-    logger.error({ stream: key, backfill: run.id, gaps: report.gaps.length }, 'backfill left unproven gaps');
-    return { status: 'failed', gaps: report.gaps };
+  while (bad - good > 1) {
+    const middle = Math.floor((good + bad) / 2);
+    if (reaches(await input.fetch(middle))) good = middle;
+    else bad = middle;
   }
-  const tasks =
-    input.pageRepairs === false
-      ? []
-      : await repairTasks({ store: input.store, report, head: run.headRawId, pageSize: input.pageSize });
-  await input.store.recordCheck({ id: run.id, round: input.round, gaps: report.gaps, status: 'running' });
-  logger.info(
-    { stream: key, backfill: run.id, round: input.round, gaps: report.gaps.length },
-    'repairing gaps',
-  );
-  return { status: 'repair', gaps: report.gaps, tasks };
-}
-
-/**
- * How a run's ranges judge the gaps they read (`settle.ts`): against its head's time, gaps at or
- * below a catch-up's `gapFloor` settled already (as for the walk it stands in for).
- */
-export function runSettling(
-  run: Pick<BackfillRun, 'headAt' | 'gapFloor'>,
-  windowMs: number,
-): { headAt: number; windowMs: number; floor: number | null } {
-  return { headAt: run.headAt, windowMs, floor: run.gapFloor };
-}
-
-/**
- * What a run's check counts as proven: every proof of the stream for a first backfill; for a
- * catch-up, the rawIds up to its floor and its own proofs above, not older ones (a first
- * backfill's proofs above the settled mark are of reads whose gaps may since have filled); for a
- * repair, its own proofs alone (it reads the whole list again).
- */
-export async function runProofs(
-  store: Pick<BackfillStore, 'provenRanges'>,
-  run: Pick<BackfillRun, 'id' | 'key' | 'floor'>,
-): Promise<RawIdRange[]> {
-  if (run.floor === null) return store.provenRanges(run.key);
-  const own = await store.provenRanges(run.key, run.id);
-  return run.floor < 0 ? own : mergeRanges([{ lo: 0, hi: run.floor }, ...own]);
-}
-
-/**
- * The settling state a proven run leaves, from the stream's as stored (`settleAfterWalk`, as for
- * a walk that read from its settled mark when the run read its head): everything below the lowest
- * gap its ranges read before it could settle (the whole stretch when none did), a waiting head a
- * window old by then settled too; the heads still waiting keep waiting, and the run's head waits
- * after them while a gap may fill below it. A catch-up that replaced them with its own head made a
- * stream synced more often than the window never settle: each run found its tail far behind again
- * and read the whole unsettled stretch once more.
- */
-export function settledByRun(
-  run: Pick<BackfillRun, 'headRawId' | 'headAt' | 'openGap'>,
-  stored: { settle: SettleState; watermark: number | null },
-  windowMs: number,
-): SettleState {
-  return settleAfterWalk({
-    state: { ...stored.settle, watermark: stored.watermark },
-    mode: stored.watermark === null ? 'backfill' : 'tail',
-    settledBelow: run.openGap === null ? Number.POSITIVE_INFINITY : run.openGap - 1,
-    fromPageOne: true,
-    startedAt: run.headAt,
-    windowMs,
-    watermark: run.headRawId,
-    headAt: run.headAt,
-    now: run.headAt,
-  });
+  return good;
 }
