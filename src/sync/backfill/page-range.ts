@@ -199,7 +199,7 @@ async function fetchScreenedRange(input: FetchRangeInput): Promise<RangeResult> 
   const key = streamKey(spec);
   const logger = input.logger ?? quietLogger;
   const result: RangeResult = { pages: 0, records: 0, counts: zeroCounts(), lowest: null };
-  const startPage = await rangeStartPage(input, result);
+  const source = createPageSource(input, await rangeStartPage(input, result));
   const previous: ObservedPage | null =
     task.previousLow === null || task.previousLow === undefined || task.fromPage < 2
       ? null
@@ -209,11 +209,8 @@ async function fetchScreenedRange(input: FetchRangeInput): Promise<RangeResult> 
           totalPages: Number.MAX_SAFE_INTEGER,
           anchor: true,
         };
+  let last: ObservedPage | null = null;
   let finished = false;
-  let lastPage = startPage;
-  // Comes down when the range gives its upper pages away (`split`).
-  let toPage = task.toPage;
-  const splittable = task.stopBelowRawId === null && startPage === task.fromPage;
   const committer = createRangeCommitter({
     writer: input.store,
     key,
@@ -221,27 +218,25 @@ async function fetchScreenedRange(input: FetchRangeInput): Promise<RangeResult> 
     previous,
     maxPages: Math.max(1, input.pagesPerCommit ?? RANGE_COMMIT_DEFAULTS.maxPages),
     lingerMs: input.commitLingerMs ?? RANGE_COMMIT_DEFAULTS.lingerMs,
-    onCommitted: async (last, counts, batch) => {
+    onCommitted: async (committed, counts, batch) => {
       addCounts(result.counts, counts);
       await input.onCommit?.({ answers: batch.pages, records: batch.records, counts });
-      if (finished && last.page === lastPage) return;
-      const low = last.rawIds.length > 0 ? Math.min(...last.rawIds) : null;
+      if (finished && committed.page === last?.page) return;
+      const low = committed.rawIds.length > 0 ? Math.min(...committed.rawIds) : null;
       if (low === null) return;
       await input.onProgress?.({
         ...task,
-        toPage,
-        fromPage: last.page + 1,
+        toPage: source.toPage,
+        fromPage: committed.page + 1,
         seekRawId: null,
         previousLow: low,
       });
     },
   });
-  const gaps = pageGaps(input);
-  for (let page = startPage; ; page++) {
-    let served: TxPage;
-    const readAt = gaps.now();
+  for (;;) {
+    let step: PageStep;
     try {
-      served = await fetchRangePage(input, page);
+      step = await source.next();
     } catch (error) {
       // Keep what was fetched, so a retry resumes after it; the fetch's error is the one to report.
       await committer.flush().catch((commitError: unknown) => {
@@ -249,30 +244,26 @@ async function fetchScreenedRange(input: FetchRangeInput): Promise<RangeResult> 
       });
       throw error;
     }
-    const rawIds = pageRawIds(served);
-    const observed: ObservedPage = { page, rawIds, totalPages: served.totalPages };
+    const { served, observed } = step;
     result.pages++;
     result.records += served.txs.length;
-    const low = rawIds.length > 0 ? Math.min(...rawIds) : null;
-    if (low !== null) result.lowest = result.lowest === null ? low : Math.min(result.lowest, low);
-    const atEnd = rawIds.length === 0 || page >= served.totalPages;
-    if (page === task.fromPage && splittable) await input.starts?.began(page, rawIds);
-    const pastGap = task.stopBelowRawId !== null && low !== null && low < task.stopBelowRawId;
-    // Read on past the last page at most as many pages again as the range had: a lane that reads
-    // slower than arrivals push the pages down never reaches the next range, and leaves the
-    // space between to the check rather than chase it.
-    const pastRange =
-      toPage !== null &&
-      page >= toPage &&
-      !(page < 2 * toPage - startPage + 1 && (await shortOfNext(input.starts, toPage, low)));
-    finished = atEnd || pastGap || pastRange;
-    lastPage = page;
-    const openGap = gaps.of(served, readAt, atEnd);
-    await committer.add(observed, { page, records: served.txs, rejected: served.rejected, openGap });
+    for (const rawId of observed.rawIds) result.lowest = Math.min(result.lowest ?? rawId, rawId);
+    finished = step.ends;
+    last = observed;
+    const page = {
+      page: observed.page,
+      records: served.txs,
+      rejected: served.rejected,
+      openGap: step.openGap,
+    };
+    await committer.add(observed, page);
     if (finished) break;
-    if (splittable) {
-      const upTo = toPage ?? served.totalPages;
-      toPage = input.split?.({ cursor: page, upTo, open: toPage === null }) ?? toPage;
+    if (source.splittable) {
+      const { toPage } = source;
+      source.cut(
+        input.split?.({ cursor: observed.page, upTo: toPage ?? served.totalPages, open: toPage === null }) ??
+          toPage,
+      );
     }
   }
   await committer.flush();
@@ -281,6 +272,75 @@ async function fetchScreenedRange(input: FetchRangeInput): Promise<RangeResult> 
     'range fetched',
   );
   return result;
+}
+
+/** One page of a range by page number, judged. */
+export interface PageStep {
+  served: TxPage;
+  observed: ObservedPage;
+  /**
+   * The range ends with it: the list ends, a repair walk passed below its gap, or the range read
+   * past its last page (and reached the range planned after it, see {@link RangeStarts}).
+   */
+  ends: boolean;
+  /** The lowest rawId the page leaves missing that may still fill in (see `settle.ts`); `null`: none. */
+  openGap: number | null;
+}
+
+/**
+ * The source by page number: a range's pages read one after the other in ascending page order
+ * from `startPage`, each judged here (where the range ends, the gap it leaves open), as the
+ * source by key judges answers (`../key-source.ts`).
+ */
+export interface PageSource {
+  next(): Promise<PageStep>;
+  /** Whether the range may give its upper pages away (`split`): a planned range, not a repair walk. */
+  readonly splittable: boolean;
+  /** Its last page as it stands (`null`: open to the end of the list). */
+  readonly toPage: number | null;
+  /** Ends the range at `toPage` instead. */
+  cut(toPage: number | null): void;
+}
+
+function createPageSource(input: FetchRangeInput, startPage: number): PageSource {
+  const { task } = input;
+  const gaps = pageGaps(input);
+  let page = startPage - 1;
+  // Comes down when the range gives its upper pages away (`split`).
+  let toPage = task.toPage;
+  const splittable = task.stopBelowRawId === null && startPage === task.fromPage;
+  return {
+    splittable,
+    get toPage() {
+      return toPage;
+    },
+    cut(to) {
+      toPage = to;
+    },
+    async next() {
+      page++;
+      const readAt = gaps.now();
+      const served = await fetchRangePage(input, page);
+      const rawIds = pageRawIds(served);
+      const low = rawIds.length > 0 ? Math.min(...rawIds) : null;
+      const atEnd = rawIds.length === 0 || page >= served.totalPages;
+      if (page === task.fromPage && splittable) await input.starts?.began(page, rawIds);
+      const pastGap = task.stopBelowRawId !== null && low !== null && low < task.stopBelowRawId;
+      // Read on past the last page at most as many pages again as the range had: a lane that reads
+      // slower than arrivals push the pages down never reaches the next range, and leaves the
+      // space between to the check rather than chase it.
+      const pastRange =
+        toPage !== null &&
+        page >= toPage &&
+        !(page < 2 * toPage - startPage + 1 && (await shortOfNext(input.starts, toPage, low)));
+      return {
+        served,
+        observed: { page, rawIds, totalPages: served.totalPages },
+        ends: atEnd || pastGap || pastRange,
+        openGap: gaps.of(served, readAt, atEnd),
+      };
+    },
+  };
 }
 
 /**
