@@ -385,6 +385,17 @@ describe('a first sync by key in lanes', () => {
     };
   }
 
+  /** The list with one record without a readable rawId whose own rawId is `hidden`, listed where it falls. */
+  function withKeylessAt(fetch: FetchKeyPage, hidden: number): FetchKeyPage {
+    return async (s, q) => {
+      const page = await fetch(s, q);
+      const at = page.txs.findIndex((tx) => tx.rawId > hidden);
+      if (q.order !== 'desc' && q.cursor < hidden && at >= 0)
+        page.rejected.push({ reason: 'no rawId', raw: '{"ledgerHash":"0xk"}', index: at });
+      return page;
+    };
+  }
+
   for (const [where, count, after] of [
     ['the walk', 300, 200],
     ['a range', 2500, 200],
@@ -416,13 +427,7 @@ describe('a first sync by key in lanes', () => {
     list.records.splice(995, 9);
     const key = byKey(list);
     const store = new MemoryStore();
-    const fetchKeyPage: FetchKeyPage = async (s, q) => {
-      const page = await key.fetchKeyPage(s, q);
-      const at = page.txs.findIndex((tx) => tx.rawId > 1002);
-      if (q.order !== 'desc' && q.cursor < 1002 && at >= 0)
-        page.rejected.push({ reason: 'no rawId', raw: '{"ledgerHash":"0xk"}', index: at });
-      return page;
-    };
+    const fetchKeyPage = withKeylessAt(key.fetchKeyPage, 1002);
     const result = await syncInRanges(store, key, { fetchKeyPage });
     assert.ok(
       key.requests.some((c) => c < 995 && c >= 900),
@@ -444,13 +449,7 @@ describe('a first sync by key in lanes', () => {
     list.records.splice(2495, 9);
     const key = byKey(list);
     const store = new MemoryStore();
-    const fetchKeyPage: FetchKeyPage = async (s, q) => {
-      const page = await key.fetchKeyPage(s, q);
-      const at = page.txs.findIndex((tx) => tx.rawId > 2502);
-      if (q.order !== 'desc' && q.cursor < 2502 && at >= 0)
-        page.rejected.push({ reason: 'no rawId', raw: '{"ledgerHash":"0xk"}', index: at });
-      return page;
-    };
+    const fetchKeyPage = withKeylessAt(key.fetchKeyPage, 2502);
     const result = await syncInRanges(store, key, { fetchKeyPage, fetchKeyHead: async () => 2500 });
     assert.ok(key.requests.includes(2500), 'the walk was asked from the head of the run');
     assert.equal(result.counts.rejected, 1);
