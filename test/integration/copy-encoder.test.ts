@@ -117,6 +117,12 @@ describe('records encoded for a COPY on another thread', () => {
     const window = answer.txs.filter((tx) => tx.rawId > 150 && tx.rawId <= 180);
     assert.ok(window.length > 10);
     assert.deepEqual(comparable(read.encoding), comparable(encodeForCopy(window, OPTIONS)));
+    // Read without an encoding when none is wanted (a repair's records are stored already).
+    const unencoded = await threaded.read(text, { after: 150, upTo: 180, encode: false }, OPTIONS);
+    assert.ok(unencoded !== null);
+    assert.equal(unencoded.encoding, null);
+    assert.deepEqual(unencoded.rawIds, read.rawIds);
+    assert.deepEqual(unencoded.timestamps, read.timestamps);
     // Text that is not a key answer is the walk's to read again: no answer, and no encoding.
     assert.equal(
       await threaded.read(text.slice(0, text.length / 2), { after: null, upTo: 400 }, OPTIONS),
@@ -195,7 +201,7 @@ describe('records encoded for a COPY on another thread', () => {
     try {
       const store = ctx.backfills;
       assert.ok(store?.readAhead !== undefined, 'the store reads answers ahead on PostgreSQL');
-      const walk = async (id: string) => {
+      const walk = async (id: string, stored?: boolean) => {
         await store.startRun({ id, key: 'txs', headRawId: 2_000, totalPages: 0 });
         return fetchKeyRange({
           store,
@@ -204,6 +210,7 @@ describe('records encoded for a COPY on another thread', () => {
           spec: {},
           backfillId: id,
           task: { after: null, upTo: 2_000 },
+          stored,
         });
       };
       const first = await walk('first');
@@ -216,6 +223,31 @@ describe('records encoded for a COPY on another thread', () => {
       assert.equal(copyEncoder.made, read * 2);
       assert.equal(again.counts.inserted, 0);
       assert.equal(again.counts.unchanged + again.counts.updated, 1_000);
+      // Known to be stored (a repair): the thread reads every answer and encodes none.
+      const missedBefore = copyEncoder.missed;
+      const repaired = await walk('repair', true);
+      assert.equal(copyEncoder.made, read * 2, 'no encoding made for records stored already');
+      assert.equal(copyEncoder.missed - missedBefore, read, 'every answer still read on the thread');
+      assert.equal(repaired.counts.inserted, 0);
+      assert.equal(repaired.counts.unchanged + repaired.counts.updated, 1_000);
+    } finally {
+      await ctx.close();
+    }
+    await assertMirrorsTruth(t.database.db, sim);
+  });
+
+  it('a repair (sync --full) reads its answers on the thread without encoding them, and ends equal to the service', async () => {
+    const { sim, url } = await simulator(3_000);
+    const copyEncoder = counting(await encoder());
+    const { t, ctx } = await keyContext(url, copyEncoder.encoder);
+    try {
+      assert.equal((await syncOnce(ctx, {})).streams[0]?.finished, true);
+      const { made, missed } = copyEncoder;
+      assert.ok(made > 0, 'the first backfill copied encodings');
+      const repaired = await syncOnce(ctx, { full: true });
+      assert.equal(repaired.streams[0]?.finished, true);
+      assert.equal(copyEncoder.made, made, 'no encoding made for records stored already');
+      assert.ok(copyEncoder.missed - missed >= 20, 'the repair read its answers on the thread');
     } finally {
       await ctx.close();
     }

@@ -41,11 +41,11 @@ function read(request: CopyEncodeRequest): CopyEncodeReply {
     return { id: request.id, encoding: null };
   }
   const { txs, rejected, hasNextPage } = answer;
-  const { after, upTo } = request.window;
+  const { after, upTo, encode } = request.window;
   const kept = txs.filter((tx) => (after === null || tx.rawId > after) && tx.rawId <= upTo);
   return {
     id: request.id,
-    encoding: rejected.length > 0 ? null : encodeForCopy(kept, request.options),
+    encoding: rejected.length > 0 || encode === false ? null : encodeForCopy(kept, request.options),
     read: {
       hasNextPage,
       rawIds: txs.map((tx) => tx.rawId),

@@ -77,10 +77,13 @@ export function createBackfillStore(options: {
     commitRangePages,
     async readAhead(answer, window) {
       if (!copyEncoder) return null;
-      const read = await copyEncoder.read(answer.text, window, encodeOptions());
-      if (read === null || read.rejected > 0 || read.encoding === null) return null;
+      const { after, upTo } = window;
+      const encode = window.stored !== true;
+      const read = await copyEncoder.read(answer.text, { after, upTo, encode }, encodeOptions());
+      if (read === null || read.rejected > 0 || (encode && read.encoding === null)) return null;
+      const inWindow = read.rawIds.filter((rawId) => (after === null || rawId > after) && rawId <= upTo);
       const reading: HeldAnswer = { encoding: read.encoding, answer };
-      const records: HeldRecords = { held: true, rawIds: read.encoding.rawIds, reading };
+      const records: HeldRecords = { held: true, rawIds: read.encoding?.rawIds ?? inWindow, reading };
       return { hasNextPage: read.hasNextPage, rawIds: read.rawIds, timestamps: read.timestamps, records };
     },
     provenRanges: (key, backfillId) => selectProvenRanges(database.db, key, backfillId),
@@ -102,17 +105,19 @@ export function createBackfillStore(options: {
   });
 }
 
-/** What this store keeps of an answer it read ahead (`HeldRecords.reading`): the encoding, and the answer. */
+/**
+ * What this store keeps of an answer it read ahead (`HeldRecords.reading`): the answer, and its
+ * encoding (`null`: none was made, the records being stored already).
+ */
 interface HeldAnswer {
-  encoding: CopyEncoding;
+  encoding: CopyEncoding | null;
   answer: KeyAnswerText;
 }
 
 /** The reading of records this store read ahead; throws for records another store read. */
 function heldAnswer(records: HeldRecords): HeldAnswer {
   const reading = records.reading as Partial<HeldAnswer> | null | undefined;
-  if (reading?.encoding === undefined || reading.answer === undefined)
-    throw new Error('records read ahead by another store');
+  if (reading?.answer === undefined) throw new Error('records read ahead by another store');
   return reading as HeldAnswer;
 }
 
@@ -183,12 +188,13 @@ function createRangeCommits(deps: {
   };
 }
 
-/** The encodings of a commit's pages, held with their answers; `null` when a page was parsed by the walk. */
+/** The encodings of a commit's pages, held with their answers; `null` when a page has none (parsed by the walk, or stored already). */
 function heldEncodings(pages: readonly RangePage[]): CopyEncoding[] | null {
   const encodings: CopyEncoding[] = [];
   for (const page of pages) {
-    if (!isHeld(page.records)) return null;
-    encodings.push(heldAnswer(page.records).encoding);
+    const encoding = isHeld(page.records) ? heldAnswer(page.records).encoding : null;
+    if (encoding === null) return null;
+    encodings.push(encoding);
   }
   return encodings;
 }

@@ -65,6 +65,11 @@ export type CopyEncodeOptions = Omit<EncodeOptions, 'knownTags'>;
 export interface AnswerWindow {
   after: number | null;
   upTo: number;
+  /**
+   * `false`: read the answer but encode nothing. A repair's records are stored already, so its
+   * commits take the full way and an encoding would be made, held and thrown away.
+   */
+  encode?: boolean | undefined;
 }
 
 /** An answer by key parsed and encoded elsewhere (`CopyEncoder.read`). */
@@ -75,7 +80,7 @@ export interface AnswerRead {
   timestamps: number[];
   /** How many records the parse set aside. */
   rejected: number;
-  /** The encoding of the records in the window, in order; `null` when one cannot be encoded. */
+  /** The encoding of the records in the window, in order; `null` when one cannot be encoded, or none was asked. */
   encoding: CopyEncoding | null;
 }
 

@@ -192,6 +192,11 @@ export interface FetchKeyRangeInput {
   settle?: KeySettling | undefined;
   /** The keyless records where the run's ranges meet (`range-edges.ts`); absent: not followed. */
   edges?: RangeEdges | undefined;
+  /**
+   * The range's records are stored already (a repair): the store reads its answers ahead without
+   * preparing them for a copy that will not be made (`readAhead`'s `stored`).
+   */
+  stored?: boolean | undefined;
   now?: (() => number) | undefined;
 }
 
@@ -363,7 +368,7 @@ function createAnswerReader(
         // The next answer is asked for while the store parses this one, when its text says one follows.
         const last = answer.guess?.hasNextPage ? answer.guess.last : null;
         if (last !== null && last > from && last < upTo) asked = ask(last, upTo);
-        read = await store.readAhead(answer, { after: cursor, upTo });
+        read = await store.readAhead(answer, { after: cursor, upTo, stored: input.stored });
       }
       // An answer the screen would change is read here, where records can be set aside.
       if (read !== null && screen.passes(read.rawIds, cursor)) {

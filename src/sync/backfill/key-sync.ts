@@ -9,7 +9,7 @@
 import { SETTLE_MS } from '../../defaults.js';
 import { streamKey } from '../../domain/stream-key.js';
 import type { KeyRangeTask } from '../key-source.js';
-import { type BackfillRun, type BackfillStore, REPAIR_FLOOR } from '../ports/backfill-store.js';
+import { type BackfillRun, type BackfillStore, REPAIR_FLOOR, runKind } from '../ports/backfill-store.js';
 import type { FetchKeyHead, FetchKeyText } from '../ports/fetches.js';
 import { rangeEdges } from '../range-edges.js';
 import { type KeyWalkInput, walkByKey } from '../walk/key-walk.js';
@@ -161,6 +161,7 @@ function backfillByKeyInLanes(
         logger: input.logger,
         settle: runSettling(run, input.settleMs ?? SETTLE_MS),
         edges: input.edges,
+        stored: runKind(run) === 'repair',
         now: input.now,
         onCommit: lane.onCommit,
       });

@@ -119,9 +119,13 @@ export interface RangePageWriter {
    * elsewhere, so the walk need not parse it: what the walk needs of it, and its records held
    * for their commit. `null` when the walk is to parse the answer itself: the store does not
    * read ahead, or the answer's text could not be parsed there, or it set a record aside, or one
-   * cannot be encoded.
+   * cannot be encoded. `stored`: the records are stored already (a repair), so their commit takes
+   * the full way: the store reads the answer but prepares nothing for a copy.
    */
-  readAhead(answer: KeyAnswerText, window: { after: number | null; upTo: number }): Promise<ReadAhead | null>;
+  readAhead(
+    answer: KeyAnswerText,
+    window: { after: number | null; upTo: number; stored?: boolean | undefined },
+  ): Promise<ReadAhead | null>;
 }
 
 /**
