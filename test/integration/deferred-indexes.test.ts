@@ -9,7 +9,11 @@ import { type SyncOptions, syncOnce } from '../../src/app/sync-once.js';
 import { loadConfig } from '../../src/config.js';
 import type { Database } from '../../src/db/connect.js';
 import { queryRows } from '../../src/db/rows.js';
-import { createDeferredIndexes, DEFERRABLE_INDEXES } from '../../src/db/schema/deferred-indexes.js';
+import {
+  createDeferredIndexes,
+  DEFERRABLE_INDEXES,
+  RESTORE_LOCK_KEY,
+} from '../../src/db/schema/deferred-indexes.js';
 import { silentLogger } from '../../src/logger.js';
 import { createSimulator, type Simulator } from '../../src/simulator/index.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
@@ -196,6 +200,27 @@ describe('read-side indexes during a first backfill', () => {
     assert.deepEqual(sorted([...a, ...b]), sorted(DEFERRABLE_INDEXES));
     assert.deepEqual(await deferredNames(database), []);
     for (const name of DEFERRABLE_INDEXES) assert.ok((await indexes(database)).has(name));
+  });
+
+  it('are left to the restore under way at the end of a backfill: a second one builds nothing beside it', async () => {
+    const { url, database, testDb } = await setup(400);
+    await stoppedBackfill(url, database);
+    // The backfill ended elsewhere: nothing holds the builds back but another restore.
+    await database.db.execute(sql`UPDATE sync_streams SET walk = NULL`);
+    const deferred = createDeferredIndexes({ database });
+    const other = new pg.Client({ connectionString: testDb.url });
+    await other.connect();
+    try {
+      // Another process's restore, building.
+      await other.query('SELECT pg_advisory_lock($1)', [RESTORE_LOCK_KEY]);
+      assert.deepEqual(await deferred.restore({ whenIdle: true }), [], 'left to the one building');
+      assert.equal((await deferred.pending()).length, DEFERRABLE_INDEXES.length);
+      await other.query('SELECT pg_advisory_unlock($1)', [RESTORE_LOCK_KEY]);
+    } finally {
+      await other.end();
+    }
+    assert.deepEqual(sorted(await deferred.restore({ whenIdle: true })), sorted(DEFERRABLE_INDEXES));
+    assert.deepEqual(await deferredNames(database), []);
   });
 
   it('are redefined while deferred by a migration that changes them: the build makes the new ones', async () => {

@@ -42,6 +42,13 @@ const DEFER_TRIES = { tries: 10, delayMs: 100 };
 const DEFER_LOCK_KEY = 7_311_905_021;
 
 /**
+ * Key of the advisory lock a restore at the end of a backfill holds while it builds: another
+ * such restore (the workers' check job and tail walk end the backfill together) leaves the
+ * builds to it rather than build beside it on the same cores and analyze the tables twice.
+ */
+export const RESTORE_LOCK_KEY = 7_311_905_022;
+
+/**
  * Deferral of the read-side indexes over PostgreSQL or PGlite. The definitions of the dropped
  * indexes are kept in `deferred_indexes` (read from `pg_indexes`, so what is built again is what
  * the migrations made); a row goes with its index's build, in one transaction, so a crash at any
@@ -146,9 +153,30 @@ async function restoreIndexes(
   builders: number,
   logger: Logger | undefined,
 ): Promise<string[]> {
+  if ((await pendingIndexes(database)).length === 0) return [];
+  if (whenIdle && (await backfillGoing(database))) return [];
+  // PGlite has one connection (and one process): nobody builds beside it.
+  if (!whenIdle || database.kind === 'pglite') return buildPending(database, builders, logger);
+  // Held for the whole build, on a connection of its own; the builds run on others.
+  return database.withConnection((db) =>
+    db.transaction(async (tx) => {
+      const [lock] = await queryRows<{ held: boolean }>(
+        tx,
+        sql`SELECT pg_try_advisory_xact_lock(${RESTORE_LOCK_KEY}) AS held`,
+      );
+      return lock?.held === true ? buildPending(database, builders, logger) : [];
+    }),
+  );
+}
+
+/** Builds every index deferred now, `builders` at a time, then analyzes the tables. */
+async function buildPending(
+  database: Database,
+  builders: number,
+  logger: Logger | undefined,
+): Promise<string[]> {
   const pending = await pendingIndexes(database);
   if (pending.length === 0) return [];
-  if (whenIdle && (await backfillGoing(database))) return [];
   const started = Date.now();
   const built: string[] = [];
   let next = 0;
