@@ -52,6 +52,13 @@ export interface StreamCompleteness {
    * nor set aside as rejected), from the walk and the count: how many, and the first of them.
    */
   missing: { count: number; rawIds: number[] } | null;
+  /**
+   * Records the service lists above the stream's settled mark that the table lacks: shown late,
+   * after the last sync read their span, which a sync a settling window later reads again
+   * (`sync/settle.ts`). Not
+   * a problem: a stream with these alone is complete, reported as settling. Null when none.
+   */
+  settling: { count: number; rawIds: number[]; settled: number } | null;
   /** Conflicts recorded for this stream (records served again with other immutable fields). */
   conflicts: number;
   complete: boolean;
@@ -93,6 +100,12 @@ export function judgeStream(input: {
   requests?: number | undefined;
   /** Records the service lists in all, when a walk by key read the whole list (no page count then). */
   listedInAll?: number | undefined;
+  /**
+   * The stream's settled mark (`null`, or absent: none kept). A record listed above it may have
+   * been shown late, after the last sync read its span: a sync a settling window later reads that
+   * span again (`sync/settle.ts`), so it is settling, not missing.
+   */
+  settled?: number | null | undefined;
 }): StreamCompleteness {
   const pageSize = input.pageSize ?? PAGE_SIZE;
   const proven = mergeRanges([
@@ -100,11 +113,11 @@ export function judgeStream(input: {
     ...(input.watermark !== null && input.watermark >= 0 ? [{ lo: 0, hi: input.watermark }] : []),
   ]).map(({ lo, hi }) => ({ lo, hi }));
   const unprovenGaps = input.watermark === null ? [] : findGaps(proven, { lo: 0, hi: input.watermark });
-  const missing = mergeMissing(input.unstored, input.count);
+  const { missing, settling } = splitSettling(mergeMissing(input.unstored, input.count), input.settled);
   const problems: string[] = [];
   if (input.watermark === null) problems.push('never completely backfilled (no watermark)');
   if (unprovenGaps.length > 0) problems.push(`${unprovenGaps.length} unproven gap(s) below the watermark`);
-  if (input.count) problems.push(...countProblems(input.count));
+  if (input.count) problems.push(...countProblems(input.count, settling?.count ?? 0));
   if (missing && missing.count > 0) problems.push(missingProblem(missing));
   const conflicts = input.conflicts ?? 0;
   if (conflicts > 0) {
@@ -142,9 +155,29 @@ export function judgeStream(input: {
     count: input.count ?? null,
     rejected: input.rejected ?? null,
     missing,
+    settling,
     conflicts,
     complete: problems.length === 0,
     problems,
+  };
+}
+
+/**
+ * The missing records above the settled mark (settling) apart from the rest (missing). Only when
+ * every missing record is named: one not named may lie at or below the mark.
+ */
+function splitSettling(
+  listed: { count: number; rawIds: number[] } | null,
+  settled: number | null | undefined,
+): Pick<StreamCompleteness, 'missing' | 'settling'> {
+  if (listed === null || settled === null || settled === undefined || listed.count > listed.rawIds.length)
+    return { missing: listed, settling: null };
+  const late = listed.rawIds.filter((rawId) => rawId > settled);
+  if (late.length === 0) return { missing: listed, settling: null };
+  const below = listed.rawIds.filter((rawId) => rawId <= settled);
+  return {
+    missing: { count: below.length, rawIds: below },
+    settling: { count: late.length, rawIds: late, settled },
   };
 }
 
@@ -169,10 +202,13 @@ function missingProblem(missing: { count: number; rawIds: number[] }): string {
   return `${missing.count} record(s) the service lists at or below the watermark are missing from the table (${which})`;
 }
 
-/** What the count found wrong: the counts themselves, records the table holds beyond the list, no settled count. */
-function countProblems(count: ListCount): string[] {
+/**
+ * What the count found wrong: the counts themselves (but for `settling` records missing above the
+ * settled mark), records the table holds beyond the list, no settled count.
+ */
+function countProblems(count: ListCount, settling: number): string[] {
   const problems: string[] = [];
-  if (count.listed !== null && (count.missing.count > 0 || count.extra > 0))
+  if (count.listed !== null && (count.missing.count > settling || count.extra > 0))
     problems.push(
       `the service lists ${count.listed} records at or below the watermark, the table holds ${count.stored}` +
         (count.withoutRawId > 0 ? `, ${count.withoutRawId} have no readable rawId` : ''),
@@ -218,7 +254,7 @@ export function formatCompleteness(reports: readonly StreamCompleteness[]): stri
   const lines: string[] = [];
   for (const r of reports) {
     const count = r.serviceCount.exact ?? `${r.serviceCount.min}-${r.serviceCount.max}`;
-    lines.push(`${r.stream}: ${r.complete ? 'complete' : 'INCOMPLETE'}`);
+    lines.push(`${r.stream}: ${!r.complete ? 'INCOMPLETE' : r.settling ? 'settling' : 'complete'}`);
     lines.push(
       `  watermark ${r.watermark ?? 'none'}; service head ${r.serviceHead ?? 'none'}${r.behind ? ` (${r.behind} records not synced yet)` : ''}`,
     );
@@ -231,6 +267,7 @@ export function formatCompleteness(reports: readonly StreamCompleteness[]): stri
     lines.push(`  records: table ${r.tableCount ?? 'not counted'}, service ${count}`);
     if (r.count?.listed != null)
       lines.push(`  at or below the watermark: ${countSum(r.count, r.rejected, r.dialect)}`);
+    if (r.settling) lines.push(`  settling: ${settlingLine(r.settling)}`);
     for (const problem of r.problems) lines.push(`  problem: ${problem}`);
   }
   if (reports.length === 0) lines.push('no stream synced yet');
@@ -259,6 +296,13 @@ function countSum(
   return `service ${count.listed} = ${table}${unkeyable} + ${count.missing.count} missing${extra} (${count.requests} requests${dialect === 'key' ? ' by key, the whole list' : ''})`;
 }
 
+function settlingLine(settling: NonNullable<StreamCompleteness['settling']>): string {
+  return (
+    `${settling.count} record(s) the service lists above the settled mark ${settling.settled} are not stored yet ` +
+    `(rawIds ${settling.rawIds.join(', ')}): shown late, after a sync read their span; a sync a settling window later reads it again`
+  );
+}
+
 function listRanges(ranges: readonly RawIdRange[]): string {
   const range = (r: RawIdRange) => (r.lo === r.hi ? `${r.lo}` : `${r.lo}-${r.hi}`);
   return ranges.length === 0
@@ -267,7 +311,7 @@ function listRanges(ranges: readonly RawIdRange[]): string {
 }
 
 function holesBasis(r: StreamCompleteness): string {
-  const missing = r.missing !== null && r.missing.count > 0;
+  const missing = (r.missing !== null && r.missing.count > 0) || r.settling !== null;
   if (r.holesAbsentBy === 'walk')
     return `the service lists none of them${missing ? ' but the missing records below' : ''} (a walk of the list)`;
   if (r.holesAbsentBy === 'count')

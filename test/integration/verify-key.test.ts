@@ -35,6 +35,7 @@ interface StreamReport {
     requests: number;
   };
   missing: { count: number; rawIds: number[] };
+  settling: { count: number; rawIds: number[]; settled: number } | null;
   problems: string[];
 }
 
@@ -197,6 +198,35 @@ for (const paging of ['key', 'page'] as const) {
         );
         await db.database.db.execute(sql`DELETE FROM ledger_tx_conflicts`);
       });
+
+    it('a record shown late, above the settled mark: settling, exit 0, and stored by the next sync', async () => {
+      const rawIds = [...sim.records()].map((r) => r.rawId);
+      const late = rawIds[rawIds.length - 5]!;
+      // As a sync leaves a record the service showed only after the sync had read its span: not
+      // stored, the settled mark below it and the head the sync saw waiting to settle.
+      await db.database.db.execute(sql`DELETE FROM ledger_transactions WHERE raw_id = ${late}`);
+      await db.database.db.execute(
+        sql`UPDATE sync_streams SET settled_raw_id = ${late - 1}, settle_pending_raw_id = watermark,
+              settle_pending_at = now() - interval '1 minute' WHERE key = 'txs'`,
+      );
+      const { code, global } = await verify();
+      assert.equal(code, 0, JSON.stringify(global.problems));
+      assert.equal(global.complete, true);
+      assert.deepEqual(global.missing, { count: 0, rawIds: [] });
+      assert.deepEqual(global.settling, { count: 1, rawIds: [late], settled: late - 1 });
+      const text = await runMain(['verify'], env);
+      assert.equal(text.code, 0, text.out);
+      assert.match(text.out, /^txs: settling$/m);
+      assert.match(
+        text.out,
+        new RegExp(`settling: 1 record\\(s\\) .* above the settled mark ${late - 1} .*rawIds ${late}`),
+      );
+      assert.equal((await runMain(['sync'], env)).code, 0);
+      const after = await verify();
+      assert.equal(after.code, 0);
+      assert.equal(after.global.settling, null);
+      assert.deepEqual(after.global.missing, { count: 0, rawIds: [] });
+    });
 
     it('records listed above the watermark are not synced yet, not missing', async () => {
       sim.addRecords(5);

@@ -63,6 +63,35 @@ describe('judgeStream with the list count', () => {
     assert.equal(report.holesAbsentBy, 'walk');
   });
 
+  it('records missing above the settled mark alone: settling, not a problem (the next sync reads them)', () => {
+    // 497 shown late, after the last sync read its span: the settled mark (490) stays below it.
+    const late = count({ stored: 479, missing: { count: 1, rawIds: [497] } });
+    const report = judge(late, { settled: 490 });
+    assert.equal(report.complete, true);
+    assert.deepEqual(report.problems, []);
+    assert.deepEqual(report.missing, { count: 0, rawIds: [] });
+    assert.deepEqual(report.settling, { count: 1, rawIds: [497], settled: 490 });
+    const text = formatCompleteness([report]);
+    assert.match(text, /^txs: settling$/m);
+    assert.match(
+      text,
+      /settling: 1 record\(s\) the service lists above the settled mark 490 are not stored yet \(rawIds 497\)/,
+    );
+    assert.match(text, /the service lists none of them but the missing records below/);
+    // At or below the mark, or without one kept, a missing record is a problem.
+    const below = judge(count({ stored: 478, missing: { count: 2, rawIds: [480, 497] } }), { settled: 490 });
+    assert.equal(below.complete, false);
+    assert.deepEqual(below.missing, { count: 1, rawIds: [480] });
+    assert.deepEqual(below.settling, { count: 1, rawIds: [497], settled: 490 });
+    assert.match(below.problems.join('\n'), /the table holds 478/);
+    assert.equal(judge(late, { settled: null }).complete, false);
+    assert.equal(judge(late).settling, null);
+    // One not named may lie at or below the mark: all of them stay missing.
+    const unnamed = judge(count({ stored: 478, missing: { count: 2, rawIds: [497] } }), { settled: 490 });
+    assert.equal(unnamed.complete, false);
+    assert.equal(unnamed.settling, null);
+  });
+
   it('records the table holds beyond the list, and a count that did not settle, are problems', () => {
     const extra = judge(count({ stored: 481, extra: 1 }));
     assert.equal(extra.complete, false);

@@ -68,6 +68,7 @@ export async function verifyStreams(input: {
               unkeyableKept: await countUnkeyableKept(db, list),
             },
       conflicts: conflicts.get(stream.key) ?? 0,
+      settled: stream.settled,
     };
     reports.push(judgeStream({ ...known, ...served }));
   }

@@ -62,7 +62,8 @@ Options:
                           balances the stored movements imply (ledger_account_balances) with the
                           service's /balances/{account}, 1..100000; run it right after a sync
 
-Exit codes: 0 every stream complete, no conflict recorded, no integrity mismatch, balances and
+Exit codes: 0 every stream complete (or settling: records shown late above its settled mark, which
+a later sync reads), no conflict recorded, no integrity mismatch, balances and
 copies equal; 1 a stream is incomplete, a conflict is recorded, a record is not what its sender
 signed, a balance or the copies differ (or the service or a database failed); 2 bad flags;
 130/143 stopped by SIGINT/SIGTERM. Requests to the service and to a simulator given with

@@ -125,15 +125,18 @@ export async function selectRawIdHoles(db: Executor, upTo: number, limit: number
 /** Every stream with its watermark and spec, for `verify`. */
 export async function selectStreams(
   db: Executor,
-): Promise<{ key: string; spec: Record<string, string>; watermark: number | null }[]> {
-  const rows = await queryRows<{ key: string; spec: unknown; watermark: unknown }>(
+): Promise<
+  { key: string; spec: Record<string, string>; watermark: number | null; settled: number | null }[]
+> {
+  const rows = await queryRows<{ key: string; spec: unknown; watermark: unknown; settled: unknown }>(
     db,
-    sql`select key, spec, watermark from sync_streams order by key`,
+    sql`select key, spec, watermark, settled_raw_id as settled from sync_streams order by key`,
   );
   return rows.map((r) => ({
     key: r.key,
     spec: (typeof r.spec === 'string' ? JSON.parse(r.spec) : r.spec) as Record<string, string>,
     watermark: toNumber(r.watermark),
+    settled: toNumber(r.settled),
   }));
 }
 
