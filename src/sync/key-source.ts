@@ -8,17 +8,15 @@
  * fetch, or one read ahead on the store's thread); an empty answer that says more follow is asked
  * again by {@link readKeyAfter}.
  */
-import { EMPTY_ANSWER_RETRY } from '../defaults.js';
 import { keyedPlaces, keylessOnce } from '../domain/keyless-repeats.js';
 import type { RejectedRecord, TxKeyPage } from '../domain/model.js';
 import type { RawIdRange } from '../domain/raw-id-ranges.js';
 import { type StreamSpec, streamKey } from '../domain/stream-key.js';
-import { MalformedResponseError } from '../errors.js';
+import { askWhileEmpty } from './empty-answers.js';
 import type { FetchKeyPage } from './ports/fetches.js';
 import { edgeWatch, type RangeEdges } from './range-edges.js';
 import type { RawIdScreen } from './raw-id-screen.js';
 import { openGapLow, type SettleMark, settleMarks } from './settle.js';
-import { delay } from './sync-logger.js';
 
 /** A stretch of rawIds read by key: the records after `after` up to `upTo`. */
 export interface KeyRangeTask {
@@ -155,20 +153,20 @@ export interface KeyReadInput {
  * follow is asked again, with the full count (a short answer of records it cannot key never moves
  * on), after a pause doubled each time, before the read fails as malformed.
  */
-export async function readKeyAfter(input: KeyReadInput, cursor: number, upTo: number): Promise<TxKeyPage> {
-  for (let tries = 0; ; tries++) {
-    const count = tries === 0 ? countUpTo(input.count, cursor, upTo) : input.count;
-    const answer = await input.fetchKeyPage(input.spec, { cursor, count });
-    const served = await input.screen.screen(answer, { after: cursor, order: 'asc' });
-    if (movesOn(served, cursor)) return served;
-    if (tries >= (input.emptyRetries ?? EMPTY_ANSWER_RETRY.retries))
-      throw new MalformedResponseError(
-        `stream ${streamKey(input.spec)} after rawId ${cursor}`,
-        'empty answer although more records follow',
-        '',
-      );
-    await delay((input.emptyDelayMs ?? EMPTY_ANSWER_RETRY.delayMs) * 2 ** tries, input.signal);
-  }
+export function readKeyAfter(input: KeyReadInput, cursor: number, upTo: number): Promise<TxKeyPage> {
+  return askWhileEmpty({
+    ask: async (tries) => {
+      const count = tries === 0 ? countUpTo(input.count, cursor, upTo) : input.count;
+      const answer = await input.fetchKeyPage(input.spec, { cursor, count });
+      return input.screen.screen(answer, { after: cursor, order: 'asc' });
+    },
+    empty: (served) => !movesOn(served, cursor),
+    where: `stream ${streamKey(input.spec)} after rawId ${cursor}`,
+    problem: 'empty answer although more records follow',
+    retries: input.emptyRetries,
+    delayMs: input.emptyDelayMs,
+    signal: input.signal,
+  });
 }
 
 /** Whether an answer moves a walk on: a record after `cursor` (set aside or not), or the list's end. */

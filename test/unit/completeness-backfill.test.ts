@@ -150,6 +150,33 @@ describe('parallel backfill', () => {
     assert.ok(rows.rows.has(1), 'the oldest record was reached');
   });
 
+  it('a range asks an empty page before the last again, and fails on one that stays empty', async () => {
+    const list = new LiveList({ count: 60 });
+    const store = new MemoryStore();
+    const task: RangeTask = { fromPage: 1, toPage: null, stopBelowRawId: null };
+    const emptyRetry = { retries: 2, delayMs: 1 };
+    // Empty once, as behind a cache: asked again, and the range reads on.
+    list.override = (page, attempt) =>
+      page === 3 && attempt === 1 ? { currentPage: 3, totalPages: 6, txs: [], rejected: [] } : undefined;
+    await fetchRange({ store, fetchPage: list.fetchPage, spec: {}, backfillId: 'e', task, emptyRetry });
+    assert.deepEqual(
+      list.served.filter((page) => page === 3),
+      [3, 3],
+    );
+    assert.equal(store.rows.size, 60);
+    // Empty every time: the range fails as malformed after its tries, what it read before kept.
+    const broken = new LiveList({ count: 60 });
+    const kept = new MemoryStore();
+    broken.override = (page) =>
+      page === 4 ? { currentPage: 4, totalPages: 6, txs: [], rejected: [] } : undefined;
+    await assert.rejects(
+      fetchRange({ store: kept, fetchPage: broken.fetchPage, spec: {}, backfillId: 'f', task, emptyRetry }),
+      /page 4.*empty page before the last/,
+    );
+    assert.equal(broken.served.filter((page) => page === 4).length, 3);
+    assert.equal(kept.rows.size, 30);
+  });
+
   it('a new run after one that gave up fetches only what the old proofs do not cover', async () => {
     const list = new LiveList({ count: 200 });
     const rows = new MemoryStore();

@@ -10,7 +10,6 @@ import type { TxPage } from '../../domain/model.js';
 import { isEmptyPage, pageRawIds } from '../../domain/page-links.js';
 import type { StreamSpec } from '../../domain/stream-key.js';
 import { streamKey } from '../../domain/stream-key.js';
-import { MalformedResponseError } from '../../errors.js';
 import {
   type CompletenessReport,
   judgeCompleteness,
@@ -21,6 +20,7 @@ import {
   repairStartPage,
   splitPages,
 } from '../../verify/completeness.js';
+import { askWhileEmpty, type EmptyRetry } from '../empty-answers.js';
 import type { BackfillRun, BackfillStore, RangeStarts } from '../ports/backfill-store.js';
 import type { FetchPage } from '../ports/fetches.js';
 import type { WriteCounts } from '../ports/sync-store.js';
@@ -151,6 +151,8 @@ export interface FetchRangeInput {
   settle?: { headAt: number; windowMs: number; floor?: number | null | undefined } | undefined;
   /** Clock, for the read times of pages. Default `Date.now`. */
   now?: (() => number) | undefined;
+  /** How an empty page before the last is asked again (`../empty-answers.ts`). Default `EMPTY_ANSWER_RETRY`. */
+  emptyRetry?: Omit<EmptyRetry, 'signal'> | undefined;
   /**
    * For a range that can give its upper pages to an idle lane (`lanes.ts`): asked after each page
    * that leaves more to read, it returns the range's new last page, or `null`. A repair walk
@@ -387,18 +389,17 @@ function pageGaps(input: Pick<FetchRangeInput, 'settle' | 'now'>): {
   };
 }
 
-/** One page of a range task; an empty page before the last one is malformed. */
-async function fetchRangePage(input: FetchRangeInput, page: number): Promise<TxPage> {
+/** One page of a range task; an empty page before the last one is asked again, then malformed. */
+function fetchRangePage(input: FetchRangeInput, page: number): Promise<TxPage> {
   input.signal?.throwIfAborted();
-  const served = await input.fetchPage(input.spec, page);
-  if (isEmptyPage(served) && page < served.totalPages) {
-    throw new MalformedResponseError(
-      `stream ${streamKey(input.spec)} page ${page}`,
-      `empty page before the last (${served.totalPages})`,
-      '',
-    );
-  }
-  return served;
+  return askWhileEmpty({
+    ask: () => input.fetchPage(input.spec, page),
+    empty: (served) => isEmptyPage(served) && page < served.totalPages,
+    where: `stream ${streamKey(input.spec)} page ${page}`,
+    problem: 'empty page before the last',
+    signal: input.signal,
+    ...input.emptyRetry,
+  });
 }
 
 /**
