@@ -1,4 +1,4 @@
-import { REQUEST_DEFAULTS, REREAD_DEFAULTS, SETTLE_MS } from './defaults.js';
+import { KEY_COUNT, REQUEST_DEFAULTS, REREAD_DEFAULTS, SETTLE_MS } from './defaults.js';
 import { ConfigError } from './errors.js';
 import { type NatsSettings, parseNatsSettings } from './nats-settings.js';
 import { parseSinkSettings, type SinkSettings } from './sink-settings.js';
@@ -372,7 +372,7 @@ export function loadConfig(
     ledgerListUrl: url('ledgerListUrl', ['http:', 'https:']),
     ledgerPaths: parsePaths(raw('ledgerPaths'), name('ledgerPaths')),
     ledgerPaging: oneOf(raw('ledgerPaging'), name('ledgerPaging'), PAGING_MODES),
-    ledgerPageCount: int('ledgerPageCount', 100, LIMITS.ledgerPageCount),
+    ledgerPageCount: int('ledgerPageCount', KEY_COUNT, LIMITS.ledgerPageCount),
     ledgerAccountLists: oneOf(raw('ledgerAccountLists'), name('ledgerAccountLists'), ACCOUNT_LIST_FORMS),
     ledgerLookups: oneOf(raw('ledgerLookups'), name('ledgerLookups'), LOOKUP_SPELLINGS),
     databaseUrl,

@@ -6,6 +6,9 @@
 /** Records the ledger service serves per list page. */
 export const PAGE_SIZE = 10;
 
+/** Records asked a request by key (`count`): the hundred the service's own clients ask for. */
+export const KEY_COUNT = 100;
+
 /** Stream lease lengths, ms: how long a runner that stops renewing its lease keeps others out. */
 export const LEASE_MS = {
   /** A stream walk of `sync`; every committed page renews it. */

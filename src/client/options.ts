@@ -10,7 +10,7 @@ import {
   PAGING_MODES,
   type PagingMode,
 } from '../config.js';
-import { REQUEST_DEFAULTS } from '../defaults.js';
+import { KEY_COUNT, REQUEST_DEFAULTS } from '../defaults.js';
 import { ConfigError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { packageRoot } from '../paths.js';
@@ -188,7 +188,7 @@ export function resolveClientOptions(options: LedgerClientOptions): ResolvedClie
     lookups: oneOf('lookups', options.lookups, LOOKUP_SPELLINGS),
     accountLists: oneOf('accountLists', options.accountLists, ACCOUNT_LIST_FORMS),
     paging: oneOf('paging', options.paging, PAGING_MODES),
-    pageCount: Math.floor(number('pageCount', options.pageCount, 100, 1)),
+    pageCount: Math.floor(number('pageCount', options.pageCount, KEY_COUNT, 1)),
     paths: resolvePaths(options.paths as Record<string, string> | undefined, 'paths', options.lookups),
     timeoutMs: number('timeoutMs', options.timeoutMs, REQUEST_DEFAULTS.timeoutMs, 1),
     retries: Math.floor(number('retries', options.retries, REQUEST_DEFAULTS.retries, 0)),

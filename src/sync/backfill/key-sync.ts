@@ -6,7 +6,7 @@
  * `--full` (a repair), which are runs in the same lanes; a short list is the walk alone. A run
  * killed in the middle leaves its proofs: the next one walks only the stretches they do not cover.
  */
-import { SETTLE_MS } from '../../defaults.js';
+import { KEY_COUNT, SETTLE_MS } from '../../defaults.js';
 import { streamKey } from '../../domain/stream-key.js';
 import type { KeyRangeTask } from '../key-source.js';
 import { type BackfillRun, type BackfillStore, REPAIR_FLOOR, runKind } from '../ports/backfill-store.js';
@@ -183,7 +183,7 @@ function laneWidth(input: Pick<KeySyncInput, 'lanes' | 'count'>, span: number, w
 
 /** Records asked a request: `input.count`, else the service's own clients' hundred. */
 function countOf(input: Pick<KeySyncInput, 'count'>): number {
-  return input.count ?? 100;
+  return input.count ?? KEY_COUNT;
 }
 
 /**

@@ -7,11 +7,9 @@
  * from the ranks the store counts; pages that show anything else (a record set aside in the gap,
  * the list moved) leave the span to be read whole.
  */
+import { PAGE_SIZE } from '../../defaults.js';
 import type { LedgerTx, TxPage } from '../../domain/model.js';
 import type { StoredGap } from '../ports/sync-store.js';
-
-/** Records a page by page number holds. */
-export const PAGE_SIZE = 10;
 
 /** Most pages read to prove a span's gaps; with more, the span is read whole. */
 export const MAX_GAP_PAGES = 4;
