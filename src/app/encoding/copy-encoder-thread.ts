@@ -5,7 +5,7 @@
  */
 import { parentPort } from 'node:worker_threads';
 import { parseTxKeyPage } from '../../client/page.js';
-import { encodeForCopy } from '../../db/write/copy-encoding.js';
+import { encodeForCopy, inWindow } from '../../db/write/copy-encoding.js';
 import { loadFastKeccak } from '../../domain/keccak.js';
 import type { TxKeyPage } from '../../domain/model.js';
 import type { CopyEncodeReply, CopyEncodeRequest, CopyEncoderMessage } from './copy-encoder.js';
@@ -41,11 +41,11 @@ function read(request: CopyEncodeRequest): CopyEncodeReply {
     return { id: request.id, encoding: null };
   }
   const { txs, rejected, hasNextPage } = answer;
-  const { after, upTo, encode } = request.window;
-  const kept = txs.filter((tx) => (after === null || tx.rawId > after) && tx.rawId <= upTo);
+  const { window } = request;
+  const kept = txs.filter((tx) => inWindow(tx.rawId, window));
   return {
     id: request.id,
-    encoding: rejected.length > 0 || encode === false ? null : encodeForCopy(kept, request.options),
+    encoding: rejected.length > 0 || window.encode === false ? null : encodeForCopy(kept, request.options),
     read: {
       hasNextPage,
       rawIds: txs.map((tx) => tx.rawId),

@@ -153,10 +153,12 @@ async function restoreIndexes(
   builders: number,
   logger: Logger | undefined,
 ): Promise<string[]> {
-  if ((await pendingIndexes(database)).length === 0) return [];
+  const pending = await pendingIndexes(database);
+  if (pending.length === 0) return [];
   if (whenIdle && (await backfillGoing(database))) return [];
+  const build = () => buildPending(database, pending, builders, logger);
   // PGlite has one connection (and one process): nobody builds beside it.
-  if (!whenIdle || database.kind === 'pglite') return buildPending(database, builders, logger);
+  if (!whenIdle || database.kind === 'pglite') return build();
   // Held for the whole build, on a connection of its own; the builds run on others.
   return database.withConnection((db) =>
     db.transaction(async (tx) => {
@@ -164,19 +166,21 @@ async function restoreIndexes(
         tx,
         sql`SELECT pg_try_advisory_xact_lock(${RESTORE_LOCK_KEY}) AS held`,
       );
-      return lock?.held === true ? buildPending(database, builders, logger) : [];
+      return lock?.held === true ? build() : [];
     }),
   );
 }
 
-/** Builds every index deferred now, `builders` at a time, then analyzes the tables. */
+/**
+ * Builds the `pending` indexes, `builders` at a time, then analyzes the tables. An index another
+ * restorer built meanwhile is skipped (`buildOne` finds its row gone).
+ */
 async function buildPending(
   database: Database,
+  pending: readonly string[],
   builders: number,
   logger: Logger | undefined,
 ): Promise<string[]> {
-  const pending = await pendingIndexes(database);
-  if (pending.length === 0) return [];
   const started = Date.now();
   const built: string[] = [];
   let next = 0;

@@ -15,7 +15,7 @@ import {
   selectStreamStarted,
 } from '../queries/backfill-proofs.js';
 import { UNIQUE_VIOLATION } from '../sqlstate.js';
-import { type CopyEncoder, type CopyEncoding, copyable } from '../write/copy-encoding.js';
+import { type CopyEncoder, type CopyEncoding, copyable, inWindow } from '../write/copy-encoding.js';
 import { warnIntegrityMismatches, warnMismatches } from '../write/integrity-log.js';
 import { type PreparedBatch, prepareBatch } from '../write/prepare-batch.js';
 import { copyEncodedRangeWrite, copyRangeWrite } from '../write/range-copy.js';
@@ -77,13 +77,12 @@ export function createBackfillStore(options: {
     commitRangePages,
     async readAhead(answer, window) {
       if (!copyEncoder) return null;
-      const { after, upTo } = window;
-      const encode = window.stored !== true;
-      const read = await copyEncoder.read(answer.text, { after, upTo, encode }, encodeOptions());
-      if (read === null || read.rejected > 0 || (encode && read.encoding === null)) return null;
-      const inWindow = read.rawIds.filter((rawId) => (after === null || rawId > after) && rawId <= upTo);
+      const asked = { after: window.after, upTo: window.upTo, encode: window.stored !== true };
+      const read = await copyEncoder.read(answer.text, asked, encodeOptions());
+      if (read === null || read.rejected > 0 || (asked.encode && read.encoding === null)) return null;
       const reading: HeldAnswer = { encoding: read.encoding, answer };
-      const records: HeldRecords = { held: true, rawIds: read.encoding?.rawIds ?? inWindow, reading };
+      const rawIds = read.encoding?.rawIds ?? read.rawIds.filter((rawId) => inWindow(rawId, asked));
+      const records: HeldRecords = { held: true, rawIds, reading };
       return { hasNextPage: read.hasNextPage, rawIds: read.rawIds, timestamps: read.timestamps, records };
     },
     provenRanges: (key, backfillId) => selectProvenRanges(database.db, key, backfillId),

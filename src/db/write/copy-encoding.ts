@@ -72,6 +72,11 @@ export interface AnswerWindow {
   encode?: boolean | undefined;
 }
 
+/** Whether `rawId` is in `window`: above `after` (any when `null`), up to `upTo`. */
+export function inWindow(rawId: number, window: AnswerWindow): boolean {
+  return (window.after === null || rawId > window.after) && rawId <= window.upTo;
+}
+
 /** An answer by key parsed and encoded elsewhere (`CopyEncoder.read`). */
 export interface AnswerRead {
   hasNextPage: boolean;
